@@ -1,0 +1,21 @@
+import type { Metrics } from '../../lib/metrics';
+import type { AppMiddleware } from '../context';
+
+/** One log line and one metrics sample per request, labelled by the route template (never by raw ids). */
+export function accessLog(metrics: Metrics): AppMiddleware {
+  return async function accessLogMiddleware(ctx, next) {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
+      metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
+      ctx.state.log?.info(
+        { method: ctx.method, path: ctx.path, route, status: ctx.status, ms: Math.round(seconds * 1000) },
+        'request',
+      );
+    }
+  };
+}

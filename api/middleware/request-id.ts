@@ -1,0 +1,18 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../lib/logger';
+import type { AppMiddleware } from '../context';
+
+// Spec, Request id: up to 64 characters of Latin letters, digits and `-` `_` `.` `:`; anything else is replaced.
+const CLIENT_ID = /^[A-Za-z0-9\-_.:]{1,64}$/;
+
+export function requestId(logger: Logger): AppMiddleware {
+  return async function requestIdMiddleware(ctx, next) {
+    const sent = ctx.get('X-Request-Id');
+    const id = CLIENT_ID.test(sent) ? sent : randomUUID();
+    ctx.state.requestId = id;
+    ctx.state.log = logger.child({ reqId: id });
+    ctx.state.input = {};
+    ctx.set('X-Request-Id', id);
+    await next();
+  };
+}

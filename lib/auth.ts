@@ -1,0 +1,36 @@
+import type { Queryable } from './db';
+import { constantTimeEqual, hashKey } from './keys';
+
+export type PrincipalKind = 'secret' | 'public' | 'builder' | 'access';
+
+export interface Principal {
+  kind: PrincipalKind;
+  keyId: string;
+  botId: string | null;
+  workspaceId: string;
+}
+
+/**
+ * Finds who a presented key belongs to, or null when it is unknown or revoked. The lookup is by the key's hash
+ * (an indexed equality), and the stored hash is compared again in constant time. Database errors propagate: the
+ * caller answers 503 `service_unavailable`, since the key could not be checked (spec, Authentication rule 3).
+ */
+export async function findPrincipal(db: Queryable, key: string): Promise<Principal | null> {
+  if (key.startsWith('pk_')) {
+    const res = await db.query<{ id: string; workspace_id: string; public_key: string }>(
+      `SELECT id, workspace_id, public_key FROM bots WHERE public_key = $1`,
+      [key],
+    );
+    const bot = res.rows[0];
+    if (!bot || !constantTimeEqual(bot.public_key, key)) return null;
+    return { kind: 'public', keyId: `public:${bot.id}`, botId: bot.id, workspaceId: bot.workspace_id };
+  }
+  const hash = hashKey(key);
+  const res = await db.query<{ id: string; kind: PrincipalKind; bot_id: string | null; workspace_id: string; key_hash: Buffer }>(
+    `SELECT id, kind, bot_id, workspace_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
+    [hash],
+  );
+  const row = res.rows[0];
+  if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
+  return { kind: row.kind, keyId: row.id, botId: row.bot_id, workspaceId: row.workspace_id };
+}

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+/**
+ * The one place the environment is read. Parsed once at start-up; a bad value stops the process with a message
+ * naming every variable that is wrong (see `loadConfig`).
+ */
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: z.string().default('0.0.0.0'),
+  PORT: port.default(8080),
+  PUBLIC_BASE_URL: z.url().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+
+  TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('agent-platform-v1'),
+  TEMPORAL_UI_URL: z.url().default('http://localhost:8233'),
+  TEMPORAL_TLS: bool.default(false),
+  TEMPORAL_TLS_CERT_PATH: z.string().optional(),
+  TEMPORAL_TLS_KEY_PATH: z.string().optional(),
+  TEMPORAL_API_KEY: z.string().optional(),
+
+  /** AES-256-GCM key (64 hex chars) for secrets the platform must be able to use again (signing secrets). */
+  SECRET_ENCRYPTION_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)'),
+
+  OPENAI_API_KEY: z.string().optional(),
+  OPENAI_BASE_URL: z.url().optional(),
+  LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  LLM_TURN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
+
+  /** Outbound HTTP may reach loopback addresses. Tests set it; production never should. */
+  SSRF_ALLOW_LOOPBACK: bool.default(false),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  // Empty strings mean "unset" so that `FOO= npm start` falls back to the default.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = configSchema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  return result.data;
+}
+
+/** Parses `process.env`, or prints what is wrong and exits: the only acceptable reaction at start-up. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  try {
+    return parseConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,38 @@
+import pg from 'pg';
+
+export type Db = pg.Pool;
+export type DbClient = pg.PoolClient;
+export type Queryable = Pick<pg.Pool, 'query'>;
+
+// BIGINT columns (Unix ms timestamps, counters) come back as JS numbers; every value we store fits in 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export function createDb(url: string, opts: { max?: number; applicationName?: string } = {}): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    // Fail fast when Postgres is down, so callers answer 503 instead of hanging.
+    connectionTimeoutMillis: 3_000,
+    idleTimeoutMillis: 30_000,
+    application_name: opts.applicationName ?? 'agent-platform',
+  });
+  // An idle client losing its connection (Postgres restarted) must not crash the process: the pool drops it
+  // and the next query opens a fresh connection.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+export async function withTransaction<T>(db: Db, fn: (client: DbClient) => Promise<T>): Promise<T> {
+  const client = await db.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

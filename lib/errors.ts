@@ -1,0 +1,92 @@
+/**
+ * One error class for everything the API answers with an error body `{error, code}`. The codes are the spec's
+ * closed set (Errors section); `error` is human text that may change, clients branch on `code`.
+ */
+export const ERROR_CODES = {
+  bad_request: 400,
+  missing_key: 401,
+  invalid_key: 401,
+  invalid_signature: 401,
+  wrong_key_type: 403,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  idempotency_key_reused: 409,
+  idempotency_in_progress: 409,
+  trigger_disabled: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  run_failed: 502,
+  llm_unavailable: 503,
+  llm_overloaded: 503,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra body fields allowed by the spec, e.g. `session_id`, `retry_after`, `run_id`. */
+    readonly extra: Record<string, unknown> = {},
+    /** Extra response headers, e.g. `Retry-After`. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERROR_CODES[code];
+  }
+
+  toBody(): Record<string, unknown> {
+    return { error: this.message, code: this.code, ...this.extra };
+  }
+}
+
+export const errors = {
+  badRequest: (message: string) => new ApiError('bad_request', message),
+  notFound: (message = 'Not found') => new ApiError('not_found', message),
+  conflict: (message: string) => new ApiError('conflict', message),
+  payloadTooLarge: (limit: number) =>
+    new ApiError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`),
+  serviceUnavailable: (message = 'Service temporarily unavailable, retry shortly') =>
+    new ApiError('service_unavailable', message),
+  internal: () => new ApiError('internal_error', 'Internal error; it is safe to retry'),
+};
+
+const CONNECTION_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EPIPE',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  '53300', // too_many_connections
+]);
+
+/**
+ * True when an error means "storage (or another dependency) cannot be reached right now", as opposed to a bug.
+ * Those become 503 `service_unavailable`, which the spec tells clients to retry.
+ */
+export function isUnavailableError(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown };
+  if (typeof e.code === 'string' && CONNECTION_ERROR_CODES.has(e.code)) return true;
+  if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/i.test(e.message)) {
+    return true;
+  }
+  if (e.cause) return isUnavailableError(e.cause);
+  if (err instanceof AggregateError) return err.errors.some(isUnavailableError);
+  return false;
+}
