@@ -13,6 +13,9 @@ export function errorHandler(): AppMiddleware {
       if (ctx.status === 404 && ctx.body === undefined) {
         throw errors.notFound(`No route for ${ctx.method} ${ctx.path}`);
       }
+      if (ctx.status === 405 && !ctx.body) {
+        throw new ApiError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`, {}, { Allow: ctx.response.get('Allow') });
+      }
     } catch (err) {
       let apiError: ApiError;
       if (err instanceof ApiError) {

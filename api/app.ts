@@ -1,0 +1,47 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Config } from '../lib/config';
+import type { Db } from '../lib/db';
+import type { Logger } from '../lib/logger';
+import type { Metrics } from '../lib/metrics';
+import type { SecretBox } from '../lib/secret-box';
+import type { Temporal } from '../lib/temporal';
+import type { AppState } from './context';
+import { accessLog } from './middleware/access-log';
+import { errorHandler } from './middleware/errors';
+import { requestId } from './middleware/request-id';
+import { mountRoutes, type RouteDef } from './route';
+import { apiRoutes } from './routes/api';
+import { serviceRoutes } from './routes/service';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  temporal: Temporal;
+  logger: Logger;
+  metrics: Metrics;
+  secrets: SecretBox;
+}
+
+/** Builds the Koa app; never listens (api/server.ts does), so tests can drive `app.callback()` too. */
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: true });
+  const routes: RouteDef[] = [];
+  routes.push(...serviceRoutes(deps, () => routes), ...apiRoutes(deps));
+
+  const router = new Router<AppState>();
+  mountRoutes(router, routes, deps);
+
+  // Koa's default `error` event prints the stack to stderr; errors are already logged with the request id.
+  app.silent = true;
+  app.use(requestId(deps.logger));
+  app.use(accessLog(deps.metrics));
+  app.use(errorHandler());
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: false,
+    }),
+  );
+  return app;
+}

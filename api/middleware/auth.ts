@@ -1,0 +1,30 @@
+import { findPrincipal, type PrincipalKind } from '../../lib/auth';
+import type { Db } from '../../lib/db';
+import { ApiError } from '../../lib/errors';
+import type { AppMiddleware } from '../context';
+
+/**
+ * Key authentication (spec, Authentication rules 1–3): no key → 401 `missing_key`; unknown or revoked → 401
+ * `invalid_key`; a valid key of another type (a `pk_` on `/v1/api/*`) → 403 `wrong_key_type`; storage down, so
+ * the key cannot be checked → 503 `service_unavailable`, which the client may retry.
+ */
+export function requireKey(db: Db, accept: PrincipalKind[], header: 'x-bot-key' | 'authorization' = 'x-bot-key'): AppMiddleware {
+  return async function requireKeyMiddleware(ctx, next) {
+    let key = ctx.get(header).trim();
+    if (header === 'authorization') key = key.replace(/^Bearer\s+/i, '');
+    if (!key) throw new ApiError('missing_key', `Missing ${header === 'authorization' ? 'Authorization: Bearer' : 'X-Bot-Key'} header`);
+    let principal;
+    try {
+      principal = await findPrincipal(db, key);
+    } catch (err) {
+      ctx.state.log.warn({ err }, 'key check failed: storage unavailable');
+      throw new ApiError('service_unavailable', 'The key could not be checked right now; retry shortly');
+    }
+    if (!principal) throw new ApiError('invalid_key', 'Unknown or revoked key');
+    if (!accept.includes(principal.kind)) {
+      throw new ApiError('wrong_key_type', `This endpoint does not accept a ${principal.kind} key`);
+    }
+    ctx.state.principal = principal;
+    await next();
+  };
+}

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { ERROR_CODES, type ErrorCode } from '../lib/errors';
+import type { RouteDef } from './route';
+import { ErrorBody } from './schemas/common';
+
+export const API_VERSION = '1.3.0';
+
+type JsonSchema = Record<string, unknown>;
+
+/** Converts a zod schema to JSON Schema 2020-12 (the dialect of OpenAPI 3.1), hoisting named schemas. */
+function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<string, JsonSchema>): JsonSchema {
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
+  const defs = (json.$defs ?? {}) as Record<string, JsonSchema>;
+  delete json.$defs;
+  delete json.$schema;
+  const rewrite = (s: JsonSchema): JsonSchema =>
+    JSON.parse(JSON.stringify(s).replace(/"#\/\$defs\//g, '"#/components/schemas/'), (key, value) =>
+      // Responses may gain fields within /v1 (spec, Versioning 2–3): never promise there are no others.
+      io === 'output' && key === 'additionalProperties' && value === false ? undefined : value,
+    );
+  for (const [name, def] of Object.entries(defs)) components[name] = rewrite(def);
+  const id = z.globalRegistry.get(schema)?.id;
+  if (id && !(id in defs)) {
+    components[id] = rewrite(json);
+    return { $ref: `#/components/schemas/${id}` };
+  }
+  return rewrite(json);
+}
+
+function parametersOf(schema: z.ZodType | undefined, where: 'query' | 'path', components: Record<string, JsonSchema>) {
+  if (!schema) return [];
+  const json = toSchema(schema, 'input', components) as { properties?: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, s]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (json.required ?? []).includes(name),
+    description: typeof s.description === 'string' ? s.description : undefined,
+    schema: s,
+  }));
+}
+
+const KEY_SCHEMES: Record<string, string> = { secret: 'secretKey', public: 'publicKey', builder: 'builderKey' };
+
+export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}) {
+  const components: Record<string, JsonSchema> = {};
+  const errorRef = toSchema(ErrorBody, 'output', components);
+  const paths: Record<string, Record<string, unknown>> = {};
+
+  for (const def of defs) {
+    const responses: Record<string, unknown> = {};
+    for (const [status, r] of Object.entries(def.responses)) {
+      responses[status] = {
+        description: r.description,
+        ...(r.headers ? { headers: Object.fromEntries(r.headers.map((h) => [h, { schema: { type: 'string' } }])) } : {}),
+        ...(r.schema || r.contentType
+          ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema ? toSchema(r.schema, 'output', components) : {} } } }
+          : {}),
+      };
+    }
+    const byStatus = new Map<number, ErrorCode[]>();
+    for (const code of def.errors ?? []) {
+      const status = ERROR_CODES[code];
+      byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+    }
+    for (const [status, codes] of byStatus) {
+      if (responses[String(status)]) continue;
+      responses[String(status)] = {
+        description: `Error; \`code\` is one of: ${codes.map((c) => `\`${c}\``).join(', ')}`,
+        content: { 'application/json': { schema: errorRef } },
+      };
+    }
+    const operation: Record<string, unknown> = {
+      operationId: def.operationId,
+      summary: def.summary,
+      ...(def.description ? { description: def.description } : {}),
+      tags: [def.tag],
+      parameters: [
+        ...parametersOf(def.params, 'path', components),
+        ...parametersOf(def.query, 'query', components),
+        ...(def.headers ?? []).map((h) => ({
+          name: h.name,
+          in: 'header',
+          required: h.required ?? false,
+          description: h.description,
+          schema: { type: 'string' },
+        })),
+      ],
+      ...(def.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(def.body, 'input', components) } } } }
+        : def.rawBody
+          ? { requestBody: { required: false, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } }
+          : {}),
+      responses,
+      ...(def.keys ? { security: def.keys.map((k) => ({ [KEY_SCHEMES[k] ?? k]: [] })) } : {}),
+      ...(def.unstable ? { 'x-stability': 'unstable', description: `${def.description ?? ''}\n\nNot part of the stable public contract: may change with the dashboard.`.trim() } : {}),
+    };
+    (paths[def.path] ??= {})[def.method] = operation;
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Agent Platform API',
+      version: API_VERSION,
+      description:
+        'Agents with a knowledge base, chat (JSON and streaming), operator handoff with signed webhooks, and triggers. ' +
+        'Errors are `{error, code}`; every response carries `X-Request-Id`.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
+    paths,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        secretKey: { type: 'apiKey', in: 'header', name: 'X-Bot-Key', description: 'Secret bot key `sk_…`' },
+        publicKey: { type: 'apiKey', in: 'header', name: 'X-Bot-Key', description: 'Public bot key `pk_…` (widget)' },
+        builderKey: { type: 'http', scheme: 'bearer', description: 'Builder key `ck_…`' },
+      },
+    },
+  };
+}
+
+export type OpenApiDocument = ReturnType<typeof buildOpenApi>;

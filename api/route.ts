@@ -1,0 +1,89 @@
+import type Router from '@koa/router';
+import { z } from 'zod';
+import type { PrincipalKind } from '../lib/auth';
+import { ApiError, type ErrorCode } from '../lib/errors';
+import type { AppContext, AppMiddleware } from './context';
+import { requireKey } from './middleware/auth';
+import { MiB, readBody } from './middleware/body';
+import type { Db } from '../lib/db';
+
+/**
+ * A route is declared once, here-shaped, and that one declaration both mounts the Koa handler (with its auth,
+ * body limit and validation) and produces its OpenAPI operation, so the document cannot drift from the code.
+ */
+export interface RouteDef {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** OpenAPI-style path: `/v1/api/knowledge/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** Keys accepted in `X-Bot-Key`; absent = no key auth on this route. */
+  keys?: PrincipalKind[];
+  /** Not part of the stable public contract (the dashboard surface). */
+  unstable?: boolean;
+  body?: z.ZodType;
+  /** Read the body as raw bytes without JSON parsing (signed trigger hooks). */
+  rawBody?: boolean;
+  bodyLimit?: number;
+  query?: z.ZodType;
+  params?: z.ZodType;
+  /** Header parameters documented for the operation (e.g. `Idempotency-Key`). */
+  headers?: { name: string; description: string; required?: boolean }[];
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string; headers?: string[] }>;
+  /** Error codes this route can answer with, documented under their statuses. */
+  errors?: ErrorCode[];
+  /** Extra middleware between validation and the handler (rate limits, idempotency). */
+  use?: AppMiddleware[];
+  handler: (ctx: AppContext) => Promise<void>;
+}
+
+export const DEFAULT_BODY_LIMIT = MiB;
+
+function zodMessage(error: z.ZodError, where: string): string {
+  return error.issues
+    .map((i) => {
+      const path = i.path.length ? i.path.join('.') : where;
+      const message = i.code === 'invalid_type' && /received undefined/.test(i.message) ? 'is required' : i.message;
+      return `${path}: ${message}`;
+    })
+    .join('; ');
+}
+
+function validate(def: RouteDef): AppMiddleware {
+  return async function validateMiddleware(ctx, next) {
+    const parse = (schema: z.ZodType | undefined, value: unknown, where: string) => {
+      if (!schema) return undefined;
+      const result = schema.safeParse(value);
+      if (!result.success) throw new ApiError('bad_request', zodMessage(result.error, where));
+      return result.data;
+    };
+    ctx.state.input = {
+      body: parse(def.body, (ctx.request as { body?: unknown }).body ?? {}, 'body'),
+      query: parse(def.query, ctx.query, 'query'),
+      params: parse(def.params, (ctx as unknown as { params: unknown }).params, 'path'),
+    };
+    await next();
+  };
+}
+
+export function koaPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+export function mountRoutes(router: Router<any, any>, defs: RouteDef[], deps: { db: Db }): void {
+  for (const def of defs) {
+    const chain: AppMiddleware[] = [];
+    if (def.keys) chain.push(requireKey(deps.db, def.keys));
+    if (def.method !== 'get' && def.method !== 'delete') {
+      chain.push(readBody({ limit: def.bodyLimit ?? DEFAULT_BODY_LIMIT, json: !def.rawBody }));
+    }
+    chain.push(validate(def));
+    if (def.use) chain.push(...def.use);
+    chain.push(async function handler(ctx) {
+      await def.handler(ctx);
+    });
+    (router as any)[def.method](def.operationId, koaPath(def.path), ...chain);
+  }
+}

@@ -1,0 +1,8 @@
+import type { AppDeps } from '../app';
+import type { RouteDef } from '../route';
+import { conversationRoutes } from './conversation';
+
+/** Every route under `/v1/api/*` and `/v1/admin/*`, in the order they appear in the reference. */
+export function apiRoutes(deps: AppDeps): RouteDef[] {
+  return [...conversationRoutes(deps)];
+}

@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { errors } from '../../lib/errors';
+import { pingTemporal } from '../../lib/temporal';
+import type { AppDeps } from '../app';
+import { renderDocs } from '../docs/render';
+import { buildOpenApi } from '../openapi';
+import type { RouteDef } from '../route';
+import { HealthResponse, ReadyResponse } from '../schemas/common';
+
+const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntries(
+  [
+    ['docs.css', 'text/css; charset=utf-8'],
+    ['docs.js', 'text/javascript; charset=utf-8'],
+  ].map(([name, type]) => [name, { type, body: readFileSync(path.join(__dirname, '../docs/assets', name)) }]),
+);
+
+async function check(fn: () => Promise<unknown>, timeoutMs: number): Promise<string> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      fn(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    return 'ok';
+  } catch (err) {
+    return `unavailable: ${(err as Error).message.split('\n')[0]}`;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Service endpoints (spec, Endpoints → Service). `allRoutes` is read lazily so the document covers every route. */
+export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): RouteDef[] {
+  let openapi: ReturnType<typeof buildOpenApi> | undefined;
+  let docsHtml: string | undefined;
+  const document = () => (openapi ??= buildOpenApi(allRoutes(), { serverUrl: deps.config.PUBLIC_BASE_URL }));
+
+  return [
+    {
+      method: 'get',
+      path: '/healthz',
+      operationId: 'healthz',
+      tag: 'Service',
+      summary: 'Liveness: the process is up. Touches nothing external.',
+      responses: { 200: { description: 'Alive', schema: HealthResponse } },
+      handler: async (ctx) => {
+        ctx.body = { status: 'ok' };
+      },
+    },
+    {
+      method: 'get',
+      path: '/readyz',
+      operationId: 'readyz',
+      tag: 'Service',
+      summary: 'Readiness: 200 when Postgres and Temporal both answer, 503 with the error body when not.',
+      responses: { 200: { description: 'Ready', schema: ReadyResponse } },
+      errors: ['service_unavailable'],
+      handler: async (ctx) => {
+        const [postgres, temporal] = await Promise.all([
+          check(() => deps.db.query('SELECT 1'), 2_500),
+          check(() => pingTemporal(deps.temporal), 2_500),
+        ]);
+        const checks = { postgres, temporal };
+        if (postgres !== 'ok' || temporal !== 'ok') {
+          const down = Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => k);
+          const err = errors.serviceUnavailable(`Not ready: ${down.join(' and ')} unreachable`);
+          ctx.status = err.status;
+          ctx.body = { ...err.toBody(), checks };
+          return;
+        }
+        ctx.body = { status: 'ready', checks };
+      },
+    },
+    {
+      method: 'get',
+      path: '/metrics',
+      operationId: 'metrics',
+      tag: 'Service',
+      summary: 'Prometheus metrics of this process.',
+      responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain' } },
+      handler: async (ctx) => {
+        ctx.type = deps.metrics.registry.contentType;
+        ctx.body = await deps.metrics.registry.metrics();
+      },
+    },
+    {
+      method: 'get',
+      path: '/v1/openapi.json',
+      operationId: 'openapi',
+      tag: 'Service',
+      summary: 'The machine-readable contract (OpenAPI 3.1); version in `info.version`.',
+      responses: { 200: { description: 'OpenAPI document', contentType: 'application/json' } },
+      handler: async (ctx) => {
+        ctx.body = document();
+      },
+    },
+    {
+      method: 'get',
+      path: '/docs',
+      operationId: 'docs',
+      tag: 'Service',
+      summary: 'HTML reference rendered from the OpenAPI document.',
+      responses: { 200: { description: 'HTML', contentType: 'text/html' } },
+      handler: async (ctx) => {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = docsHtml ??= renderDocs(document());
+      },
+    },
+    {
+      method: 'get',
+      path: '/docs/assets/{name}',
+      operationId: 'docsAsset',
+      tag: 'Service',
+      summary: 'Stylesheet and script of the `/docs` page, served by the API itself.',
+      responses: { 200: { description: 'Asset' } },
+      handler: async (ctx) => {
+        const asset = ASSETS[(ctx as unknown as { params: { name: string } }).params.name];
+        if (!asset) throw errors.notFound('No such asset');
+        ctx.type = asset.type;
+        ctx.set('Cache-Control', 'public, max-age=3600');
+        ctx.body = asset.body;
+      },
+    },
+  ];
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+
+// Limits from the spec's Limits table, in one place: validation and the OpenAPI document both read them.
+export const MAX_MESSAGE_CHARS = 8000;
+export const MAX_SESSION_ID_CHARS = 128;
+
+export const SessionId = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(MAX_SESSION_ID_CHARS, `must be at most ${MAX_SESSION_ID_CHARS} characters`)
+  .describe('Conversation id: unpredictable and unique within one bot (a random UUID is recommended).');
+
+export const ChatRequest = z
+  .object({
+    session_id: SessionId.optional(),
+    message: z
+      .string({ error: 'is required' })
+      .trim()
+      .min(1, 'must not be empty')
+      .max(MAX_MESSAGE_CHARS, `must be at most ${MAX_MESSAGE_CHARS} characters`),
+    user_token: z.string().max(256).optional().describe("The integrator's own user id; never verified, grants no rights."),
+    user_auth: z.string().max(4096).optional().describe('Visitor identity confirmation `v1.<data>.<signature>`.'),
+    page_context: z.string().max(4000).optional().describe('Context of the page the visitor is on.'),
+    escalate: z.boolean().optional().describe('`true` puts the conversation straight into the operator queue.'),
+  })
+  .meta({ id: 'ChatRequest' });
+
+export const ChatResponse = z
+  .object({
+    answer: z.string().describe('The reply; empty when a human handles the conversation (do not show an empty answer).'),
+    session_id: z.string(),
+    handoff: z.literal(true).optional().describe('Present and true only when a human handles the conversation.'),
+    quota_exceeded: z.literal(true).optional().describe('Present and true only when the monthly conversation limit is used up.'),
+    notice: z.literal('outage').optional().describe('Present when `answer` is a service message, not a bot reply.'),
+  })
+  .meta({ id: 'ChatResponse' });
+
+export const Message = z
+  .object({
+    id: z.string(),
+    author: z.string().describe('`visitor`, `bot`, `operator`, or `event` (transcripts only).'),
+    text: z.string(),
+    at: z.number().int().describe('Unix milliseconds'),
+    event: z
+      .object({
+        kind: z.string(),
+        name: z.string().optional(),
+        contact: z.string().optional(),
+        note: z.string().optional(),
+        rating: z.enum(['up', 'down']).optional(),
+        ref: z.string().optional(),
+      })
+      .optional(),
+  })
+  .meta({ id: 'Message' });
+
+export const PollQuery = z.object({
+  session_id: SessionId,
+  cursor: z.string().max(512).optional().describe('`next_cursor` of the previous poll; omit on the first poll.'),
+});
+
+export const PollResponse = z
+  .object({
+    messages: z.array(Message),
+    status: z.string().describe('`bot`, `waiting` or `operator`.'),
+    operator_typing: z.boolean(),
+    operator_here: z.boolean().optional(),
+    next_cursor: z.string(),
+  })
+  .meta({ id: 'PollResponse' });
+
+export const TypingRequest = z.object({ session_id: SessionId }).meta({ id: 'TypingRequest' });
+export const OkResponse = z.object({ status: z.literal('ok') }).meta({ id: 'Ok' });

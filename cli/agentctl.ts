@@ -1,0 +1,106 @@
+import { parseArgs } from 'node:util';
+import { bootstrapWorkspace, NotFoundError, rotateKey, type RotatableKind } from '../lib/bots';
+import { ConfigError } from '../lib/config';
+import { createDb } from '../lib/db';
+import { migrate } from '../lib/migrate';
+import { withRuntimeEnv } from '../lib/runtime-env';
+import { createSecretBox } from '../lib/secret-box';
+
+const HELP = `agentctl — administer the Agent Platform
+
+Usage:
+  npx agentctl bootstrap [--json] [--workspace NAME] [--email EMAIL] [--bot NAME]
+      Creates a workspace, an owner user with a password, and one bot; prints the bot id and every key and secret
+      ONCE (sk_ secret key, pk_ public key, ck_ builder key, whsec_ webhook secret, idsec_ visitor identity secret).
+  npx agentctl keys rotate --bot BOT_ID --kind secret|identity|builder|webhook [--json]
+      Issues a new key of that kind; the previous one stops working at once.
+  npx agentctl migrate
+      Applies pending database migrations.
+
+Connection: DATABASE_URL and SECRET_ENCRYPTION_KEY from the environment, or else from .data/runtime.env, which
+\`npm start\` writes for the stack it started.`;
+
+const RequiredEnv = ['DATABASE_URL', 'SECRET_ENCRYPTION_KEY'] as const;
+
+function env(names: readonly string[]): Record<string, string> {
+  const merged = withRuntimeEnv(process.env);
+  const missing = names.filter((n) => !merged[n]);
+  if (missing.length) {
+    throw new ConfigError(missing.map((n) => `${n}: is required (start the platform with npm start, or set it)`));
+  }
+  return merged as Record<string, string>;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, sub] = argv;
+  const { values } = parseArgs({
+    args: argv.slice(command === 'keys' ? 2 : 1),
+    options: {
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+      workspace: { type: 'string' },
+      email: { type: 'string' },
+      bot: { type: 'string' },
+      kind: { type: 'string' },
+    },
+    allowPositionals: false,
+  });
+  if (!command || values.help || command === 'help') {
+    console.log(HELP);
+    return command ? 0 : 2;
+  }
+
+  if (command === 'migrate') {
+    const e = env(['DATABASE_URL']);
+    const applied = await migrate(e.DATABASE_URL);
+    console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Database is up to date.');
+    return 0;
+  }
+
+  const e = env(RequiredEnv);
+  const db = createDb(e.DATABASE_URL, { max: 2, applicationName: 'agentctl' });
+  const box = createSecretBox(e.SECRET_ENCRYPTION_KEY);
+  try {
+    if (command === 'bootstrap') {
+      const r = await bootstrapWorkspace(db, box, { workspaceName: values.workspace, email: values.email, botName: values.bot });
+      if (values.json) {
+        console.log(JSON.stringify(r, null, 2));
+      } else {
+        console.log(`Workspace  ${r.workspace_id}
+Owner      ${r.email}   password: ${r.password}
+Bot        ${r.bot_id}
+
+Keys — shown once, store them now:
+  secret key (X-Bot-Key for /v1/api/*, /v1/admin/*)   ${r.keys.secret_key}
+  public key (widget)                                 ${r.keys.public_key}
+  builder key (MCP)                                   ${r.keys.builder_key}
+  handoff webhook secret                              ${r.keys.handoff_webhook_secret}
+  visitor identity secret                             ${r.keys.visitor_identity_secret}`);
+      }
+      return 0;
+    }
+    if (command === 'keys' && sub === 'rotate') {
+      const kinds: RotatableKind[] = ['secret', 'identity', 'builder', 'webhook'];
+      if (!values.bot) throw new UsageError('--bot BOT_ID is required');
+      if (!kinds.includes(values.kind as RotatableKind)) throw new UsageError(`--kind must be one of ${kinds.join(', ')}`);
+      const r = await rotateKey(db, box, values.bot, values.kind as RotatableKind);
+      console.log(values.json ? JSON.stringify({ bot_id: values.bot, kind: values.kind, ...r }) : `New ${values.kind} key (shown once): ${r.key}`);
+      return 0;
+    }
+    throw new UsageError(`Unknown command: ${argv.join(' ')}`);
+  } finally {
+    await db.end();
+  }
+}
+
+class UsageError extends Error {}
+
+main(process.argv.slice(2))
+  .then((code) => process.exit(code))
+  .catch((err) => {
+    if (err instanceof UsageError) console.error(`${err.message}\n\n${HELP}`);
+    else if (err instanceof ConfigError || err instanceof NotFoundError) console.error(err.message);
+    else if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') console.error(`${(err as Error).message}\n\n${HELP}`);
+    else console.error(`agentctl: ${err instanceof Error ? err.message : err}`);
+    process.exit(err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1);
+  });

@@ -1,0 +1,75 @@
+import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
+import net from 'node:net';
+
+/** A free TCP port on loopback, chosen by the kernel. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number, child?: ChildProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child && child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode} while starting`);
+    if (await probe().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export interface ManagedProcess {
+  name: string;
+  child: ChildProcess;
+  /** Asks the process to stop (SIGTERM, then SIGKILL after `graceMs`) and resolves when it has exited. */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
+}
+
+/**
+ * Spawns a child whose output is prefixed with its name, so `npm start` shows one readable stream. `onLine`
+ * sees every line too (used to notice readiness messages).
+ */
+export function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  opts: SpawnOptions & { quiet?: boolean; onLine?: (line: string) => void } = {},
+): ManagedProcess {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  const pipe = (stream: NodeJS.ReadableStream | null, out: NodeJS.WriteStream) => {
+    let buf = '';
+    stream?.on('data', (chunk: Buffer) => {
+      buf += chunk.toString('utf8');
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        opts.onLine?.(line);
+        if (!opts.quiet) out.write(`[${name}] ${line}\n`);
+      }
+    });
+  };
+  pipe(child.stdout, process.stdout);
+  pipe(child.stderr, process.stderr);
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    child.once('exit', () => resolve());
+  });
+  return {
+    name,
+    child,
+    async stop(signal = 'SIGTERM', graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

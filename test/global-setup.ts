@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startPlatform } from '../lib/stack/platform';
+import { freePort } from '../lib/stack/processes';
+import { startFakeOpenAI } from './support/fake-openai';
+import { STACK_ENV, type StackInfo } from './support/stack-info';
+
+/**
+ * One real stack per test run (DESIGN.md, Testing): embedded Postgres on a fresh data folder, the Temporal dev
+ * server in memory, a worker and the API as child processes, and the fake OpenAI server in this process. Children's
+ * logs go to `<dataDir>/logs/` (printed on failure to start). With DATABASE_URL or TEMPORAL_ADDRESS set, those are
+ * used instead, as in production.
+ */
+export default async function globalSetup(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-platform-test-'));
+  chmodSync(dataDir, 0o755); // Postgres runs as the postgres user under root and must reach its folder
+  const fake = await startFakeOpenAI();
+  const taskQueue = `agent-platform-test-${randomBytes(4).toString('hex')}`;
+  const env = {
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    OPENAI_API_KEY: 'test-key',
+    OPENAI_BASE_URL: fake.url,
+    LLM_MODEL: 'fake-model',
+    LLM_TURN_TIMEOUT_MS: '15000',
+    // Webhook receivers, crawled sites and poll targets in tests are servers on loopback.
+    SSRF_ALLOW_LOOPBACK: 'true',
+    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+  };
+  const started = Date.now();
+  const platform = await startPlatform({
+    dataDir,
+    env,
+    apiPort: await freePort(),
+    postgresPort: await freePort(),
+    temporalPort: await freePort(),
+    persistTemporal: false,
+    quiet: true,
+    logDir: path.join(dataDir, 'logs'),
+  }).catch((err) => {
+    throw new Error(`${err instanceof Error ? err.message : err}\n(child logs in ${path.join(dataDir, 'logs')})`);
+  });
+  const info: StackInfo = {
+    apiUrl: platform.apiUrl,
+    databaseUrl: platform.env.DATABASE_URL,
+    temporalAddress: platform.env.TEMPORAL_ADDRESS,
+    taskQueue,
+    namespace: 'default',
+    fakeOpenAIUrl: fake.url,
+    secretEncryptionKey: platform.env.SECRET_ENCRYPTION_KEY,
+    dataDir,
+    env: platform.env,
+  };
+  process.env[STACK_ENV] = JSON.stringify(info);
+  (globalThis as Record<string, unknown>).__agentPlatformStack = { platform, fake, dataDir };
+  process.stdout.write(`\nTest stack up in ${Date.now() - started} ms (logs: ${path.join(dataDir, 'logs')})\n`);
+}

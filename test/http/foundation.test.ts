@@ -1,0 +1,166 @@
+import { describe, expect, it } from '@jest/globals';
+import { http, newBot } from '../support/helpers';
+
+describe('service endpoints', () => {
+  it('GET /healthz answers 200 with a status', async () => {
+    const res = await http('/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+
+  it('GET /readyz answers 200 when Postgres and Temporal answer', async () => {
+    const res = await http('/readyz');
+    expect(res.status).toBe(200);
+    expect(res.body.checks).toEqual({ postgres: 'ok', temporal: 'ok' });
+  });
+
+  it('GET /metrics is Prometheus text with request counters', async () => {
+    await http('/healthz');
+    const res = await http('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    expect(res.text).toMatch(/http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+  });
+});
+
+describe('X-Request-Id', () => {
+  it('is generated when the client sends none', async () => {
+    const res = await http('/healthz');
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('keeps a client id of 64 allowed characters', async () => {
+    const id = `Ab9-_.:${'x'.repeat(57)}`;
+    expect(id).toHaveLength(64);
+    const res = await http('/healthz', { headers: { 'X-Request-Id': id } });
+    expect(res.headers.get('x-request-id')).toBe(id);
+  });
+
+  it.each([
+    ['65 characters', 'y'.repeat(65)],
+    ['a space', 'has space'],
+    ['a slash', 'a/b'],
+    ['non-Latin letters', 'идентификатор'],
+  ])('replaces a client id with %s', async (_label, id) => {
+    const res = await http('/healthz', { headers: { 'X-Request-Id': encodeURIComponent(id) === id ? id : encodeURI(id) } });
+    const got = res.headers.get('x-request-id');
+    expect(got).not.toBe(id);
+    expect(got).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('is on error responses too', async () => {
+    const res = await http('/v1/api/messages', { headers: { 'X-Request-Id': 'trace-123' } });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('x-request-id')).toBe('trace-123');
+  });
+});
+
+describe('one error shape', () => {
+  it('unknown routes are 404 not_found', async () => {
+    const res = await http('/v1/api/no-such-thing');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: expect.any(String), code: 'not_found' });
+  });
+
+  it('malformed JSON is 400 bad_request', async () => {
+    const bot = await newBot();
+    const res = await http('/v1/api/typing', {
+      key: bot.keys.secret_key,
+      rawBody: '{"session_id": ',
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'Request body is not valid JSON', code: 'bad_request' });
+  });
+
+  it('a missing required field is 400 bad_request naming the field', async () => {
+    const bot = await newBot();
+    const res = await http('/v1/api/messages', { key: bot.keys.secret_key });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('bad_request');
+    expect(res.body.error).toContain('session_id');
+  });
+});
+
+describe('key authentication', () => {
+  it('no X-Bot-Key is 401 missing_key', async () => {
+    const res = await http('/v1/api/messages?session_id=s1');
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('missing_key');
+  });
+
+  it('an unknown key is 401 invalid_key', async () => {
+    const res = await http('/v1/api/messages?session_id=s1', { key: 'sk_doesnotexist0000000000000000000' });
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('invalid_key');
+  });
+
+  it('a pk_ key is 403 wrong_key_type, and so is a builder key', async () => {
+    const bot = await newBot();
+    for (const key of [bot.keys.public_key, bot.keys.builder_key]) {
+      const res = await http('/v1/api/messages?session_id=s1', { key });
+      expect(res.status).toBe(403);
+      expect(res.body.code).toBe('wrong_key_type');
+    }
+  });
+
+  it('an unknown pk_ key is 401 invalid_key, not 403', async () => {
+    const res = await http('/v1/api/messages?session_id=s1', { key: 'pk_doesnotexist0000000000000000000' });
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('invalid_key');
+  });
+
+  it('the sk_ key passes', async () => {
+    const bot = await newBot();
+    const res = await http('/v1/api/messages?session_id=s1', { key: bot.keys.secret_key });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ messages: [], operator_typing: false });
+  });
+});
+
+describe('body limits', () => {
+  it('accepts a body of exactly 1 MiB and refuses one byte more with 413 payload_too_large', async () => {
+    const bot = await newBot();
+    const frame = (size: number) => {
+      const head = '{"session_id":"nope","pad":"';
+      const tail = '"}';
+      return head + 'a'.repeat(size - head.length - tail.length) + tail;
+    };
+    const atLimit = await http('/v1/api/typing', { key: bot.keys.secret_key, rawBody: frame(1024 * 1024), headers: { 'Content-Type': 'application/json' } });
+    expect(atLimit.status).toBe(404); // read, parsed and validated: the session does not exist
+    const over = await http('/v1/api/typing', { key: bot.keys.secret_key, rawBody: frame(1024 * 1024 + 1), headers: { 'Content-Type': 'application/json' } });
+    expect(over.status).toBe(413);
+    expect(over.body.code).toBe('payload_too_large');
+  });
+});
+
+describe('the contract document', () => {
+  it('GET /v1/openapi.json is OpenAPI 3.1 with info.version 1.3.0', async () => {
+    const res = await http('/v1/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    expect(res.body.info.version).toBe('1.3.0');
+    const poll = res.body.paths['/v1/api/messages'].get;
+    expect(poll.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'session_id', in: 'query', required: true })]),
+    );
+    expect(poll.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PollResponse' });
+    expect(poll.responses['401'].description).toContain('missing_key');
+    expect(res.body.components.schemas.Error.required).toEqual(['error', 'code']);
+  });
+
+  it('GET /docs renders the reference with assets served by the API itself', async () => {
+    const res = await http('/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    expect(res.text).toContain('/v1/api/messages');
+    const assetUrls = [...res.text.matchAll(/(?:href|src)="([^"]+\.(?:css|js))"/g)].map((m) => m[1]);
+    expect(assetUrls.length).toBeGreaterThanOrEqual(2);
+    for (const url of assetUrls) {
+      expect(url.startsWith('/')).toBe(true); // no CDN
+      const asset = await http(url);
+      expect(asset.status).toBe(200);
+      expect(asset.text.length).toBeGreaterThan(50);
+    }
+  });
+});

@@ -1,0 +1,54 @@
+import { afterAll } from '@jest/globals';
+import { bootstrapWorkspace, type BootstrapInput, type BootstrapResult } from '../../lib/bots';
+import { createDb, type Db } from '../../lib/db';
+import { createSecretBox } from '../../lib/secret-box';
+import { stackInfo } from './stack-info';
+
+let sharedDb: Db | undefined;
+
+// Registered when a test file imports this module, so the pool is closed after that file's tests.
+afterAll(async () => {
+  await sharedDb?.end();
+  sharedDb = undefined;
+});
+
+/** A pool on the test stack's database. */
+export function testDb(): Db {
+  sharedDb ??= createDb(stackInfo().databaseUrl, { max: 4, applicationName: 'jest' });
+  return sharedDb;
+}
+
+/** Each test makes its own workspace and bot: no shared mutable fixtures. */
+export async function newBot(input: BootstrapInput = {}): Promise<BootstrapResult> {
+  return bootstrapWorkspace(testDb(), createSecretBox(stackInfo().secretEncryptionKey), input);
+}
+
+export interface HttpResult<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** A request to the test stack's API; the body is parsed as JSON when it is JSON. */
+export async function http<T = any>(
+  path: string,
+  init: { method?: string; key?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string>; baseUrl?: string } = {},
+): Promise<HttpResult<T>> {
+  const headers: Record<string, string> = { ...(init.headers ?? {}) };
+  if (init.key) headers['X-Bot-Key'] = init.key;
+  let body: string | Buffer | undefined = init.rawBody;
+  if (init.body !== undefined) {
+    body = JSON.stringify(init.body);
+    headers['Content-Type'] ??= 'application/json';
+  }
+  const res = await fetch(`${init.baseUrl ?? stackInfo().apiUrl}${path}`, {
+    method: init.method ?? (body !== undefined ? 'POST' : 'GET'),
+    headers,
+    body,
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  if ((res.headers.get('content-type') ?? '').includes('json')) parsed = text ? JSON.parse(text) : undefined;
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
