@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { bootstrapWorkspace, NotFoundError, rotateKey, type RotatableKind } from '../lib/bots';
 import { ConfigError } from '../lib/config';
 import { createDb } from '../lib/db';
+import { isUnavailableError } from '../lib/errors';
 import { migrate } from '../lib/migrate';
 import { withRuntimeEnv } from '../lib/runtime-env';
 import { createSecretBox } from '../lib/secret-box';
@@ -22,8 +23,11 @@ Connection: DATABASE_URL and SECRET_ENCRYPTION_KEY from the environment, or else
 
 const RequiredEnv = ['DATABASE_URL', 'SECRET_ENCRYPTION_KEY'] as const;
 
+let databaseUrlSource = 'the environment';
+
 function env(names: readonly string[]): Record<string, string> {
   const merged = withRuntimeEnv(process.env);
+  if (!process.env.DATABASE_URL && merged.DATABASE_URL) databaseUrlSource = '.data/runtime.env, written by npm start';
   const missing = names.filter((n) => !merged[n]);
   if (missing.length) {
     throw new ConfigError(missing.map((n) => `${n}: is required (start the platform with npm start, or set it)`));
@@ -45,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
     },
     allowPositionals: false,
   });
-  if (!command || values.help || command === 'help') {
+  if (!command || values.help || ['help', '--help', '-h'].includes(command)) {
     console.log(HELP);
     return command ? 0 : 2;
   }
@@ -100,7 +104,9 @@ main(process.argv.slice(2))
   .catch((err) => {
     if (err instanceof UsageError) console.error(`${err.message}\n\n${HELP}`);
     else if (err instanceof ConfigError || err instanceof NotFoundError) console.error(err.message);
-    else if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') console.error(`${(err as Error).message}\n\n${HELP}`);
+    else if (isUnavailableError(err)) {
+      console.error(`agentctl: cannot reach the database at DATABASE_URL (from ${databaseUrlSource}): ${(err as Error).message}. Is the platform running (npm start)?`);
+    } else if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') console.error(`${(err as Error).message}\n\n${HELP}`);
     else console.error(`agentctl: ${err instanceof Error ? err.message : err}`);
     process.exit(err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1);
   });

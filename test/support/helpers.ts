@@ -52,3 +52,20 @@ export async function http<T = any>(
   if ((res.headers.get('content-type') ?? '').includes('json')) parsed = text ? JSON.parse(text) : undefined;
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
+
+/** Runs `agentctl` as a user would (`npx agentctl …` resolves to cli/bin.js), with the given environment. */
+export async function agentctl(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { execFile } = await import('node:child_process');
+  const path = await import('node:path');
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [path.join(__dirname, '..', '..', 'cli', 'bin.js'), ...args],
+      { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, cwd: '/', timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}

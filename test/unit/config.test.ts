@@ -1,0 +1,38 @@
+import { describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { ConfigError, parseConfig } from '../../lib/config';
+
+const valid = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) };
+
+describe('configuration', () => {
+  it('applies defaults to a minimal environment', () => {
+    const c = parseConfig(valid);
+    expect(c).toMatchObject({ PORT: 8080, TEMPORAL_ADDRESS: 'localhost:7233', SSRF_ALLOW_LOOPBACK: false, LLM_MODEL: 'gpt-4o-mini' });
+  });
+
+  it('names every variable that is wrong', () => {
+    try {
+      parseConfig({ ...valid, PORT: 'eighty', DATABASE_URL: 'mysql://x', SSRF_ALLOW_LOOPBACK: 'maybe' });
+      throw new Error('expected a ConfigError');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      const message = (err as Error).message;
+      for (const name of ['PORT', 'DATABASE_URL', 'SSRF_ALLOW_LOOPBACK']) expect(message).toContain(name);
+    }
+  });
+
+  it('a bad value stops the process with a message naming the variable', async () => {
+    const root = path.join(__dirname, '..', '..');
+    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', path.join(root, 'api', 'server.ts')],
+        { cwd: root, env: { PATH: process.env.PATH, ...valid, PORT: '99999' }, timeout: 30_000 },
+        (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr }),
+      );
+    });
+    expect(result.code).toBe(78);
+    expect(result.stderr).toContain('PORT');
+  });
+});

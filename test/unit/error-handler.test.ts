@@ -1,0 +1,56 @@
+import { describe, expect, it } from '@jest/globals';
+import Koa from 'koa';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import type { AppState } from '../../api/context';
+import { errorHandler } from '../../api/middleware/errors';
+import { requestId } from '../../api/middleware/request-id';
+
+/** The error handler in a real Koa app on loopback: what a client sees when a handler throws unexpectedly. */
+async function serve(handler: Koa.Middleware<AppState>) {
+  const lines: string[] = [];
+  const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, cb) => (lines.push(chunk.toString()), cb()) }));
+  const app = new Koa<AppState>();
+  app.silent = true;
+  app.use(requestId(logger));
+  app.use(errorHandler());
+  app.use(handler);
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url, lines, close: () => new Promise((r) => server.close(r)) };
+}
+
+describe('error handler', () => {
+  it('answers an unexpected exception with 500 internal_error, no internals, logged with the request id', async () => {
+    const s = await serve(async () => {
+      throw new Error('secret internals: password=hunter2 at /srv/app.ts:42');
+    });
+    try {
+      const res = await fetch(`${s.url}/boom`, { headers: { 'X-Request-Id': 'req-500' } });
+      const body = await res.json();
+      expect(res.status).toBe(500);
+      expect(body).toEqual({ error: expect.any(String), code: 'internal_error' });
+      expect(JSON.stringify(body)).not.toContain('hunter2');
+      expect(res.headers.get('x-request-id')).toBe('req-500');
+      const logged = s.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'unhandled error');
+      expect(logged).toMatchObject({ reqId: 'req-500', level: 50 });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('answers a dependency that cannot be reached with 503 service_unavailable', async () => {
+    const s = await serve(async () => {
+      throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    });
+    try {
+      const res = await fetch(`${s.url}/db`);
+      expect(res.status).toBe(503);
+      expect((await res.json()).code).toBe('service_unavailable');
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -1,0 +1,35 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { Client, Connection } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { maintenanceWorkflow } from '../../workflows/maintenance';
+import { testDb } from '../support/helpers';
+import { stackInfo } from '../support/stack-info';
+
+describe('maintenanceWorkflow on the real dev server and worker', () => {
+  let connection: Connection | undefined;
+  afterAll(async () => connection?.close());
+
+  it('expires idempotency keys past their 24 hours and keeps the live ones', async () => {
+    const db = testDb();
+    const keyId = `key_test_${randomUUID()}`;
+    await db.query(
+      `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_hash, state, expires_at)
+       VALUES ($1, 'old', '\\x00', 'done', now() - interval '1 minute'),
+              ($1, 'live', '\\x00', 'done', now() + interval '23 hours')`,
+      [keyId],
+    );
+
+    const info = stackInfo();
+    connection = await Connection.connect({ address: info.temporalAddress });
+    const client = new Client({ connection, namespace: info.namespace });
+    const result = await client.workflow.execute(maintenanceWorkflow, {
+      taskQueue: info.taskQueue,
+      workflowId: `test-maintenance-${randomUUID()}`,
+      workflowExecutionTimeout: '30 seconds',
+    });
+
+    expect(result.idempotencyKeys).toBeGreaterThanOrEqual(1);
+    const left = await db.query(`SELECT idempotency_key FROM idempotency_keys WHERE api_key_id = $1`, [keyId]);
+    expect(left.rows.map((r) => r.idempotency_key)).toEqual(['live']);
+  });
+});
