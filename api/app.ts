@@ -9,6 +9,7 @@ import type { Temporal } from '../lib/temporal';
 import type { AppState } from './context';
 import { accessLog } from './middleware/access-log';
 import { errorHandler } from './middleware/errors';
+import { defaultRateHeaders } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { mountRoutes, type RouteDef } from './route';
 import { apiRoutes } from './routes/api';
@@ -25,7 +26,8 @@ export interface AppDeps {
 
 /** Builds the Koa app; never listens (api/server.ts does), so tests can drive `app.callback()` too. */
 export function createApp(deps: AppDeps): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: true });
+  // Behind a load balancer, TRUST_PROXY=true makes ctx.ip the client's address (X-Forwarded-For) for rate limits.
+  const app = new Koa<AppState>({ proxy: deps.config.TRUST_PROXY });
   const routes: RouteDef[] = [];
   routes.push(...serviceRoutes(deps, () => routes), ...apiRoutes(deps));
 
@@ -37,6 +39,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(requestId(deps.logger));
   app.use(accessLog(deps.metrics));
   app.use(errorHandler());
+  app.use(defaultRateHeaders());
   app.use(router.routes());
   app.use(
     router.allowedMethods({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../lib/errors';
-import type { RouteDef } from './route';
+import { IDEMPOTENCY_HEADER, type RouteDef } from './route';
 import { ErrorBody } from './schemas/common';
 
 export const API_VERSION = '1.3.0';
@@ -48,10 +48,12 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
 
   for (const def of defs) {
     const responses: Record<string, unknown> = {};
+    const rateHeaders = def.path.startsWith('/v1/api/') ? ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] : [];
     for (const [status, r] of Object.entries(def.responses)) {
+      const headers = ['X-Request-Id', ...rateHeaders, ...(r.headers ?? [])];
       responses[status] = {
         description: r.description,
-        ...(r.headers ? { headers: Object.fromEntries(r.headers.map((h) => [h, { schema: { type: 'string' } }])) } : {}),
+        headers: Object.fromEntries(headers.map((h) => [h, { schema: { type: 'string' } }])),
         ...(r.schema || r.contentType
           ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema ? toSchema(r.schema, 'output', components) : {} } } }
           : {}),
@@ -77,7 +79,7 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
       parameters: [
         ...parametersOf(def.params, 'path', components),
         ...parametersOf(def.query, 'query', components),
-        ...(def.headers ?? []).map((h) => ({
+        ...[...(def.headers ?? []), ...(def.idempotent ? [IDEMPOTENCY_HEADER] : [])].map((h: { name: string; description: string; required?: boolean }) => ({
           name: h.name,
           in: 'header',
           required: h.required ?? false,

@@ -6,6 +6,9 @@ import type { AppContext, AppMiddleware } from './context';
 import { requireKey } from './middleware/auth';
 import { MiB, readBody } from './middleware/body';
 import type { Db } from '../lib/db';
+import type { RateGroup } from '../lib/limits';
+import { idempotency } from './middleware/idempotency';
+import { rateLimit } from './middleware/rate-limit';
 
 /**
  * A route is declared once, here-shaped, and that one declaration both mounts the Koa handler (with its auth,
@@ -34,12 +37,21 @@ export interface RouteDef {
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string; headers?: string[] }>;
   /** Error codes this route can answer with, documented under their statuses. */
   errors?: ErrorCode[];
-  /** Extra middleware between validation and the handler (rate limits, idempotency). */
+  /** Rate group of the spec's Limits table; absent = not rate limited (admin routes). */
+  rateGroup?: RateGroup;
+  /** Honours `Idempotency-Key` (spec, Idempotency). */
+  idempotent?: boolean;
+  /** Extra middleware between idempotency and the handler. */
   use?: AppMiddleware[];
   handler: (ctx: AppContext) => Promise<void>;
 }
 
 export const DEFAULT_BODY_LIMIT = MiB;
+
+export const IDEMPOTENCY_HEADER = {
+  name: 'Idempotency-Key',
+  description: 'Optional. A repeat with the same key within 24 hours replays the stored response (`Idempotency-Replayed: true`).',
+};
 
 function zodMessage(error: z.ZodError, where: string): string {
   return error.issues
@@ -75,11 +87,14 @@ export function koaPath(path: string): string {
 export function mountRoutes(router: Router<any, any>, defs: RouteDef[], deps: { db: Db }): void {
   for (const def of defs) {
     const chain: AppMiddleware[] = [];
+    // DESIGN.md, A chat turn: auth → rate limit → body limit → zod → idempotency → handler.
     if (def.keys) chain.push(requireKey(deps.db, def.keys));
+    if (def.rateGroup) chain.push(rateLimit(deps.db, def.rateGroup));
     if (def.method !== 'get' && def.method !== 'delete') {
       chain.push(readBody({ limit: def.bodyLimit ?? DEFAULT_BODY_LIMIT, json: !def.rawBody }));
     }
     chain.push(validate(def));
+    if (def.idempotent) chain.push(idempotency(deps.db));
     if (def.use) chain.push(...def.use);
     chain.push(async function handler(ctx) {
       await def.handler(ctx);

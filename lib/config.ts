@@ -15,6 +15,8 @@ export const configSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   PORT: port.default(8080),
   PUBLIC_BASE_URL: z.url().optional(),
+  /** Trust X-Forwarded-For from a load balancer in front of the API (client IP for rate limits). */
+  TRUST_PROXY: bool.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),

@@ -21,6 +21,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       description:
         'Poll every 2–3 seconds. The legacy `after` parameter is ignored: without `cursor` the transcript starts from the beginning.',
       keys: ['secret'],
+      rateGroup: 'reads',
       query: PollQuery,
       responses: { 200: { description: 'Poll response', schema: PollResponse } },
       errors: ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'],
@@ -36,6 +37,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       tag: 'Conversation',
       summary: 'Signals the operators that the visitor is typing (shown for about 6 seconds).',
       keys: ['secret'],
+      rateGroup: 'reads',
       body: TypingRequest,
       responses: { 200: { description: 'Signal recorded', schema: OkResponse } },
       errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'payload_too_large', 'rate_limited', 'internal_error'],

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { createDb } from '../../lib/db';
 import { agentctl, http } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
@@ -40,7 +41,6 @@ describe('agentctl', () => {
 
   it('the stored keys are hashes: no key appears in the database', async () => {
     const boot = JSON.parse((await agentctl(['bootstrap', '--json'], env())).stdout);
-    const { createDb } = await import('../../lib/db');
     const db = createDb(stackInfo().databaseUrl, { max: 1 });
     try {
       const dump = await db.query(
@@ -48,7 +48,7 @@ describe('agentctl', () => {
          UNION ALL SELECT row_to_json(b)::text FROM bots b WHERE id = $1`,
         [boot.bot_id],
       );
-      const text = dump.rows.map((r) => r.row).join('\n');
+      const text = dump.rows.map((r: { row: string }) => r.row).join('\n');
       for (const secret of [boot.keys.secret_key, boot.keys.builder_key, boot.keys.handoff_webhook_secret, boot.keys.visitor_identity_secret]) {
         expect(text).not.toContain(secret);
       }

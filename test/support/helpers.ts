@@ -1,4 +1,6 @@
 import { afterAll } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { bootstrapWorkspace, type BootstrapInput, type BootstrapResult } from '../../lib/bots';
 import { createDb, type Db } from '../../lib/db';
 import { createSecretBox } from '../../lib/secret-box';
@@ -58,8 +60,6 @@ export async function agentctl(
   args: string[],
   env: Record<string, string | undefined> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { execFile } = await import('node:child_process');
-  const path = await import('node:path');
   return new Promise((resolve) => {
     execFile(
       process.execPath,

@@ -34,7 +34,7 @@ describe('error handler', () => {
       expect(body).toEqual({ error: expect.any(String), code: 'internal_error' });
       expect(JSON.stringify(body)).not.toContain('hunter2');
       expect(res.headers.get('x-request-id')).toBe('req-500');
-      const logged = s.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'unhandled error');
+      const logged = s.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'unhandled error');
       expect(logged).toMatchObject({ reqId: 'req-500', level: 50 });
     } finally {
       await s.close();
@@ -48,7 +48,7 @@ describe('error handler', () => {
     try {
       const res = await fetch(`${s.url}/db`);
       expect(res.status).toBe(503);
-      expect((await res.json()).code).toBe('service_unavailable');
+      expect(((await res.json()) as { code: string }).code).toBe('service_unavailable');
     } finally {
       await s.close();
     }

@@ -1,0 +1,29 @@
+/**
+ * Every limit of the spec's Limits table, in one place: routes, validation and the OpenAPI document read them here.
+ */
+export const LIMITS = {
+  rateWindowSeconds: 60,
+  rateGroups: {
+    /** POST /chat, /chat/stream, /handoff, /knowledge, DELETE /knowledge/{id} */
+    dialogue: 60,
+    /** GET /messages, /knowledge, /knowledge/{id}, POST /typing, all /operator/* */
+    reads: 240,
+  },
+  bodyBytes: 1024 * 1024,
+  knowledgeBodyBytes: 5 * 1024 * 1024,
+  hookBodyBytes: 256 * 1024,
+  messageChars: 8000,
+  sessionIdChars: 128,
+  pageSize: { min: 1, max: 200, default: 50 },
+  idempotencyHours: 24,
+  /** An attempt still `in_progress` after this long is taken to have died with its process. */
+  idempotencyAbandonedAfterSeconds: 300,
+  idempotencyKeyChars: 255,
+  identityMaxAheadSeconds: 24 * 3600,
+  operatorTypingMs: 6_000,
+  triggerPauseAfterFailures: 5,
+  scanMaxPages: { min: 1, max: 150, default: 1 },
+  refreshDays: { min: 0, max: 180, default: 7 },
+} as const;
+
+export type RateGroup = keyof typeof LIMITS.rateGroups;
