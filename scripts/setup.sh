@@ -9,7 +9,8 @@ TEMPORAL_CLI_VERSION=v1.5.1  # later tags carry a `replace` directive and cannot
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm packages" >&2
-  npm ci --no-audit --no-fund >&2
+  # `npm install` rather than `npm ci`: it tolerates a lock file written on another platform (optional binaries).
+  npm install --no-audit --no-fund >&2
 fi
 
 if [ -z "${TEMPORAL_ADDRESS:-}" ] && [ ! -x .tools/bin/temporal ] && ! command -v temporal >/dev/null 2>&1; then
