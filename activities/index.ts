@@ -1,14 +1,30 @@
 import type { Db } from '../lib/db';
+import type { SafeFetch } from '../lib/http/safe-fetch';
+import type { Llm } from '../lib/llm';
+import type { SecretBox } from '../lib/secret-box';
+import type { DeltaPublisher } from '../lib/streams';
+import { createAgentRunActivities, type Passage } from './agent-run';
+import { createConversationActivities } from './conversation';
 import { createMaintenanceActivities } from './maintenance';
+import { createWebhookActivities } from './webhooks';
 
-/** Everything activities may use, built once by the worker (or the test harness) and injected. */
+/** Everything activities may use, built once by the worker (or a test) and injected: no globals. */
 export interface ActivityDeps {
   db: Db;
+  llm: Llm | null;
+  defaultModel: string;
+  retrieve: (botId: string, query: string) => Promise<Passage[]>;
+  deltas: DeltaPublisher;
+  fetch: SafeFetch;
+  secrets: SecretBox;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createMaintenanceActivities(deps),
+    ...createAgentRunActivities(deps),
+    ...createConversationActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

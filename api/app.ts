@@ -5,6 +5,7 @@ import type { Db } from '../lib/db';
 import type { Logger } from '../lib/logger';
 import type { Metrics } from '../lib/metrics';
 import type { SecretBox } from '../lib/secret-box';
+import type { DeltaHub } from '../lib/streams';
 import type { Temporal } from '../lib/temporal';
 import type { AppState } from './context';
 import { accessLog } from './middleware/access-log';
@@ -22,6 +23,8 @@ export interface AppDeps {
   logger: Logger;
   metrics: Metrics;
   secrets: SecretBox;
+  /** Streamed answer fragments from the worker (Postgres LISTEN). */
+  deltaHub: DeltaHub;
 }
 
 /** Builds the Koa app; never listens (api/server.ts does), so tests can drive `app.callback()` too. */

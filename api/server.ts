@@ -4,6 +4,7 @@ import { createDb } from '../lib/db';
 import { createLogger } from '../lib/logger';
 import { createMetrics } from '../lib/metrics';
 import { createSecretBox } from '../lib/secret-box';
+import { createDeltaHub } from '../lib/streams';
 import { createTemporal } from '../lib/temporal';
 import { createApp } from './app';
 
@@ -21,7 +22,16 @@ async function main() {
   const logger = createLogger(config.LOG_LEVEL, 'api');
   const db = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'agent-platform-api' });
   const temporal = await createTemporal(config, { lazy: true });
-  const app = createApp({ config, db, temporal, logger, metrics: createMetrics(), secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY) });
+  const deltaHub = createDeltaHub(config.DATABASE_URL, logger);
+  const app = createApp({
+    config,
+    db,
+    temporal,
+    logger,
+    metrics: createMetrics(),
+    secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY),
+    deltaHub,
+  });
 
   const server = createServer(app.callback());
   // Slightly above typical load-balancer idle timeouts so the balancer closes idle connections first.
@@ -36,7 +46,7 @@ async function main() {
     stopping = true;
     logger.info('api stopping');
     server.close(async () => {
-      await Promise.allSettled([db.end(), temporal.connection.close()]);
+      await Promise.allSettled([db.end(), temporal.connection.close(), deltaHub.close()]);
       process.exit(0);
     });
     server.closeIdleConnections();

@@ -4,6 +4,7 @@ import { loadConfig } from '../lib/config';
 import { createDb } from '../lib/db';
 import { createLogger } from '../lib/logger';
 import { createTemporal } from '../lib/temporal';
+import { buildActivityDeps } from './deps';
 import { ensurePlatformSchedules } from './schedules';
 import { ensureSearchAttributes } from './search-attributes';
 
@@ -48,7 +49,7 @@ async function main() {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities: createActivities({ db }),
+    activities: createActivities(buildActivityDeps(config, db)),
     // Shutdown waits this long for running activities before cancelling them; a stream in flight finishes.
     shutdownGraceTime: '10 seconds',
   });

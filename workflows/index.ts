@@ -1,2 +1,5 @@
 // The worker bundles this file: every workflow the platform runs is exported from here.
+export { agentRunWorkflow } from './agent-run';
+export { conversationWorkflow } from './conversation';
 export { maintenanceWorkflow } from './maintenance';
+export { webhookDeliveryWorkflow } from './webhook-delivery';

@@ -15,3 +15,15 @@ export const ReadyResponse = z
     checks: z.record(z.string(), z.string()),
   })
   .meta({ id: 'Ready' });
+
+/** Spec, Pagination: `limit` 1–200, default 50, larger values cut to 200; `cursor` opaque. */
+export const PageQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .default(50)
+    .transform((n) => Math.min(n, 200))
+    .describe('Page size, 1 to 200 (default 50); larger values are cut to 200.'),
+  cursor: z.string().max(512).optional().describe('`next_cursor` of the previous page.'),
+});

@@ -71,3 +71,33 @@ export const PollResponse = z
 
 export const TypingRequest = z.object({ session_id: SessionId }).meta({ id: 'TypingRequest' });
 export const OkResponse = z.object({ status: z.literal('ok') }).meta({ id: 'Ok' });
+
+export const HandoffRequest = z.object({ session_id: SessionId }).meta({ id: 'HandoffRequest' });
+export const HandoffResponse = z.object({ status: z.string().describe('`waiting` (or `operator` when a person already replied)') }).meta({ id: 'HandoffResponse' });
+
+export const EraseRequest = z
+  .object({
+    user_token: z.string().min(1).max(256).optional().describe('The visitor, as identified by user_token or by a confirmed `user`.'),
+    session_id: SessionId.optional(),
+  })
+  .refine((v) => v.user_token || v.session_id, { message: 'give user_token, session_id, or both' })
+  .meta({ id: 'EraseRequest' });
+export const EraseResponse = z.object({ status: z.literal('erased'), conversations: z.number().int() }).meta({ id: 'EraseResponse' });
+
+export const StreamFrame = z
+  .object({
+    delta: z.string().optional(),
+    notice: z.literal('outage').optional(),
+    error: z.string().optional(),
+    code: z.string().optional(),
+    retry_after: z.number().int().optional(),
+    done: z.literal(true).optional(),
+    session_id: z.string().optional(),
+    handoff: z.boolean().optional(),
+    quota_exceeded: z.boolean().optional(),
+  })
+  .meta({
+    id: 'StreamFrame',
+    description:
+      'Each SSE line is `data: <json>`. Fragment: `delta` (sometimes `notice`). Error: `error` (sometimes `code`, `retry_after`). End: `done`, `session_id`, `handoff`, `quota_exceeded` (sometimes `notice`), always last.',
+  });

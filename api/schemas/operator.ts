@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { Message, SessionId } from './conversation';
+
+export const ThreadParams = z.object({ sid: SessionId });
+
+export const ThreadSummary = z
+  .object({
+    session_id: z.string(),
+    status: z.string().describe('`waiting` or `operator`'),
+    visitor_user: z.string().nullable(),
+    escalated_at: z.number().int().describe('Unix ms when the conversation was handed over'),
+    last_message_at: z.number().int(),
+    last_message: z.object({ author: z.string(), text: z.string(), at: z.number().int() }).nullable(),
+  })
+  .meta({ id: 'ThreadSummary' });
+
+export const ThreadList = z.object({ threads: z.array(ThreadSummary), next_cursor: z.string() }).meta({ id: 'ThreadList' });
+
+export const Transcript = z
+  .object({
+    session_id: z.string(),
+    status: z.string(),
+    visitor_user: z.string().nullable(),
+    messages: z.array(Message),
+    next_cursor: z.string(),
+  })
+  .meta({ id: 'Transcript' });
+
+export const ReplyRequest = z
+  .object({ text: z.string({ error: 'is required' }).trim().min(1, 'must not be empty').max(8000, 'must be at most 8000 characters') })
+  .meta({ id: 'OperatorReply' });
+export const ReplyResponse = z.object({ id: z.string(), at: z.number().int(), status: z.string() }).meta({ id: 'OperatorReplyResult' });
+export const ResolveResponse = z
+  .object({ status: z.string(), resolved: z.boolean().describe('false when there was no open request') })
+  .meta({ id: 'ResolveResult' });

@@ -1,0 +1,159 @@
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { conversationSearchAttributes, conversationWorkflow } from '../../workflows/conversation';
+import {
+  type ConversationInput,
+  type ConversationStatus,
+  type TurnResult,
+  type VisitorMessageInput,
+  conversationWorkflowId,
+  visitorMessageUpdate,
+} from '../../workflows/messages';
+import type { Db } from '../db';
+import { ApiError } from '../errors';
+import { verifyVisitorConfirmation } from '../identity';
+import { newId } from '../ids';
+import type { SecretBox } from '../secret-box';
+import type { Temporal } from '../temporal';
+import { asksForHuman } from './escalation';
+
+export interface ConversationDeps {
+  db: Db;
+  temporal: Temporal;
+  secrets: SecretBox;
+  turnTimeoutMs: number;
+}
+
+export interface BotRow {
+  id: string;
+  workspace_id: string;
+  handoff_enabled: boolean;
+  identity_secret_sealed: string;
+}
+
+export interface ConversationRow {
+  session_id: string;
+  bot_id: string;
+  workspace_id: string;
+  status: ConversationStatus;
+}
+
+/** The placeholder answer when the monthly conversation quota is used up (spec: 200, not an error). */
+export const QUOTA_PLACEHOLDER =
+  'This chat is not available right now. Please try again later or use another way to contact us.';
+
+export async function loadBot(db: Db, botId: string): Promise<BotRow> {
+  const res = await db.query<BotRow>(`SELECT id, workspace_id, handoff_enabled, identity_secret_sealed FROM bots WHERE id = $1`, [botId]);
+  if (!res.rows[0]) throw new ApiError('invalid_key', 'The bot of this key no longer exists');
+  return res.rows[0];
+}
+
+/** The conversation of this bot, or null; another bot's session is reported as not found (spec: bound at first use). */
+export async function findConversation(db: Db, botId: string, sessionId: string): Promise<ConversationRow | null> {
+  const res = await db.query<ConversationRow>(`SELECT session_id, bot_id, workspace_id, status FROM conversations WHERE session_id = $1`, [sessionId]);
+  const row = res.rows[0];
+  if (!row) return null;
+  if (row.bot_id !== botId) throw new ApiError('not_found', 'No conversation with this session_id');
+  return row;
+}
+
+/**
+ * Starts a conversation for this bot, unless the workspace's monthly quota is used up (then null). The count and
+ * the insert are one statement; two simultaneous first messages may together pass the quota by one, which we
+ * accept rather than serialize every new conversation of a workspace.
+ */
+export async function startConversation(db: Db, bot: BotRow, sessionId: string, opts: { checkQuota: boolean }): Promise<ConversationRow | null> {
+  const inserted = await db.query(
+    `INSERT INTO conversations (session_id, bot_id, workspace_id)
+     SELECT $1, $2, $3
+      WHERE NOT $4 OR (SELECT count(*) FROM conversations WHERE workspace_id = $3 AND created_at >= date_trunc('month', now()))
+                     < (SELECT monthly_conversation_quota FROM workspaces WHERE id = $3)
+     ON CONFLICT (session_id) DO NOTHING RETURNING 1`,
+    [sessionId, bot.id, bot.workspace_id, opts.checkQuota],
+  );
+  if (inserted.rowCount) return { session_id: sessionId, bot_id: bot.id, workspace_id: bot.workspace_id, status: 'bot' };
+  return findConversation(db, bot.id, sessionId); // created meanwhile (ours, or 404), or null: quota used up
+}
+
+export function startOperation(deps: Pick<ConversationDeps, 'temporal'>, conv: ConversationRow) {
+  const input: ConversationInput = { botId: conv.bot_id, workspaceId: conv.workspace_id, sessionId: conv.session_id };
+  return new WithStartWorkflowOperation(conversationWorkflow, {
+    workflowId: conversationWorkflowId(conv.bot_id, conv.session_id),
+    taskQueue: deps.temporal.taskQueue,
+    // The first message creates the workflow; later ones reach the running one. A conversation whose workflow
+    // ended (idle) starts again from the status Postgres recorded.
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [input, { status: conv.status }],
+    searchAttributes: conversationSearchAttributes(input),
+  });
+}
+
+export interface ChatInput {
+  session_id?: string;
+  message: string;
+  user_token?: string;
+  user_auth?: string;
+  page_context?: string;
+  escalate?: boolean;
+}
+
+export type PreparedChat =
+  | { kind: 'quota_exceeded'; sessionId: string }
+  | { kind: 'turn'; sessionId: string; conversation: ConversationRow; update: VisitorMessageInput };
+
+/** Everything before the turn itself: session binding, quota, visitor identity, escalation intent. */
+export async function prepareChat(deps: ConversationDeps, botId: string, body: ChatInput): Promise<PreparedChat> {
+  const bot = await loadBot(deps.db, botId);
+  const sessionId = body.session_id ?? randomUUID();
+  const conversation = (await findConversation(deps.db, bot.id, sessionId)) ?? (await startConversation(deps.db, bot, sessionId, { checkQuota: true }));
+  if (!conversation) return { kind: 'quota_exceeded', sessionId };
+  // Spec, Visitor identity rule 4: the user of a valid confirmation wins over user_token.
+  const confirmed = verifyVisitorConfirmation(body.user_auth, { botId: bot.id, secret: deps.secrets.open(bot.identity_secret_sealed) });
+  const runId = newId('run');
+  return {
+    kind: 'turn',
+    sessionId,
+    conversation,
+    update: {
+      messageId: newId('msg'),
+      runId,
+      text: body.message,
+      at: Date.now(),
+      user: confirmed?.user ?? body.user_token,
+      role: confirmed?.role ?? 'visitor',
+      pageContext: body.page_context,
+      wantsHuman: body.escalate === true || asksForHuman(body.message),
+      handoffEnabled: bot.handoff_enabled,
+      turnTimeoutMs: deps.turnTimeoutMs,
+    },
+  };
+}
+
+/** Thrown when the turn took longer than the API waits; the turn itself goes on and its answer is kept. */
+export class TurnTimeoutError extends Error {}
+
+export async function runTurn(deps: ConversationDeps, prepared: Extract<PreparedChat, { kind: 'turn' }>, streamTurnId?: string): Promise<TurnResult> {
+  const update = { ...prepared.update, ...(streamTurnId ? { streamTurnId } : {}) };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      deps.temporal.client.workflow.executeUpdateWithStart(visitorMessageUpdate, {
+        args: [update],
+        updateId: update.messageId,
+        startWorkflowOperation: startOperation(deps, prepared.conversation),
+      }),
+      new Promise<never>((_, reject) => {
+        // The model has the whole turn budget; the extra seconds cover the hops around it.
+        timer = setTimeout(() => reject(new TurnTimeoutError('turn timed out')), deps.turnTimeoutMs + 5_000);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The error type a workflow update handler failed with, if it failed with an ApplicationFailure. */
+export function updateFailureType(err: unknown): string | undefined {
+  if (err instanceof WorkflowUpdateFailedError) return (err.cause as { type?: string } | undefined)?.type;
+  return undefined;
+}

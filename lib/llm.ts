@@ -1,0 +1,143 @@
+import OpenAI from 'openai';
+
+export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+export type ToolDefinition = OpenAI.Chat.Completions.ChatCompletionTool;
+
+export interface LlmResult {
+  text: string;
+  toolCalls: { id: string; name: string; arguments: string }[];
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** The closed set of LLM failure kinds, mapped to the spec's 503 codes by the API. */
+export type LlmFailureKind = 'llm_unavailable' | 'llm_overloaded';
+
+export class LlmError extends Error {
+  constructor(
+    readonly kind: LlmFailureKind,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'LlmError';
+  }
+}
+
+export interface Llm {
+  readonly model: string;
+  complete(input: {
+    model?: string;
+    messages: ChatMessage[];
+    tools?: ToolDefinition[];
+    timeoutMs: number;
+    /** Called with each text fragment as it arrives; when given, the request is streamed. */
+    onDelta?: (delta: string) => Promise<void> | void;
+  }): Promise<LlmResult>;
+  embed?(texts: string[]): Promise<number[][]>;
+}
+
+/**
+ * Classifies a failure of the backend (spec, Conversation: 503 codes). Key or funds problems are
+ * `llm_unavailable` (retrying is pointless, the owner must act); busy, 429, 5xx, timeouts and connection trouble
+ * are `llm_overloaded` (retrying makes sense).
+ */
+export function classifyLlmError(err: unknown): LlmError {
+  if (err instanceof LlmError) return err;
+  const e = err as { status?: number; code?: string | null; type?: string; headers?: Headers | Record<string, string>; name?: string; message?: string };
+  const status = typeof e?.status === 'number' ? e.status : undefined;
+  const code = e?.code ?? undefined;
+  const header = (name: string) =>
+    e?.headers instanceof Headers ? e.headers.get(name) : (e?.headers as Record<string, string> | undefined)?.[name];
+  const retryAfter = Number(header('retry-after'));
+  const retry = Number.isFinite(retryAfter) && retryAfter > 0 ? Math.ceil(retryAfter) : undefined;
+  if (code === 'insufficient_quota' || status === 402 || status === 401 || status === 403 || code === 'invalid_api_key') {
+    return new LlmError('llm_unavailable', 'The AI backend refused the key or has no funds left');
+  }
+  if (status === 404 || code === 'model_not_found') {
+    return new LlmError('llm_unavailable', 'The configured model does not exist at the AI backend');
+  }
+  if (status === 429) return new LlmError('llm_overloaded', 'The AI backend is rate limiting requests', retry ?? 5);
+  if (status !== undefined && status >= 500) return new LlmError('llm_overloaded', 'The AI backend is failing or busy', retry ?? 5);
+  if (e?.name === 'APIConnectionTimeoutError' || /timed? ?out/i.test(e?.message ?? '')) {
+    return new LlmError('llm_overloaded', 'The AI backend did not answer in time', 10);
+  }
+  if (status === 400) return new LlmError('llm_unavailable', `The AI backend rejected the request: ${e?.message ?? ''}`.trim());
+  return new LlmError('llm_overloaded', 'The AI backend could not be reached', 5);
+}
+
+/**
+ * The `openai` client against any OpenAI-compatible endpoint. Built once by the worker and injected into
+ * activities; the client's own retries are off because the activity and the spec's 503 codes own retrying.
+ */
+export function createOpenAiLlm(opts: { apiKey: string; baseURL?: string; model: string; embeddingModel?: string }): Llm {
+  const client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0 });
+  return {
+    model: opts.model,
+    async complete({ model, messages, tools, timeoutMs, onDelta }) {
+      const used = model ?? opts.model;
+      try {
+        if (!onDelta) {
+          const res = await client.chat.completions.create(
+            { model: used, messages, ...(tools?.length ? { tools } : {}) },
+            { timeout: timeoutMs },
+          );
+          const choice = res.choices[0];
+          return {
+            text: choice?.message?.content ?? '',
+            toolCalls: (choice?.message?.tool_calls ?? [])
+              .filter((c) => c.type === 'function')
+              .map((c) => ({ id: c.id, name: (c as { function: { name: string } }).function.name, arguments: (c as { function: { arguments: string } }).function.arguments })),
+            model: res.model ?? used,
+            promptTokens: res.usage?.prompt_tokens ?? 0,
+            completionTokens: res.usage?.completion_tokens ?? 0,
+          };
+        }
+        const stream = await client.chat.completions.create(
+          { model: used, messages, stream: true, stream_options: { include_usage: true }, ...(tools?.length ? { tools } : {}) },
+          { timeout: timeoutMs },
+        );
+        let text = '';
+        let promptTokens = 0;
+        let completionTokens = 0;
+        let modelName = used;
+        const calls = new Map<number, { id: string; name: string; arguments: string }>();
+        for await (const chunk of stream) {
+          modelName = chunk.model ?? modelName;
+          if (chunk.usage) {
+            promptTokens = chunk.usage.prompt_tokens ?? 0;
+            completionTokens = chunk.usage.completion_tokens ?? 0;
+          }
+          const delta = chunk.choices[0]?.delta;
+          if (delta?.content) {
+            text += delta.content;
+            await onDelta(delta.content);
+          }
+          for (const tc of delta?.tool_calls ?? []) {
+            const call = calls.get(tc.index) ?? { id: '', name: '', arguments: '' };
+            if (tc.id) call.id = tc.id;
+            if (tc.function?.name) call.name += tc.function.name;
+            if (tc.function?.arguments) call.arguments += tc.function.arguments;
+            calls.set(tc.index, call);
+          }
+        }
+        return { text, toolCalls: [...calls.values()], model: modelName, promptTokens, completionTokens };
+      } catch (err) {
+        throw classifyLlmError(err);
+      }
+    },
+    ...(opts.embeddingModel
+      ? {
+          async embed(texts: string[]) {
+            try {
+              const res = await client.embeddings.create({ model: opts.embeddingModel!, input: texts });
+              return res.data.sort((a, b) => a.index - b.index).map((d) => d.embedding);
+            } catch (err) {
+              throw classifyLlmError(err);
+            }
+          },
+        }
+      : {}),
+  };
+}

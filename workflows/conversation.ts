@@ -1,0 +1,190 @@
+import {
+  ApplicationFailure,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  executeChild,
+  proxyLocalActivities,
+  setHandler,
+  startChild,
+  uuid4,
+} from '@temporalio/workflow';
+import type { ConversationActivities, TransitionInput } from '../activities/conversation';
+import { agentRunSearchAttributes, agentRunWorkflow } from './agent-run';
+import {
+  type ConversationInput,
+  type ConversationStatus,
+  type TurnResult,
+  deliveryWorkflowId,
+  handoffUpdate,
+  operatorJoinedSignal,
+  operatorReplyUpdate,
+  resolveUpdate,
+  runWorkflowId,
+  statusQuery,
+  visitorMessageUpdate,
+} from './messages';
+import { webhookDeliveryWorkflow } from './webhook-delivery';
+
+/** What the visitor reads when the conversation is handed to a person (spec: "an escalation confirmation"). */
+export const ESCALATION_CONFIRMATION =
+  "I'm handing this conversation to a person from our team. They will reply here as soon as they can.";
+
+// One transaction in Postgres per transition; local, so a turn costs no extra server round trip.
+const { applyTransition } = proxyLocalActivities<ConversationActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 20 },
+});
+
+/** A workflow holds about 2 000 updates in its history (DESIGN.md); start afresh well before that. */
+const UPDATES_BEFORE_CONTINUE_AS_NEW = 500;
+/** A conversation the bot answers, untouched this long, ends; its next message starts it again. */
+const IDLE_END = '7 days';
+
+/**
+ * One conversation session (DESIGN.md, Workflows): owns its status — bot → waiting → operator → bot — and runs
+ * its turns one at a time. Each bot answer is a child agentRun `run/{runId}`, visible in the Temporal UI.
+ * Postgres is the read model (polling never touches Temporal); every status change is written by applyTransition.
+ */
+export async function conversationWorkflow(input: ConversationInput, carried?: { status: ConversationStatus }): Promise<void> {
+  let status: ConversationStatus = carried?.status ?? 'bot';
+  let handled = 0;
+
+  // Turns run one after another (spec, and DESIGN.md: the workflow serializes its turns).
+  let tail: Promise<unknown> = Promise.resolve();
+  function serialized<T>(fn: () => Promise<T>): Promise<T> {
+    const run = tail.then(fn);
+    tail = run.catch(() => undefined);
+    handled++;
+    return run;
+  }
+
+  const base = { botId: input.botId, sessionId: input.sessionId };
+
+  async function transition(t: Omit<TransitionInput, 'botId' | 'sessionId'>): Promise<void> {
+    const { deliveryId } = await applyTransition({ ...base, ...t });
+    if (deliveryId) {
+      // The delivery outlives this conversation run (continue-as-new, idle end): it is abandoned, not owned.
+      await startChild(webhookDeliveryWorkflow, {
+        workflowId: deliveryWorkflowId(deliveryId),
+        args: [deliveryId],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        searchAttributes: { BotId: [input.botId] },
+      });
+    }
+  }
+
+  setHandler(statusQuery, () => status);
+  // Signal handlers never throw; an operator opening the thread only counts as activity.
+  setHandler(operatorJoinedSignal, () => {
+    handled++;
+  });
+
+  setHandler(visitorMessageUpdate, (msg) =>
+    serialized(async (): Promise<TurnResult> => {
+      const visitorMessage = { id: msg.messageId, author: 'visitor' as const, text: msg.text, at: msg.at };
+      if (status !== 'bot') {
+        // A person handles the conversation: the bot stays silent, the message is forwarded.
+        await transition({
+          messages: [visitorMessage],
+          user: msg.user,
+          event: { deliveryId: `dlv_${uuid4()}`, kind: 'visitor_message', text: msg.text, at: msg.at },
+        });
+        return { answer: '', handoff: true };
+      }
+      if (msg.wantsHuman && msg.handoffEnabled) {
+        status = 'waiting';
+        await transition({
+          status: 'waiting',
+          escalated: true,
+          user: msg.user,
+          messages: [visitorMessage, { id: `msg_${msg.runId.slice(4)}`, author: 'bot', text: ESCALATION_CONFIRMATION, at: msg.at + 1 }],
+          event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: msg.at },
+        });
+        return { answer: ESCALATION_CONFIRMATION, handoff: true };
+      }
+      await transition({ messages: [visitorMessage], user: msg.user });
+      const runInput = {
+        runId: msg.runId,
+        botId: input.botId,
+        workspaceId: input.workspaceId,
+        triggerKind: 'message' as const,
+        input: msg.text,
+        sessionId: input.sessionId,
+        messageId: msg.messageId,
+        user: msg.user,
+        role: msg.role,
+        pageContext: msg.pageContext,
+        streamTurnId: msg.streamTurnId,
+        turnTimeoutMs: msg.turnTimeoutMs,
+      };
+      try {
+        const run = await executeChild(agentRunWorkflow, {
+          workflowId: runWorkflowId(msg.runId),
+          args: [runInput],
+          searchAttributes: agentRunSearchAttributes(runInput),
+        });
+        return { answer: run.answer, runId: msg.runId };
+      } catch (err) {
+        const cause = err instanceof ChildWorkflowFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+        const code = cause?.type === 'llm_unavailable' || cause?.type === 'llm_overloaded' ? cause.type : 'internal_error';
+        const details = (cause?.details?.[0] ?? {}) as { retryAfter?: number };
+        return { answer: '', runId: msg.runId, error: { code, message: cause?.message ?? 'The answer could not be generated', retryAfter: details.retryAfter } };
+      }
+    }),
+  );
+
+  setHandler(handoffUpdate, (req) =>
+    serialized(async () => {
+      if (status === 'bot') {
+        if (!req.handoffEnabled) throw ApplicationFailure.nonRetryable('Handoff is disabled for this bot', 'handoff_disabled');
+        status = 'waiting';
+        await transition({ status: 'waiting', escalated: true, messages: [], event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: req.at } });
+      }
+      return { status };
+    }),
+  );
+
+  setHandler(operatorReplyUpdate, (reply) =>
+    serialized(async () => {
+      // Decision (docs/decisions.md): `waiting` becomes `operator` when an operator first replies.
+      const wasBot = status === 'bot';
+      status = 'operator';
+      await transition({
+        status: 'operator',
+        escalated: wasBot,
+        messages: [{ id: reply.messageId, author: 'operator', text: reply.text, at: reply.at }],
+      });
+      return { id: reply.messageId, at: reply.at, status };
+    }),
+  );
+
+  setHandler(resolveUpdate, (req) =>
+    serialized(async () => {
+      if (status === 'bot') return { status, resolved: false };
+      status = 'bot';
+      await transition({ status: 'bot', resolved: true, messages: [], event: { deliveryId: `dlv_${uuid4()}`, kind: 'resolved', at: req.at } });
+      return { status, resolved: true };
+    }),
+  );
+
+  // Live until the history gets long (then continue as new) or a bot-answered conversation sits idle.
+  for (;;) {
+    const seen = handled;
+    const active = await condition(() => handled !== seen || handled >= UPDATES_BEFORE_CONTINUE_AS_NEW, IDLE_END);
+    if (handled >= UPDATES_BEFORE_CONTINUE_AS_NEW) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof conversationWorkflow>(input, { status });
+    }
+    if (!active && status === 'bot') {
+      await condition(allHandlersFinished);
+      return;
+    }
+  }
+}
+
+export function conversationSearchAttributes(input: ConversationInput) {
+  return { BotId: [input.botId], WorkspaceId: [input.workspaceId] };
+}

@@ -1,0 +1,105 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/**
+ * Messages and shared types of the platform's workflows, imported by both the API (client side) and the workflow
+ * code. Nothing here may import Node built-ins: it is bundled into the workflow sandbox.
+ */
+
+export type ConversationStatus = 'bot' | 'waiting' | 'operator';
+export type TriggerKind = 'message' | 'webhook' | 'schedule' | 'poll' | 'manual';
+export type LlmFailureCode = 'llm_unavailable' | 'llm_overloaded';
+
+export interface ConversationInput {
+  botId: string;
+  workspaceId: string;
+  sessionId: string;
+}
+
+export interface VisitorMessageInput {
+  messageId: string;
+  /** Id of the run that answers it, chosen by the API so a retried request maps to the same run. */
+  runId: string;
+  text: string;
+  at: number;
+  user?: string;
+  role?: 'admin' | 'visitor';
+  pageContext?: string;
+  /** `escalate: true`, or the visitor asked for a person in plain text. */
+  wantsHuman: boolean;
+  handoffEnabled: boolean;
+  /** Set for `/chat/stream`: fragments are published under this id. */
+  streamTurnId?: string;
+  turnTimeoutMs: number;
+}
+
+export interface TurnResult {
+  answer: string;
+  handoff?: true;
+  /** Set when the bot could not answer; the API maps it to the spec's 503 or to a stream error frame. */
+  error?: { code: LlmFailureCode | 'internal_error'; message: string; retryAfter?: number };
+  runId?: string;
+}
+
+export interface HandoffResult {
+  status: ConversationStatus;
+}
+
+export interface OperatorReplyInput {
+  messageId: string;
+  text: string;
+  at: number;
+}
+
+export interface OperatorReplyResult {
+  id: string;
+  at: number;
+  status: ConversationStatus;
+}
+
+export interface ResolveResult {
+  status: ConversationStatus;
+  /** False when there was no open request to close. */
+  resolved: boolean;
+}
+
+export const visitorMessageUpdate = defineUpdate<TurnResult, [VisitorMessageInput]>('visitorMessage');
+export const handoffUpdate = defineUpdate<HandoffResult, [{ handoffEnabled: boolean; at: number }]>('handoff');
+export const operatorReplyUpdate = defineUpdate<OperatorReplyResult, [OperatorReplyInput]>('operatorReply');
+export const resolveUpdate = defineUpdate<ResolveResult, [{ at: number }]>('resolve');
+export const operatorJoinedSignal = defineSignal<[{ at: number }]>('operatorJoined');
+export const statusQuery = defineQuery<ConversationStatus>('status');
+
+export function conversationWorkflowId(botId: string, sessionId: string): string {
+  return `conversation/${botId}/${sessionId}`;
+}
+
+export interface AgentRunInput {
+  runId: string;
+  botId: string;
+  workspaceId: string;
+  triggerKind: TriggerKind;
+  triggerId?: string;
+  /** The run's input text (a visitor message, or a trigger's task text plus the signal body). */
+  input: string;
+  sessionId?: string;
+  /** The visitor message this run answers, for message triggers. */
+  messageId?: string;
+  user?: string;
+  role?: 'admin' | 'visitor';
+  pageContext?: string;
+  streamTurnId?: string;
+  turnTimeoutMs: number;
+}
+
+export interface AgentRunResult {
+  runId: string;
+  answer: string;
+}
+
+export function runWorkflowId(runId: string): string {
+  return `run/${runId}`;
+}
+
+export function deliveryWorkflowId(deliveryId: string): string {
+  return `delivery/${deliveryId}`;
+}
