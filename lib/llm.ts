@@ -43,8 +43,11 @@ export interface Llm {
  * `llm_unavailable` (retrying is pointless, the owner must act); busy, 429, 5xx, timeouts and connection trouble
  * are `llm_overloaded` (retrying makes sense).
  */
-export function classifyLlmError(err: unknown): LlmError {
+export function classifyLlmError(err: unknown): LlmError | undefined {
   if (err instanceof LlmError) return err;
+  // Only failures of the backend are classified; anything else (a body that is not JSON, a bug) stays what it is
+  // and becomes an internal error.
+  if (!(err instanceof OpenAI.APIError)) return undefined;
   const e = err as { status?: number; code?: string | null; type?: string; headers?: Headers | Record<string, string>; name?: string; message?: string };
   const status = typeof e?.status === 'number' ? e.status : undefined;
   const code = e?.code ?? undefined;
@@ -64,6 +67,7 @@ export function classifyLlmError(err: unknown): LlmError {
     return new LlmError('llm_overloaded', 'The AI backend did not answer in time', 10);
   }
   if (status === 400) return new LlmError('llm_unavailable', `The AI backend rejected the request: ${e?.message ?? ''}`.trim());
+  // APIConnectionError and its timeout subclass have no status: the backend could not be reached in time.
   return new LlmError('llm_overloaded', 'The AI backend could not be reached', 5);
 }
 
@@ -124,7 +128,7 @@ export function createOpenAiLlm(opts: { apiKey: string; baseURL?: string; model:
         }
         return { text, toolCalls: [...calls.values()], model: modelName, promptTokens, completionTokens };
       } catch (err) {
-        throw classifyLlmError(err);
+        throw classifyLlmError(err) ?? err;
       }
     },
     ...(opts.embeddingModel
@@ -134,7 +138,7 @@ export function createOpenAiLlm(opts: { apiKey: string; baseURL?: string; model:
               const res = await client.embeddings.create({ model: opts.embeddingModel!, input: texts });
               return res.data.sort((a, b) => a.index - b.index).map((d) => d.embedding);
             } catch (err) {
-              throw classifyLlmError(err);
+              throw classifyLlmError(err) ?? err;
             }
           },
         }

@@ -25,7 +25,8 @@ export default async function globalSetup(): Promise<void> {
     OPENAI_API_KEY: 'test-key',
     OPENAI_BASE_URL: fake.url,
     LLM_MODEL: 'fake-model',
-    LLM_TURN_TIMEOUT_MS: '15000',
+    // Short, so the turn-timeout path is testable; the fake LLM answers at once otherwise.
+    LLM_TURN_TIMEOUT_MS: '4000',
     // Webhook receivers, crawled sites and poll targets in tests are servers on loopback.
     SSRF_ALLOW_LOOPBACK: 'true',
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),

@@ -40,6 +40,7 @@
  *   tool-call:<name>:<json>    first turn: a tool call to <name> with <json> as arguments (default {});
  *                              once the request holds a `tool` message answering that call: the default answer plus
  *                              "\nTool <name> returned: <tool message content>"
+ *   malformed                  200 with a body that is not JSON (an unclassifiable failure)
  *   echo                       answer = last user message text (markers removed), nothing else
  *   script:<tag>               next step of the queue set by script(tag, steps) / POST /_control/script; steps are
  *                              consumed in order and the last one repeats; no queue for the tag is a 400
@@ -89,6 +90,7 @@ type Directive =
   | { kind: 'fail'; status: number; code: string | null }
   | { kind: 'slow'; ms: number }
   | { kind: 'stream-then-fail' }
+  | { kind: 'malformed' }
   | { kind: 'tool-call'; name: string; args: string }
   | { kind: 'echo' }
   | { kind: 'script'; tag: string }
@@ -294,6 +296,10 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
     switch (behaviour?.kind) {
       case 'fail':
         return sendFailure(res, behaviour.status, behaviour.code, body, req);
+      case 'malformed':
+        // A 200 whose body is not JSON: a broken proxy or provider, which no error class of the client describes.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return void res.end('{"id": "chatcmpl-broken", "choices": [');
       case 'stream-then-fail':
         if (!stream) return void res.destroy();
         return streamThenFail(res, body, defaultAnswer(messages));
@@ -432,6 +438,7 @@ function stripMarkers(text: string): string {
 function parseDirective(raw: string): Directive {
   if (raw === 'echo') return { kind: 'echo' };
   if (raw === 'stream-then-fail') return { kind: 'stream-then-fail' };
+  if (raw === 'malformed') return { kind: 'malformed' };
   if (raw === 'insufficient-quota') return { kind: 'fail', status: 429, code: 'insufficient_quota' };
   const slow = /^slow-(\d+)$/.exec(raw);
   if (slow) return { kind: 'slow', ms: Number(slow[1]) };
