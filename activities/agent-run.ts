@@ -128,7 +128,8 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
         const result = await deps.llm.complete({
           model: ctx.model ?? deps.defaultModel,
           messages: buildPrompt(input, ctx),
-          timeoutMs: input.turnTimeoutMs,
+          // A little under the activity's own limit, so the backend's timeout is what gets reported.
+          timeoutMs: Math.max(500, input.turnTimeoutMs - 300),
           onDelta,
         });
         return { text: result.text, model: result.model, promptTokens: result.promptTokens, completionTokens: result.completionTokens };

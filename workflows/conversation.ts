@@ -1,6 +1,5 @@
 import {
   ApplicationFailure,
-  ChildWorkflowFailure,
   ParentClosePolicy,
   allHandlersFinished,
   condition,
@@ -13,6 +12,7 @@ import {
 } from '@temporalio/workflow';
 import type { ConversationActivities, TransitionInput } from '../activities/conversation';
 import { agentRunSearchAttributes, agentRunWorkflow } from './agent-run';
+import { applicationFailureIn } from './failures';
 import {
   type ConversationInput,
   type ConversationStatus,
@@ -128,7 +128,7 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
         });
         return { answer: run.answer, runId: msg.runId };
       } catch (err) {
-        const cause = err instanceof ChildWorkflowFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+        const cause = applicationFailureIn(err);
         const code = cause?.type === 'llm_unavailable' || cause?.type === 'llm_overloaded' ? cause.type : 'internal_error';
         const details = (cause?.details?.[0] ?? {}) as { retryAfter?: number };
         return { answer: '', runId: msg.runId, error: { code, message: cause?.message ?? 'The answer could not be generated', retryAfter: details.retryAfter } };

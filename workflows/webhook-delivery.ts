@@ -1,5 +1,6 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
+import { applicationFailureIn } from './failures';
 
 // Spec, Events → Delivery rules: retried three times after 1, 5 and 25 seconds on 5xx or network error (so
 // initial interval 1 s, coefficient 5, four attempts in all); 4xx and refused addresses are final. The HTTP call
@@ -25,7 +26,7 @@ export async function webhookDeliveryWorkflow(deliveryId: string): Promise<{ del
     const { status } = await deliverWebhook(deliveryId);
     return { delivered: true, status };
   } catch (err) {
-    const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+    const cause = applicationFailureIn(err);
     await markDeliveryFailed(deliveryId, cause?.message ?? String(err));
     return { delivered: false };
   }
