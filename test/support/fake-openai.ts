@@ -298,6 +298,10 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
         return sendFailure(res, behaviour.status, behaviour.code, body, req);
       case 'malformed':
         // A 200 whose body is not JSON: a broken proxy or provider, which no error class of the client describes.
+        if (stream) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          return void res.end('data: {"id": "chatcmpl-broken", "choices": [\n\n');
+        }
         res.writeHead(200, { 'content-type': 'application/json' });
         return void res.end('{"id": "chatcmpl-broken", "choices": [');
       case 'stream-then-fail':

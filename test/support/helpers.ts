@@ -69,3 +69,26 @@ export async function agentctl(
     );
   });
 }
+
+/** Reads a whole `text/event-stream` response into its `data:` frames, checking the framing as it goes. */
+export async function sseFrames(
+  path: string,
+  init: { key: string; body: unknown; headers?: Record<string, string> },
+): Promise<{ status: number; headers: Headers; frames: Record<string, unknown>[]; raw: string }> {
+  const res = await fetch(`${stackInfo().apiUrl}${path}`, {
+    method: 'POST',
+    headers: { 'X-Bot-Key': init.key, 'Content-Type': 'application/json', ...(init.headers ?? {}) },
+    body: JSON.stringify(init.body),
+  });
+  const raw = await res.text();
+  if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    return { status: res.status, headers: res.headers, frames: [], raw };
+  }
+  const blocks = raw.split('\n\n');
+  if (blocks.at(-1) !== '') throw new Error(`stream does not end with an empty line: ${JSON.stringify(raw.slice(-50))}`);
+  const frames = blocks.slice(0, -1).map((block) => {
+    if (!block.startsWith('data: ') || block.includes('\n')) throw new Error(`not a single data line: ${JSON.stringify(block)}`);
+    return JSON.parse(block.slice('data: '.length)) as Record<string, unknown>;
+  });
+  return { status: res.status, headers: res.headers, frames, raw };
+}
