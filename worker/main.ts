@@ -57,7 +57,8 @@ async function main() {
   const stop = () => worker.shutdown();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, address: config.TEMPORAL_ADDRESS }, 'worker started');
+  // Lifecycle lines are logged whatever LOG_LEVEL says: `npm start` and the tests wait for this one.
+  createLogger('info', 'worker').info({ taskQueue: config.TEMPORAL_TASK_QUEUE, address: config.TEMPORAL_ADDRESS }, 'worker started');
   await worker.run();
   await Promise.all([db.end(), connection.close(), temporal.connection.close()]);
   logger.info('worker stopped');
