@@ -2,7 +2,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../lib/db';
 import { LlmError, type ChatMessage, type Llm } from '../lib/llm';
 import type { DeltaPublisher } from '../lib/streams';
-import type { AgentRunInput } from '../workflows/messages';
+import { type AgentRunInput, runWorkflowId } from '../workflows/messages';
+import type { TransitionInput } from './conversation';
 
 export interface Passage {
   sourceId: string;
@@ -83,14 +84,28 @@ function* chunkWords(text: string, size = 4): Generator<string> {
   for (let i = 0; i < words.length; i += size) yield words.slice(i, i + size).join('');
 }
 
-export function createAgentRunActivities(deps: AgentRunDeps) {
-  return {
+export interface MessageTurnOutcome {
+  answer?: string;
+  failure?: { code: 'llm_unavailable' | 'llm_overloaded'; message: string; retryAfter?: number };
+}
+
+export function createAgentRunActivities(deps: AgentRunDeps, conversation: { applyTransition(t: TransitionInput): Promise<unknown> }) {
+  const activities = {
     /** Records the run as started, and gathers what the model needs: the agent, knowledge and recent history. */
     async startRun(input: AgentRunInput): Promise<RunContext> {
       await deps.db.query(
-        `INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, status, input)
-         VALUES ($1, $2, $3, $4, $5, $6, 'running', $7) ON CONFLICT (id) DO NOTHING`,
-        [input.runId, input.botId, input.workspaceId, input.triggerKind, input.triggerId ?? null, input.sessionId ?? null, input.input],
+        `INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, workflow_id, status, input)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING`,
+        [
+          input.runId,
+          input.botId,
+          input.workspaceId,
+          input.triggerKind,
+          input.triggerId ?? null,
+          input.sessionId ?? null,
+          Context.current().info.workflowExecution?.workflowId ?? runWorkflowId(input.runId),
+          input.input,
+        ],
       );
       const [bot, passages, history] = await Promise.all([
         deps.db.query<{ name: string; instructions: string; model: string | null }>(`SELECT name, instructions, model FROM bots WHERE id = $1`, [input.botId]),
@@ -194,7 +209,29 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
         client.release();
       }
     },
+
+    /**
+     * A whole chat turn in one local activity (docs/decisions.md, "A chat turn is one local activity"): the visitor
+     * message joins the transcript, the run is recorded, the model answers, the answer is stored. Every write is
+     * idempotent on ids chosen by the workflow, so a retry after a crash repeats nothing. A backend failure is
+     * recorded on the run and returned as a value: the turn has an answer for the visitor either way.
+     */
+    async answerMessage(input: { visitor: TransitionInput; run: AgentRunInput }): Promise<MessageTurnOutcome> {
+      await conversation.applyTransition(input.visitor);
+      const ctx = await activities.startRun(input.run);
+      try {
+        const answer = await activities.generateAnswer(input.run, ctx);
+        await activities.finishRun({ run: input.run, status: 'done', answer });
+        return { answer: answer.text };
+      } catch (err) {
+        const failure = err as { type?: string; message: string; details?: { retryAfter?: number }[] };
+        if (failure.type !== 'llm_unavailable' && failure.type !== 'llm_overloaded') throw err;
+        await activities.finishRun({ run: input.run, status: 'failed', errorCode: failure.type, error: failure.message });
+        return { failure: { code: failure.type, message: failure.message, retryAfter: failure.details?.[0]?.retryAfter } };
+      }
+    },
   };
+  return activities;
 }
 
 export type AgentRunActivities = ReturnType<typeof createAgentRunActivities>;

@@ -20,10 +20,11 @@ export interface ActivityDeps {
 }
 
 export function createActivities(deps: ActivityDeps) {
+  const conversation = createConversationActivities(deps);
   return {
     ...createMaintenanceActivities(deps),
-    ...createAgentRunActivities(deps),
-    ...createConversationActivities(deps),
+    ...createAgentRunActivities(deps, conversation),
+    ...conversation,
     ...createWebhookActivities(deps),
   };
 }

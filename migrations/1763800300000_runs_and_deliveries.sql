@@ -9,6 +9,8 @@ CREATE TABLE runs (
   trigger_kind       text NOT NULL CHECK (trigger_kind IN ('message', 'webhook', 'schedule', 'poll', 'manual')),
   trigger_id         text,
   session_id         text,
+  -- the Temporal workflow that executed the run: run/{id} for triggers, the conversation for chat turns
+  workflow_id        text NOT NULL,
   status             text NOT NULL CHECK (status IN ('running', 'done', 'failed')),
   input              text NOT NULL,
   answer             text,

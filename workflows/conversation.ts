@@ -4,14 +4,13 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  executeChild,
   proxyLocalActivities,
   setHandler,
   startChild,
   uuid4,
 } from '@temporalio/workflow';
+import type { AgentRunActivities } from '../activities/agent-run';
 import type { ConversationActivities, TransitionInput } from '../activities/conversation';
-import { agentRunSearchAttributes, agentRunWorkflow } from './agent-run';
 import { applicationFailureIn } from './failures';
 import {
   type ConversationInput,
@@ -22,7 +21,6 @@ import {
   operatorJoinedSignal,
   operatorReplyUpdate,
   resolveUpdate,
-  runWorkflowId,
   statusQuery,
   visitorMessageUpdate,
 } from './messages';
@@ -38,6 +36,26 @@ const { applyTransition } = proxyLocalActivities<ConversationActivities>({
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 20 },
 });
 
+/**
+ * A bot answer is one local activity inside this workflow rather than a child workflow: measured on the dev server,
+ * the child's extra hops cost more than the whole platform budget of a turn (docs/decisions.md). The run is still
+ * durable (a replacement worker re-runs the activity, idempotently), recorded in `runs`, and visible here in the
+ * Temporal UI; trigger runs use the agentRun workflow with the same steps.
+ */
+function turnActivities(turnTimeoutMs: number) {
+  return proxyLocalActivities<AgentRunActivities>({
+    // The model's budget plus a few seconds for the database work around it; retries stay within it.
+    startToCloseTimeout: turnTimeoutMs + 5_000,
+    scheduleToCloseTimeout: turnTimeoutMs + 5_000,
+    retry: { initialInterval: '200 milliseconds', maximumAttempts: 3 },
+  });
+}
+
+const { finishRun: recordFailedRun } = proxyLocalActivities<AgentRunActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 20 },
+});
+
 /** A workflow holds about 2 000 updates in its history (DESIGN.md); start afresh well before that. */
 const UPDATES_BEFORE_CONTINUE_AS_NEW = 500;
 /** A conversation the bot answers, untouched this long, ends; its next message starts it again. */
@@ -45,7 +63,7 @@ const IDLE_END = '7 days';
 
 /**
  * One conversation session (DESIGN.md, Workflows): owns its status — bot → waiting → operator → bot — and runs
- * its turns one at a time. Each bot answer is a child agentRun `run/{runId}`, visible in the Temporal UI.
+ * its turns one at a time. Each bot answer is a run (trigger kind `message`) executed here as a local activity.
  * Postgres is the read model (polling never touches Temporal); every status change is written by applyTransition.
  */
 export async function conversationWorkflow(input: ConversationInput, carried?: { status: ConversationStatus }): Promise<void> {
@@ -105,8 +123,7 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
         });
         return { answer: ESCALATION_CONFIRMATION, handoff: true };
       }
-      await transition({ messages: [visitorMessage], user: msg.user });
-      const runInput = {
+      const run = {
         runId: msg.runId,
         botId: input.botId,
         workspaceId: input.workspaceId,
@@ -121,17 +138,16 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
         turnTimeoutMs: msg.turnTimeoutMs,
       };
       try {
-        const run = await executeChild(agentRunWorkflow, {
-          workflowId: runWorkflowId(msg.runId),
-          args: [runInput],
-          searchAttributes: agentRunSearchAttributes(runInput),
+        const outcome = await turnActivities(msg.turnTimeoutMs).answerMessage({
+          visitor: { ...base, messages: [visitorMessage], user: msg.user },
+          run,
         });
-        return { answer: run.answer, runId: msg.runId };
+        if (outcome.failure) return { answer: '', runId: msg.runId, error: outcome.failure };
+        return { answer: outcome.answer ?? '', runId: msg.runId };
       } catch (err) {
-        const cause = applicationFailureIn(err);
-        const code = cause?.type === 'llm_unavailable' || cause?.type === 'llm_overloaded' ? cause.type : 'internal_error';
-        const details = (cause?.details?.[0] ?? {}) as { retryAfter?: number };
-        return { answer: '', runId: msg.runId, error: { code, message: cause?.message ?? 'The answer could not be generated', retryAfter: details.retryAfter } };
+        // Not the backend's fault (storage kept failing, a bug): the run is closed as failed, the visitor told so.
+        await recordFailedRun({ run, status: 'failed', errorCode: 'internal_error', error: applicationFailureIn(err)?.message ?? String(err) });
+        return { answer: '', runId: msg.runId, error: { code: 'internal_error', message: 'The answer could not be generated' } };
       }
     }),
   );
@@ -186,5 +202,5 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
 }
 
 export function conversationSearchAttributes(input: ConversationInput) {
-  return { BotId: [input.botId], WorkspaceId: [input.workspaceId] };
+  return { BotId: [input.botId], WorkspaceId: [input.workspaceId], TriggerKind: ['message'] };
 }

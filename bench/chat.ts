@@ -1,0 +1,96 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { bootstrapWorkspace } from '../lib/bots';
+import { createDb } from '../lib/db';
+import { createSecretBox } from '../lib/secret-box';
+import { startBaseline } from './baseline';
+import { runConcurrent, startBenchStack, summarize } from './stack';
+
+const HELP = `Usage: npm run bench -- chat [--turns N] [--concurrency 1,4,16]
+
+Platform overhead per chat turn over a zero-latency fake LLM, for POST /v1/api/chat (JSON) and the first fragment
+of POST /v1/api/chat/stream, at several concurrencies; beside it, the same load on a bare Koa route doing one
+Postgres query (the baseline), measured in the same run. Starts its own platform (as the tests do).
+Target: chat overhead p50 under 30 ms at 16 concurrent sessions. Results: bench/results/chat.json.`;
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args.includes('--help')) return console.log(HELP);
+  const arg = (name: string, d: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
+  const turns = Number(arg('--turns', '200'));
+  const levels = arg('--concurrency', '1,4,16').split(',').map(Number);
+
+  const stack = await startBenchStack();
+  const db = createDb(stack.platform.env.DATABASE_URL, { max: 4 });
+  const baseline = await startBaseline(stack.platform.env.DATABASE_URL);
+  try {
+    const bot = await bootstrapWorkspace(db, createSecretBox(stack.platform.env.SECRET_ENCRYPTION_KEY), { monthlyConversationQuota: 1_000_000 });
+    const api = stack.platform.apiUrl;
+    const headers = { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' };
+    // Rate limits are per key + IP: the benchmark measures the path, not the limiter, so it lifts the window.
+    await db.query(`CREATE OR REPLACE FUNCTION bench_no_limits() RETURNS trigger AS $$ BEGIN NEW.count := 1; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await db.query(`DROP TRIGGER IF EXISTS bench_no_limits ON rate_windows; CREATE TRIGGER bench_no_limits BEFORE INSERT OR UPDATE ON rate_windows FOR EACH ROW EXECUTE FUNCTION bench_no_limits()`);
+
+    const chatOnce = async (session: string) => {
+      const res = await fetch(`${api}/v1/api/chat`, { method: 'POST', headers, body: JSON.stringify({ session_id: session, message: 'hello' }) });
+      if (res.status !== 200) throw new Error(`chat ${res.status}: ${await res.text()}`);
+      await res.json();
+    };
+    const streamFirstFragment = async (session: string): Promise<number> => {
+      const started = performance.now();
+      const res = await fetch(`${api}/v1/api/chat/stream`, { method: 'POST', headers, body: JSON.stringify({ session_id: session, message: 'hello' }) });
+      const reader = res.body!.getReader();
+      let first = NaN;
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += Buffer.from(value).toString();
+        if (Number.isNaN(first) && buf.includes('"delta"')) first = performance.now() - started;
+      }
+      return first;
+    };
+    const llmOnce = async () => {
+      const res = await fetch(`${stack.fake.url}/chat/completions`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer x', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ model: 'fake-model', messages: [{ role: 'user', content: 'hello' }] }),
+      });
+      await res.json();
+    };
+
+    // Warm up: workflow caches, connection pools, JIT.
+    await runConcurrent(40, 4, () => chatOnce(randomUUID()));
+
+    const results: Record<string, unknown>[] = [];
+    for (const c of levels) {
+      const sessions = Array.from({ length: c }, () => randomUUID());
+      const llm = summarize(await runConcurrent(turns, c, () => llmOnce()));
+      const chat = summarize(await runConcurrent(turns, c, (i) => chatOnce(sessions[i % c])));
+      const firsts: number[] = [];
+      await runConcurrent(Math.min(turns, 100), c, async (i) => {
+        firsts.push(await streamFirstFragment(sessions[i % c]));
+      });
+      const stream = summarize(firsts);
+      const base = summarize(await runConcurrent(turns, c, async (i) => {
+        const res = await fetch(`${baseline.url}/?session_id=${sessions[i % c]}`);
+        await res.json();
+      }));
+      const row = { concurrency: c, chat_ms: chat, stream_first_fragment_ms: stream, fake_llm_ms: llm, baseline_ms: base, chat_overhead_p50_ms: Math.round((chat.p50 - llm.p50) * 10) / 10 };
+      results.push(row);
+      console.log(JSON.stringify(row));
+    }
+    const out = { benchmark: 'chat', at: new Date().toISOString(), turns, target: 'chat overhead p50 < 30 ms at 16 concurrent sessions', results };
+    writeFileSync(path.join(__dirname, 'results', 'chat.json'), JSON.stringify(out, null, 2));
+  } finally {
+    await baseline.close();
+    await db.end();
+    await stack.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

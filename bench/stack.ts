@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
+import { type Platform, startPlatform } from '../lib/stack/platform';
+import { freePort } from '../lib/stack/processes';
+
+/**
+ * A whole platform for a benchmark run, as the tests start it (embedded Postgres, Temporal dev server, a worker,
+ * the API) with the fake OpenAI server answering at once, so what is measured is the platform's own overhead.
+ */
+export async function startBenchStack(opts: { persistTemporal?: boolean } = {}): Promise<{ platform: Platform; fake: FakeOpenAI; stop(): Promise<void> }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-platform-bench-'));
+  chmodSync(dataDir, 0o755);
+  const fake = await startFakeOpenAI();
+  const platform = await startPlatform({
+    dataDir,
+    env: {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      OPENAI_API_KEY: 'bench',
+      OPENAI_BASE_URL: fake.url,
+      LLM_MODEL: 'fake-model',
+      SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      DATABASE_POOL_SIZE: '20',
+    },
+    apiPort: await freePort(),
+    postgresPort: await freePort(),
+    temporalPort: await freePort(),
+    persistTemporal: opts.persistTemporal ?? false,
+    quiet: !process.env.BENCH_VERBOSE,
+    logDir: path.join(dataDir, 'logs'),
+  });
+  return {
+    platform,
+    fake,
+    async stop() {
+      await platform.stop();
+      await fake.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (!sorted.length) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export function summarize(ms: number[]) {
+  const s = [...ms].sort((a, b) => a - b);
+  const round = (n: number) => Math.round(n * 10) / 10;
+  return { n: s.length, p50: round(percentile(s, 50)), p90: round(percentile(s, 90)), p99: round(percentile(s, 99)), max: round(s.at(-1) ?? NaN) };
+}
+
+/** Runs `task` `total` times with `concurrency` in flight, returning each call's latency in ms. */
+export async function runConcurrent(total: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number[]> {
+  const latencies: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const started = performance.now();
+        await task(i);
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  return latencies;
+}
