@@ -107,6 +107,13 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
           input.input,
         ],
       );
+      // Spec, What the service does: every run is accounted in credits; with none left there is no free work.
+      const balance = await deps.db.query<{ credit_balance: number }>(`SELECT credit_balance FROM workspaces WHERE id = $1`, [input.workspaceId]);
+      if ((balance.rows[0]?.credit_balance ?? 0) <= 0) {
+        const message = 'The workspace has no credits left; add credits to wake this agent again';
+        await deps.db.query(`UPDATE runs SET status = 'failed', error_code = 'no_credits', error = $2, finished_at = now() WHERE id = $1`, [input.runId, message]);
+        throw ApplicationFailure.nonRetryable(message, 'no_credits');
+      }
       const [bot, passages, history] = await Promise.all([
         deps.db.query<{ name: string; instructions: string; model: string | null }>(`SELECT name, instructions, model FROM bots WHERE id = $1`, [input.botId]),
         deps.retrieve(input.botId, input.input),
@@ -192,6 +199,15 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
             input.status === 'done' ? creditsFor(answer?.promptTokens ?? 0, answer?.completionTokens ?? 0) : 0,
           ],
         );
+        if (input.status === 'done') {
+          // One charge per run: the ledger's unique run_id makes a retried finish charge nothing more.
+          const credits = creditsFor(answer?.promptTokens ?? 0, answer?.completionTokens ?? 0);
+          const charged = await client.query(
+            `INSERT INTO credit_ledger (workspace_id, amount, reason, run_id) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO NOTHING`,
+            [run.workspaceId, -credits, `run ${run.triggerKind}`, run.runId],
+          );
+          if (charged.rowCount) await client.query(`UPDATE workspaces SET credit_balance = credit_balance - $2 WHERE id = $1`, [run.workspaceId, credits]);
+        }
         if (input.status === 'done' && run.sessionId && answer) {
           const at = Date.now();
           await client.query(
@@ -210,6 +226,33 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
       }
     },
 
+    /** A run that failed before it could start (a poll that could not fetch its address): recorded for the log. */
+    async recordSkippedOrFailedRun(input: {
+      runId: string;
+      botId: string;
+      workspaceId: string;
+      triggerKind: string;
+      triggerId: string;
+      status: 'failed';
+      errorCode: string;
+      error: string;
+    }): Promise<void> {
+      await deps.db.query(
+        `INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, workflow_id, status, input, error_code, error, finished_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'failed', '', $7, $8, now()) ON CONFLICT (id) DO NOTHING`,
+        [
+          input.runId,
+          input.botId,
+          input.workspaceId,
+          input.triggerKind,
+          input.triggerId,
+          Context.current().info.workflowExecution?.workflowId ?? runWorkflowId(input.runId),
+          input.errorCode,
+          input.error,
+        ],
+      );
+    },
+
     /**
      * A whole chat turn in one local activity (docs/decisions.md, "A chat turn is one local activity"): the visitor
      * message joins the transcript, the run is recorded, the model answers, the answer is stored. Every write is
@@ -218,13 +261,15 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
      */
     async answerMessage(input: { visitor: TransitionInput; run: AgentRunInput }): Promise<MessageTurnOutcome> {
       await conversation.applyTransition(input.visitor);
-      const ctx = await activities.startRun(input.run);
       try {
+        const ctx = await activities.startRun(input.run);
         const answer = await activities.generateAnswer(input.run, ctx);
         await activities.finishRun({ run: input.run, status: 'done', answer });
         return { answer: answer.text };
       } catch (err) {
         const failure = err as { type?: string; message: string; details?: { retryAfter?: number }[] };
+        // No credits left is a funds problem for the visitor's client: llm_unavailable (retrying is pointless).
+        if (failure.type === 'no_credits') return { failure: { code: 'llm_unavailable', message: failure.message } };
         if (failure.type !== 'llm_unavailable' && failure.type !== 'llm_overloaded') throw err;
         await activities.finishRun({ run: input.run, status: 'failed', errorCode: failure.type, error: failure.message });
         return { failure: { code: failure.type, message: failure.message, retryAfter: failure.details?.[0]?.retryAfter } };

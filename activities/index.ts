@@ -2,10 +2,13 @@ import type { Db } from '../lib/db';
 import type { SafeFetch } from '../lib/http/safe-fetch';
 import type { Llm } from '../lib/llm';
 import type { SecretBox } from '../lib/secret-box';
+import type { Client } from '@temporalio/client';
+import type { Mailer } from '../lib/mailer';
 import type { DeltaPublisher } from '../lib/streams';
 import { createAgentRunActivities, type Passage } from './agent-run';
 import { createConversationActivities } from './conversation';
 import { createMaintenanceActivities } from './maintenance';
+import { createTriggerActivities } from './triggers';
 import { createWebhookActivities } from './webhooks';
 
 /** Everything activities may use, built once by the worker (or a test) and injected: no globals. */
@@ -17,6 +20,9 @@ export interface ActivityDeps {
   deltas: DeltaPublisher;
   fetch: SafeFetch;
   secrets: SecretBox;
+  temporalClient: Client;
+  taskQueue: string;
+  mailer: Mailer | null;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -26,6 +32,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentRunActivities(deps, conversation),
     ...conversation,
     ...createWebhookActivities(deps),
+    ...createTriggerActivities(deps),
   };
 }
 

@@ -14,6 +14,9 @@ import { defaultRateHeaders } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { mountRoutes, type RouteDef } from './route';
 import { apiRoutes } from './routes/api';
+import { authRoutes } from './routes/auth';
+import { dashboardRoutes } from './routes/dashboard';
+import { triggerRoutes } from './routes/triggers';
 import { serviceRoutes } from './routes/service';
 
 export interface AppDeps {
@@ -32,7 +35,13 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // Behind a load balancer, TRUST_PROXY=true makes ctx.ip the client's address (X-Forwarded-For) for rate limits.
   const app = new Koa<AppState>({ proxy: deps.config.TRUST_PROXY });
   const routes: RouteDef[] = [];
-  routes.push(...serviceRoutes(deps, () => routes), ...apiRoutes(deps));
+  routes.push(
+    ...serviceRoutes(deps, () => routes),
+    ...apiRoutes(deps),
+    ...triggerRoutes(deps),
+    ...authRoutes(deps),
+    ...dashboardRoutes(deps),
+  );
 
   const router = new Router<AppState>();
   mountRoutes(router, routes, deps);

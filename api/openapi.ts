@@ -93,7 +93,7 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
           ? { requestBody: { required: false, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } }
           : {}),
       responses,
-      ...(def.keys ? { security: def.keys.map((k) => ({ [KEY_SCHEMES[k] ?? k]: [] })) } : {}),
+      ...(def.keys ? { security: def.keys.map((k) => ({ [KEY_SCHEMES[k] ?? k]: [] })) } : def.session ? { security: [{ session: [] }] } : {}),
       ...(def.unstable ? { 'x-stability': 'unstable', description: `${def.description ?? ''}\n\nNot part of the stable public contract: may change with the dashboard.`.trim() } : {}),
     };
     (paths[def.path] ??= {})[def.method] = operation;
@@ -117,6 +117,7 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
         secretKey: { type: 'apiKey', in: 'header', name: 'X-Bot-Key', description: 'Secret bot key `sk_…`' },
         publicKey: { type: 'apiKey', in: 'header', name: 'X-Bot-Key', description: 'Public bot key `pk_…` (widget)' },
         builderKey: { type: 'http', scheme: 'bearer', description: 'Builder key `ck_…`' },
+        session: { type: 'apiKey', in: 'cookie', name: 'ap_session', description: 'Dashboard session from `POST /v1/auth/login`' },
       },
     },
   };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { PrincipalKind } from '../lib/auth';
 import { ApiError, type ErrorCode } from '../lib/errors';
 import type { AppContext, AppMiddleware } from './context';
-import { requireKey } from './middleware/auth';
+import { requireKey, requireSession } from './middleware/auth';
 import { MiB, readBody } from './middleware/body';
 import type { Db } from '../lib/db';
 import type { RateGroup } from '../lib/limits';
@@ -24,6 +24,8 @@ export interface RouteDef {
   tag: string;
   /** Keys accepted in `X-Bot-Key`; absent = no key auth on this route. */
   keys?: PrincipalKind[];
+  /** Requires a dashboard user session (cookie). */
+  session?: boolean;
   /** Not part of the stable public contract (the dashboard surface). */
   unstable?: boolean;
   body?: z.ZodType;
@@ -89,6 +91,7 @@ export function mountRoutes(router: Router<any, any>, defs: RouteDef[], deps: { 
     const chain: AppMiddleware[] = [];
     // DESIGN.md, A chat turn: auth → rate limit → body limit → zod → idempotency → handler.
     if (def.keys) chain.push(requireKey(deps.db, def.keys));
+    if (def.session) chain.push(requireSession(deps.db));
     if (def.rateGroup) chain.push(rateLimit(deps.db, def.rateGroup));
     if (def.method !== 'get' && def.method !== 'delete') {
       chain.push(readBody({ limit: def.bodyLimit ?? DEFAULT_BODY_LIMIT, json: !def.rawBody }));

@@ -27,6 +27,8 @@ export interface BootstrapInput {
   password?: string;
   botName?: string;
   monthlyConversationQuota?: number;
+  /** Credits granted at creation (README, Credits); default 1000. */
+  initialCredits?: number;
 }
 
 export async function bootstrapWorkspace(db: Db, box: SecretBox, input: BootstrapInput = {}): Promise<BootstrapResult> {
@@ -46,6 +48,8 @@ export async function bootstrapWorkspace(db: Db, box: SecretBox, input: Bootstra
       email,
       passwordHash,
     ]);
+    const credits = input.initialCredits ?? 1000;
+    if (credits > 0) await grantCredits(tx, workspaceId, credits, 'welcome grant');
     const bot = await createBot(tx, box, { workspaceId, name: input.botName ?? 'My agent' });
     return { workspace_id: workspaceId, user_id: userId, email, password, bot_id: bot.botId, keys: bot.keys };
   });
@@ -131,4 +135,15 @@ export async function rotateKey(db: Db, box: SecretBox, botId: string, kind: Rot
 
 export class NotFoundError extends Error {
   readonly code = 'not_found';
+}
+
+/** Adds credits to a workspace: one ledger row and the balance, in the caller's transaction. */
+export async function grantCredits(tx: Queryable, workspaceId: string, amount: number, reason: string): Promise<number> {
+  await tx.query(`INSERT INTO credit_ledger (workspace_id, amount, reason) VALUES ($1, $2, $3)`, [workspaceId, amount, reason]);
+  const res = await tx.query<{ credit_balance: number }>(
+    `UPDATE workspaces SET credit_balance = credit_balance + $2 WHERE id = $1 RETURNING credit_balance`,
+    [workspaceId, amount],
+  );
+  if (!res.rows[0]) throw new NotFoundError(`No workspace with id ${workspaceId}`);
+  return res.rows[0].credit_balance;
 }

@@ -39,6 +39,12 @@ export const configSchema = z.object({
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
   LLM_TURN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
 
+  /** Shortest interval of schedule and poll triggers; tests lower it to see runs within seconds. */
+  TRIGGER_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** smtp(s)://user:pass@host:port — e-mails notifications to the workspace owner when set. */
+  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  SMTP_FROM: z.string().default('Agent Platform <no-reply@localhost>'),
+
   /** Outbound HTTP may reach loopback addresses. Tests set it; production never should. */
   SSRF_ALLOW_LOOPBACK: bool.default(false),
 });

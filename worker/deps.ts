@@ -4,6 +4,8 @@ import type { Db } from '../lib/db';
 import { createSafeFetch } from '../lib/http/safe-fetch';
 import { retrievePassages } from '../lib/knowledge/retrieve';
 import { createOpenAiLlm } from '../lib/llm';
+import { createMailer } from '../lib/mailer';
+import type { Temporal } from '../lib/temporal';
 import { createSecretBox } from '../lib/secret-box';
 import { createDeltaPublisher } from '../lib/streams';
 
@@ -11,7 +13,7 @@ import { createDeltaPublisher } from '../lib/streams';
 const PASSAGES_PER_TURN = 5;
 
 /** The one place real clients are built for activities (STYLE.md: activities get their deps injected). */
-export function buildActivityDeps(config: Config, db: Db): ActivityDeps {
+export function buildActivityDeps(config: Config, db: Db, temporal: Temporal): ActivityDeps {
   const llm = config.OPENAI_API_KEY
     ? createOpenAiLlm({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL, model: config.LLM_MODEL })
     : null;
@@ -23,5 +25,8 @@ export function buildActivityDeps(config: Config, db: Db): ActivityDeps {
     deltas: createDeltaPublisher(db),
     fetch: createSafeFetch({ allowLoopback: config.SSRF_ALLOW_LOOPBACK, userAgent: 'AgentPlatform/1.0 (+webhooks; crawler)' }),
     secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY),
+    temporalClient: temporal.client,
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    mailer: createMailer(config.SMTP_URL, config.SMTP_FROM),
   };
 }

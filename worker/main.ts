@@ -49,7 +49,7 @@ async function main() {
     namespace: config.TEMPORAL_NAMESPACE,
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities: createActivities(buildActivityDeps(config, db)),
+    activities: createActivities(buildActivityDeps(config, db, temporal)),
     // Shutdown waits this long for running activities before cancelling them; a stream in flight finishes.
     shutdownGraceTime: '10 seconds',
   });

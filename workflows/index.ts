@@ -2,4 +2,5 @@
 export { agentRunWorkflow } from './agent-run';
 export { conversationWorkflow } from './conversation';
 export { maintenanceWorkflow } from './maintenance';
+export { triggerHealthWorkflow } from './trigger-health';
 export { webhookDeliveryWorkflow } from './webhook-delivery';

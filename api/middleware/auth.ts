@@ -1,6 +1,7 @@
 import { findPrincipal, type PrincipalKind } from '../../lib/auth';
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
+import { SESSION_COOKIE, findSession } from '../../lib/sessions';
 import type { AppMiddleware } from '../context';
 
 /**
@@ -25,6 +26,27 @@ export function requireKey(db: Db, accept: PrincipalKind[], header: 'x-bot-key' 
       throw new ApiError('wrong_key_type', `This endpoint does not accept a ${principal.kind} key`);
     }
     ctx.state.principal = principal;
+    await next();
+  };
+}
+
+/**
+ * Dashboard surface (`/v1/dashboard/*`): a user session cookie set by `POST /v1/auth/login`. The dashboard is not
+ * a public contract; its errors still have the one shape.
+ */
+export function requireSession(db: Db): AppMiddleware {
+  return async function requireSessionMiddleware(ctx, next) {
+    const token = ctx.cookies.get(SESSION_COOKIE);
+    if (!token) throw new ApiError('unauthorized', 'Sign in first (POST /v1/auth/login)');
+    let session;
+    try {
+      session = await findSession(db, token);
+    } catch (err) {
+      ctx.state.log.warn({ err }, 'session check failed: storage unavailable');
+      throw new ApiError('service_unavailable', 'The session could not be checked right now; retry shortly');
+    }
+    if (!session) throw new ApiError('unauthorized', 'The session expired; sign in again');
+    ctx.state.session = session;
     await next();
   };
 }

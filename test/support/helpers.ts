@@ -92,3 +92,11 @@ export async function sseFrames(
   });
   return { status: res.status, headers: res.headers, frames, raw };
 }
+
+/** Signs the bot's owner in to the dashboard; returns headers carrying the session cookie. */
+export async function ownerSession(bot: BootstrapResult): Promise<Record<string, string>> {
+  const res = await http('/v1/auth/login', { body: { email: bot.email, password: bot.password } });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${res.text}`);
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0];
+  return { Cookie: cookie };
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+
+export const BotParams = z.object({ id: z.string().min(1).max(64) });
+
+export const BotView = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    instructions: z.string(),
+    model: z.string().nullable(),
+    handoff_enabled: z.boolean(),
+    handoff_webhook_url: z.string().nullable(),
+    public_key: z.string(),
+    handoff_webhook_secret_fingerprint: z.string(),
+    visitor_identity_secret_fingerprint: z.string(),
+  })
+  .meta({ id: 'DashboardBot' });
+
+export const BotPatch = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    instructions: z.string().max(20_000).optional(),
+    model: z.string().max(200).nullable().optional(),
+    handoff_enabled: z.boolean().optional(),
+    handoff_webhook_url: z.url({ protocol: /^https?$/ }).max(2000).nullable().optional(),
+  })
+  .meta({ id: 'DashboardBotPatch' });
+
+export const IssuedKey = z.object({ key: z.string(), fingerprint: z.string() }).meta({ id: 'IssuedKey' });
+
+export const RunView = z
+  .object({
+    run_id: z.string(),
+    status: z.string().describe('`running`, `done`, `failed` or `skipped`'),
+    trigger_kind: z.string(),
+    trigger_id: z.string().nullable(),
+    session_id: z.string().nullable(),
+    input: z.string(),
+    answer: z.string().nullable(),
+    error_code: z.string().nullable(),
+    error: z.string().nullable(),
+    model: z.string().nullable(),
+    prompt_tokens: z.number().int(),
+    completion_tokens: z.number().int(),
+    credits: z.number().int(),
+    started_at: z.number().int(),
+    finished_at: z.number().int().nullable(),
+    workflow_url: z.string().describe('This run in the Temporal UI'),
+  })
+  .meta({ id: 'Run' });
+
+export const RunList = z.object({ runs: z.array(RunView), next_cursor: z.string() }).meta({ id: 'RunList' });
+
+export const StateView = z.object({ document: z.record(z.string(), z.unknown()), version: z.number().int() }).meta({ id: 'AgentState' });
+export const StatePut = z
+  .object({
+    document: z.record(z.string(), z.unknown()),
+    version: z.number().int().min(0).describe('The version you read; the write fails with 409 if it changed since'),
+  })
+  .meta({ id: 'AgentStatePut' });
+
+export const NotificationView = z
+  .object({ id: z.string(), kind: z.string(), title: z.string(), body: z.string(), bot_id: z.string().nullable(), data: z.record(z.string(), z.unknown()), created_at: z.number().int() })
+  .meta({ id: 'Notification' });
+export const NotificationList = z.object({ notifications: z.array(NotificationView) }).meta({ id: 'NotificationList' });
