@@ -1,9 +1,10 @@
 import type { AppDeps } from '../app';
 import type { RouteDef } from '../route';
 import { conversationRoutes } from './conversation';
+import { knowledgeRoutes } from './knowledge';
 import { operatorRoutes } from './operator';
 
 /** Every route under `/v1/api/*` and `/v1/admin/*`, in the order they appear in the reference. */
 export function apiRoutes(deps: AppDeps): RouteDef[] {
-  return [...conversationRoutes(deps), ...operatorRoutes(deps)];
+  return [...conversationRoutes(deps), ...knowledgeRoutes(deps), ...operatorRoutes(deps)];
 }

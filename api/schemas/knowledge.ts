@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { LIMITS } from '../../lib/limits';
+
+export const MAX_SOURCE_ID_CHARS = 200;
+export const MAX_TITLE_CHARS = 1000;
+
+// Control characters (NUL above all, which Postgres cannot store) have no place in an id.
+const NO_CONTROL = /^[^\p{Cc}]*$/u;
+
+export const SourceId = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(MAX_SOURCE_ID_CHARS, `must be at most ${MAX_SOURCE_ID_CHARS} characters`)
+  .regex(NO_CONTROL, 'must not contain control characters')
+  .describe('Stable id chosen by the integrator, unique within the bot; a URL is fine (percent-encode it in paths).');
+
+export const KnowledgeWriteRequest = z
+  .object({
+    source_id: SourceId.optional().describe(
+      'Same `source_id` replaces that source; without it every write creates a new source with a generated id.',
+    ),
+    title: z
+      .string()
+      .max(MAX_TITLE_CHARS, `must be at most ${MAX_TITLE_CHARS} characters`)
+      .optional()
+      .describe('Shown in the list; without it the first line of the text is used.'),
+    text: z
+      .string({ error: 'is required' })
+      .refine((s) => s.trim().length > 0, 'must not be empty')
+      .describe('The knowledge itself, plain text. The whole request body may be up to 5 MiB.'),
+  })
+  .meta({ id: 'KnowledgeWriteRequest' });
+
+export const KnowledgeIndexed = z
+  .object({
+    status: z.literal('indexed'),
+    source_id: z.string().describe('The given `source_id`, or the generated one (`src_…`).'),
+  })
+  .meta({ id: 'KnowledgeIndexed' });
+
+const SourceFields = {
+  source_id: z.string(),
+  title: z.string(),
+  fragments: z.number().int().describe('How many retrieval fragments the text was split into.'),
+  origin: z.enum(['api', 'scan']).describe('`api` for writes through the API, `scan` for pages read by a site scan.'),
+  url: z.string().nullable().describe('The page a scanned source was read from; `null` for API writes.'),
+  created_at: z.number().int().describe('Unix milliseconds'),
+  updated_at: z.number().int().describe('Unix milliseconds; changes with every write of the same `source_id`.'),
+};
+
+export const KnowledgeSourceSummary = z.object(SourceFields).meta({ id: 'KnowledgeSourceSummary' });
+
+export const KnowledgeSource = z
+  .object({ ...SourceFields, text: z.string().describe('The full text as written.') })
+  .meta({ id: 'KnowledgeSource' });
+
+export const KnowledgeList = z
+  .object({
+    sources: z.array(KnowledgeSourceSummary).describe('In creation order; an update keeps a source in its place.'),
+    next_cursor: z.string().describe('Pass as `cursor` for the next page; empty on the last page.'),
+  })
+  .meta({ id: 'KnowledgeList' });
+
+export const KnowledgeDeleted = z
+  .object({ status: z.literal('deleted'), source_id: z.string() })
+  .meta({ id: 'KnowledgeDeleted' });
+
+const { min, max, default: defaultLimit } = LIMITS.pageSize;
+
+export const PageQuery = z.object({
+  limit: z.coerce
+    .number({ error: 'must be an integer' })
+    .int('must be an integer')
+    .min(min, `must be at least ${min}`)
+    .optional()
+    // Spec, Pagination: larger values are cut, not refused.
+    .transform((v) => Math.min(v ?? defaultLimit, max))
+    .describe(`Page size, ${min} to ${max} (default ${defaultLimit}); larger values are cut to ${max}.`),
+  cursor: z.string().max(512).optional().describe('`next_cursor` of the previous page; omit for the first page.'),
+});
+
+export const SourceIdParams = z.object({
+  id: z
+    .string()
+    .min(1)
+    .regex(NO_CONTROL, 'must not contain control characters')
+    .describe('The `source_id`, percent-encoded.'),
+});

@@ -1,0 +1,113 @@
+import type { Queryable } from '../db';
+import { searchText } from './normalize';
+import { signBits } from './store';
+
+export interface Passage {
+  sourceId: string;
+  title: string;
+  text: string;
+  /** Higher is better. Comparable within one call only: full-text rank alone, or a fused rank with embeddings. */
+  score: number;
+}
+
+export interface RetrieveOptions {
+  /** Passages to return; default 5, at most 50. */
+  limit?: number;
+  /** The question's embedding, from the same embedder the fragments were written with. */
+  queryEmbedding?: number[];
+}
+
+const DEFAULT_LIMIT = 5;
+const MAX_LIMIT = 50;
+/** Candidates taken from each ranking before fusion: a few times the passages asked for. */
+const MIN_POOL = 20;
+/** Fragments nearest by Hamming distance over sign bits that get an exact cosine, per candidate: a recall margin. */
+const RESCORE_FACTOR = 4;
+/** Reciprocal-rank-fusion constant (Cormack et al.): damps the difference between the very top ranks. */
+const RRF_K = 60;
+/** A chat message may be 8000 characters; the words of its first part are plenty to find passages. */
+const QUERY_CHARS = 2000;
+
+function queryText(query: string): string {
+  const cut =
+    query.length > QUERY_CHARS ? query.slice(0, query.lastIndexOf(' ', QUERY_CHARS) + 1 || QUERY_CHARS) : query;
+  return searchText(cut);
+}
+
+/**
+ * The retrieval statement, exported so tests can EXPLAIN exactly what runs. Full text alone: one bitmap scan of
+ * `knowledge_fragments_search_idx` (bot id and words together), ranked by ts_rank. With a query embedding, the
+ * top full-text and the top cosine candidates are fused by reciprocal rank, still in one statement. Plain Postgres
+ * has no vector index: the bot's embedded fragments are ranked by Hamming distance over their sign bits (a cheap
+ * scan), and only the nearest few hundred get an exact cosine (a dot product over unit-length `real[]`).
+ */
+export function buildRetrievalQuery(
+  botId: string,
+  query: string,
+  opts: RetrieveOptions = {},
+): { text: string; values: unknown[] } {
+  const limit = Math.min(MAX_LIMIT, Math.max(1, Math.trunc(opts.limit ?? DEFAULT_LIMIT)));
+  const search = queryText(query);
+  if (!opts.queryEmbedding?.length) {
+    return {
+      // Rank and cut first, then fetch titles for the few rows left.
+      text: `WITH top AS (
+        SELECT f.source_id, f.ordinal, f.text, ts_rank(f.tsv, knowledge_tsquery($2))::float8 AS score
+          FROM knowledge_fragments f
+         WHERE f.bot_id = $1 AND f.tsv @@ knowledge_tsquery($2)
+         ORDER BY score DESC, f.source_id, f.ordinal
+         LIMIT $3)
+      SELECT top.source_id, s.title, top.text, top.score
+        FROM top JOIN knowledge_sources s ON s.bot_id = $1 AND s.source_id = top.source_id
+       ORDER BY top.score DESC, top.source_id, top.ordinal`,
+      values: [botId, search, limit],
+    };
+  }
+  const pool = Math.max(MIN_POOL, 2 * limit);
+  const norm = Math.sqrt(opts.queryEmbedding.reduce((sum, x) => sum + x * x, 0)) || 1;
+  const unit = opts.queryEmbedding.map((x) => x / norm);
+  return {
+    text: `WITH lexical AS (
+        SELECT f.source_id, f.ordinal,
+               row_number() OVER (ORDER BY ts_rank(f.tsv, knowledge_tsquery($2)) DESC, f.source_id, f.ordinal) AS rnk
+          FROM knowledge_fragments f
+         WHERE f.bot_id = $1 AND f.tsv @@ knowledge_tsquery($2)
+         ORDER BY rnk LIMIT ${pool}),
+      semantic AS (
+        SELECT c.source_id, c.ordinal, row_number() OVER (ORDER BY d.sim DESC, c.source_id, c.ordinal) AS rnk
+          FROM (SELECT f.source_id, f.ordinal, f.embedding
+                  FROM knowledge_fragments f
+                 WHERE f.bot_id = $1 AND length(f.embedding_bits) = length($5::varbit)
+                 ORDER BY bit_count(f.embedding_bits # $5::varbit), f.source_id, f.ordinal
+                 LIMIT ${RESCORE_FACTOR * pool}) c
+          CROSS JOIN LATERAL (SELECT sum(a * b) AS sim FROM unnest(c.embedding, $4::real[]) AS v(a, b)) d
+         ORDER BY rnk LIMIT ${pool}),
+      top AS (
+        SELECT source_id, ordinal,
+               COALESCE(1.0 / (${RRF_K} + l.rnk), 0) + COALESCE(1.0 / (${RRF_K} + m.rnk), 0) AS score
+          FROM lexical l FULL JOIN semantic m USING (source_id, ordinal)
+         ORDER BY score DESC, source_id, ordinal
+         LIMIT $3)
+      SELECT top.source_id, s.title, f.text, top.score::float8 AS score
+        FROM top
+        JOIN knowledge_fragments f ON f.bot_id = $1 AND f.source_id = top.source_id AND f.ordinal = top.ordinal
+        JOIN knowledge_sources s ON s.bot_id = $1 AND s.source_id = top.source_id
+       ORDER BY top.score DESC, top.source_id, top.ordinal`,
+    values: [botId, search, limit, `{${unit.join(',')}}`, signBits(unit)],
+  };
+}
+
+/**
+ * The passages of one bot's knowledge that best answer `query`, in one statement. Never reads another bot's
+ * fragments: every branch filters on the bot id.
+ */
+export async function retrievePassages(
+  db: Queryable,
+  botId: string,
+  query: string,
+  opts: RetrieveOptions = {},
+): Promise<Passage[]> {
+  const { text, values } = buildRetrievalQuery(botId, query, opts);
+  const res = await db.query<{ source_id: string; title: string; text: string; score: number }>(text, values);
+  return res.rows.map((r) => ({ sourceId: r.source_id, title: r.title, text: r.text, score: r.score }));
+}

@@ -1,0 +1,267 @@
+import { createHash } from 'node:crypto';
+import { decodeCursor, encodeCursor } from '../cursor';
+import { withTransaction, type Db, type DbClient, type Queryable } from '../db';
+import { newId } from '../ids';
+import { LIMITS } from '../limits';
+import { chunkText, cleanText } from './chunk';
+import { SEARCH_TEXT_VERSION, searchText } from './normalize';
+
+/** Turns texts into vectors (one per text, all of one dimension). No embedder is configured by default. */
+export type Embedder = (texts: string[]) => Promise<number[][]>;
+
+export type SourceOrigin = 'api' | 'scan';
+
+export interface SourceInput {
+  botId: string;
+  /** Stable id chosen by the integrator; the same id replaces the source. Absent: a new `src_…` id. */
+  sourceId?: string;
+  title?: string;
+  text: string;
+  origin?: SourceOrigin;
+  url?: string | null;
+}
+
+export interface SourceSummary {
+  source_id: string;
+  title: string;
+  fragments: number;
+  origin: SourceOrigin;
+  url: string | null;
+  /** Unix ms */
+  created_at: number;
+  /** Unix ms */
+  updated_at: number;
+}
+
+export interface Source extends SourceSummary {
+  text: string;
+}
+
+/** The search configuration created by the knowledge migration. */
+export const SEARCH_CONFIG = 'knowledge_search';
+const TITLE_CHARS = 120;
+const INSERT_BATCH = 500;
+const EMBED_BATCH = 128;
+
+export class UnknownBotError extends Error {
+  constructor(botId: string) {
+    super(`No bot with id ${botId}`);
+    this.name = 'UnknownBotError';
+  }
+}
+
+/** A source written without a title is listed under its first line, cut at a word. */
+export function deriveTitle(text: string): string {
+  const line = text.trim().split('\n', 1)[0].trim().replace(/\s+/g, ' ');
+  if (line.length <= TITLE_CHARS) return line;
+  const cut = line.slice(0, TITLE_CHARS);
+  const space = cut.lastIndexOf(' ');
+  return `${space > TITLE_CHARS / 2 ? cut.slice(0, space) : cut}…`;
+}
+
+function contentHash(title: string, text: string): Buffer {
+  // The index version is part of the hash: a new chunker or normalizer re-indexes sources on their next write.
+  return createHash('sha256').update(`v${SEARCH_TEXT_VERSION}\u0000${title}\u0000${text}`).digest();
+}
+
+async function embedAll(embed: Embedder, texts: string[]): Promise<number[][]> {
+  const out: number[][] = [];
+  for (let i = 0; i < texts.length; i += EMBED_BATCH) {
+    const batch = texts.slice(i, i + EMBED_BATCH);
+    const vectors = await embed(batch);
+    if (vectors.length !== batch.length) {
+      throw new Error(`Embedder returned ${vectors.length} vectors for ${batch.length} texts`);
+    }
+    out.push(...vectors);
+  }
+  const dims = out[0]?.length ?? 0;
+  return out.map((v) => {
+    if (v.length !== dims || !v.every(Number.isFinite)) {
+      throw new Error('Embedder returned vectors of mixed or invalid dimensions');
+    }
+    // Stored at unit length, so cosine similarity is a plain dot product in SQL.
+    const norm = Math.sqrt(v.reduce((sum, x) => sum + x * x, 0)) || 1;
+    return v.map((x) => x / norm);
+  });
+}
+
+/** The signs of a vector as a bit string: its binary quantization, compared by Hamming distance. */
+export function signBits(vector: number[]): string {
+  return vector.map((x) => (x > 0 ? '1' : '0')).join('');
+}
+
+/** Bumps the bot's knowledge version (its answer cache key) and locks the bot row: writes of one bot serialize. */
+async function bumpVersion(tx: Queryable, botId: string): Promise<void> {
+  const res = await tx.query(`UPDATE bots SET knowledge_version = knowledge_version + 1 WHERE id = $1`, [botId]);
+  if (!res.rowCount) throw new UnknownBotError(botId);
+}
+
+async function insertFragments(
+  tx: DbClient,
+  botId: string,
+  sourceId: string,
+  title: string,
+  chunks: string[],
+  embeddings: number[][] | null,
+): Promise<void> {
+  for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
+    const batch = chunks.slice(i, i + INSERT_BATCH);
+    // One statement per batch; the title's words are in every fragment's vector at weight C (body: D).
+    const vectors = embeddings?.slice(i, i + batch.length);
+    await tx.query(
+      `INSERT INTO knowledge_fragments (bot_id, source_id, ordinal, text, tsv, embedding, embedding_bits)
+       SELECT $1, $2, f.ordinal, f.text,
+              setweight(to_tsvector('${SEARCH_CONFIG}', $3), 'C') || to_tsvector('${SEARCH_CONFIG}', f.search),
+              f.embedding::real[], f.bits::varbit
+         FROM unnest($4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
+                AS f(ordinal, text, search, embedding, bits)`,
+      [
+        botId,
+        sourceId,
+        searchText(title),
+        batch.map((_, j) => i + j),
+        batch,
+        batch.map(searchText),
+        vectors ? vectors.map((v) => `{${v.join(',')}}`) : batch.map(() => null),
+        vectors ? vectors.map(signBits) : batch.map(() => null),
+      ],
+    );
+  }
+}
+
+/**
+ * Writes a source and replaces its fragments, in one transaction that also bumps the bot's knowledge version.
+ * The same `sourceId` replaces the source (no duplicate fragments); an unchanged rewrite keeps its fragments.
+ * Embeddings, when an embedder is given, are computed before the transaction so no lock waits on the network.
+ */
+export async function upsertSource(
+  db: Db,
+  input: SourceInput,
+  opts: { embed?: Embedder } = {},
+): Promise<{ sourceId: string; fragments: number }> {
+  const sourceId = input.sourceId ?? newId('src');
+  const text = input.text.replace(/\u0000/g, '');
+  // Only the head of the text can hold its first line: no need to clean 5 MiB for a title.
+  const title =
+    (input.title ?? '').replace(/\u0000/g, '').trim() ||
+    deriveTitle(cleanText(text.trimStart().slice(0, 4 * TITLE_CHARS)));
+  const origin = input.origin ?? 'api';
+  const url = input.url ?? null;
+  const hash = contentHash(title, text);
+
+  if (input.sourceId !== undefined) {
+    const existing = await db.query<{ content_hash: Buffer; fragment_count: number; embedded: boolean }>(
+      `SELECT s.content_hash, s.fragment_count,
+              NOT EXISTS (SELECT 1 FROM knowledge_fragments f
+                           WHERE f.bot_id = s.bot_id AND f.source_id = s.source_id AND f.embedding IS NULL) AS embedded
+         FROM knowledge_sources s WHERE s.bot_id = $1 AND s.source_id = $2`,
+      [input.botId, sourceId],
+    );
+    const row = existing.rows[0];
+    if (row && row.content_hash.equals(hash) && (!opts.embed || row.embedded)) {
+      const touched = await withTransaction(db, async (tx) => {
+        await bumpVersion(tx, input.botId);
+        const res = await tx.query<{ fragment_count: number }>(
+          `UPDATE knowledge_sources SET origin = $3, url = $4, updated_at = now()
+            WHERE bot_id = $1 AND source_id = $2 AND content_hash = $5 RETURNING fragment_count`,
+          [input.botId, sourceId, origin, url, hash],
+        );
+        return res.rows[0];
+      });
+      // Changed or deleted in between: fall through to a full write.
+      if (touched) return { sourceId, fragments: touched.fragment_count };
+    }
+  }
+
+  const chunks = chunkText(text);
+  const embeddings =
+    opts.embed && chunks.length
+      ? await embedAll(
+          opts.embed,
+          chunks.map((c) => `${title}\n\n${c}`),
+        )
+      : null;
+
+  await withTransaction(db, async (tx) => {
+    await bumpVersion(tx, input.botId);
+    await tx.query(
+      `INSERT INTO knowledge_sources (bot_id, source_id, title, text, origin, url, content_hash, fragment_count)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (bot_id, source_id) DO UPDATE
+         SET title = EXCLUDED.title, text = EXCLUDED.text, origin = EXCLUDED.origin, url = EXCLUDED.url,
+             content_hash = EXCLUDED.content_hash, fragment_count = EXCLUDED.fragment_count, updated_at = now()`,
+      [input.botId, sourceId, title, text, origin, url, hash, chunks.length],
+    );
+    await tx.query(`DELETE FROM knowledge_fragments WHERE bot_id = $1 AND source_id = $2`, [input.botId, sourceId]);
+    await insertFragments(tx, input.botId, sourceId, title, chunks, embeddings);
+  });
+  return { sourceId, fragments: chunks.length };
+}
+
+/** Deletes a source and its fragments; false when the bot has no such source (nothing is bumped then). */
+export async function deleteSource(db: Db, botId: string, sourceId: string): Promise<boolean> {
+  const client = await db.connect();
+  try {
+    await client.query('BEGIN');
+    // The bot row first, as in upsertSource: one lock order, no deadlock between a write and a delete.
+    await bumpVersion(client, botId);
+    const res = await client.query(`DELETE FROM knowledge_sources WHERE bot_id = $1 AND source_id = $2`, [
+      botId,
+      sourceId,
+    ]);
+    await client.query(res.rowCount ? 'COMMIT' : 'ROLLBACK');
+    return Boolean(res.rowCount);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+const SUMMARY_COLUMNS = `source_id, title, fragment_count AS fragments, origin, url,
+  (extract(epoch FROM created_at) * 1000)::bigint AS created_at,
+  (extract(epoch FROM updated_at) * 1000)::bigint AS updated_at`;
+
+/**
+ * One page of a bot's sources in creation order (an update keeps a source's place, so paging never skips or
+ * repeats one). `limit` is cut to 1–200; the route rejects values below 1 before they get here.
+ */
+export async function listSources(
+  db: Queryable,
+  botId: string,
+  page: { limit?: number; cursor?: string } = {},
+): Promise<{ sources: SourceSummary[]; next_cursor: string }> {
+  const { min, max, default: fallback } = LIMITS.pageSize;
+  const limit = Math.min(max, Math.max(min, Math.trunc(page.limit ?? fallback)));
+  const after = page.cursor ? decodeCursor<{ seq: number }>(page.cursor, ['seq']).seq : 0;
+  const res = await db.query<SourceSummary & { seq: number }>(
+    `SELECT ${SUMMARY_COLUMNS}, seq FROM knowledge_sources
+      WHERE bot_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    [botId, after, limit + 1],
+  );
+  // One row more than asked tells whether another page exists, so the last page says so itself.
+  const more = res.rows.length > limit;
+  const rows = res.rows.slice(0, limit);
+  return {
+    sources: rows.map(({ seq: _seq, ...s }) => s),
+    next_cursor: more ? encodeCursor({ seq: rows[rows.length - 1].seq }) : '',
+  };
+}
+
+export async function getSource(db: Queryable, botId: string, sourceId: string): Promise<Source | null> {
+  const res = await db.query<Source>(
+    `SELECT ${SUMMARY_COLUMNS}, text FROM knowledge_sources WHERE bot_id = $1 AND source_id = $2`,
+    [botId, sourceId],
+  );
+  return res.rows[0] ?? null;
+}
+
+/** The bot's answer-cache key: bumped by every knowledge write and delete. */
+export async function knowledgeVersion(db: Queryable, botId: string): Promise<number> {
+  const res = await db.query<{ knowledge_version: number }>(`SELECT knowledge_version FROM bots WHERE id = $1`, [
+    botId,
+  ]);
+  if (!res.rows[0]) throw new UnknownBotError(botId);
+  return res.rows[0].knowledge_version;
+}
