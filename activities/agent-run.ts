@@ -2,7 +2,9 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../lib/db';
 import { LlmError, type ChatMessage, type Llm } from '../lib/llm';
 import type { DeltaPublisher } from '../lib/streams';
-import { type AgentRunInput, runWorkflowId } from '../workflows/messages';
+import { type AgentRunInput, type ToolCall, type ToolSpec, type ToolTurn, runWorkflowId } from '../workflows/messages';
+import type { SafeFetch } from '../lib/http/safe-fetch';
+import { readState, writeState } from '../lib/state';
 import type { TransitionInput } from './conversation';
 
 export interface Passage {
@@ -19,6 +21,7 @@ export interface AgentRunDeps {
   defaultModel: string;
   retrieve: (botId: string, query: string) => Promise<Passage[]>;
   deltas: DeltaPublisher;
+  fetch: SafeFetch;
 }
 
 export interface RunContext {
@@ -27,6 +30,7 @@ export interface RunContext {
   model: string | null;
   passages: Passage[];
   history: { author: string; text: string }[];
+  tools: ToolSpec[];
 }
 
 export interface GeneratedAnswer {
@@ -34,7 +38,32 @@ export interface GeneratedAnswer {
   model: string;
   promptTokens: number;
   completionTokens: number;
+  toolCalls?: ToolCall[];
 }
+
+const STATE_TOOLS: ToolSpec[] = [
+  {
+    name: 'read_state',
+    description: "Reads the agent's state document (JSON) and its version. Use it to remember things between runs, e.g. processed markers.",
+    parameters: { type: 'object', properties: {} },
+    kind: 'state_read',
+    requiresApproval: false,
+  },
+  {
+    name: 'write_state',
+    description: 'Replaces the state document. Pass the version you read; if it changed meanwhile the write fails and you must read again.',
+    parameters: {
+      type: 'object',
+      properties: { document: { type: 'object' }, version: { type: 'integer' } },
+      required: ['document', 'version'],
+    },
+    kind: 'state_write',
+    requiresApproval: false,
+  },
+];
+
+/** Tool results given back to the model are cut to this many characters. */
+const TOOL_RESULT_CHARS = 8_000;
 
 const HISTORY_MESSAGES = 12;
 const PASSAGE_CHARS = 1_500;
@@ -90,6 +119,27 @@ export interface MessageTurnOutcome {
 }
 
 export function createAgentRunActivities(deps: AgentRunDeps, conversation: { applyTransition(t: TransitionInput): Promise<unknown> }) {
+  /**
+   * The tools a run may use (spec, agent actions): admin-only actions only for a confirmed admin visitor or the
+   * owner's own runs; the state only in the owner's runs.
+   */
+  async function toolsFor(input: AgentRunInput): Promise<ToolSpec[]> {
+    const admin = input.ownerContext === true || input.role === 'admin';
+    const res = await deps.db.query<{ id: string; name: string; description: string; parameters: Record<string, unknown>; requires_approval: boolean }>(
+      `SELECT id, name, description, parameters, requires_approval FROM bot_actions WHERE bot_id = $1 AND (NOT admin_only OR $2) ORDER BY name`,
+      [input.botId, admin],
+    );
+    const actions: ToolSpec[] = res.rows.map((a) => ({
+      name: a.name,
+      description: a.description,
+      parameters: a.parameters,
+      kind: 'action',
+      actionId: a.id,
+      requiresApproval: a.requires_approval,
+    }));
+    return input.ownerContext ? [...actions, ...STATE_TOOLS] : actions;
+  }
+
   const activities = {
     /** Records the run as started, and gathers what the model needs: the agent, knowledge and recent history. */
     async startRun(input: AgentRunInput): Promise<RunContext> {
@@ -128,14 +178,15 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
           : Promise.resolve({ rows: [] as { author: string; text: string }[] }),
       ]);
       if (!bot.rows[0]) throw ApplicationFailure.nonRetryable(`Bot ${input.botId} no longer exists`, 'bot_not_found');
-      return { botName: bot.rows[0].name, instructions: bot.rows[0].instructions, model: bot.rows[0].model, passages, history: history.rows };
+      const tools = input.withTools ? await toolsFor(input) : [];
+      return { botName: bot.rows[0].name, instructions: bot.rows[0].instructions, model: bot.rows[0].model, passages, history: history.rows, tools };
     },
 
     /**
      * The LLM call (or the extractive answer). With a stream turn id, fragments are published as they arrive;
      * the attempt key lets the API tell a retried attempt's fragments from the first one's.
      */
-    async generateAnswer(input: AgentRunInput, ctx: RunContext): Promise<GeneratedAnswer> {
+    async generateAnswer(input: AgentRunInput, ctx: RunContext, transcript: ToolTurn[] = []): Promise<GeneratedAnswer> {
       const info = Context.current().info;
       const attemptKey = `${info.activityId}:${info.attempt}`;
       const onDelta = input.streamTurnId
@@ -147,14 +198,30 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
           if (onDelta) for (const part of chunkWords(text)) await onDelta(part);
           return { text, model: 'extractive', promptTokens: 0, completionTokens: 0 };
         }
+        const followUps: ChatMessage[] = transcript.map((t) =>
+          t.role === 'assistant'
+            ? {
+                role: 'assistant',
+                content: t.text || null,
+                tool_calls: t.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
+              }
+            : { role: 'tool', tool_call_id: t.toolCallId, content: t.content },
+        );
         const result = await deps.llm.complete({
           model: ctx.model ?? deps.defaultModel,
-          messages: buildPrompt(input, ctx),
+          messages: [...buildPrompt(input, ctx), ...followUps],
+          tools: ctx.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })),
           // A little under the activity's own limit, so the backend's timeout is what gets reported.
           timeoutMs: Math.max(500, input.turnTimeoutMs - 300),
           onDelta,
         });
-        return { text: result.text, model: result.model, promptTokens: result.promptTokens, completionTokens: result.completionTokens };
+        return {
+          text: result.text,
+          model: result.model,
+          promptTokens: result.promptTokens,
+          completionTokens: result.completionTokens,
+          ...(result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
+        };
       } catch (err) {
         if (err instanceof LlmError) {
           // Retrying here cannot help the visitor who is waiting: the spec's 503 codes tell the client what to do.
@@ -224,6 +291,80 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
       } finally {
         client.release();
       }
+    },
+
+    /**
+     * Runs one tool call: an HTTP action through the SSRF-safe client, or a read or write of the agent state. The
+     * result (or the failure, in words) goes back to the model; only storage trouble fails the activity.
+     */
+    async executeTool(input: { botId: string; tool: ToolSpec; arguments: string }): Promise<string> {
+      let args: Record<string, unknown> = {};
+      try {
+        args = input.arguments ? (JSON.parse(input.arguments) as Record<string, unknown>) : {};
+      } catch {
+        return 'error: the arguments were not valid JSON';
+      }
+      if (input.tool.kind === 'state_read') return JSON.stringify(await readState(deps.db, input.botId));
+      if (input.tool.kind === 'state_write') {
+        try {
+          const written = await writeState(deps.db, input.botId, (args.document ?? {}) as Record<string, unknown>, Number(args.version ?? 0));
+          return JSON.stringify({ ok: true, version: written.version });
+        } catch (err) {
+          return `error: ${(err as Error).message}`;
+        }
+      }
+      const action = await deps.db.query<{ method: string; url: string }>(`SELECT method, url FROM bot_actions WHERE id = $1 AND bot_id = $2`, [
+        input.tool.actionId,
+        input.botId,
+      ]);
+      const a = action.rows[0];
+      if (!a) return 'error: this action no longer exists';
+      try {
+        const url = new URL(a.url);
+        if (a.method === 'GET' || a.method === 'DELETE') for (const [k, v] of Object.entries(args)) url.searchParams.set(k, String(v));
+        const res = await deps.fetch(url.toString(), {
+          method: a.method,
+          headers: { 'Content-Type': 'application/json', 'User-Agent': 'AgentPlatform-Actions/1' },
+          ...(a.method === 'GET' || a.method === 'DELETE' ? {} : { body: JSON.stringify(args) }),
+          timeoutMs: 15_000,
+          maxBytes: 256 * 1024,
+        });
+        return `HTTP ${res.status}\n${res.body.toString('utf8').slice(0, TOOL_RESULT_CHARS)}`;
+      } catch (err) {
+        return `error: ${(err as { code?: string }).code ?? 'failed'}: ${(err as Error).message}`;
+      }
+    },
+
+    /** Records an action call waiting for the owner, and tells the owner (a notification). Idempotent on its id. */
+    async requestApproval(input: { approvalId: string; runId: string; botId: string; tool: ToolSpec; arguments: string; workflowId: string }): Promise<void> {
+      const inserted = await deps.db.query<{ workspace_id: string; bot_name: string }>(
+        `WITH a AS (INSERT INTO action_approvals (id, run_id, bot_id, action_id, arguments, workflow_id) VALUES ($1, $2, $3, $4, $5, $6)
+                    ON CONFLICT (id) DO NOTHING RETURNING bot_id)
+         SELECT b.workspace_id, b.name AS bot_name FROM a JOIN bots b ON b.id = a.bot_id`,
+        [input.approvalId, input.runId, input.botId, input.tool.actionId, input.arguments || '{}', input.workflowId],
+      );
+      const row = inserted.rows[0];
+      if (!row) return;
+      await deps.db.query(
+        `INSERT INTO notifications (id, workspace_id, bot_id, kind, title, body, data) VALUES ($1, $2, $3, 'approval_requested', $4, $5, $6)
+         ON CONFLICT (id) DO NOTHING`,
+        [
+          `ntf_${input.approvalId}`,
+          row.workspace_id,
+          input.botId,
+          `${row.bot_name} asks to run "${input.tool.name}"`,
+          `The action waits for your approval. Arguments: ${(input.arguments || '{}').slice(0, 500)}`,
+          JSON.stringify({ approval_id: input.approvalId, run_id: input.runId, action: input.tool.name }),
+        ],
+      );
+    },
+
+    /** After an approved action ran for a chat turn: its outcome joins the conversation as a bot message. */
+    async postActionOutcome(input: { sessionId: string; botId: string; messageId: string; text: string }): Promise<void> {
+      await deps.db.query(
+        `INSERT INTO messages (id, session_id, bot_id, author, text, at) VALUES ($1, $2, $3, 'bot', $4, $5) ON CONFLICT (id) DO NOTHING`,
+        [input.messageId, input.sessionId, input.botId, input.text, Date.now()],
+      );
     },
 
     /** A run that failed before it could start (a poll that could not fetch its address): recorded for the log. */

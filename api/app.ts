@@ -13,6 +13,7 @@ import { errorHandler } from './middleware/errors';
 import { defaultRateHeaders } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { mountRoutes, type RouteDef } from './route';
+import { actionRoutes } from './routes/actions';
 import { apiRoutes } from './routes/api';
 import { authRoutes } from './routes/auth';
 import { dashboardRoutes } from './routes/dashboard';
@@ -39,6 +40,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...serviceRoutes(deps, () => routes),
     ...apiRoutes(deps),
     ...triggerRoutes(deps),
+    ...actionRoutes(deps),
     ...authRoutes(deps),
     ...dashboardRoutes(deps),
   );

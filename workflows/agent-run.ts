@@ -1,8 +1,31 @@
-import { ApplicationFailure, proxyLocalActivities, upsertSearchAttributes, uuid4 } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  ParentClosePolicy,
+  condition,
+  proxyLocalActivities,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { AgentRunActivities, GeneratedAnswer } from '../activities/agent-run';
 import type { TriggerActivities } from '../activities/triggers';
 import { applicationFailureIn, isTimeout } from './failures';
-import type { AgentRunInput, AgentRunResult, ScheduledRunInput } from './messages';
+import { actionApprovalWorkflow } from './action-approval';
+import {
+  type AgentRunInput,
+  type AgentRunResult,
+  type ScheduledRunInput,
+  type ToolCall,
+  type ToolSpec,
+  type ToolTurn,
+  approvalDecisionSignal,
+  approvalWorkflowId,
+} from './messages';
+
+/** A run may go back to the model this many times after tool calls; then its last text is the answer. */
+const MAX_TOOL_STEPS = 6;
 
 /**
  * One run of an agent woken by a trigger (webhook, schedule, poll, manual): load agent → retrieve knowledge → LLM →
@@ -29,6 +52,12 @@ function llmActivity(timeoutMs: number) {
 const RUN_FAILURE_TYPES = ['llm_unavailable', 'llm_overloaded', 'no_credits', 'poll_failed'];
 
 export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInput): Promise<AgentRunResult> {
+  // Approvals may arrive at any time; they are kept until the run asks for them.
+  const decisions = new Map<string, boolean>();
+  setHandler(approvalDecisionSignal, ({ approvalId, approved }) => {
+    decisions.set(approvalId, approved);
+  });
+
   // A Temporal Schedule starts runs without an id or input: the run id is drawn here (uuid4 is deterministic in a
   // workflow) and the input decided by the trigger's current settings.
   let input: AgentRunInput;
@@ -47,14 +76,29 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
       upsertSearchAttributes({ RunStatus: ['skipped'] });
       return { runId, answer: '', skipped: begin.skip };
     }
-    input = { ...request, runId, input: begin.input! };
+    input = { ...request, runId, input: begin.input!, withTools: true, ownerContext: true, role: 'admin' };
   }
 
   upsertSearchAttributes({ RunStatus: ['running'] });
   let answer: GeneratedAnswer;
   try {
     const ctx = await bookkeeping.startRun(input);
-    answer = await llmActivity(input.turnTimeoutMs).generateAnswer(input, ctx);
+    const transcript: ToolTurn[] = [];
+    let promptTokens = 0;
+    let completionTokens = 0;
+    for (let step = 0; ; step++) {
+      const out = await llmActivity(input.turnTimeoutMs).generateAnswer(input, ctx, transcript);
+      promptTokens += out.promptTokens;
+      completionTokens += out.completionTokens;
+      if (!out.toolCalls?.length || step >= MAX_TOOL_STEPS) {
+        answer = { ...out, promptTokens, completionTokens };
+        break;
+      }
+      transcript.push({ role: 'assistant', text: out.text, toolCalls: out.toolCalls });
+      for (const call of out.toolCalls) {
+        transcript.push({ role: 'tool', toolCallId: call.id, content: await runTool(input, ctx.tools, call, decisions) });
+      }
+    }
   } catch (err) {
     const cause = applicationFailureIn(err);
     const code = cause && RUN_FAILURE_TYPES.includes(cause.type ?? '') ? cause.type! : isTimeout(err) ? 'llm_overloaded' : 'internal_error';
@@ -78,4 +122,34 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
 
 export function agentRunSearchAttributes(input: { botId: string; workspaceId: string; triggerKind: string }) {
   return { BotId: [input.botId], WorkspaceId: [input.workspaceId], TriggerKind: [input.triggerKind], RunStatus: ['running'] };
+}
+
+/**
+ * One tool call. An action that requires approval waits, durably, for the owner's decision through the dashboard
+ * (a worker restart loses nothing: the wait is workflow state). In a chat turn the visitor cannot wait that long:
+ * the approval gets a workflow of its own, and the model is told the action will run once approved.
+ */
+async function runTool(input: AgentRunInput, tools: ToolSpec[], call: ToolCall, decisions: Map<string, boolean>): Promise<string> {
+  const tool = tools.find((t) => t.name === call.name);
+  if (!tool) return `error: there is no tool named "${call.name}"`;
+  if (!tool.requiresApproval) return bookkeeping.executeTool({ botId: input.botId, tool, arguments: call.arguments });
+
+  const approvalId = `apr_${uuid4().replace(/-/g, '').slice(0, 20)}`;
+  if (input.triggerKind === 'message' && input.sessionId) {
+    const workflowId = approvalWorkflowId(approvalId);
+    await bookkeeping.requestApproval({ approvalId, runId: input.runId, botId: input.botId, tool, arguments: call.arguments, workflowId });
+    await startChild(actionApprovalWorkflow, {
+      workflowId,
+      args: [{ approvalId, botId: input.botId, sessionId: input.sessionId, tool, arguments: call.arguments }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      searchAttributes: { BotId: [input.botId] },
+    });
+    return `The owner must approve "${tool.name}" before it runs; the request was sent. Tell the visitor it will be done once approved.`;
+  }
+  await bookkeeping.requestApproval({ approvalId, runId: input.runId, botId: input.botId, tool, arguments: call.arguments, workflowId: workflowInfo().workflowId });
+  upsertSearchAttributes({ RunStatus: ['waiting_approval'] });
+  await condition(() => decisions.has(approvalId));
+  upsertSearchAttributes({ RunStatus: ['running'] });
+  if (!decisions.get(approvalId)) return `The owner rejected "${tool.name}". Do not try it again in this run.`;
+  return bookkeeping.executeTool({ botId: input.botId, tool, arguments: call.arguments });
 }

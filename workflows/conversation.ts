@@ -4,6 +4,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  executeChild,
   proxyLocalActivities,
   setHandler,
   startChild,
@@ -11,6 +12,7 @@ import {
 } from '@temporalio/workflow';
 import type { AgentRunActivities } from '../activities/agent-run';
 import type { ConversationActivities, TransitionInput } from '../activities/conversation';
+import { agentRunSearchAttributes, agentRunWorkflow } from './agent-run';
 import { applicationFailureIn } from './failures';
 import {
   type ConversationInput,
@@ -21,6 +23,7 @@ import {
   operatorJoinedSignal,
   operatorReplyUpdate,
   resolveUpdate,
+  runWorkflowId,
   statusQuery,
   visitorMessageUpdate,
 } from './messages';
@@ -137,6 +140,24 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
         streamTurnId: msg.streamTurnId,
         turnTimeoutMs: msg.turnTimeoutMs,
       };
+      if (msg.withTools) {
+        // The bot has actions for this visitor: tool calls (and approvals) need the agentRun workflow's loop.
+        await transition({ messages: [visitorMessage], user: msg.user });
+        const runInput = { ...run, withTools: true, ownerContext: false };
+        try {
+          const result = await executeChild(agentRunWorkflow, {
+            workflowId: runWorkflowId(msg.runId),
+            args: [runInput],
+            searchAttributes: agentRunSearchAttributes(runInput),
+          });
+          return { answer: result.answer, runId: msg.runId };
+        } catch (err) {
+          const cause = applicationFailureIn(err);
+          const code = cause?.type === 'llm_unavailable' || cause?.type === 'llm_overloaded' ? cause.type : cause?.type === 'no_credits' ? 'llm_unavailable' : 'internal_error';
+          const details = (cause?.details?.[0] ?? {}) as { retryAfter?: number };
+          return { answer: '', runId: msg.runId, error: { code, message: cause?.message ?? 'The answer could not be generated', retryAfter: details.retryAfter } };
+        }
+      }
       try {
         const outcome = await turnActivities(msg.turnTimeoutMs).answerMessage({
           visitor: { ...base, messages: [visitorMessage], user: msg.user },

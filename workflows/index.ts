@@ -1,4 +1,5 @@
 // The worker bundles this file: every workflow the platform runs is exported from here.
+export { actionApprovalWorkflow } from './action-approval';
 export { agentRunWorkflow } from './agent-run';
 export { conversationWorkflow } from './conversation';
 export { maintenanceWorkflow } from './maintenance';

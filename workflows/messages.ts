@@ -26,6 +26,8 @@ export interface VisitorMessageInput {
   pageContext?: string;
   /** `escalate: true`, or the visitor asked for a person in plain text. */
   wantsHuman: boolean;
+  /** The bot has actions this visitor may use: the turn runs as a child agentRun with tools. */
+  withTools?: boolean;
   handoffEnabled: boolean;
   /** Set for `/chat/stream`: fragments are published under this id. */
   streamTurnId?: string;
@@ -90,6 +92,43 @@ export interface AgentRunInput {
   pageContext?: string;
   streamTurnId?: string;
   turnTimeoutMs: number;
+  /** Offer the bot's actions (and, with `ownerContext`, its state) to the model as tools. */
+  withTools?: boolean;
+  /**
+   * The run acts for the owner (schedules, polls, manual starts, acknowledged hooks): admin-only actions and the
+   * agent state are available. Not for visitors, and not for a webhook in wait mode, whose caller reads the answer
+   * (spec: the agent then sees none of the owner's private data).
+   */
+  ownerContext?: boolean;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  kind: 'action' | 'state_read' | 'state_write';
+  actionId?: string;
+  requiresApproval: boolean;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** The tool part of a run's conversation with the model, carried by the workflow between LLM steps. */
+export type ToolTurn = { role: 'assistant'; text: string; toolCalls: ToolCall[] } | { role: 'tool'; toolCallId: string; content: string };
+
+export interface ApprovalDecision {
+  approvalId: string;
+  approved: boolean;
+}
+
+export const approvalDecisionSignal = defineSignal<[ApprovalDecision]>('approvalDecision');
+
+export function approvalWorkflowId(approvalId: string): string {
+  return `approval/${approvalId}`;
 }
 
 export interface AgentRunResult {

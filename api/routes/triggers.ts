@@ -69,6 +69,10 @@ async function startRun(ctx: AppContext, deps: AppDeps, t: TriggerRow, kind: 'we
     triggerId: t.id,
     input: composeRunInput(t.task, body),
     turnTimeoutMs: deps.config.LLM_TURN_TIMEOUT_MS,
+    withTools: true,
+    // Spec: in wait mode the caller reads the answer, so the agent sees none of the owner's private data.
+    ownerContext: !(kind === 'webhook' && t.mode === 'wait'),
+    role: kind === 'webhook' && t.mode === 'wait' ? 'visitor' : 'admin',
   };
   const handle = await deps.temporal.client.workflow.start(agentRunWorkflow, {
     workflowId: runWorkflowId(runId),

@@ -110,6 +110,8 @@ export async function prepareChat(deps: ConversationDeps, botId: string, body: C
   // Spec, Visitor identity rule 4: the user of a valid confirmation wins over user_token.
   const confirmed = verifyVisitorConfirmation(body.user_auth, { botId: bot.id, secret: deps.secrets.open(bot.identity_secret_sealed) });
   const runId = newId('run');
+  const role = confirmed?.role ?? 'visitor';
+  const tools = await deps.db.query(`SELECT 1 FROM bot_actions WHERE bot_id = $1 AND (NOT admin_only OR $2) LIMIT 1`, [bot.id, role === 'admin']);
   return {
     kind: 'turn',
     sessionId,
@@ -120,7 +122,8 @@ export async function prepareChat(deps: ConversationDeps, botId: string, body: C
       text: body.message,
       at: Date.now(),
       user: confirmed?.user ?? body.user_token,
-      role: confirmed?.role ?? 'visitor',
+      role,
+      withTools: (tools.rowCount ?? 0) > 0,
       pageContext: body.page_context,
       wantsHuman: body.escalate === true || asksForHuman(body.message),
       handoffEnabled: bot.handoff_enabled,

@@ -100,3 +100,28 @@ export async function ownerSession(bot: BootstrapResult): Promise<Record<string,
   const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0];
   return { Cookie: cookie };
 }
+
+/** Chat-completion requests the fake OpenAI received carrying `[[fake:tag:<tag>]]` (or a script tag). */
+export async function fakeRequests(tag: string): Promise<{ body: Record<string, any> }[]> {
+  const base = stackInfo().fakeOpenAIUrl.replace(/\/v1\/?$/, '');
+  const res = await fetch(`${base}/_control/requests?tag=${encodeURIComponent(tag)}`);
+  const json = (await res.json()) as { requests: { body: Record<string, any> }[] } | { body: Record<string, any> }[];
+  return Array.isArray(json) ? json : json.requests;
+}
+
+/** A real HTTP server on loopback standing in for an action's target; records every call. */
+export async function startActionTarget(status = 200) {
+  const { createServer } = await import('node:http');
+  const calls: { method: string; url: string; body: string }[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      calls.push({ method: req.method ?? '', url: req.url ?? '', body });
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: status < 400, n: calls.length }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}/act`, calls, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
