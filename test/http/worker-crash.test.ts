@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { type ManagedProcess, freePort } from '../../lib/stack/processes';
 import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
-import { http, newBot, testDb } from '../support/helpers';
+import { http, newBot, ownerSession, startActionTarget, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -62,5 +62,51 @@ describe('a worker killed in the middle of a turn', () => {
     expect(messages.rows[1].text).toBe(res.body.answer);
     const runs = await testDb().query(`SELECT status FROM runs WHERE bot_id = $1`, [bot.bot_id]);
     expect(runs.rows).toEqual([{ status: 'done' }]);
+  }, 90_000);
+
+  it('a worker killed while a run waits for approval loses nothing: the approval after restart completes the run', async () => {
+    const target = await startActionTarget();
+    try {
+      const bot = await newBot();
+      const session = await ownerSession(bot);
+      await http(`/v1/dashboard/bots/${bot.bot_id}/actions`, {
+        body: { name: 'pay_supplier', description: 'Pays a supplier', url: target.url, requires_approval: true },
+        headers: session,
+        baseUrl,
+      });
+      const trigger = await http(`/v1/dashboard/bots/${bot.bot_id}/triggers`, {
+        body: { kind: 'manual', task: 'Pay the supplier [[fake:tool-call:pay_supplier:{"eur":10}]]' },
+        headers: session,
+        baseUrl,
+      });
+      const started = await http(`/v1/dashboard/bots/${bot.bot_id}/triggers/${trigger.body.id}/run`, { body: {}, headers: session, baseUrl });
+      expect(started.status).toBe(202);
+      let approvalId = '';
+      const deadline = Date.now() + 20_000;
+      while (!approvalId && Date.now() < deadline) {
+        const a = await testDb().query(`SELECT id FROM action_approvals WHERE run_id = $1`, [started.body.run_id]);
+        approvalId = a.rows[0]?.id ?? '';
+        if (!approvalId) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(approvalId).toMatch(/^apr_/);
+
+      await worker.stop('SIGKILL');
+      worker = await startWorker(env, { quiet: true });
+
+      const approved = await http(`/v1/dashboard/bots/${bot.bot_id}/approvals/${approvalId}/approve`, { method: 'POST', headers: session, baseUrl });
+      expect(approved.status).toBe(200);
+      const doneBy = Date.now() + 40_000;
+      let run: { status: string; answer: string } | undefined;
+      while (Date.now() < doneBy) {
+        run = (await testDb().query(`SELECT status, answer FROM runs WHERE id = $1`, [started.body.run_id])).rows[0];
+        if (run?.status === 'done') break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(run?.status).toBe('done');
+      expect(run?.answer).toContain('Tool pay_supplier returned: HTTP 200');
+      expect(target.calls).toHaveLength(1);
+    } finally {
+      await target.close();
+    }
   }, 90_000);
 });
