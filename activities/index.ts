@@ -8,6 +8,7 @@ import type { DeltaPublisher } from '../lib/streams';
 import { createAgentRunActivities, type Passage } from './agent-run';
 import { createConversationActivities } from './conversation';
 import { createMaintenanceActivities } from './maintenance';
+import { createSiteScanActivities } from './site-scan';
 import { createTriggerActivities } from './triggers';
 import { createWebhookActivities } from './webhooks';
 
@@ -32,6 +33,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentRunActivities(deps, conversation),
     ...conversation,
     ...createWebhookActivities(deps),
+    ...createSiteScanActivities(deps),
     ...createTriggerActivities(deps),
   };
 }

@@ -3,5 +3,6 @@ export { actionApprovalWorkflow } from './action-approval';
 export { agentRunWorkflow } from './agent-run';
 export { conversationWorkflow } from './conversation';
 export { maintenanceWorkflow } from './maintenance';
+export { siteScanWorkflow } from './site-scan';
 export { triggerHealthWorkflow } from './trigger-health';
 export { webhookDeliveryWorkflow } from './webhook-delivery';

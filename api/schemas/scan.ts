@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import { LIMITS } from '../../lib/limits';
+import { MAX_SCAN_URL_CHARS } from '../../lib/scans/service';
+
+const PAGES = LIMITS.scanMaxPages;
+const REFRESH = LIMITS.refreshDays;
+
+/**
+ * Any integer, including ones beyond the safe range (`.int()` refuses those): out-of-range `max_pages` is clamped,
+ * not refused (spec, Admin helpers). Shown as `integer` in the contract.
+ */
+const anyInteger = () =>
+  z
+    .number({ error: 'must be an integer' })
+    .refine(Number.isInteger, 'must be an integer')
+    .meta({ type: 'integer' } as Record<string, unknown>);
+
+export const ScrapeRequest = z
+  .object({
+    url: z
+      .string({ error: 'is required' })
+      .trim()
+      .min(1, 'must not be empty')
+      .max(MAX_SCAN_URL_CHARS, `must be at most ${MAX_SCAN_URL_CHARS} characters`)
+      .meta({ format: 'uri' } as Record<string, unknown>)
+      .describe(
+        'Start page, http(s). An IP literal in a private or internal range is refused (400); a host name ' +
+          'resolving to one is refused by the crawler, which then adds nothing.',
+      ),
+    max_pages: anyInteger()
+      .optional()
+      .transform((v) => Math.min(PAGES.max, Math.max(PAGES.min, v ?? PAGES.default)))
+      .describe(
+        `Pages with text to index, ${PAGES.min} to ${PAGES.max} (default ${PAGES.default}); values outside are ` +
+          'clamped to the nearest bound.',
+      ),
+    refresh_days: z
+      .number({ error: 'must be an integer' })
+      .int('must be an integer')
+      .min(REFRESH.min, `must be ${REFRESH.min} (no re-read) or 1 to ${REFRESH.max}`)
+      .max(REFRESH.max, `must be ${REFRESH.min} (no re-read) or 1 to ${REFRESH.max}`)
+      .optional()
+      .transform((v) => v ?? REFRESH.default)
+      .describe(
+        `Re-read the address every that many days, 1 to ${REFRESH.max}; 0 = never (and removes an earlier schedule ` +
+          `of this address). Default ${REFRESH.default}.`,
+      ),
+  })
+  .meta({ id: 'ScrapeRequest' });
+
+export const ScanScheduleInfo = z
+  .object({
+    refresh_days: z.number().int().describe('0 when the address is not re-read.'),
+    next_run_at: z.number().int().nullable().describe('Unix ms of the next re-read; null without a schedule.'),
+  })
+  .meta({ id: 'ScanSchedule', description: 'The re-read schedule of this address after the request.' });
+
+export const ScrapeAccepted = z
+  .object({
+    status: z.literal('scanning'),
+    url: z.string().describe('The start address as it is crawled (normalized: lower-case host, no fragment).'),
+    max_pages: z.number().int().describe('After clamping.'),
+    schedule: ScanScheduleInfo,
+  })
+  .meta({ id: 'ScrapeAccepted' });
+
+export const ScanRunSchema = z
+  .object({
+    id: z.string().describe('Run id of the scan (the Temporal run of `scan/{botId}`).'),
+    url: z.string(),
+    status: z.enum(['scanning', 'done', 'failed']),
+    trigger: z.enum(['api', 'schedule']),
+    max_pages: z.number().int(),
+    attempt: z.number().int().describe('Crawl attempt; a retried attempt starts the counters again.'),
+    pages_fetched: z.number().int().describe('URLs requested (robots.txt and redirect hops not counted).'),
+    pages_indexed: z.number().int().describe('Pages with text kept.'),
+    pages_skipped: z.number().int(),
+    pages_queued: z.number().int().describe('URLs found and not visited (yet).'),
+    pages_removed: z.number().int().describe('Sources of pages gone from the site, removed after a complete re-read.'),
+    skipped_reasons: z
+      .record(z.string(), z.number().int())
+      .describe('Count per skip reason (robots, timeout, http_404…).'),
+    last_url: z.string().nullable(),
+    error: z.string().nullable().describe('Why nothing was indexed, or why the scan failed.'),
+    started_at: z.number().int(),
+    updated_at: z.number().int(),
+    finished_at: z.number().int().nullable(),
+  })
+  .meta({ id: 'ScanRun' });
+
+export const ScanList = z
+  .object({
+    running: z.boolean().describe('A scan of this bot runs now: a new scrape request would get 409.'),
+    scans: z.array(ScanRunSchema).describe('Newest first.'),
+  })
+  .meta({ id: 'ScanList' });
+
+export const BotIdParams = z.object({ id: z.string().min(1).describe('Bot id') });
+
+export const ScanListQuery = z.object({
+  limit: z.coerce
+    .number({ error: 'must be an integer' })
+    .int('must be an integer')
+    .min(1, 'must be at least 1')
+    .max(50, 'must be at most 50')
+    .default(20)
+    .describe('Scans to return, 1 to 50 (default 20).'),
+});

@@ -1,0 +1,149 @@
+import {
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type ScheduleOptionsStartWorkflowAction,
+  type ScheduleUpdateOptions,
+} from '@temporalio/client';
+import {
+  type SiteScanInput,
+  siteScanSearchAttributes,
+  siteScanWorkflow,
+  siteScanWorkflowId,
+} from '../../workflows/site-scan';
+import { normalizeUrl } from '../crawl/crawler';
+import { ApiError } from '../errors';
+import { classifyAddress, parseIPv4, parseIPv6 } from '../http/safe-fetch';
+import type { Temporal } from '../temporal';
+import { scanKey } from './sources';
+
+/** What the API does for POST /v1/admin/scrape, and what the dashboard asks Temporal about scans. */
+
+const DAY_MS = 86_400_000;
+export const MAX_SCAN_URL_CHARS = 2048;
+
+/**
+ * The start address as it will be crawled, or a 400. Only IP literals are judged here (spec: private and internal
+ * addresses are blocked): the API never resolves names, so a name pointing inside is refused by the crawler's
+ * SafeFetch at every request instead, and such a scan adds nothing (spec: a blocked crawl gives no HTTP error).
+ */
+export function checkScanAddress(raw: string, opts: { allowLoopback: boolean }): string {
+  const url = normalizeUrl(raw);
+  if (!url) throw new ApiError('bad_request', 'url: must be an absolute http(s) URL without user name or password');
+  const { hostname } = new URL(url);
+  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  // WHATWG URL parsing has already turned odd IPv4 notations (0x7f.1, 2130706433) into dotted quads.
+  if (parseIPv6(host) !== null || parseIPv4(host) !== null) {
+    const verdict = classifyAddress(host, { allowLoopback: opts.allowLoopback });
+    if (!verdict.allowed) {
+      const why = `url: ${host} is not a public address (${verdict.reason}); it cannot be scanned`;
+      throw new ApiError('bad_request', why);
+    }
+  }
+  return url;
+}
+
+/**
+ * Starts the bot's scan as `scan/{botId}`. The workflow id is the lock: while a scan runs, the start fails and the
+ * request gets 409 `conflict`; once it has closed (whatever its outcome) a new one may start.
+ */
+export async function startSiteScan(t: Temporal, input: SiteScanInput): Promise<{ runId: string }> {
+  try {
+    const handle = await t.client.workflow.start(siteScanWorkflow, {
+      workflowId: siteScanWorkflowId(input.botId),
+      taskQueue: t.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      searchAttributes: siteScanSearchAttributes(input),
+    });
+    return { runId: handle.firstExecutionRunId };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new ApiError('conflict', 'A site scan of this bot is already running; try again when it has finished');
+    }
+    throw err;
+  }
+}
+
+/** The run id of the bot's scan if one is running now, else null. */
+export async function runningScan(t: Temporal, botId: string): Promise<string | null> {
+  try {
+    const description = await t.client.workflow.getHandle(siteScanWorkflowId(botId)).describe();
+    return description.status.name === 'RUNNING' ? description.runId : null;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return null;
+    throw err;
+  }
+}
+
+/** One refresh schedule per (bot, address). */
+export function scanScheduleId(botId: string, url: string): string {
+  return `scan-refresh/${botId}/${scanKey(url)}`;
+}
+
+export interface ScanSchedule {
+  refresh_days: number;
+  /** Unix ms of the next re-read; null when there is no schedule. */
+  next_run_at: number | null;
+}
+
+/**
+ * Creates, replaces or (refresh_days 0) deletes the address's refresh schedule. It fires every `refreshDays` days
+ * counted from now (the interval's offset is today's phase, since intervals are otherwise aligned to the epoch) and
+ * starts the siteScan workflow, which hands over to `scan/{botId}`. SKIP: a refresh never queues behind another.
+ */
+export async function setScanSchedule(
+  t: Temporal,
+  scan: Omit<SiteScanInput, 'trigger' | 'pageTimeoutMs'> & { refreshDays: number },
+): Promise<ScanSchedule> {
+  const scheduleId = scanScheduleId(scan.botId, scan.url);
+  const handle = t.client.schedule.getHandle(scheduleId);
+  if (scan.refreshDays === 0) {
+    try {
+      await handle.delete();
+    } catch (err) {
+      if (!(err instanceof ScheduleNotFoundError)) throw err;
+    }
+    return { refresh_days: 0, next_run_at: null };
+  }
+
+  const everyMs = scan.refreshDays * DAY_MS;
+  const input: SiteScanInput = {
+    botId: scan.botId,
+    workspaceId: scan.workspaceId,
+    url: scan.url,
+    maxPages: scan.maxPages,
+    trigger: 'schedule',
+  };
+  const options: ScheduleUpdateOptions<ScheduleOptionsStartWorkflowAction<typeof siteScanWorkflow>> = {
+    spec: { intervals: [{ every: everyMs, offset: Date.now() % everyMs }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: siteScanWorkflow,
+      // Temporal appends the fire time to this id; the run then starts the scan itself as scan/{botId}.
+      workflowId: scheduleId,
+      taskQueue: t.taskQueue,
+      args: [input],
+      searchAttributes: siteScanSearchAttributes(input),
+    },
+    policies: {
+      overlap: ScheduleOverlapPolicy.SKIP,
+      // A re-read missed while Temporal was down is still worth doing the same day, not a week later in a burst.
+      catchupWindow: '1 day',
+    },
+    state: { paused: false },
+  };
+  try {
+    await t.client.schedule.create({ scheduleId, ...options, memo: { botId: scan.botId, url: scan.url } });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    // Scanning the same address again replaces its schedule: new interval, pages and phase.
+    await handle.update(() => options);
+  }
+  const description = await handle.describe();
+  const next = description.info.nextActionTimes[0];
+  return { refresh_days: scan.refreshDays, next_run_at: next ? next.getTime() : null };
+}
