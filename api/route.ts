@@ -90,9 +90,10 @@ export function mountRoutes(router: Router<any, any>, defs: RouteDef[], deps: { 
   for (const def of defs) {
     const chain: AppMiddleware[] = [];
     // DESIGN.md, A chat turn: auth → rate limit → body limit → zod → idempotency → handler.
-    if (def.keys) chain.push(requireKey(deps.db, def.keys));
+    // With a key, the key check and the rate window are one round trip (requireKey counts it).
+    if (def.keys) chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup }));
     if (def.session) chain.push(requireSession(deps.db));
-    if (def.rateGroup) chain.push(rateLimit(deps.db, def.rateGroup));
+    if (def.rateGroup && !def.keys) chain.push(rateLimit(deps.db, def.rateGroup));
     if (def.method !== 'get' && def.method !== 'delete') {
       chain.push(readBody({ limit: def.bodyLimit ?? DEFAULT_BODY_LIMIT, json: !def.rawBody }));
     }

@@ -34,3 +34,34 @@ export async function findPrincipal(db: Queryable, key: string): Promise<Princip
   if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
   return { kind: row.kind, keyId: row.id, botId: row.bot_id, workspaceId: row.workspace_id };
 }
+
+/**
+ * The key check and its rate window in one round trip (the polling path is the hottest): finds the key and, when
+ * it is of an accepted kind, counts the request in the window of (key + IP + group).
+ */
+export async function findPrincipalCounting(
+  db: Queryable,
+  key: string,
+  rate: { ip: string; group: string; accept: PrincipalKind[] },
+): Promise<{ principal: Principal; window?: { count: number; reset: number } } | null> {
+  if (key.startsWith('pk_')) {
+    const principal = await findPrincipal(db, key);
+    return principal ? { principal } : null;
+  }
+  const hash = hashKey(key);
+  const res = await db.query<{ id: string; kind: PrincipalKind; bot_id: string | null; workspace_id: string; key_hash: Buffer; count: number | null; reset: number | null }>(
+    `WITH k AS (SELECT id, kind, bot_id, workspace_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL),
+          w AS (INSERT INTO rate_windows (bucket, window_start, count)
+                SELECT k.id || '|' || $2 || '|' || $3, date_trunc('minute', now()), 1 FROM k WHERE k.kind = ANY($4)
+                ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_windows.count + 1
+                RETURNING count, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset)
+     SELECT k.*, w.count, w.reset FROM k LEFT JOIN w ON true`,
+    [hash, rate.ip, rate.group, rate.accept],
+  );
+  const row = res.rows[0];
+  if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
+  return {
+    principal: { kind: row.kind, keyId: row.id, botId: row.bot_id, workspaceId: row.workspace_id },
+    ...(row.count !== null ? { window: { count: row.count, reset: row.reset ?? 60 } } : {}),
+  };
+}

@@ -1,4 +1,6 @@
-import { findPrincipal, type PrincipalKind } from '../../lib/auth';
+import { findPrincipal, findPrincipalCounting, type PrincipalKind } from '../../lib/auth';
+import type { RateGroup } from '../../lib/limits';
+import { enforceRateWindow } from './rate-limit';
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
 import { SESSION_COOKIE, findSession } from '../../lib/sessions';
@@ -9,14 +11,26 @@ import type { AppMiddleware } from '../context';
  * `invalid_key`; a valid key of another type (a `pk_` on `/v1/api/*`) → 403 `wrong_key_type`; storage down, so
  * the key cannot be checked → 503 `service_unavailable`, which the client may retry.
  */
-export function requireKey(db: Db, accept: PrincipalKind[], header: 'x-bot-key' | 'authorization' = 'x-bot-key'): AppMiddleware {
+export function requireKey(
+  db: Db,
+  accept: PrincipalKind[],
+  opts: { header?: 'x-bot-key' | 'authorization'; rateGroup?: RateGroup } = {},
+): AppMiddleware {
+  const header = opts.header ?? 'x-bot-key';
   return async function requireKeyMiddleware(ctx, next) {
     let key = ctx.get(header).trim();
     if (header === 'authorization') key = key.replace(/^Bearer\s+/i, '');
     if (!key) throw new ApiError('missing_key', `Missing ${header === 'authorization' ? 'Authorization: Bearer' : 'X-Bot-Key'} header`);
     let principal;
+    let window: { count: number; reset: number } | undefined;
     try {
-      principal = await findPrincipal(db, key);
+      if (opts.rateGroup) {
+        const found = await findPrincipalCounting(db, key, { ip: ctx.ip, group: opts.rateGroup, accept });
+        principal = found?.principal ?? null;
+        window = found?.window;
+      } else {
+        principal = await findPrincipal(db, key);
+      }
     } catch (err) {
       ctx.state.log.warn({ err }, 'key check failed: storage unavailable');
       throw new ApiError('service_unavailable', 'The key could not be checked right now; retry shortly');
@@ -26,6 +40,7 @@ export function requireKey(db: Db, accept: PrincipalKind[], header: 'x-bot-key' 
       throw new ApiError('wrong_key_type', `This endpoint does not accept a ${principal.kind} key`);
     }
     ctx.state.principal = principal;
+    if (opts.rateGroup && window) enforceRateWindow(ctx, opts.rateGroup, window.count, window.reset);
     await next();
   };
 }

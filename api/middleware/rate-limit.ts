@@ -33,7 +33,6 @@ export function defaultRateHeaders(): AppMiddleware {
  * (spec, Limits). One upsert per request; the window row is the counter.
  */
 export function rateLimit(db: Db, group: RateGroup): AppMiddleware {
-  const limit = LIMITS.rateGroups[group];
   return async function rateLimitMiddleware(ctx, next) {
     const principal = ctx.state.principal!;
     const bucket = `${principal.keyId}|${ctx.ip}|${group}`;
@@ -44,16 +43,21 @@ export function rateLimit(db: Db, group: RateGroup): AppMiddleware {
        RETURNING count, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset`,
       [bucket],
     );
-    const { count, reset } = res.rows[0];
-    setHeaders(ctx, limit, limit - count, reset);
-    if (count > limit) {
-      throw new ApiError(
-        'rate_limited',
-        `Rate limit of ${limit} requests per minute exceeded; retry after ${reset} s`,
-        {},
-        { 'Retry-After': String(reset), 'RateLimit-Limit': String(limit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(reset) },
-      );
-    }
+    enforceRateWindow(ctx, group, res.rows[0].count, res.rows[0].reset);
     await next();
   };
+}
+
+/** Sets the `RateLimit-*` headers of a counted request, and refuses it with 429 past the group's limit. */
+export function enforceRateWindow(ctx: AppContext, group: RateGroup, count: number, reset: number): void {
+  const limit = LIMITS.rateGroups[group];
+  setHeaders(ctx, limit, limit - count, reset);
+  if (count > limit) {
+    throw new ApiError(
+      'rate_limited',
+      `Rate limit of ${limit} requests per minute exceeded; retry after ${reset} s`,
+      {},
+      { 'Retry-After': String(reset), 'RateLimit-Limit': String(limit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(reset) },
+    );
+  }
 }

@@ -5,6 +5,7 @@ import { checkScanAddress, runningScan, setScanSchedule, startSiteScan } from '.
 import type { SiteScanInput } from '../../workflows/site-scan';
 import type { AppDeps } from '../app';
 import type { RouteDef } from '../route';
+import { dashboardBot } from './dashboard';
 import { BotIdParams, ScanList, ScanListQuery, ScrapeAccepted, ScrapeRequest } from '../schemas/scan';
 import { AUTH_ERRORS } from './conversation';
 
@@ -56,18 +57,15 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
       tag: 'Dashboard',
       unstable: true,
       summary: 'Recent site scans of a bot with their progress.',
-      description:
-        'Progress comes from the scan record, which the crawl rewrites after every page. Until user sessions exist ' +
-        'this takes the bot’s secret key, and `{id}` must be that key’s bot.',
-      keys: ['secret'],
+      description: 'Progress comes from the scan record, which the crawl rewrites after every page.',
+      session: true,
       params: BotIdParams,
       query: ScanListQuery,
       responses: { 200: { description: 'Scans, newest first', schema: ScanList } },
-      errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'internal_error'],
+      errors: ['bad_request', 'unauthorized', 'not_found', 'internal_error'],
       handler: async (ctx) => {
-        const { id } = ctx.state.input.params as z.infer<typeof BotIdParams>;
+        const { id } = await dashboardBot(ctx, deps);
         const { limit } = ctx.state.input.query as z.output<typeof ScanListQuery>;
-        if (id !== ctx.state.principal!.botId) throw errors.notFound('No bot with this id');
         // Temporal first, rows second: a row still `scanning` that is not the running run was left by a run that
         // stopped without its last word (terminated, timed out), unless it started after the check (clock margin).
         const checkedAt = Date.now();

@@ -8,14 +8,17 @@ import { retrievePassages } from '../../lib/knowledge/retrieve';
 import { scanScheduleId } from '../../lib/scans/service';
 import { siteScanWorkflow, siteScanWorkflowId } from '../../workflows/site-scan';
 import { FAKE_SITE_FACTS, MASCOT_FACT, RUSSIAN_FACT, startFakeSite, type FakeSite } from '../support/fake-site';
-import { http as api, newBot, testDb } from '../support/helpers';
+import { http as api, newBot, ownerSession, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 const DAY_MS = 86_400_000;
 
 const scrape = (bot: BootstrapResult, body: unknown) => api('/v1/admin/scrape', { key: bot.keys.secret_key, body });
-const dashboard = (bot: BootstrapResult) =>
-  api(`/v1/dashboard/bots/${bot.bot_id}/scans`, { key: bot.keys.secret_key });
+const sessions = new Map<string, Record<string, string>>();
+const dashboard = async (bot: BootstrapResult) => {
+  if (!sessions.has(bot.bot_id)) sessions.set(bot.bot_id, await ownerSession(bot));
+  return api(`/v1/dashboard/bots/${bot.bot_id}/scans`, { headers: sessions.get(bot.bot_id) });
+};
 
 async function sources(bot: BootstrapResult) {
   const res = await api('/v1/api/knowledge?limit=200', { key: bot.keys.secret_key });
@@ -389,7 +392,7 @@ describe('site scans through POST /v1/admin/scrape', () => {
     expect(results.some((r) => r.headers.has('ratelimit-limit'))).toBe(false);
 
     const other = await newBot();
-    const foreign = await api(`/v1/dashboard/bots/${other.bot_id}/scans`, { key: bot.keys.secret_key });
+    const foreign = await api(`/v1/dashboard/bots/${other.bot_id}/scans`, { headers: await ownerSession(bot) });
     expect([foreign.status, foreign.body.code]).toEqual([404, 'not_found']);
     const noKey = await api(`/v1/dashboard/bots/${bot.bot_id}/scans`);
     expect(noKey.status).toBe(401);

@@ -1,0 +1,95 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { bootstrapWorkspace } from '../lib/bots';
+import { createDb } from '../lib/db';
+import { createSecretBox } from '../lib/secret-box';
+import { startBaseline } from './baseline';
+import { runConcurrent, startBenchStack, summarize } from './stack';
+
+const HELP = `Usage: npm run bench -- polling [--requests N] [--concurrency 1,16,64]
+
+Requests per second and latency of GET /v1/api/messages (the hottest path: auth, rate limit, one indexed query)
+on conversations with a few dozen messages, beside a bare Koa route doing one Postgres query (the baseline), in the
+same run. Target: polling at least half the baseline's throughput. Results: bench/results/polling.json.`;
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args.includes('--help')) return console.log(HELP);
+  const arg = (name: string, d: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
+  const total = Number(arg('--requests', '3000'));
+  const levels = arg('--concurrency', '1,16,64').split(',').map(Number);
+
+  const stack = await startBenchStack();
+  const db = createDb(stack.platform.env.DATABASE_URL, { max: 4 });
+  const baseline = await startBaseline(stack.platform.env.DATABASE_URL);
+  try {
+    const bot = await bootstrapWorkspace(db, createSecretBox(stack.platform.env.SECRET_ENCRYPTION_KEY), { monthlyConversationQuota: 1_000_000 });
+    // Polling is rate limited per key + IP (240/min); the benchmark measures the path, not the limiter.
+    await db.query(`CREATE OR REPLACE FUNCTION bench_no_limits() RETURNS trigger AS $$ BEGIN NEW.count := 1; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await db.query(`DROP TRIGGER IF EXISTS bench_no_limits ON rate_windows; CREATE TRIGGER bench_no_limits BEFORE INSERT OR UPDATE ON rate_windows FOR EACH ROW EXECUTE FUNCTION bench_no_limits()`);
+    // 50 conversations of 40 messages each, written directly: the benchmark is about reading them.
+    const sessions = Array.from({ length: 50 }, () => randomUUID());
+    for (const sid of sessions) {
+      await db.query(`INSERT INTO conversations (session_id, bot_id, workspace_id) VALUES ($1, $2, $3)`, [sid, bot.bot_id, bot.workspace_id]);
+      for (let i = 0; i < 40; i++) {
+        await db.query(`INSERT INTO messages (id, session_id, bot_id, author, text, at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+          `msg_${randomUUID()}`,
+          sid,
+          bot.bot_id,
+          i % 2 ? 'bot' : 'visitor',
+          `message ${i} of a realistic length, a sentence or two that a visitor or the bot might write`,
+          Date.now(),
+        ]);
+      }
+    }
+    const api = stack.platform.apiUrl;
+    const headers = { 'X-Bot-Key': bot.keys.secret_key };
+    // Half the polls start from the beginning, half from a cursor at the end (the steady state: nothing new).
+    const first = await (await fetch(`${api}/v1/api/messages?session_id=${sessions[0]}`, { headers })).json() as { next_cursor: string };
+    const poll = async (i: number) => {
+      const sid = sessions[i % sessions.length];
+      const url = i % 2 ? `${api}/v1/api/messages?session_id=${sid}` : `${api}/v1/api/messages?session_id=${sessions[0]}&cursor=${first.next_cursor}`;
+      const res = await fetch(url, { headers });
+      if (res.status !== 200) throw new Error(`poll ${res.status}`);
+      await res.arrayBuffer();
+    };
+    const base = async (i: number) => {
+      const res = await fetch(`${baseline.url}/?session_id=${sessions[i % sessions.length]}`);
+      await res.arrayBuffer();
+    };
+    await runConcurrent(300, 8, poll);
+    await runConcurrent(300, 8, base);
+
+    const results = [];
+    for (const c of levels) {
+      let t = performance.now();
+      const pollLat = await runConcurrent(total, c, poll);
+      const pollRps = total / ((performance.now() - t) / 1000);
+      t = performance.now();
+      const baseLat = await runConcurrent(total, c, base);
+      const baseRps = total / ((performance.now() - t) / 1000);
+      const row = {
+        concurrency: c,
+        polling: { rps: Math.round(pollRps), latency_ms: summarize(pollLat) },
+        baseline: { rps: Math.round(baseRps), latency_ms: summarize(baseLat) },
+        throughput_vs_baseline: Math.round((pollRps / baseRps) * 100) / 100,
+      };
+      results.push(row);
+      console.log(JSON.stringify(row));
+    }
+    writeFileSync(
+      path.join(__dirname, 'results', 'polling.json'),
+      JSON.stringify({ benchmark: 'polling', at: new Date().toISOString(), requests: total, target: 'polling throughput >= 0.5 x baseline', results }, null, 2),
+    );
+  } finally {
+    await baseline.close();
+    await db.end();
+    await stack.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
