@@ -25,7 +25,7 @@ async function main() {
   const db = createDb(stack.platform.env.DATABASE_URL, { max: 4 });
   const baseline = await startBaseline(stack.platform.env.DATABASE_URL);
   try {
-    const bot = await bootstrapWorkspace(db, createSecretBox(stack.platform.env.SECRET_ENCRYPTION_KEY), { monthlyConversationQuota: 1_000_000 });
+    const bot = await bootstrapWorkspace(db, createSecretBox(stack.platform.env.SECRET_ENCRYPTION_KEY), { monthlyConversationQuota: 1_000_000, initialCredits: 10_000_000 });
     const api = stack.platform.apiUrl;
     const headers = { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' };
     // Rate limits are per key + IP: the benchmark measures the path, not the limiter, so it lifts the window.

@@ -24,7 +24,7 @@ async function main() {
   const db = createDb(stack.platform.env.DATABASE_URL, { max: 4 });
   const baseline = await startBaseline(stack.platform.env.DATABASE_URL);
   try {
-    const bot = await bootstrapWorkspace(db, createSecretBox(stack.platform.env.SECRET_ENCRYPTION_KEY), { monthlyConversationQuota: 1_000_000 });
+    const bot = await bootstrapWorkspace(db, createSecretBox(stack.platform.env.SECRET_ENCRYPTION_KEY), { monthlyConversationQuota: 1_000_000, initialCredits: 10_000_000 });
     // Polling is rate limited per key + IP (240/min); the benchmark measures the path, not the limiter.
     await db.query(`CREATE OR REPLACE FUNCTION bench_no_limits() RETURNS trigger AS $$ BEGIN NEW.count := 1; RETURN NEW; END $$ LANGUAGE plpgsql`);
     await db.query(`DROP TRIGGER IF EXISTS bench_no_limits ON rate_windows; CREATE TRIGGER bench_no_limits BEFORE INSERT OR UPDATE ON rate_windows FOR EACH ROW EXECUTE FUNCTION bench_no_limits()`);
