@@ -142,10 +142,17 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
 
   const activities = {
     /** Records the run as started, and gathers what the model needs: the agent, knowledge and recent history. */
-    async startRun(input: AgentRunInput): Promise<RunContext> {
-      await deps.db.query(
-        `INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, workflow_id, status, input)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING`,
+    async startRun(input: AgentRunInput, visitor?: { id: string; text: string; at: number; user?: string }): Promise<RunContext> {
+      // One round trip: the visitor message of a chat turn (if any) joins the transcript, the run is recorded, and
+      // the agent and its workspace's credit balance are read. Each write is idempotent on its id.
+      const started = await deps.db.query<{ name: string; instructions: string; model: string | null; credit_balance: number }>(
+        `WITH vm AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
+                     SELECT $9, $6, $2, 'visitor', $10, $11 WHERE $9::text IS NOT NULL ON CONFLICT (id) DO NOTHING RETURNING 1),
+              vc AS (UPDATE conversations SET visitor_user = COALESCE($12, visitor_user), last_message_at = now()
+                      WHERE $9::text IS NOT NULL AND session_id = $6 RETURNING 1),
+              r AS (INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, workflow_id, status, input)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING RETURNING 1)
+         SELECT b.name, b.instructions, b.model, w.credit_balance FROM bots b JOIN workspaces w ON w.id = b.workspace_id WHERE b.id = $2`,
         [
           input.runId,
           input.botId,
@@ -155,17 +162,21 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
           input.sessionId ?? null,
           Context.current().info.workflowExecution?.workflowId ?? runWorkflowId(input.runId),
           input.input,
+          visitor?.id ?? null,
+          visitor?.text ?? null,
+          visitor?.at ?? null,
+          visitor?.user ?? null,
         ],
       );
+      const bot = started.rows[0];
+      if (!bot) throw ApplicationFailure.nonRetryable(`Bot ${input.botId} no longer exists`, 'bot_not_found');
       // Spec, What the service does: every run is accounted in credits; with none left there is no free work.
-      const balance = await deps.db.query<{ credit_balance: number }>(`SELECT credit_balance FROM workspaces WHERE id = $1`, [input.workspaceId]);
-      if ((balance.rows[0]?.credit_balance ?? 0) <= 0) {
+      if (bot.credit_balance <= 0) {
         const message = 'The workspace has no credits left; add credits to wake this agent again';
         await deps.db.query(`UPDATE runs SET status = 'failed', error_code = 'no_credits', error = $2, finished_at = now() WHERE id = $1`, [input.runId, message]);
         throw ApplicationFailure.nonRetryable(message, 'no_credits');
       }
-      const [bot, passages, history] = await Promise.all([
-        deps.db.query<{ name: string; instructions: string; model: string | null }>(`SELECT name, instructions, model FROM bots WHERE id = $1`, [input.botId]),
+      const [passages, history, tools] = await Promise.all([
         deps.retrieve(input.botId, input.input),
         input.sessionId
           ? deps.db.query<{ author: string; text: string }>(
@@ -176,10 +187,9 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
               [input.sessionId, input.messageId ?? null],
             )
           : Promise.resolve({ rows: [] as { author: string; text: string }[] }),
+        input.withTools ? toolsFor(input) : Promise.resolve([] as ToolSpec[]),
       ]);
-      if (!bot.rows[0]) throw ApplicationFailure.nonRetryable(`Bot ${input.botId} no longer exists`, 'bot_not_found');
-      const tools = input.withTools ? await toolsFor(input) : [];
-      return { botName: bot.rows[0].name, instructions: bot.rows[0].instructions, model: bot.rows[0].model, passages, history: history.rows, tools };
+      return { botName: bot.name, instructions: bot.instructions, model: bot.model, passages, history: history.rows, tools };
     },
 
     /**
@@ -238,7 +248,10 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
       }
     },
 
-    /** Records the outcome; for a message run, the bot's answer joins the transcript (idempotent on the run id). */
+    /**
+     * Records the outcome in one statement: the run row, its one charge (the ledger's unique run_id makes a retried
+     * finish charge nothing more) and the balance, and for a message run the bot's answer in the transcript.
+     */
     async finishRun(input: {
       run: AgentRunInput;
       status: 'done' | 'failed';
@@ -247,50 +260,36 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
       error?: string;
     }): Promise<void> {
       const { run, answer } = input;
-      const client = await deps.db.connect();
-      try {
-        await client.query('BEGIN');
-        await client.query(
-          `UPDATE runs SET status = $2, answer = $3, error_code = $4, error = $5, model = $6,
-                  prompt_tokens = $7, completion_tokens = $8, credits = $9, finished_at = now()
-            WHERE id = $1`,
-          [
-            run.runId,
-            input.status,
-            answer?.text ?? null,
-            input.errorCode ?? null,
-            input.error ?? null,
-            answer?.model ?? null,
-            answer?.promptTokens ?? 0,
-            answer?.completionTokens ?? 0,
-            input.status === 'done' ? creditsFor(answer?.promptTokens ?? 0, answer?.completionTokens ?? 0) : 0,
-          ],
-        );
-        if (input.status === 'done') {
-          // One charge per run: the ledger's unique run_id makes a retried finish charge nothing more.
-          const credits = creditsFor(answer?.promptTokens ?? 0, answer?.completionTokens ?? 0);
-          const charged = await client.query(
-            `INSERT INTO credit_ledger (workspace_id, amount, reason, run_id) VALUES ($1, $2, $3, $4) ON CONFLICT (run_id) DO NOTHING`,
-            [run.workspaceId, -credits, `run ${run.triggerKind}`, run.runId],
-          );
-          if (charged.rowCount) await client.query(`UPDATE workspaces SET credit_balance = credit_balance - $2 WHERE id = $1`, [run.workspaceId, credits]);
-        }
-        if (input.status === 'done' && run.sessionId && answer) {
-          const at = Date.now();
-          await client.query(
-            `INSERT INTO messages (id, session_id, bot_id, author, text, at) VALUES ($1, $2, $3, 'bot', $4, $5)
-             ON CONFLICT (id) DO NOTHING`,
-            [`msg_${run.runId.slice(4)}`, run.sessionId, run.botId, answer.text, at],
-          );
-          await client.query(`UPDATE conversations SET last_message_at = now() WHERE session_id = $1`, [run.sessionId]);
-        }
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
-      }
+      const credits = input.status === 'done' ? creditsFor(answer?.promptTokens ?? 0, answer?.completionTokens ?? 0) : 0;
+      await deps.db.query(
+        `WITH r AS (UPDATE runs SET status = $2, answer = $3, error_code = $4, error = $5, model = $6, prompt_tokens = $7,
+                           completion_tokens = $8, credits = $9, finished_at = now() WHERE id = $1 RETURNING 1),
+              l AS (INSERT INTO credit_ledger (workspace_id, amount, reason, run_id)
+                    SELECT $10, -$9::int, $11, $1 WHERE $2::text = 'done' ON CONFLICT (run_id) DO NOTHING RETURNING amount),
+              w AS (UPDATE workspaces SET credit_balance = credit_balance + l.amount FROM l WHERE workspaces.id = $10 RETURNING 1),
+              m AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
+                    SELECT $12, $13, $14, 'bot', $3, $15 WHERE $2::text = 'done' AND $13::text IS NOT NULL
+                    ON CONFLICT (id) DO NOTHING RETURNING 1),
+              c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 RETURNING 1)
+         SELECT 1`,
+        [
+          run.runId,
+          input.status,
+          answer?.text ?? null,
+          input.errorCode ?? null,
+          input.error ?? null,
+          answer?.model ?? null,
+          answer?.promptTokens ?? 0,
+          answer?.completionTokens ?? 0,
+          credits,
+          run.workspaceId,
+          `run ${run.triggerKind}`,
+          `msg_${run.runId.slice(4)}`,
+          run.sessionId ?? null,
+          run.botId,
+          Date.now(),
+        ],
+      );
     },
 
     /**
@@ -401,9 +400,12 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
      * recorded on the run and returned as a value: the turn has an answer for the visitor either way.
      */
     async answerMessage(input: { visitor: TransitionInput; run: AgentRunInput }): Promise<MessageTurnOutcome> {
-      await conversation.applyTransition(input.visitor);
+      const message = input.visitor.messages[0];
+      const simple = !input.visitor.event && !input.visitor.status && input.visitor.messages.length === 1;
+      // The common turn records its visitor message inside startRun's statement; anything else goes the long way.
+      if (!simple) await conversation.applyTransition(input.visitor);
       try {
-        const ctx = await activities.startRun(input.run);
+        const ctx = await activities.startRun(input.run, simple ? { id: message.id, text: message.text, at: message.at, user: input.visitor.user } : undefined);
         const answer = await activities.generateAnswer(input.run, ctx);
         await activities.finishRun({ run: input.run, status: 'done', answer });
         return { answer: answer.text };

@@ -103,27 +103,41 @@ export type PreparedChat =
 
 /** Everything before the turn itself: session binding, quota, visitor identity, escalation intent. */
 export async function prepareChat(deps: ConversationDeps, botId: string, body: ChatInput): Promise<PreparedChat> {
-  const bot = await loadBot(deps.db, botId);
   const sessionId = body.session_id ?? randomUUID();
-  const conversation = (await findConversation(deps.db, bot.id, sessionId)) ?? (await startConversation(deps.db, bot, sessionId, { checkQuota: true }));
+  // One round trip for the bot, the session (if it exists) and whether the bot has actions, by who may use them.
+  const res = await deps.db.query<
+    BotRow & { c_bot: string | null; c_status: ConversationStatus | null; visitor_tools: boolean; admin_tools: boolean }
+  >(
+    `SELECT b.id, b.workspace_id, b.handoff_enabled, b.identity_secret_sealed, c.bot_id AS c_bot, c.status AS c_status,
+            EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id AND NOT a.admin_only) AS visitor_tools,
+            EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id) AS admin_tools
+       FROM bots b LEFT JOIN conversations c ON c.session_id = $2
+      WHERE b.id = $1`,
+    [botId, sessionId],
+  );
+  const row = res.rows[0];
+  if (!row) throw new ApiError('invalid_key', 'The bot of this key no longer exists');
+  const bot: BotRow = { id: row.id, workspace_id: row.workspace_id, handoff_enabled: row.handoff_enabled, identity_secret_sealed: row.identity_secret_sealed };
+  if (row.c_bot && row.c_bot !== bot.id) throw new ApiError('not_found', 'No conversation with this session_id');
+  const conversation: ConversationRow | null = row.c_bot
+    ? { session_id: sessionId, bot_id: bot.id, workspace_id: bot.workspace_id, status: row.c_status! }
+    : await startConversation(deps.db, bot, sessionId, { checkQuota: true });
   if (!conversation) return { kind: 'quota_exceeded', sessionId };
   // Spec, Visitor identity rule 4: the user of a valid confirmation wins over user_token.
   const confirmed = verifyVisitorConfirmation(body.user_auth, { botId: bot.id, secret: deps.secrets.open(bot.identity_secret_sealed) });
-  const runId = newId('run');
   const role = confirmed?.role ?? 'visitor';
-  const tools = await deps.db.query(`SELECT 1 FROM bot_actions WHERE bot_id = $1 AND (NOT admin_only OR $2) LIMIT 1`, [bot.id, role === 'admin']);
   return {
     kind: 'turn',
     sessionId,
     conversation,
     update: {
       messageId: newId('msg'),
-      runId,
+      runId: newId('run'),
       text: body.message,
       at: Date.now(),
       user: confirmed?.user ?? body.user_token,
       role,
-      withTools: (tools.rowCount ?? 0) > 0,
+      withTools: role === 'admin' ? row.admin_tools : row.visitor_tools,
       pageContext: body.page_context,
       wantsHuman: body.escalate === true || asksForHuman(body.message),
       handoffEnabled: bot.handoff_enabled,
