@@ -73,9 +73,9 @@ export async function agentctl(
 /** Reads a whole `text/event-stream` response into its `data:` frames, checking the framing as it goes. */
 export async function sseFrames(
   path: string,
-  init: { key: string; body: unknown; headers?: Record<string, string> },
+  init: { key: string; body: unknown; headers?: Record<string, string>; baseUrl?: string },
 ): Promise<{ status: number; headers: Headers; frames: Record<string, unknown>[]; raw: string }> {
-  const res = await fetch(`${stackInfo().apiUrl}${path}`, {
+  const res = await fetch(`${init.baseUrl ?? stackInfo().apiUrl}${path}`, {
     method: 'POST',
     headers: { 'X-Bot-Key': init.key, 'Content-Type': 'application/json', ...(init.headers ?? {}) },
     body: JSON.stringify(init.body),

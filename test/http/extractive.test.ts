@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { type ManagedProcess, freePort } from '../../lib/stack/processes';
+import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
+import { http, newBot, sseFrames } from '../support/helpers';
+import { stackInfo } from '../support/stack-info';
+
+/**
+ * With no LLM configured the platform answers extractively: the best-matching knowledge passages, stated as such
+ * (DESIGN.md). Its own worker and API without OPENAI_API_KEY, sharing the run's Postgres and Temporal.
+ */
+describe('extractive answers without an LLM', () => {
+  let api: ManagedProcess;
+  let worker: ManagedProcess;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    const env: Record<string, string> = { ...stackInfo().env, TEMPORAL_TASK_QUEUE: `extractive-${randomBytes(4).toString('hex')}`, PORT: String(port) };
+    delete env.OPENAI_API_KEY;
+    delete env.OPENAI_BASE_URL;
+    worker = await startWorker(env, { quiet: true });
+    api = startApi(env, { quiet: true });
+    baseUrl = `http://127.0.0.1:${port}`;
+    await waitForApi(baseUrl, api);
+  }, 120_000);
+
+  afterAll(async () => {
+    await api?.stop();
+    await worker?.stop();
+  });
+
+  it('quotes the knowledge passage that answers the question', async () => {
+    const bot = await newBot();
+    const write = await http('/v1/api/knowledge', {
+      key: bot.keys.secret_key,
+      body: { title: 'Opening hours', text: 'The shop on Elm Street opens at nine in the morning and closes at six in the evening.' },
+      baseUrl,
+    });
+    expect(write.status).toBe(202);
+    const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { message: 'When does the shop open?' }, baseUrl });
+    expect(res.status).toBe(200);
+    expect(res.body.answer).toContain('Here is what the knowledge base says');
+    expect(res.body.answer).toContain('opens at nine in the morning');
+
+    const stream = await sseFrames('/v1/api/chat/stream', { key: bot.keys.secret_key, body: { message: 'When does the shop close?' }, baseUrl });
+    const text = stream.frames.filter((f) => 'delta' in f).map((f) => f.delta).join('');
+    expect(text).toContain('closes at six in the evening');
+    expect(stream.frames.at(-1)).toMatchObject({ done: true });
+  });
+
+  it('says plainly when nothing matches', async () => {
+    const bot = await newBot();
+    const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { message: 'Tell me about quantum chromodynamics' }, baseUrl });
+    expect(res.status).toBe(200);
+    expect(res.body.answer).toContain("couldn't find anything");
+    expect(res.body.answer).toContain('No AI model is configured');
+  });
+});
