@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { Config } from '../lib/config';
 import type { Db } from '../lib/db';
+import type { Embedder } from '../lib/knowledge/store';
 import type { Logger } from '../lib/logger';
 import type { Metrics } from '../lib/metrics';
 import type { SecretBox } from '../lib/secret-box';
@@ -29,6 +30,8 @@ export interface AppDeps {
   secrets: SecretBox;
   /** Streamed answer fragments from the worker (Postgres LISTEN). */
   deltaHub: DeltaHub;
+  /** Embeds knowledge fragments on write; absent (embeddings off) means full-text indexing only. */
+  embed?: Embedder;
 }
 
 /** Builds the Koa app; never listens (api/server.ts does), so tests can drive `app.callback()` too. */
@@ -51,7 +54,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // Koa's default `error` event prints the stack to stderr; errors are already logged with the request id.
   app.silent = true;
   app.use(requestId(deps.logger));
-  app.use(accessLog(deps.metrics));
+  app.use(accessLog(deps.metrics, deps.logger));
   app.use(errorHandler());
   app.use(defaultRateHeaders());
   app.use(router.routes());

@@ -1,8 +1,9 @@
+import type { Logger } from '../../lib/logger';
 import type { Metrics } from '../../lib/metrics';
 import type { AppMiddleware } from '../context';
 
 /** One log line and one metrics sample per request, labelled by the route template (never by raw ids). */
-export function accessLog(metrics: Metrics): AppMiddleware {
+export function accessLog(metrics: Metrics, logger: Logger): AppMiddleware {
   return async function accessLogMiddleware(ctx, next) {
     const started = process.hrtime.bigint();
     try {
@@ -12,10 +13,9 @@ export function accessLog(metrics: Metrics): AppMiddleware {
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
       metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
       metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
-      ctx.state.log?.info(
-        { method: ctx.method, path: ctx.path, route, status: ctx.status, ms: Math.round(seconds * 1000) },
-        'request',
-      );
+      if (logger.isLevelEnabled('info')) {
+        ctx.state.log.info({ method: ctx.method, path: ctx.path, route, status: ctx.status, ms: Math.round(seconds * 1000) }, 'request');
+      }
     }
   };
 }

@@ -10,7 +10,9 @@ export function requestId(logger: Logger): AppMiddleware {
     const sent = ctx.get('X-Request-Id');
     const id = CLIENT_ID.test(sent) ? sent : randomUUID();
     ctx.state.requestId = id;
-    ctx.state.log = logger.child({ reqId: id });
+    // The request's logger is made on first use: most requests of the hot paths never log more than one line.
+    let log: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', { get: () => (log ??= logger.child({ reqId: id })), configurable: true });
     ctx.state.input = {};
     ctx.set('X-Request-Id', id);
     await next();
