@@ -2,11 +2,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
- * `npm start` writes the addresses and the sealing key of the stack it started to `.data/runtime.env` (mode 0600),
+ * `npm start` writes the addresses and the sealing key of the stack it started to `$DATA_DIR/runtime.env` (default
+ * `.data/`, mode 0600),
  * so `npx agentctl …` in another terminal reaches the same database without the user copying anything. Variables
  * already set in the environment always win.
  */
-export const RUNTIME_ENV_FILE = path.join(__dirname, '..', '.data', 'runtime.env');
+export const RUNTIME_ENV_FILE = path.join(process.env.DATA_DIR || path.join(__dirname, '..', '.data'), 'runtime.env');
 
 export function writeRuntimeEnv(values: Record<string, string>, file = RUNTIME_ENV_FILE): void {
   writeFileSync(file, Object.entries(values).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
