@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { bootstrapWorkspace, NotFoundError, rotateKey, type RotatableKind } from '../lib/bots';
+import { bootstrapWorkspace, grantCredits, NotFoundError, rotateKey, type RotatableKind } from '../lib/bots';
 import { ConfigError } from '../lib/config';
-import { createDb } from '../lib/db';
+import { createDb, withTransaction } from '../lib/db';
 import { isUnavailableError } from '../lib/errors';
 import { migrate } from '../lib/migrate';
 import { withRuntimeEnv } from '../lib/runtime-env';
@@ -15,6 +15,8 @@ Usage:
       ONCE (sk_ secret key, pk_ public key, ck_ builder key, whsec_ webhook secret, idsec_ visitor identity secret).
   npx agentctl keys rotate --bot BOT_ID --kind secret|identity|builder|webhook [--json]
       Issues a new key of that kind; the previous one stops working at once.
+  npx agentctl credits grant --workspace WORKSPACE_ID --amount N [--reason TEXT]
+      Adds N credits to a workspace (a ledger row); prints the new balance.
   npx agentctl migrate
       Applies pending database migrations.
 
@@ -38,7 +40,7 @@ function env(names: readonly string[]): Record<string, string> {
 async function main(argv: string[]): Promise<number> {
   const [command, sub] = argv;
   const { values } = parseArgs({
-    args: argv.slice(command === 'keys' ? 2 : 1),
+    args: argv.slice(command === 'keys' || command === 'credits' ? 2 : 1),
     options: {
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -46,6 +48,8 @@ async function main(argv: string[]): Promise<number> {
       email: { type: 'string' },
       bot: { type: 'string' },
       kind: { type: 'string' },
+      amount: { type: 'string' },
+      reason: { type: 'string' },
     },
     allowPositionals: false,
   });
@@ -89,6 +93,14 @@ Keys — shown once, store them now:
       if (!kinds.includes(values.kind as RotatableKind)) throw new UsageError(`--kind must be one of ${kinds.join(', ')}`);
       const r = await rotateKey(db, box, values.bot, values.kind as RotatableKind);
       console.log(values.json ? JSON.stringify({ bot_id: values.bot, kind: values.kind, ...r }) : `New ${values.kind} key (shown once): ${r.key}`);
+      return 0;
+    }
+    if (command === 'credits' && sub === 'grant') {
+      const amount = Number(values.amount);
+      if (!values.workspace) throw new UsageError('--workspace WORKSPACE_ID is required');
+      if (!Number.isInteger(amount) || amount <= 0 || amount > 1_000_000_000) throw new UsageError('--amount must be a positive whole number');
+      const balance = await withTransaction(db, (tx) => grantCredits(tx, values.workspace!, amount, values.reason ?? 'granted with agentctl'));
+      console.log(values.json ? JSON.stringify({ workspace_id: values.workspace, granted: amount, balance }) : `Granted ${amount} credits; balance ${balance}.`);
       return 0;
     }
     throw new UsageError(`Unknown command: ${argv.join(' ')}`);

@@ -139,11 +139,11 @@ export class NotFoundError extends Error {
 
 /** Adds credits to a workspace: one ledger row and the balance, in the caller's transaction. */
 export async function grantCredits(tx: Queryable, workspaceId: string, amount: number, reason: string): Promise<number> {
-  await tx.query(`INSERT INTO credit_ledger (workspace_id, amount, reason) VALUES ($1, $2, $3)`, [workspaceId, amount, reason]);
   const res = await tx.query<{ credit_balance: number }>(
     `UPDATE workspaces SET credit_balance = credit_balance + $2 WHERE id = $1 RETURNING credit_balance`,
     [workspaceId, amount],
   );
   if (!res.rows[0]) throw new NotFoundError(`No workspace with id ${workspaceId}`);
+  await tx.query(`INSERT INTO credit_ledger (workspace_id, amount, reason) VALUES ($1, $2, $3)`, [workspaceId, amount, reason]);
   return res.rows[0].credit_balance;
 }

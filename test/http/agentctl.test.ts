@@ -9,7 +9,7 @@ describe('agentctl', () => {
   it('--help describes every command', async () => {
     const res = await agentctl(['--help']);
     expect(res.code).toBe(0);
-    for (const cmd of ['bootstrap', 'keys rotate', 'migrate']) expect(res.stdout).toContain(cmd);
+    for (const cmd of ['bootstrap', 'keys rotate', 'credits grant', 'migrate']) expect(res.stdout).toContain(cmd);
   });
 
   it('bootstrap --json prints the bot id and every key once, and the secret key works', async () => {
@@ -64,6 +64,18 @@ describe('agentctl', () => {
     const unknown = await agentctl(['keys', 'rotate', '--bot', 'bot_missing', '--kind', 'secret'], env());
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('No bot with id bot_missing');
+  });
+
+  it('credits grant adds to the workspace balance through the ledger', async () => {
+    const boot = JSON.parse((await agentctl(['bootstrap', '--json'], env())).stdout);
+    const res = await agentctl(['credits', 'grant', '--workspace', boot.workspace_id, '--amount', '250', '--json'], env());
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({ workspace_id: boot.workspace_id, granted: 250, balance: 1250 });
+    const bad = await agentctl(['credits', 'grant', '--workspace', boot.workspace_id, '--amount', '-5'], env());
+    expect(bad.code).toBe(2);
+    const unknown = await agentctl(['credits', 'grant', '--workspace', 'ws_nope', '--amount', '5'], env());
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('No workspace with id ws_nope');
   });
 
   it('names the missing variable when it cannot reach a database', async () => {
