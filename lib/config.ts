@@ -38,6 +38,8 @@ export const configSchema = z.object({
   OPENAI_BASE_URL: z.url().optional(),
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
   LLM_TURN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
+  /** Embedding model at the same endpoint; with OPENAI_API_KEY, knowledge is embedded and retrieval is hybrid. */
+  EMBEDDING_MODEL: z.string().min(1).optional(),
 
   /** Shortest interval of schedule and poll triggers; tests lower it to see runs within seconds. */
   TRIGGER_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
@@ -50,6 +52,11 @@ export const configSchema = z.object({
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** The embedding model when embeddings are on (both OPENAI_API_KEY and EMBEDDING_MODEL set), else undefined. */
+export function embeddingModelOf(config: Pick<Config, 'OPENAI_API_KEY' | 'EMBEDDING_MODEL'>): string | undefined {
+  return config.OPENAI_API_KEY && config.EMBEDDING_MODEL ? config.EMBEDDING_MODEL : undefined;
+}
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

@@ -1,9 +1,12 @@
+import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from '../activities';
-import type { Config } from '../lib/config';
+import type { SiteScanDeps } from '../activities/site-scan';
+import { embeddingModelOf, type Config } from '../lib/config';
 import type { Db } from '../lib/db';
 import { createSafeFetch } from '../lib/http/safe-fetch';
 import { retrievePassages } from '../lib/knowledge/retrieve';
-import { createOpenAiLlm } from '../lib/llm';
+import type { Embedder } from '../lib/knowledge/store';
+import { LlmError, createOpenAiLlm } from '../lib/llm';
 import { createMailer } from '../lib/mailer';
 import type { Temporal } from '../lib/temporal';
 import { createSecretBox } from '../lib/secret-box';
@@ -11,17 +14,75 @@ import { createDeltaPublisher } from '../lib/streams';
 
 /** Passages given to the model per turn. */
 const PASSAGES_PER_TURN = 5;
+/** A question's embedding that takes longer is given up: the turn goes on with full-text retrieval alone. */
+const QUERY_EMBEDDING_TIMEOUT_MS = 5_000;
+/** One embedding call of a scanned page; below the crawl activity's heartbeat timeout, so a hang is a retry. */
+const EMBED_CALL_TIMEOUT_MS = 30_000;
 
-/** The one place real clients are built for activities (STYLE.md: activities get their deps injected). */
-export function buildActivityDeps(config: Config, db: Db, temporal: Temporal): ActivityDeps {
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LlmError('llm_overloaded', 'The embedding model did not answer in time')), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The activity's logger when called inside one (it carries the workflow and run ids), else nothing. */
+function warn(message: string, meta: Record<string, unknown>): void {
+  try {
+    Context.current().log.warn(message, meta);
+  } catch {
+    // Not inside an activity (a test calling retrieve directly): nothing to attach the line to.
+  }
+}
+
+/**
+ * The one place real clients are built for activities (STYLE.md: activities get their deps injected). With
+ * embeddings on (OPENAI_API_KEY and EMBEDDING_MODEL), `retrieve` embeds the question with the model the knowledge
+ * was written with and ranks by full text and cosine together, and site scans embed the pages they index
+ * (`embed` reaches `createSiteScanActivities`, which `createActivities` hands these same deps).
+ */
+export function buildActivityDeps(
+  config: Config,
+  db: Db,
+  temporal: Temporal,
+): ActivityDeps & Pick<SiteScanDeps, 'embed'> {
+  const embeddingModel = embeddingModelOf(config);
   const llm = config.OPENAI_API_KEY
-    ? createOpenAiLlm({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL, model: config.LLM_MODEL })
+    ? createOpenAiLlm({
+        apiKey: config.OPENAI_API_KEY,
+        baseURL: config.OPENAI_BASE_URL,
+        model: config.LLM_MODEL,
+        embeddingModel,
+      })
     : null;
+  const rawEmbed = embeddingModel ? llm?.embed : undefined;
+  const embed: Embedder | undefined = rawEmbed && ((texts) => withTimeout(rawEmbed(texts), EMBED_CALL_TIMEOUT_MS));
+
+  const retrieve = async (botId: string, query: string) => {
+    let queryEmbedding: number[] | undefined;
+    if (rawEmbed) {
+      try {
+        [queryEmbedding] = await withTimeout(rawEmbed([query]), QUERY_EMBEDDING_TIMEOUT_MS);
+      } catch (err) {
+        // Full text alone still answers; the line names the failure kind, never the key or the question.
+        warn('query embedding failed: full-text retrieval only', {
+          botId,
+          embeddingModel,
+          kind: err instanceof LlmError ? err.kind : 'unclassified',
+          reason: err instanceof LlmError ? err.message : String((err as Error)?.name),
+        });
+      }
+    }
+    return retrievePassages(db, botId, query, { limit: PASSAGES_PER_TURN, queryEmbedding });
+  };
+
   return {
     db,
     llm,
     defaultModel: config.LLM_MODEL,
-    retrieve: (botId, query) => retrievePassages(db, botId, query, { limit: PASSAGES_PER_TURN }),
+    retrieve,
+    embed,
     deltas: createDeltaPublisher(db),
     fetch: createSafeFetch({ allowLoopback: config.SSRF_ALLOW_LOOPBACK, userAgent: 'AgentPlatform/1.0 (+webhooks; crawler)' }),
     secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY),
