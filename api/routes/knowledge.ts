@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { errors, type ErrorCode } from '../../lib/errors';
 import { LIMITS } from '../../lib/limits';
-import { deleteSource, getSource, listSources, upsertSource, type Embedder } from '../../lib/knowledge/store';
+import { deleteSource, getSource, listSources, upsertSource } from '../../lib/knowledge/store';
 import type { AppDeps } from '../app';
 import type { AppContext } from '../context';
 import type { RouteDef } from '../route';
@@ -19,10 +19,10 @@ import { AUTH_ERRORS } from './conversation';
 type WriteBody = z.infer<typeof KnowledgeWriteRequest>;
 
 /**
- * Spec, Endpoints → Knowledge base and Admin helpers. `embed` is optional: no embedder is configured yet, and
- * without one retrieval is full-text only.
+ * Spec, Endpoints → Knowledge base and Admin helpers. `deps.embed` exists when EMBEDDING_MODEL is configured;
+ * without it retrieval is full-text only.
  */
-export function knowledgeRoutes(deps: AppDeps & { embed?: Embedder }): RouteDef[] {
+export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
   const botOf = (ctx: AppContext) => ctx.state.principal!.botId!;
 
   // One handler for both write paths: the admin alias is "technically identical" (spec, Admin helpers).
