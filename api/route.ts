@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
-import type { PrincipalKind } from '../lib/auth';
+import { createKeyRateChecker, type PrincipalKind } from '../lib/auth';
 import { ApiError, type ErrorCode } from '../lib/errors';
 import type { AppContext, AppMiddleware } from './context';
 import { requireKey, requireSession } from './middleware/auth';
@@ -87,11 +87,12 @@ export function koaPath(path: string): string {
 }
 
 export function mountRoutes(router: Router<any, any>, defs: RouteDef[], deps: { db: Db }): void {
+  const checker = createKeyRateChecker(deps.db);
   for (const def of defs) {
     const chain: AppMiddleware[] = [];
     // DESIGN.md, A chat turn: auth → rate limit → body limit → zod → idempotency → handler.
     // With a key, the key check and the rate window are one round trip (requireKey counts it).
-    if (def.keys) chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup }));
+    if (def.keys) chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup, checker }));
     if (def.session) chain.push(requireSession(deps.db));
     if (def.rateGroup && !def.keys) chain.push(rateLimit(deps.db, def.rateGroup));
     if (def.method !== 'get' && def.method !== 'delete') {

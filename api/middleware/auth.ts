@@ -1,4 +1,4 @@
-import { findPrincipal, findPrincipalCounting, type PrincipalKind } from '../../lib/auth';
+import { findPrincipal, findPrincipalCounting, type KeyRateChecker, type PrincipalKind } from '../../lib/auth';
 import type { RateGroup } from '../../lib/limits';
 import { enforceRateWindow } from './rate-limit';
 import type { Db } from '../../lib/db';
@@ -14,7 +14,7 @@ import type { AppMiddleware } from '../context';
 export function requireKey(
   db: Db,
   accept: PrincipalKind[],
-  opts: { header?: 'x-bot-key' | 'authorization'; rateGroup?: RateGroup } = {},
+  opts: { header?: 'x-bot-key' | 'authorization'; rateGroup?: RateGroup; checker?: KeyRateChecker } = {},
 ): AppMiddleware {
   const header = opts.header ?? 'x-bot-key';
   return async function requireKeyMiddleware(ctx, next) {
@@ -25,7 +25,8 @@ export function requireKey(
     let window: { count: number; reset: number } | undefined;
     try {
       if (opts.rateGroup) {
-        const found = await findPrincipalCounting(db, key, { ip: ctx.ip, group: opts.rateGroup, accept });
+        const rate = { ip: ctx.ip, group: opts.rateGroup, accept };
+        const found = opts.checker ? await opts.checker(key, rate) : await findPrincipalCounting(db, key, rate);
         principal = found?.principal ?? null;
         window = found?.window;
       } else {

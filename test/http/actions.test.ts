@@ -2,17 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { BootstrapResult } from '../../lib/bots';
 import { signVisitorConfirmation } from '../../lib/identity';
-import { fakeRequests, http, newBot, ownerSession, startActionTarget, testDb } from '../support/helpers';
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+import { fakeRequests, http, newBot, ownerSession, startActionTarget, testDb, waitUntil } from '../support/helpers';
 
 async function addAction(bot: BootstrapResult, session: Record<string, string>, body: Record<string, unknown>) {
   const res = await http(`/v1/dashboard/bots/${bot.bot_id}/actions`, { body, headers: session });

@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BootstrapResult } from '../../lib/bots';
 import { retrievePassages } from '../../lib/knowledge/retrieve';
-import { type ManagedProcess, freePort } from '../../lib/stack/processes';
-import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
-import { http, newBot, testDb } from '../support/helpers';
+import { type OwnPlatform, http, newBot, startOwnPlatform, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -50,28 +48,15 @@ function expectUnitVectors(rows: { embedding: number[] | null; bits: string | nu
 }
 
 describe('with EMBEDDING_MODEL configured', () => {
-  let api: ManagedProcess;
-  let worker: ManagedProcess;
+  let own: OwnPlatform;
   let baseUrl: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const env = {
-      ...stackInfo().env,
-      TEMPORAL_TASK_QUEUE: `embeddings-test-${randomBytes(4).toString('hex')}`,
-      PORT: String(port),
-      EMBEDDING_MODEL,
-    };
-    worker = await startWorker(env, { quiet: true });
-    api = startApi(env, { quiet: true });
-    baseUrl = `http://127.0.0.1:${port}`;
-    await waitForApi(baseUrl, api);
+    own = await startOwnPlatform('embeddings-test', { EMBEDDING_MODEL });
+    baseUrl = own.baseUrl;
   }, 120_000);
 
-  afterAll(async () => {
-    await api?.stop();
-    await worker?.stop();
-  });
+  afterAll(async () => own?.stop());
 
   const write = (bot: BootstrapResult, body: unknown, path = '/v1/api/knowledge') =>
     http(path, { key: bot.keys.secret_key, body, baseUrl });

@@ -1,34 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomBytes } from 'node:crypto';
-import { type ManagedProcess, freePort } from '../../lib/stack/processes';
-import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
-import { http, newBot, sseFrames } from '../support/helpers';
-import { stackInfo } from '../support/stack-info';
+import { type OwnPlatform, http, newBot, sseFrames, startOwnPlatform } from '../support/helpers';
 
 /**
  * With no LLM configured the platform answers extractively: the best-matching knowledge passages, stated as such
  * (DESIGN.md). Its own worker and API without OPENAI_API_KEY, sharing the run's Postgres and Temporal.
  */
 describe('extractive answers without an LLM', () => {
-  let api: ManagedProcess;
-  let worker: ManagedProcess;
+  let own: OwnPlatform;
   let baseUrl: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const env: Record<string, string> = { ...stackInfo().env, TEMPORAL_TASK_QUEUE: `extractive-${randomBytes(4).toString('hex')}`, PORT: String(port) };
-    delete env.OPENAI_API_KEY;
-    delete env.OPENAI_BASE_URL;
-    worker = await startWorker(env, { quiet: true });
-    api = startApi(env, { quiet: true });
-    baseUrl = `http://127.0.0.1:${port}`;
-    await waitForApi(baseUrl, api);
+    own = await startOwnPlatform('extractive', { OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined });
+    baseUrl = own.baseUrl;
   }, 120_000);
 
-  afterAll(async () => {
-    await api?.stop();
-    await worker?.stop();
-  });
+  afterAll(async () => own?.stop());
 
   it('quotes the knowledge passage that answers the question', async () => {
     const bot = await newBot();

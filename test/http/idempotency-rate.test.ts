@@ -114,3 +114,20 @@ describe('rate limits', () => {
     }
   });
 });
+
+describe('rate limits under concurrency', () => {
+  it('70 simultaneous requests of one client: exactly 60 pass, each with its own RateLimit-Remaining', async () => {
+    const bot = await newBot();
+    const msIntoMinute = Date.now() % 60_000;
+    if (msIntoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - msIntoMinute + 200));
+    const results = await Promise.all(
+      Array.from({ length: 70 }, (_, i) => http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: `nope-${i}` } })),
+    );
+    const passed = results.filter((r) => r.status === 404);
+    const limited = results.filter((r) => r.status === 429);
+    expect(passed).toHaveLength(60);
+    expect(limited).toHaveLength(10);
+    const remaining = passed.map((r) => Number(r.headers.get('ratelimit-remaining'))).sort((a, b) => a - b);
+    expect(remaining).toEqual(Array.from({ length: 60 }, (_, i) => i));
+  }, 90_000);
+});

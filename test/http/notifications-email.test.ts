@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { BootstrapResult } from '../../lib/bots';
-import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
-import { type ManagedProcess, freePort } from '../../lib/stack/processes';
 import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
-import { http, newBot, ownerSession, testDb } from '../support/helpers';
+import { type OwnPlatform, http, newBot, ownerSession, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -15,16 +13,6 @@ import { stackInfo } from '../support/stack-info';
 const SMTP_FROM_ADDRESS = 'alerts@platform.test';
 
 const sign = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** A failing bot's wait-mode webhook trigger, called five times through the API at `baseUrl`, paused. */
 async function failFiveTimes(bot: BootstrapResult, triggerName: string, baseUrl: string) {
@@ -65,29 +53,17 @@ async function notificationsOf(botId: string) {
 
 describe('trigger pause notifications by e-mail', () => {
   let smtp: FakeSmtp;
-  let api: ManagedProcess | undefined;
-  let worker: ManagedProcess | undefined;
+  let own: OwnPlatform | undefined;
   let baseUrl: string;
 
   beforeAll(async () => {
     smtp = await startFakeSmtp();
-    const port = await freePort();
-    const env = {
-      ...stackInfo().env,
-      TEMPORAL_TASK_QUEUE: `smtp-test-${randomBytes(4).toString('hex')}`,
-      PORT: String(port),
-      SMTP_URL: smtp.url,
-      SMTP_FROM: `Agent Platform Alerts <${SMTP_FROM_ADDRESS}>`,
-    };
-    worker = await startWorker(env, { quiet: true });
-    api = startApi(env, { quiet: true });
-    baseUrl = `http://127.0.0.1:${port}`;
-    await waitForApi(baseUrl, api);
+    own = await startOwnPlatform('smtp-test', { SMTP_URL: smtp.url, SMTP_FROM: `Agent Platform Alerts <${SMTP_FROM_ADDRESS}>` });
+    baseUrl = own.baseUrl;
   }, 120_000);
 
   afterAll(async () => {
-    await api?.stop();
-    await worker?.stop();
+    await own?.stop();
     await smtp?.close();
   });
 

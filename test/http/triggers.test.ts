@@ -4,7 +4,7 @@ import http_ from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BootstrapResult } from '../../lib/bots';
 import { TRIGGER_BODY_LINE } from '../../workflows/messages';
-import { http, newBot, ownerSession, testDb } from '../support/helpers';
+import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 const sign = (secret: string, body: Buffer | string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -26,16 +26,6 @@ const hook = (tid: string, body: Buffer | string, signature?: string) =>
 
 async function runsOf(botId: string) {
   return (await testDb().query(`SELECT id, status, trigger_kind, input, answer, error_code, credits FROM runs WHERE bot_id = $1 ORDER BY started_at`, [botId])).rows;
-}
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 describe('POST /v1/hooks/{tid}', () => {

@@ -1,40 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { type ManagedProcess, freePort } from '../../lib/stack/processes';
-import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
-import { http, newBot, ownerSession, startActionTarget, testDb } from '../support/helpers';
-import { stackInfo } from '../support/stack-info';
+import { randomUUID } from 'node:crypto';
+import { type OwnPlatform, http, newBot, ownerSession, startActionTarget, startOwnPlatform, testDb } from '../support/helpers';
 
 /**
  * Its own API and worker on a task queue of their own (same Postgres and Temporal), so killing the worker
  * disturbs no other test.
  */
 describe('a worker killed in the middle of a turn', () => {
-  let api: ManagedProcess;
-  let worker: ManagedProcess;
-  let env: Record<string, string>;
+  let own: OwnPlatform;
   let baseUrl: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    env = {
-      ...stackInfo().env,
-      TEMPORAL_TASK_QUEUE: `crash-test-${randomBytes(4).toString('hex')}`,
-      PORT: String(port),
-      // Long enough that the turn outlives the worker's replacement (the workflow task of the dead worker
-      // times out after 10 s before the new worker takes it).
-      LLM_TURN_TIMEOUT_MS: '40000',
-    };
-    worker = await startWorker(env, { quiet: true });
-    api = startApi(env, { quiet: true });
-    baseUrl = `http://127.0.0.1:${port}`;
-    await waitForApi(baseUrl, api);
+    // Long enough that the turn outlives the worker's replacement (the workflow task of the dead worker times
+    // out after 10 s before the new worker takes it).
+    own = await startOwnPlatform('crash-test', { LLM_TURN_TIMEOUT_MS: '40000' });
+    baseUrl = own.baseUrl;
   }, 120_000);
 
-  afterAll(async () => {
-    await api?.stop();
-    await worker?.stop();
-  });
+  afterAll(async () => own?.stop());
 
   it('completes after a new worker starts, and the conversation is consistent', async () => {
     const bot = await newBot();
@@ -50,8 +33,7 @@ describe('a worker killed in the middle of a turn', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     await new Promise((r) => setTimeout(r, 500));
-    await worker.stop('SIGKILL');
-    worker = await startWorker(env, { quiet: true });
+    await own.restartWorker();
 
     const res = await pending;
     expect(res.status).toBe(200);
@@ -90,8 +72,7 @@ describe('a worker killed in the middle of a turn', () => {
       }
       expect(approvalId).toMatch(/^apr_/);
 
-      await worker.stop('SIGKILL');
-      worker = await startWorker(env, { quiet: true });
+      await own.restartWorker();
 
       const approved = await http(`/v1/dashboard/bots/${bot.bot_id}/approvals/${approvalId}/approve`, { method: 'POST', headers: session, baseUrl });
       expect(approved.status).toBe(200);

@@ -1,9 +1,12 @@
 import { afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { bootstrapWorkspace, type BootstrapInput, type BootstrapResult } from '../../lib/bots';
 import { createDb, type Db } from '../../lib/db';
 import { createSecretBox } from '../../lib/secret-box';
+import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
+import { type ManagedProcess, freePort } from '../../lib/stack/processes';
 import { stackInfo } from './stack-info';
 
 let sharedDb: Db | undefined;
@@ -124,4 +127,56 @@ export async function startActionTarget(status = 200) {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   return { url: `http://127.0.0.1:${port}/act`, calls, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** Polls `probe` until it returns something truthy, or fails naming what it waited for. */
+export async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false | null>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export interface OwnPlatform {
+  baseUrl: string;
+  env: Record<string, string>;
+  worker: ManagedProcess;
+  /** Kills the worker (SIGKILL by default, as a crash) and starts a new one on the same task queue. */
+  restartWorker(signal?: NodeJS.Signals): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A worker and an API of the test's own, on a task queue of their own, sharing the run's Postgres and Temporal:
+ * for tests that need another configuration (no LLM, SMTP, embeddings) or that kill the worker. `undefined` in
+ * `env` removes a variable.
+ */
+export async function startOwnPlatform(name: string, env: Record<string, string | undefined> = {}): Promise<OwnPlatform> {
+  const port = await freePort();
+  const merged: Record<string, string | undefined> = {
+    ...stackInfo().env,
+    TEMPORAL_TASK_QUEUE: `${name}-${randomBytes(4).toString('hex')}`,
+    PORT: String(port),
+    ...env,
+  };
+  const full = Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined));
+  const own: OwnPlatform = {
+    baseUrl: `http://127.0.0.1:${port}`,
+    env: full,
+    worker: await startWorker(full, { quiet: true }),
+    async restartWorker(signal = 'SIGKILL') {
+      await own.worker.stop(signal);
+      own.worker = await startWorker(full, { quiet: true });
+    },
+    async stop() {
+      await api.stop();
+      await own.worker.stop();
+    },
+  };
+  const api = startApi(full, { quiet: true });
+  await waitForApi(own.baseUrl, api);
+  return own;
 }
