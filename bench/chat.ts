@@ -81,7 +81,24 @@ async function main() {
       results.push(row);
       console.log(JSON.stringify(row));
     }
-    const out = { benchmark: 'chat', at: new Date().toISOString(), turns, target: 'chat overhead p50 < 30 ms at 16 concurrent sessions', results };
+    // Open loop: 16 sessions that each wait a visitor's second between turns (answer read, next message typed),
+    // rather than firing the next turn at once: the load a site with 16 live chats actually puts on the platform.
+    const live = Array.from({ length: 16 }, () => randomUUID());
+    const paced: number[] = [];
+    await Promise.all(
+      live.map(async (sid, i) => {
+        await new Promise((r) => setTimeout(r, i * 60)); // spread the sessions' first turns
+        for (let t = 0; t < 10; t++) {
+          const started = performance.now();
+          await chatOnce(sid);
+          paced.push(performance.now() - started);
+          await new Promise((r) => setTimeout(r, 1_000));
+        }
+      }),
+    );
+    const pacedRow = { sessions: 16, think_time_ms: 1000, chat_ms: summarize(paced) };
+    console.log(JSON.stringify(pacedRow));
+    const out = { benchmark: 'chat', at: new Date().toISOString(), turns, target: 'chat overhead p50 < 30 ms at 16 concurrent sessions', results, paced: pacedRow };
     writeFileSync(path.join(__dirname, 'results', 'chat.json'), JSON.stringify(out, null, 2));
   } finally {
     await baseline.close();
