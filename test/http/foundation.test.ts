@@ -149,6 +149,40 @@ describe('the contract document', () => {
     expect(res.body.components.schemas.Error.required).toEqual(['error', 'code']);
   });
 
+  it('documents every public endpoint with its request and response schemas', async () => {
+    const { body: doc } = await http('/v1/openapi.json');
+    const expected: [string, string][] = [
+      ['post', '/v1/api/chat'],
+      ['post', '/v1/api/chat/stream'],
+      ['post', '/v1/api/handoff'],
+      ['get', '/v1/api/messages'],
+      ['post', '/v1/api/typing'],
+      ['post', '/v1/api/visitors/erase'],
+      ['post', '/v1/api/knowledge'],
+      ['get', '/v1/api/knowledge'],
+      ['get', '/v1/api/knowledge/{id}'],
+      ['delete', '/v1/api/knowledge/{id}'],
+      ['post', '/v1/admin/sources'],
+      ['post', '/v1/admin/scrape'],
+      ['get', '/v1/api/operator/threads'],
+      ['get', '/v1/api/operator/threads/{sid}'],
+      ['post', '/v1/api/operator/threads/{sid}/reply'],
+      ['post', '/v1/api/operator/threads/{sid}/typing'],
+      ['post', '/v1/api/operator/threads/{sid}/resolve'],
+      ['post', '/v1/hooks/{tid}'],
+    ];
+    for (const [method, path] of expected) {
+      const op = doc.paths[path]?.[method];
+      expect([method, path, Boolean(op)]).toEqual([method, path, true]);
+      const ok = op.responses['200'] ?? op.responses['202'];
+      expect([path, Boolean(ok?.content)]).toEqual([path, true]);
+      if (method === 'post' && !path.endsWith('/typing') && !path.endsWith('/resolve')) expect([path, Boolean(op.requestBody)]).toEqual([path, true]);
+      expect(op['x-stability']).toBeUndefined();
+    }
+    // The dashboard surface is documented too, marked as not part of the stable contract.
+    expect(doc.paths['/v1/dashboard/bots/{id}/triggers'].post['x-stability']).toBe('unstable');
+  });
+
   it('GET /docs renders the reference with assets served by the API itself', async () => {
     const res = await http('/docs');
     expect(res.status).toBe(200);
