@@ -39,7 +39,7 @@ export const AUTH_ERRORS = ['missing_key', 'invalid_key', 'wrong_key_type', 'ser
 /** Seconds a client should wait after a turn the API stopped waiting for. */
 const TURN_TIMEOUT_RETRY_AFTER = 10;
 
-function conversationDeps(deps: AppDeps): ConversationDeps {
+export function conversationDeps(deps: AppDeps): ConversationDeps {
   return { db: deps.db, temporal: deps.temporal, secrets: deps.secrets, turnTimeoutMs: deps.config.LLM_TURN_TIMEOUT_MS };
 }
 
@@ -57,6 +57,20 @@ function turnError(error: NonNullable<TurnResult['error']>, sessionId: string): 
 
 function timeoutResult(): TurnResult {
   return { answer: '', error: { code: 'llm_overloaded', message: 'The turn did not finish in time', retryAfter: TURN_TIMEOUT_RETRY_AFTER } };
+}
+
+/** One chat turn answered as JSON: `POST /v1/api/chat`, and the dashboard's test chat. */
+export async function answerChat(cdeps: ConversationDeps, botId: string, body: ChatInput): Promise<Record<string, unknown>> {
+  const prepared = await prepareChat(cdeps, botId, body);
+  if (prepared.kind === 'quota_exceeded') {
+    return { answer: QUOTA_PLACEHOLDER, session_id: prepared.sessionId, quota_exceeded: true, notice: 'outage' };
+  }
+  const result = await runTurn(cdeps, prepared).catch((err) => {
+    if (err instanceof TurnTimeoutError) return timeoutResult();
+    throw err;
+  });
+  if (result.error) throw turnError(result.error, prepared.sessionId);
+  return { answer: result.answer, session_id: prepared.sessionId, ...(result.handoff ? { handoff: true } : {}) };
 }
 
 /** Spec, Endpoints → Conversation. */
@@ -79,17 +93,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Answer', schema: ChatResponse } },
       errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'idempotency_key_reused', 'idempotency_in_progress', 'payload_too_large', 'rate_limited', 'internal_error', 'llm_unavailable', 'llm_overloaded'],
       handler: async (ctx) => {
-        const prepared = await prepareChat(cdeps, ctx.state.principal!.botId!, ctx.state.input.body as ChatInput);
-        if (prepared.kind === 'quota_exceeded') {
-          ctx.body = { answer: QUOTA_PLACEHOLDER, session_id: prepared.sessionId, quota_exceeded: true, notice: 'outage' };
-          return;
-        }
-        const result = await runTurn(cdeps, prepared).catch((err) => {
-          if (err instanceof TurnTimeoutError) return timeoutResult();
-          throw err;
-        });
-        if (result.error) throw turnError(result.error, prepared.sessionId);
-        ctx.body = { answer: result.answer, session_id: prepared.sessionId, ...(result.handoff ? { handoff: true } : {}) };
+        ctx.body = await answerChat(cdeps, ctx.state.principal!.botId!, ctx.state.input.body as ChatInput);
       },
     },
     {

@@ -1,12 +1,16 @@
+import { z } from 'zod';
 import { rotateKey } from '../../lib/bots';
 import { decodeCursor, encodeCursor } from '../../lib/cursor';
 import { errors } from '../../lib/errors';
+import { signVisitorConfirmation } from '../../lib/identity';
 import { readState, writeState } from '../../lib/state';
 import { workflowUiUrl } from '../../lib/temporal';
 import type { AppDeps } from '../app';
 import type { AppContext } from '../context';
 import type { RouteDef } from '../route';
 import { PageQuery } from '../schemas/common';
+import { ChatResponse, MAX_MESSAGE_CHARS, SessionId } from '../schemas/conversation';
+import { answerChat, conversationDeps } from './conversation';
 import { BotParams, BotPatch, BotView, IssuedKey, NotificationList, RunList, StatePut, StateView } from '../schemas/dashboard';
 
 /** The bot named in the path, if it belongs to the signed-in user's workspace; 404 otherwise (never 403: no leaks). */
@@ -19,6 +23,10 @@ export async function dashboardBot(ctx: AppContext, deps: AppDeps): Promise<{ id
   if (!res.rows[0]) throw errors.notFound('No such bot in your workspace');
   return res.rows[0];
 }
+
+const TestChatRequest = z
+  .object({ session_id: SessionId.optional(), message: z.string().trim().min(1, 'must not be empty').max(MAX_MESSAGE_CHARS) })
+  .meta({ id: 'TestChatRequest' });
 
 const BOT_COLUMNS = `id, name, instructions, model, handoff_enabled, handoff_webhook_url, public_key,
   webhook_secret_fingerprint AS handoff_webhook_secret_fingerprint, identity_secret_fingerprint AS visitor_identity_secret_fingerprint`;
@@ -161,6 +169,28 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
         const bot = await dashboardBot(ctx, deps);
         const { document, version } = ctx.state.input.body as { document: Record<string, unknown>; version: number };
         ctx.body = await writeState(deps.db, bot.id, document, version);
+      },
+    },
+    {
+      ...common,
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/test-chat',
+      operationId: 'dashboardTestChat',
+      summary: "The dashboard's test chat: a chat turn in which the signed-in user is confirmed as the bot's administrator.",
+      description:
+        'Spec, Visitor identity rule 6. The turn carries a visitor confirmation signed with the bot\'s identity secret for `dashboard:<user id>` with role `admin`, so admin-only actions are available; the answer is the ChatResponse of `POST /v1/api/chat`.',
+      body: TestChatRequest,
+      responses: { 200: { description: 'Answer', schema: ChatResponse } },
+      errors: [...errs, 'llm_unavailable', 'llm_overloaded'],
+      handler: async (ctx) => {
+        const bot = await dashboardBot(ctx, deps);
+        const sealed = await deps.db.query<{ identity_secret_sealed: string }>(`SELECT identity_secret_sealed FROM bots WHERE id = $1`, [bot.id]);
+        const body = ctx.state.input.body as { session_id?: string; message: string };
+        const userAuth = signVisitorConfirmation(
+          { user: `dashboard:${ctx.state.session!.userId}`, role: 'admin', bot: bot.id, exp: Math.floor(Date.now() / 1000) + 300 },
+          deps.secrets.open(sealed.rows[0].identity_secret_sealed),
+        );
+        ctx.body = await answerChat(conversationDeps(deps), bot.id, { ...body, user_auth: userAuth });
       },
     },
     {

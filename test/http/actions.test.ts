@@ -107,6 +107,31 @@ describe('agent actions', () => {
     }
   }, 40_000);
 
+  it("the dashboard's test chat confirms the signed-in user as the bot's admin (identity rule 6)", async () => {
+    const target = await startActionTarget();
+    try {
+      const bot = await newBot();
+      const session = await ownerSession(bot);
+      await addAction(bot, session, { name: 'admin_report', description: 'Builds the admin report', url: target.url, admin_only: true });
+      const sid = randomUUID();
+      const res = await http(`/v1/dashboard/bots/${bot.bot_id}/test-chat`, {
+        body: { session_id: sid, message: 'Report please [[fake:tool-call:admin_report:{}]]' },
+        headers: session,
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.answer).toContain('Tool admin_report returned: HTTP 200');
+      expect(target.calls).toHaveLength(1);
+      const conv = await testDb().query(`SELECT visitor_user FROM conversations WHERE session_id = $1`, [sid]);
+      expect(conv.rows[0].visitor_user).toMatch(/^dashboard:usr_/);
+      // Not without a session, and not for another workspace's bot.
+      expect((await http(`/v1/dashboard/bots/${bot.bot_id}/test-chat`, { body: { message: 'x' } })).status).toBe(401);
+      const stranger = await ownerSession(await newBot());
+      expect((await http(`/v1/dashboard/bots/${bot.bot_id}/test-chat`, { body: { message: 'x' }, headers: stranger })).status).toBe(404);
+    } finally {
+      await target.close();
+    }
+  }, 40_000);
+
   it('in a chat turn an action needing approval is requested, and carried out in the conversation once approved', async () => {
     const target = await startActionTarget();
     try {
