@@ -61,7 +61,7 @@ const { finishRun: recordFailedRun } = proxyLocalActivities<AgentRunActivities>(
 
 /** A workflow holds about 2 000 updates in its history (DESIGN.md); start afresh well before that. */
 const UPDATES_BEFORE_CONTINUE_AS_NEW = 500;
-/** A conversation the bot answers, untouched this long, ends; its next message starts it again. */
+/** A conversation the bot answers, untouched for a whole window of this length, ends; its next message starts it again. */
 const IDLE_END = '7 days';
 
 /**
@@ -207,15 +207,17 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
     }),
   );
 
-  // Live until the history gets long (then continue as new) or a bot-answered conversation sits idle.
+  // Live until the history gets long (then continue as new) or a bot-answered conversation sits idle. The idle
+  // timer is not restarted by every turn (that would add a timer cancel and start to each turn's history): it
+  // runs its full length, and on waking the workflow checks whether anything happened meanwhile.
   for (;;) {
     const seen = handled;
-    const active = await condition(() => handled !== seen || handled >= UPDATES_BEFORE_CONTINUE_AS_NEW, IDLE_END);
+    await condition(() => handled >= UPDATES_BEFORE_CONTINUE_AS_NEW, IDLE_END);
     if (handled >= UPDATES_BEFORE_CONTINUE_AS_NEW) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof conversationWorkflow>(input, { status });
     }
-    if (!active && status === 'bot') {
+    if (handled === seen && status === 'bot') {
       await condition(allHandlersFinished);
       return;
     }
