@@ -1,11 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { bootstrapWorkspace } from '../lib/bots';
 import { createDb } from '../lib/db';
-import { createSecretBox } from '../lib/secret-box';
 import { startBaseline } from './baseline';
-import { runConcurrent, startBenchStack, summarize } from './stack';
+import { benchBot, liftRateLimits, runConcurrent, startBenchStack, summarize } from './stack';
 
 const HELP = `Usage: npm run bench -- chat [--turns N] [--concurrency 1,4,16]
 
@@ -25,12 +23,10 @@ async function main() {
   const db = createDb(stack.platform.env.DATABASE_URL, { max: 4 });
   const baseline = await startBaseline(stack.platform.env.DATABASE_URL);
   try {
-    const bot = await bootstrapWorkspace(db, createSecretBox(stack.platform.env.SECRET_ENCRYPTION_KEY), { monthlyConversationQuota: 1_000_000, initialCredits: 10_000_000 });
+    const bot = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
     const api = stack.platform.apiUrl;
     const headers = { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' };
-    // Rate limits are per key + IP: the benchmark measures the path, not the limiter, so it lifts the window.
-    await db.query(`CREATE OR REPLACE FUNCTION bench_no_limits() RETURNS trigger AS $$ BEGIN NEW.count := 1; RETURN NEW; END $$ LANGUAGE plpgsql`);
-    await db.query(`DROP TRIGGER IF EXISTS bench_no_limits ON rate_windows; CREATE TRIGGER bench_no_limits BEFORE INSERT OR UPDATE ON rate_windows FOR EACH ROW EXECUTE FUNCTION bench_no_limits()`);
+    await liftRateLimits(db);
 
     const chatOnce = async (session: string) => {
       const res = await fetch(`${api}/v1/api/chat`, { method: 'POST', headers, body: JSON.stringify({ session_id: session, message: 'hello' }) });

@@ -2,10 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import { createHmac, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bootstrapWorkspace } from '../lib/bots';
 import { createDb } from '../lib/db';
-import { createSecretBox } from '../lib/secret-box';
-import { runConcurrent, startBenchStack, summarize } from './stack';
+import { benchBot, runConcurrent, startBenchStack, summarize } from './stack';
 
 const HELP = `Usage: npm run bench -- hooks [--requests N] [--concurrency 1,8,32]
 
@@ -25,7 +23,7 @@ async function main() {
   const connection = await Connection.connect({ address: stack.platform.env.TEMPORAL_ADDRESS });
   const client = new Client({ connection });
   try {
-    const bot = await bootstrapWorkspace(db, createSecretBox(stack.platform.env.SECRET_ENCRYPTION_KEY), { initialCredits: 10_000_000 });
+    const bot = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
     const api = stack.platform.apiUrl;
     const login = await fetch(`${api}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: bot.email, password: bot.password }) });
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];

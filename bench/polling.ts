@@ -1,11 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { bootstrapWorkspace } from '../lib/bots';
 import { createDb } from '../lib/db';
-import { createSecretBox } from '../lib/secret-box';
 import { startBaseline } from './baseline';
-import { runConcurrent, startBenchStack, summarize } from './stack';
+import { benchBot, liftRateLimits, runConcurrent, startBenchStack, summarize } from './stack';
 
 const HELP = `Usage: npm run bench -- polling [--requests N] [--concurrency 1,16,64]
 
@@ -24,10 +22,8 @@ async function main() {
   const db = createDb(stack.platform.env.DATABASE_URL, { max: 4 });
   const baseline = await startBaseline(stack.platform.env.DATABASE_URL);
   try {
-    const bot = await bootstrapWorkspace(db, createSecretBox(stack.platform.env.SECRET_ENCRYPTION_KEY), { monthlyConversationQuota: 1_000_000, initialCredits: 10_000_000 });
-    // Polling is rate limited per key + IP (240/min); the benchmark measures the path, not the limiter.
-    await db.query(`CREATE OR REPLACE FUNCTION bench_no_limits() RETURNS trigger AS $$ BEGIN NEW.count := 1; RETURN NEW; END $$ LANGUAGE plpgsql`);
-    await db.query(`DROP TRIGGER IF EXISTS bench_no_limits ON rate_windows; CREATE TRIGGER bench_no_limits BEFORE INSERT OR UPDATE ON rate_windows FOR EACH ROW EXECUTE FUNCTION bench_no_limits()`);
+    const bot = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
+    await liftRateLimits(db);
     // 50 conversations of 40 messages each, written directly: the benchmark is about reading them.
     const sessions = Array.from({ length: 50 }, () => randomUUID());
     for (const sid of sessions) {

@@ -3,6 +3,9 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
+import { bootstrapWorkspace } from '../lib/bots';
+import type { Db, Queryable } from '../lib/db';
+import { createSecretBox } from '../lib/secret-box';
 import { type Platform, startPlatform } from '../lib/stack/platform';
 import { freePort } from '../lib/stack/processes';
 
@@ -69,4 +72,21 @@ export async function runConcurrent(total: number, concurrency: number, task: (i
     }),
   );
   return latencies;
+}
+
+/**
+ * Rate limits are per key + IP and the benchmarks send everything with one key from one address: they measure the
+ * path, not the limiter, so every window is kept at 1 (the upsert still happens on every request).
+ */
+export async function liftRateLimits(db: Queryable): Promise<void> {
+  await db.query(`CREATE OR REPLACE FUNCTION bench_no_limits() RETURNS trigger AS $$ BEGIN NEW.count := 1; RETURN NEW; END $$ LANGUAGE plpgsql`);
+  await db.query(
+    `DROP TRIGGER IF EXISTS bench_no_limits ON rate_windows;
+     CREATE TRIGGER bench_no_limits BEFORE INSERT OR UPDATE ON rate_windows FOR EACH ROW EXECUTE FUNCTION bench_no_limits()`,
+  );
+}
+
+/** A workspace whose quota and credits outlast any benchmark, with one bot. */
+export function benchBot(db: Db, secretEncryptionKey: string) {
+  return bootstrapWorkspace(db, createSecretBox(secretEncryptionKey), { monthlyConversationQuota: 1_000_000, initialCredits: 10_000_000 });
 }
