@@ -1,0 +1,21 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+
+/** `npm run bench -- <name> [options]`: runs bench/<name>.ts; `--help` lists them. */
+const benches = readdirSync(__dirname)
+  .filter((f) => f.endsWith('.ts') && !['run.ts', 'stack.ts', 'baseline.ts'].includes(f))
+  .map((f) => f.replace(/\.ts$/, ''));
+
+const [name, ...args] = process.argv.slice(2);
+if (!name || name === '--help' || name === '-h') {
+  console.log(`Usage: npm run bench -- <name> [options]   (each takes --help)\n\nBenchmarks: ${benches.join(', ')}\nResults go to bench/results/<name>.json.`);
+  process.exit(name ? 0 : 2);
+}
+const file = path.join(__dirname, `${name}.ts`);
+if (!benches.includes(name) || !existsSync(file)) {
+  console.error(`No benchmark "${name}". Benchmarks: ${benches.join(', ')}`);
+  process.exit(2);
+}
+const res = spawnSync(process.execPath, ['--import', 'tsx', file, ...args], { stdio: 'inherit' });
+process.exit(res.status ?? 1);
