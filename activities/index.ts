@@ -1,30 +1,15 @@
-import type { Db } from '../lib/db';
-import type { SafeFetch } from '../lib/http/safe-fetch';
-import type { Llm } from '../lib/llm';
-import type { SecretBox } from '../lib/secret-box';
-import type { Client } from '@temporalio/client';
-import type { Mailer } from '../lib/mailer';
-import type { DeltaPublisher } from '../lib/streams';
-import { createAgentRunActivities, type Passage } from './agent-run';
-import { createConversationActivities } from './conversation';
-import { createMaintenanceActivities } from './maintenance';
-import { createSiteScanActivities } from './site-scan';
-import { createTriggerActivities } from './triggers';
-import { createWebhookActivities } from './webhooks';
+import { type AgentRunDeps, createAgentRunActivities } from './agent-run';
+import { type ConversationDeps, createConversationActivities } from './conversation';
+import { type MaintenanceDeps, createMaintenanceActivities } from './maintenance';
+import { type SiteScanDeps, createSiteScanActivities } from './site-scan';
+import { type TriggerDeps, createTriggerActivities } from './triggers';
+import { type WebhookDeps, createWebhookActivities } from './webhooks';
 
-/** Everything activities may use, built once by the worker (or a test) and injected: no globals. */
-export interface ActivityDeps {
-  db: Db;
-  llm: Llm | null;
-  defaultModel: string;
-  retrieve: (botId: string, query: string) => Promise<Passage[]>;
-  deltas: DeltaPublisher;
-  fetch: SafeFetch;
-  secrets: SecretBox;
-  temporalClient: Client;
-  taskQueue: string;
-  mailer: Mailer | null;
-}
+/**
+ * Everything activities may use, built once by the worker (or a test) and injected: no globals. It is the union of
+ * what each factory declares it needs, so a new dependency is declared once, next to the activities that use it.
+ */
+export type ActivityDeps = AgentRunDeps & ConversationDeps & MaintenanceDeps & SiteScanDeps & TriggerDeps & WebhookDeps;
 
 export function createActivities(deps: ActivityDeps) {
   const conversation = createConversationActivities(deps);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createDb } from '../lib/db';
 import { startBaseline } from './baseline';
-import { benchBot, liftRateLimits, runConcurrent, startBenchStack, summarize } from './stack';
+import { benchOptions, benchBot, liftRateLimits, runConcurrent, startBenchStack, summarize } from './stack';
 
 const HELP = `Usage: npm run bench -- chat [--turns N] [--concurrency 1,4,16]
 
@@ -13,9 +13,8 @@ Postgres query (the baseline), measured in the same run. Starts its own platform
 Target: chat overhead p50 under 30 ms at 16 concurrent sessions. Results: bench/results/chat.json.`;
 
 async function main() {
-  const args = process.argv.slice(2);
-  if (args.includes('--help')) return console.log(HELP);
-  const arg = (name: string, d: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
+  const arg = benchOptions(HELP);
+  if (!arg) return;
   const turns = Number(arg('--turns', '200'));
   const levels = arg('--concurrency', '1,4,16').split(',').map(Number);
 

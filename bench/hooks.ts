@@ -3,7 +3,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createDb } from '../lib/db';
-import { benchBot, runConcurrent, startBenchStack, summarize } from './stack';
+import { benchOptions, benchBot, runConcurrent, startBenchStack, summarize } from './stack';
 
 const HELP = `Usage: npm run bench -- hooks [--requests N] [--concurrency 1,8,32]
 
@@ -12,9 +12,8 @@ Temporal dev server's own bare workflow-start rate (client.workflow.start of an 
 Results: bench/results/hooks.json.`;
 
 async function main() {
-  const args = process.argv.slice(2);
-  if (args.includes('--help')) return console.log(HELP);
-  const arg = (name: string, d: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
+  const arg = benchOptions(HELP);
+  if (!arg) return;
   const total = Number(arg('--requests', '500'));
   const levels = arg('--concurrency', '1,8,32').split(',').map(Number);
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createDb } from '../lib/db';
 import { startBaseline } from './baseline';
-import { benchBot, liftRateLimits, runConcurrent, startBenchStack, summarize } from './stack';
+import { benchOptions, benchBot, liftRateLimits, runConcurrent, startBenchStack, summarize } from './stack';
 
 const HELP = `Usage: npm run bench -- polling [--requests N] [--concurrency 1,16,64]
 
@@ -12,9 +12,8 @@ on conversations with a few dozen messages, beside a bare Koa route doing one Po
 same run. Target: polling at least half the baseline's throughput. Results: bench/results/polling.json.`;
 
 async function main() {
-  const args = process.argv.slice(2);
-  if (args.includes('--help')) return console.log(HELP);
-  const arg = (name: string, d: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
+  const arg = benchOptions(HELP);
+  if (!arg) return;
   const total = Number(arg('--requests', '3000'));
   const levels = arg('--concurrency', '1,16,64').split(',').map(Number);
 

@@ -90,3 +90,13 @@ export async function liftRateLimits(db: Queryable): Promise<void> {
 export function benchBot(db: Db, secretEncryptionKey: string) {
   return bootstrapWorkspace(db, createSecretBox(secretEncryptionKey), { monthlyConversationQuota: 1_000_000, initialCredits: 10_000_000 });
 }
+
+/** The command line of a benchmark: null after printing `help` for `--help`, else a reader of `--name value`. */
+export function benchOptions(help: string): ((name: string, fallback: string) => string) | null {
+  const args = process.argv.slice(2);
+  if (args.includes('--help')) {
+    console.log(help);
+    return null;
+  }
+  return (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+}
