@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../lib/db';
 import { LlmError, type ChatMessage, type Llm } from '../lib/llm';
-import type { DeltaPublisher } from '../lib/streams';
+import { DELTA_CHANNEL, type DeltaPublisher, answerNotice } from '../lib/streams';
 import { type AgentRunInput, type ToolCall, type ToolSpec, type ToolTurn, runWorkflowId } from '../workflows/messages';
 import type { SafeFetch } from '../lib/http/safe-fetch';
 import { readState, writeState } from '../lib/state';
@@ -31,6 +31,8 @@ export interface RunContext {
   passages: Passage[];
   history: { author: string; text: string }[];
   tools: ToolSpec[];
+  /** Set when an earlier attempt of this run already finished (a retried turn): its answer, not a new one. */
+  finished?: { answer: string };
 }
 
 export interface GeneratedAnswer {
@@ -143,40 +145,35 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
   const activities = {
     /** Records the run as started, and gathers what the model needs: the agent, knowledge and recent history. */
     async startRun(input: AgentRunInput, visitor?: { id: string; text: string; at: number; user?: string }): Promise<RunContext> {
-      // One round trip: the visitor message of a chat turn (if any) joins the transcript, the run is recorded, and
-      // the agent and its workspace's credit balance are read. Each write is idempotent on its id.
-      const started = await deps.db.query<{ name: string; instructions: string; model: string | null; credit_balance: number }>(
-        `WITH vm AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
-                     SELECT $9, $6, $2, 'visitor', $10, $11 WHERE $9::text IS NOT NULL ON CONFLICT (id) DO NOTHING RETURNING 1),
-              vc AS (UPDATE conversations SET visitor_user = COALESCE($12, visitor_user), last_message_at = now()
-                      WHERE $9::text IS NOT NULL AND session_id = $6 RETURNING 1),
-              r AS (INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, workflow_id, status, input)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING RETURNING 1)
-         SELECT b.name, b.instructions, b.model, w.credit_balance FROM bots b JOIN workspaces w ON w.id = b.workspace_id WHERE b.id = $2`,
-        [
-          input.runId,
-          input.botId,
-          input.workspaceId,
-          input.triggerKind,
-          input.triggerId ?? null,
-          input.sessionId ?? null,
-          Context.current().info.workflowExecution?.workflowId ?? runWorkflowId(input.runId),
-          input.input,
-          visitor?.id ?? null,
-          visitor?.text ?? null,
-          visitor?.at ?? null,
-          visitor?.user ?? null,
-        ],
-      );
-      const bot = started.rows[0];
-      if (!bot) throw ApplicationFailure.nonRetryable(`Bot ${input.botId} no longer exists`, 'bot_not_found');
-      // Spec, What the service does: every run is accounted in credits; with none left there is no free work.
-      if (bot.credit_balance <= 0) {
-        const message = 'The workspace has no credits left; add credits to wake this agent again';
-        await deps.db.query(`UPDATE runs SET status = 'failed', error_code = 'no_credits', error = $2, finished_at = now() WHERE id = $1`, [input.runId, message]);
-        throw ApplicationFailure.nonRetryable(message, 'no_credits');
-      }
-      const [passages, history, tools] = await Promise.all([
+      // One round trip writes: the visitor message of a chat turn (if any) joins the transcript, the run is
+      // recorded, and the agent, its workspace's credit balance and any earlier attempt's outcome are read. Each
+      // write is idempotent on its id. The knowledge and history reads do not depend on it and run beside it.
+      const [started, passages, history, tools] = await Promise.all([
+        deps.db.query<{ name: string; instructions: string; model: string | null; credit_balance: number; run_status: string | null; run_answer: string | null }>(
+          `WITH vm AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
+                       SELECT $9, $6, $2, 'visitor', $10, $11 WHERE $9::text IS NOT NULL ON CONFLICT (id) DO NOTHING RETURNING 1),
+                vc AS (UPDATE conversations SET visitor_user = COALESCE($12, visitor_user), last_message_at = now()
+                        WHERE $9::text IS NOT NULL AND session_id = $6 RETURNING 1),
+                r AS (INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, workflow_id, status, input)
+                      VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING RETURNING 1)
+           SELECT b.name, b.instructions, b.model, w.credit_balance, prev.status AS run_status, prev.answer AS run_answer
+             FROM bots b JOIN workspaces w ON w.id = b.workspace_id LEFT JOIN runs prev ON prev.id = $1
+            WHERE b.id = $2`,
+          [
+            input.runId,
+            input.botId,
+            input.workspaceId,
+            input.triggerKind,
+            input.triggerId ?? null,
+            input.sessionId ?? null,
+            Context.current().info.workflowExecution?.workflowId ?? runWorkflowId(input.runId),
+            input.input,
+            visitor?.id ?? null,
+            visitor?.text ?? null,
+            visitor?.at ?? null,
+            visitor?.user ?? null,
+          ],
+        ),
         deps.retrieve(input.botId, input.input),
         input.sessionId
           ? deps.db.query<{ author: string; text: string }>(
@@ -189,7 +186,18 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
           : Promise.resolve({ rows: [] as { author: string; text: string }[] }),
         input.withTools ? toolsFor(input) : Promise.resolve([] as ToolSpec[]),
       ]);
-      return { botName: bot.name, instructions: bot.instructions, model: bot.model, passages, history: history.rows, tools };
+      const bot = started.rows[0];
+      if (!bot) throw ApplicationFailure.nonRetryable(`Bot ${input.botId} no longer exists`, 'bot_not_found');
+      // The statement sees the database as it was before its own writes: a run row here was written by an earlier
+      // attempt. One that already finished keeps its answer (the visitor may have read it).
+      const finished = bot.run_status === 'done' ? { answer: bot.run_answer ?? '' } : undefined;
+      // Spec, What the service does: every run is accounted in credits; with none left there is no free work.
+      if (!finished && bot.credit_balance <= 0) {
+        const message = 'The workspace has no credits left; add credits to wake this agent again';
+        await deps.db.query(`UPDATE runs SET status = 'failed', error_code = 'no_credits', error = $2, finished_at = now() WHERE id = $1`, [input.runId, message]);
+        throw ApplicationFailure.nonRetryable(message, 'no_credits');
+      }
+      return { botName: bot.name, instructions: bot.instructions, model: bot.model, passages, history: history.rows, tools, ...(finished ? { finished } : {}) };
     },
 
     /**
@@ -250,7 +258,8 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
 
     /**
      * Records the outcome in one statement: the run row, its one charge (the ledger's unique run_id makes a retried
-     * finish charge nothing more) and the balance, and for a message run the bot's answer in the transcript.
+     * finish charge nothing more) and the balance, and for a message run the bot's answer in the transcript and
+     * its announcement to the waiting API (delivered at commit).
      */
     async finishRun(input: {
       run: AgentRunInput;
@@ -271,7 +280,7 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
                     SELECT $12, $13, $14, 'bot', $3, $15 WHERE $2::text = 'done' AND $13::text IS NOT NULL
                     ON CONFLICT (id) DO NOTHING RETURNING 1),
               c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 RETURNING 1)
-         SELECT 1`,
+         SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL`,
         [
           run.runId,
           input.status,
@@ -288,6 +297,8 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
           run.sessionId ?? null,
           run.botId,
           Date.now(),
+          // A message run's answer is announced at commit to the API process waiting for the turn (lib/streams).
+          input.status === 'done' && run.sessionId ? answerNotice(run.runId, answer?.text ?? '') : null,
         ],
       );
     },
@@ -406,6 +417,8 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
       if (!simple) await conversation.applyTransition(input.visitor);
       try {
         const ctx = await activities.startRun(input.run, simple ? { id: message.id, text: message.text, at: message.at, user: input.visitor.user } : undefined);
+        // A retry of a turn whose answer was already stored (the worker died before reporting it) repeats nothing.
+        if (ctx.finished) return { answer: ctx.finished.answer };
         const answer = await activities.generateAnswer(input.run, ctx);
         await activities.finishRun({ run: input.run, status: 'done', answer });
         return { answer: answer.text };

@@ -3,20 +3,45 @@ import type { Queryable } from './db';
 import type { Logger } from './logger';
 
 /**
- * Streaming answers from the worker to the API process that holds the visitor's connection (DESIGN.md, A chat
- * turn, step 4): the LLM activity publishes text fragments with `pg_notify`; each API process LISTENs on one
- * connection and hands fragments to the request waiting for that turn. Postgres delivers notifications in commit
- * order, and the publisher sends one at a time, so fragments arrive in order.
+ * Answers travel from the worker to the API process that holds the visitor's connection (DESIGN.md, A chat turn,
+ * step 4): the LLM activity publishes text fragments with `pg_notify`, and the statement that stores a message
+ * run's answer also notifies it (delivered at commit, so the answer is durable before anyone reads it). Each API
+ * process LISTENs on one connection and hands messages to the request waiting for that turn. Postgres delivers
+ * notifications in commit order, and the publisher sends one at a time, so fragments arrive in order and before
+ * the answer.
  */
 export const DELTA_CHANNEL = 'agent_deltas';
 const MAX_PAYLOAD_CHARS = 3_000; // pg_notify payloads must stay under 8000 bytes, and text may be 2–4 bytes a char
+const MAX_PAYLOAD_BYTES = 7_900;
 
+/** A text fragment of a turn's answer. */
 export interface DeltaMessage {
-  /** Turn id the API subscribed to. */
+  /** Turn id the API subscribed to (the run id). */
   t: string;
   /** Attempt key: fragments from a retried attempt carry a new one (see the API's stream handler). */
   k: string;
   d: string;
+}
+
+/** A turn's whole answer, sent when it was committed to the transcript. */
+export interface AnswerMessage {
+  t: string;
+  a: string;
+}
+
+export type TurnMessage = DeltaMessage | AnswerMessage;
+
+export function isAnswer(msg: TurnMessage): msg is AnswerMessage {
+  return typeof (msg as AnswerMessage).a === 'string';
+}
+
+/**
+ * The notification payload announcing a committed answer, or null when the answer is too long for one (the API
+ * then takes it from the workflow update, a few milliseconds later).
+ */
+export function answerNotice(turnId: string, answer: string): string | null {
+  const payload = JSON.stringify({ t: turnId, a: answer } satisfies AnswerMessage);
+  return Buffer.byteLength(payload) <= MAX_PAYLOAD_BYTES ? payload : null;
 }
 
 export interface DeltaPublisher {
@@ -56,14 +81,14 @@ export function createDeltaPublisher(db: Queryable): DeltaPublisher {
 }
 
 export interface DeltaHub {
-  subscribe(turnId: string, onDelta: (msg: DeltaMessage) => void): () => void;
+  subscribe(turnId: string, onMessage: (msg: TurnMessage) => void): () => void;
   /** Resolves once LISTEN is active, so a subscriber cannot miss the first fragment. */
   ready(): Promise<void>;
   close(): Promise<void>;
 }
 
 export function createDeltaHub(databaseUrl: string, logger: Logger): DeltaHub {
-  const subscribers = new Map<string, (msg: DeltaMessage) => void>();
+  const subscribers = new Map<string, (msg: TurnMessage) => void>();
   let client: pg.Client | null = null;
   let connecting: Promise<void> | null = null;
   let closed = false;
@@ -74,7 +99,7 @@ export function createDeltaHub(databaseUrl: string, logger: Logger): DeltaHub {
       c.on('notification', (n) => {
         if (!n.payload) return;
         try {
-          const msg = JSON.parse(n.payload) as DeltaMessage;
+          const msg = JSON.parse(n.payload) as TurnMessage;
           subscribers.get(msg.t)?.(msg);
         } catch {
           // not ours
@@ -100,8 +125,8 @@ export function createDeltaHub(databaseUrl: string, logger: Logger): DeltaHub {
   };
 
   return {
-    subscribe(turnId, onDelta) {
-      subscribers.set(turnId, onDelta);
+    subscribe(turnId, onMessage) {
+      subscribers.set(turnId, onMessage);
       return () => subscribers.delete(turnId);
     },
     async ready() {

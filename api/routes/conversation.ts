@@ -7,10 +7,12 @@ import {
   QUOTA_PLACEHOLDER,
   TurnTimeoutError,
   findConversation,
+  firstOutcome,
   loadBot,
   prepareChat,
   runTurn,
   startOperation,
+  subscribeTurn,
   updateFailureType,
 } from '../../lib/conversations/service';
 import { ApiError, errors } from '../../lib/errors';
@@ -40,7 +42,7 @@ export const AUTH_ERRORS = ['missing_key', 'invalid_key', 'wrong_key_type', 'ser
 const TURN_TIMEOUT_RETRY_AFTER = 10;
 
 export function conversationDeps(deps: AppDeps): ConversationDeps {
-  return { db: deps.db, temporal: deps.temporal, secrets: deps.secrets, turnTimeoutMs: deps.config.LLM_TURN_TIMEOUT_MS };
+  return { db: deps.db, temporal: deps.temporal, secrets: deps.secrets, turnTimeoutMs: deps.config.LLM_TURN_TIMEOUT_MS, deltaHub: deps.deltaHub };
 }
 
 /** Spec, Conversation: 503 `{error, code, session_id}`, plus `retry_after` and `Retry-After` when overloaded. */
@@ -65,10 +67,13 @@ export async function answerChat(cdeps: ConversationDeps, botId: string, body: C
   if (prepared.kind === 'quota_exceeded') {
     return { answer: QUOTA_PLACEHOLDER, session_id: prepared.sessionId, quota_exceeded: true, notice: 'outage' };
   }
-  const result = await runTurn(cdeps, prepared).catch((err) => {
-    if (err instanceof TurnTimeoutError) return timeoutResult();
-    throw err;
-  });
+  const subscription = await subscribeTurn(cdeps, prepared.update.runId);
+  const result = await firstOutcome(runTurn(cdeps, prepared), subscription)
+    .catch((err) => {
+      if (err instanceof TurnTimeoutError) return timeoutResult();
+      throw err;
+    })
+    .finally(() => subscription?.close());
   if (result.error) throw turnError(result.error, prepared.sessionId);
   return { answer: result.answer, session_id: prepared.sessionId, ...(result.handoff ? { handoff: true } : {}) };
 }
@@ -232,12 +237,22 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
  */
 async function streamChat(ctx: AppContext, deps: AppDeps, cdeps: ConversationDeps): Promise<void> {
   const prepared = await prepareChat(cdeps, ctx.state.principal!.botId!, ctx.state.input.body as ChatInput);
-  await deps.deltaHub.ready().catch(() => {
-    throw errors.serviceUnavailable('Streaming is temporarily unavailable; retry shortly');
-  });
+  let streamed = '';
+  let attemptKey: string | undefined;
+  let write = (_frame: Record<string, unknown>): unknown => undefined;
+  const subscription =
+    prepared.kind === 'turn'
+      ? await subscribeTurn(cdeps, prepared.update.runId, (msg) => {
+          attemptKey ??= msg.k;
+          if (msg.k !== attemptKey) return; // a retried attempt: its text is reconciled at the end
+          streamed += msg.d;
+          write({ delta: msg.d });
+        })
+      : null;
+  if (prepared.kind === 'turn' && !subscription) throw errors.serviceUnavailable('Streaming is temporarily unavailable; retry shortly');
 
   const stream = new PassThrough();
-  const write = (frame: Record<string, unknown>) => stream.write(`data: ${JSON.stringify(frame)}\n\n`);
+  write = (frame) => stream.write(`data: ${JSON.stringify(frame)}\n\n`);
   ctx.req.socket.setNoDelay(true);
   ctx.req.socket.setTimeout(0);
   ctx.status = 200;
@@ -253,20 +268,10 @@ async function streamChat(ctx: AppContext, deps: AppDeps, cdeps: ConversationDep
     return;
   }
 
-  const turnId = prepared.update.runId;
-  let streamed = '';
-  let attemptKey: string | undefined;
-  const unsubscribe = deps.deltaHub.subscribe(turnId, (msg) => {
-    attemptKey ??= msg.k;
-    if (msg.k !== attemptKey) return; // a retried attempt: its text is reconciled at the end
-    streamed += msg.d;
-    write({ delta: msg.d });
-  });
-
   void (async () => {
     let handoff = false;
     try {
-      const result = await runTurn(cdeps, prepared, turnId).catch((err) => {
+      const result = await firstOutcome(runTurn(cdeps, prepared, prepared.update.runId), subscription).catch((err) => {
         if (err instanceof TurnTimeoutError) return timeoutResult();
         throw err;
       });
@@ -294,7 +299,7 @@ async function streamChat(ctx: AppContext, deps: AppDeps, cdeps: ConversationDep
       ctx.state.log.error({ err }, 'stream turn failed');
       write({ error: 'Internal error; it is safe to retry' });
     } finally {
-      unsubscribe();
+      subscription?.close();
       write({ done: true, session_id: prepared.sessionId, handoff, quota_exceeded: false });
       stream.end();
     }

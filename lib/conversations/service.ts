@@ -14,6 +14,7 @@ import { ApiError } from '../errors';
 import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
 import type { SecretBox } from '../secret-box';
+import { type DeltaHub, isAnswer } from '../streams';
 import type { Temporal } from '../temporal';
 import { asksForHuman } from './escalation';
 
@@ -22,6 +23,8 @@ export interface ConversationDeps {
   temporal: Temporal;
   secrets: SecretBox;
   turnTimeoutMs: number;
+  /** Where committed answers are announced; the update result is the fallback when it is unreachable. */
+  deltaHub: DeltaHub;
 }
 
 export interface BotRow {
@@ -167,6 +170,46 @@ export async function runTurn(deps: ConversationDeps, prepared: Extract<Prepared
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A subscription to one turn's messages: its fragments (streams) and the announcement of its committed answer. */
+export interface TurnSubscription {
+  /** Resolves with the bot's answer once it is in the transcript; never, if it is not announced. */
+  announced: Promise<TurnResult>;
+  close(): void;
+}
+
+/** Subscribes to the turn (before the update is sent, so nothing is missed); null when the listener is down. */
+export async function subscribeTurn(
+  deps: Pick<ConversationDeps, 'deltaHub'>,
+  turnId: string,
+  onFragment?: (msg: { k: string; d: string }) => void,
+): Promise<TurnSubscription | null> {
+  const listening = await deps.deltaHub.ready().then(
+    () => true,
+    () => false,
+  );
+  if (!listening) return null;
+  let close = () => {};
+  const announced = new Promise<TurnResult>((resolve) => {
+    close = deps.deltaHub.subscribe(turnId, (msg) => {
+      if (isAnswer(msg)) resolve({ answer: msg.a, runId: turnId });
+      else onFragment?.(msg);
+    });
+  });
+  return { announced, close: () => close() };
+}
+
+/**
+ * The turn's outcome as soon as it is known: the bot's answer is announced when it is committed to the transcript,
+ * which is before the workflow has reported the update back through Temporal. Every other outcome (a person
+ * handles the conversation, a failure, an answer too long to announce) comes from the update result. The workflow
+ * goes on either way; the next turn waits for it (the workflow serializes turns).
+ */
+export async function firstOutcome(turn: Promise<TurnResult>, subscription: TurnSubscription | null): Promise<TurnResult> {
+  if (!subscription) return turn;
+  turn.catch(() => undefined); // when the announcement wins, nobody waits for the update any more
+  return Promise.race([turn, subscription.announced]);
 }
 
 /** The error type a workflow update handler failed with, if it failed with an ApplicationFailure. */

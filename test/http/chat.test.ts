@@ -22,6 +22,29 @@ describe('POST /v1/api/chat', () => {
     expect(res.body.session_id).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('answers in full, and has the answer in the transcript, when it is too long to be announced at commit', async () => {
+    const bot = await newBot();
+    const session = randomUUID();
+    // The fake model echoes the message: an answer of 7 980 characters (12 KB) does not fit one Postgres notification, so
+    // the API takes it from the workflow update instead (lib/streams, answerNotice).
+    const text = 'é'.repeat(3_980) + 'z'.repeat(4_000);
+    const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: `[[fake:echo]]${text}` } });
+    expect(res.status).toBe(200);
+    expect(res.body.answer).toBe(text);
+    const poll = await http(`/v1/api/messages?session_id=${session}`, { key: bot.keys.secret_key });
+    expect(poll.body.messages.at(-1)).toMatchObject({ author: 'bot', text });
+  });
+
+  it('has the answer in the transcript by the time the response arrives', async () => {
+    const bot = await newBot();
+    const session = randomUUID();
+    for (const message of ['first', 'second', 'third']) {
+      const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message } });
+      const poll = await http(`/v1/api/messages?session_id=${session}`, { key: bot.keys.secret_key });
+      expect(poll.body.messages.at(-1)).toMatchObject({ author: 'bot', text: res.body.answer });
+    }
+  });
+
   it('records the answer as a run with trigger kind message', async () => {
     const bot = await newBot();
     const session = randomUUID();

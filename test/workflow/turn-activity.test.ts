@@ -1,0 +1,97 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { type MessageTurnOutcome, createAgentRunActivities } from '../../activities/agent-run';
+import { createConversationActivities } from '../../activities/conversation';
+import { createOpenAiLlm } from '../../lib/llm';
+import { createSafeFetch } from '../../lib/http/safe-fetch';
+import { DELTA_CHANNEL, createDeltaPublisher } from '../../lib/streams';
+import type { AgentRunInput } from '../../workflows/messages';
+import { fakeRequests, http, newBot, testDb } from '../support/helpers';
+import { stackInfo } from '../support/stack-info';
+
+/**
+ * The chat turn's activity, run in Temporal's activity test environment against the stack's real Postgres and the
+ * fake OpenAI server: what a replacement worker does when it retries a turn, and how the answer is announced.
+ */
+function turnActivities() {
+  const db = testDb();
+  const llm = createOpenAiLlm({ apiKey: 'test', baseURL: stackInfo().fakeOpenAIUrl, model: 'fake-model' });
+  const deps = { db, llm, defaultModel: 'fake-model', retrieve: async () => [], deltas: createDeltaPublisher(db), fetch: createSafeFetch({ allowLoopback: true }) };
+  return createAgentRunActivities(deps, createConversationActivities({ db }));
+}
+
+async function newTurn(text: string) {
+  const bot = await newBot();
+  const session = randomUUID();
+  // The conversation exists (its first message went through the API).
+  const first = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'hello' } });
+  expect(first.status).toBe(200);
+  const id = randomUUID().replace(/-/g, '').slice(0, 20);
+  const at = Date.now();
+  const run: AgentRunInput = {
+    runId: `run_${id}`,
+    botId: bot.bot_id,
+    workspaceId: bot.workspace_id,
+    triggerKind: 'message',
+    input: text,
+    sessionId: session,
+    messageId: `msg_v${id}`,
+    turnTimeoutMs: 4_000,
+  };
+  const input = { visitor: { botId: bot.bot_id, sessionId: session, messages: [{ id: `msg_v${id}`, author: 'visitor' as const, text, at }] }, run };
+  return { bot, session, run, input };
+}
+
+describe('the chat turn activity', () => {
+  const listeners: pg.Client[] = [];
+  afterAll(async () => Promise.all(listeners.map((c) => c.end())));
+
+  it('retried after its answer was stored, returns that answer and neither asks the model again nor charges twice', async () => {
+    const tag = `retry-${randomUUID()}`;
+    const { bot, session, run, input } = await newTurn(`[[fake:tag:${tag}]]What are your hours?`);
+    const activities = turnActivities();
+
+    const first = (await new MockActivityEnvironment().run(activities.answerMessage, input)) as MessageTurnOutcome;
+    // The worker died before reporting the activity: the replacement runs it again with the same ids.
+    const retried = await new MockActivityEnvironment({ attempt: 2 }).run(activities.answerMessage, input);
+
+    expect(first.answer).toContain('What are your hours?');
+    expect(retried).toEqual(first);
+    expect(await fakeRequests(tag)).toHaveLength(1);
+    const db = testDb();
+    const charges = await db.query(`SELECT amount FROM credit_ledger WHERE run_id = $1`, [run.runId]);
+    expect(charges.rows).toHaveLength(1);
+    const answers = await db.query(`SELECT text FROM messages WHERE session_id = $1 AND author = 'bot' AND id = $2`, [session, `msg_${run.runId.slice(4)}`]);
+    expect(answers.rows).toEqual([{ text: first.answer }]);
+    const runs = await db.query(`SELECT status, answer FROM runs WHERE id = $1 AND bot_id = $2`, [run.runId, bot.bot_id]);
+    expect(runs.rows).toEqual([{ status: 'done', answer: first.answer }]);
+  });
+
+  it('announces the answer on the turn channel once it is committed to the transcript', async () => {
+    const { session, run, input } = await newTurn('Tell me about pricing');
+    const listener = new pg.Client({ connectionString: stackInfo().databaseUrl });
+    listeners.push(listener);
+    await listener.connect();
+    const seen: { payload: Record<string, unknown>; inTranscript: boolean }[] = [];
+    const check = new pg.Client({ connectionString: stackInfo().databaseUrl });
+    listeners.push(check);
+    await check.connect();
+    const arrived = new Promise<void>((resolve) => {
+      listener.on('notification', async (n) => {
+        const payload = JSON.parse(n.payload ?? '{}') as Record<string, unknown>;
+        if (payload.t !== run.runId) return;
+        // Read from another connection the moment it arrives: the answer must already be there.
+        const row = await check.query(`SELECT 1 FROM messages WHERE session_id = $1 AND author = 'bot' AND id = $2`, [session, `msg_${run.runId.slice(4)}`]);
+        seen.push({ payload, inTranscript: row.rowCount === 1 });
+        resolve();
+      });
+    });
+    await listener.query(`LISTEN ${DELTA_CHANNEL}`);
+
+    const out = (await new MockActivityEnvironment().run(turnActivities().answerMessage, input)) as MessageTurnOutcome;
+    await arrived;
+    expect(seen).toEqual([{ payload: { t: run.runId, a: out.answer }, inTranscript: true }]);
+  });
+});
