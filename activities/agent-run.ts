@@ -144,7 +144,11 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
 
   const activities = {
     /** Records the run as started, and gathers what the model needs: the agent, knowledge and recent history. */
-    async startRun(input: AgentRunInput, visitor?: { id: string; text: string; at: number; user?: string }): Promise<RunContext> {
+    async startRun(
+      input: AgentRunInput,
+      visitor?: { id: string; text: string; at: number; user?: string },
+      opts: { flushedByFinish?: boolean } = {},
+    ): Promise<RunContext> {
       // One round trip writes: the visitor message of a chat turn (if any) joins the transcript, the run is
       // recorded, and the agent, its workspace's credit balance and any earlier attempt's outcome are read. Each
       // write is idempotent on its id. The knowledge and history reads do not depend on it and run beside it.
@@ -155,9 +159,13 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
                 vc AS (UPDATE conversations SET visitor_user = COALESCE($12, visitor_user), last_message_at = now()
                         WHERE $9::text IS NOT NULL AND session_id = $6 RETURNING 1),
                 r AS (INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, workflow_id, status, input)
-                      VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING RETURNING 1)
+                      VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING RETURNING 1),
+                -- Inside a whole-turn activity ($13), no wait for this commit's WAL flush: the activity's last write
+                -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
+                -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
+                relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
            SELECT b.name, b.instructions, b.model, w.credit_balance, prev.status AS run_status, prev.answer AS run_answer
-             FROM bots b JOIN workspaces w ON w.id = b.workspace_id LEFT JOIN runs prev ON prev.id = $1
+             FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
             WHERE b.id = $2`,
           [
             input.runId,
@@ -172,6 +180,7 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
             visitor?.text ?? null,
             visitor?.at ?? null,
             visitor?.user ?? null,
+            opts.flushedByFinish === true,
           ],
         ),
         deps.retrieve(input.botId, input.input),
@@ -416,7 +425,9 @@ export function createAgentRunActivities(deps: AgentRunDeps, conversation: { app
       // The common turn records its visitor message inside startRun's statement; anything else goes the long way.
       if (!simple) await conversation.applyTransition(input.visitor);
       try {
-        const ctx = await activities.startRun(input.run, simple ? { id: message.id, text: message.text, at: message.at, user: input.visitor.user } : undefined);
+        const ctx = await activities.startRun(input.run, simple ? { id: message.id, text: message.text, at: message.at, user: input.visitor.user } : undefined, {
+          flushedByFinish: true,
+        });
         // A retry of a turn whose answer was already stored (the worker died before reporting it) repeats nothing.
         if (ctx.finished) return { answer: ctx.finished.answer };
         const answer = await activities.generateAnswer(input.run, ctx);
