@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
@@ -99,4 +99,55 @@ export function benchOptions(help: string): ((name: string, fallback: string) =>
     return null;
   }
   return (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+}
+
+/**
+ * CPU time used so far by this process and every process under it (the platform's Postgres, Temporal dev server,
+ * worker and API), grouped by what they are, in milliseconds. Linux only (reads /proc); elsewhere, empty.
+ */
+export function cpuByRole(): Record<string, number> {
+  const TICK_MS = 10; // USER_HZ is 100 on Linux
+  const procs: { pid: number; ppid: number; ticks: number; cmd: string }[] = [];
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
+  } catch {
+    return {};
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // Fields after the name: state, ppid, …, utime (12th), stime (13th), cutime, cstime.
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      procs.push({ pid: Number(pid), ppid: Number(fields[1]), ticks, cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ') });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const children = new Map<number, typeof procs>();
+  for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  const out: Record<string, number> = {};
+  const walk = (pid: number, inherited?: string) => {
+    for (const p of children.get(pid) ?? []) {
+      const role =
+        inherited ??
+        (p.cmd.includes('postgres') ? 'postgres' : p.cmd.includes('temporal') ? 'temporal' : p.cmd.includes('worker/main') ? 'worker' : p.cmd.includes('api/server') ? 'api' : undefined);
+      out[role ?? 'other'] = (out[role ?? 'other'] ?? 0) + p.ticks * TICK_MS;
+      walk(p.pid, role);
+    }
+  };
+  const self = procs.find((p) => p.pid === process.pid);
+  if (self) out['load generator + fake LLM'] = self.ticks * TICK_MS;
+  walk(process.pid);
+  return out;
+}
+
+/** CPU milliseconds per operation by role between two `cpuByRole()` readings. */
+export function cpuPerOperation(before: Record<string, number>, after: Record<string, number>, operations: number): Record<string, number> {
+  return Object.fromEntries(
+    Object.keys(after)
+      .filter((k) => after[k] - (before[k] ?? 0) > 0)
+      .map((k) => [k, Math.round(((after[k] - (before[k] ?? 0)) / operations) * 100) / 100]),
+  );
 }
