@@ -62,6 +62,11 @@ async function main() {
       await res.json();
     };
 
+    const baselineOnce = async (session: string) => {
+      const res = await fetch(`${baseline.url}/?session_id=${session}`);
+      await res.json();
+    };
+
     // Warm up: workflow caches, connection pools, JIT.
     await runConcurrent(40, 4, () => chatOnce(randomUUID()));
 
@@ -79,10 +84,7 @@ async function main() {
         firsts.push(await streamFirstFragment(sessions[i % c]));
       });
       const stream = summarize(firsts);
-      const base = summarize(await runConcurrent(turns, c, async (i) => {
-        const res = await fetch(`${baseline.url}/?session_id=${sessions[i % c]}`);
-        await res.json();
-      }));
+      const base = summarize(await runConcurrent(turns, c, (i) => baselineOnce(sessions[i % c])));
       const row = {
         load: 'closed loop',
         concurrency: c,
@@ -103,6 +105,7 @@ async function main() {
     const liveChat: number[] = [];
     const liveFirsts: number[] = [];
     const liveLlm: number[] = [];
+    const liveBase: number[] = [];
     await Promise.all(
       live.map(async (sid, i) => {
         await new Promise((r) => setTimeout(r, i * 60)); // spread the sessions' first turns
@@ -114,9 +117,12 @@ async function main() {
             await chatOnce(sid);
             liveChat.push(performance.now() - started);
           }
-          const started = performance.now();
+          let started = performance.now();
           await llmOnce();
           liveLlm.push(performance.now() - started);
+          started = performance.now();
+          await baselineOnce(sid);
+          liveBase.push(performance.now() - started);
           await new Promise((r) => setTimeout(r, 1_000));
         }
       }),
@@ -128,6 +134,7 @@ async function main() {
       chat_ms: summarize(liveChat),
       stream_first_fragment_ms: summarize(liveFirsts),
       fake_llm_ms: summarize(liveLlm),
+      baseline_ms: summarize(liveBase),
       chat_overhead_p50_ms: 0,
       target: 'chat overhead p50 < 30 ms at 16 concurrent sessions',
       target_met: false,
