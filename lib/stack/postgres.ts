@@ -75,17 +75,29 @@ export async function startEmbeddedPostgres(opts: {
     }
   }
 
-  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${opts.port}/${opts.database}`;
+  // Clients connect through a Unix socket in the data folder when its path fits (a socket path is limited to about
+  // 100 bytes): on loopback TCP every query's send costs several times more CPU (bench/, README → Benchmarks).
+  // Postgres also listens on 127.0.0.1 for tools such as psql.
+  const socketDir = path.join(dataDir, 'run');
+  const useSocket = Buffer.byteLength(path.join(socketDir, `.s.PGSQL.${opts.port}`)) <= 100;
+  if (useSocket) {
+    mkdirSync(socketDir, { recursive: true });
+    chown(socketDir);
+  }
+  const urlFor = (database: string) =>
+    `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${opts.port}/${database}` +
+    (useSocket ? `?host=${encodeURIComponent(socketDir)}` : '');
+  const url = urlFor(opts.database);
   let proc: ManagedProcess | undefined;
 
   const start = async () => {
     proc = startProcess(
       'postgres',
       path.join(bin, 'postgres'),
-      ['-D', pgData, '-p', String(opts.port), '-h', '127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+      ['-D', pgData, '-p', String(opts.port), '-h', '127.0.0.1', '-c', `unix_socket_directories=${useSocket ? socketDir : ''}`, '-c', 'max_connections=200'],
       { ...ids, quiet: opts.quiet, env: { ...process.env, LC_MESSAGES: 'C' } },
     );
-    const admin = () => new pg.Client({ connectionString: url.replace(/\/[^/]+$/, '/postgres'), connectionTimeoutMillis: 1000 });
+    const admin = () => new pg.Client({ connectionString: urlFor('postgres'), connectionTimeoutMillis: 1000 });
     await waitFor(
       'postgres',
       async () => {
