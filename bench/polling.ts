@@ -58,16 +58,25 @@ async function main() {
 
     const results = [];
     for (const c of levels) {
-      let t = performance.now();
-      const pollLat = await runConcurrent(total, c, poll);
-      const pollRps = total / ((performance.now() - t) / 1000);
-      t = performance.now();
-      const baseLat = await runConcurrent(total, c, base);
-      const baseRps = total / ((performance.now() - t) / 1000);
+      // Polling and baseline take turns in rounds (in alternating order), so a slow moment of the machine falls on
+      // both rather than on whichever happened to run then.
+      const rounds = 6;
+      const perRound = Math.ceil(total / rounds);
+      const side = { polling: { ms: 0, lat: [] as number[] }, baseline: { ms: 0, lat: [] as number[] } };
+      for (let r = 0; r < rounds; r++) {
+        const order = r % 2 ? (['baseline', 'polling'] as const) : (['polling', 'baseline'] as const);
+        for (const name of order) {
+          const t = performance.now();
+          side[name].lat.push(...(await runConcurrent(perRound, c, name === 'polling' ? poll : base)));
+          side[name].ms += performance.now() - t;
+        }
+      }
+      const pollRps = side.polling.lat.length / (side.polling.ms / 1000);
+      const baseRps = side.baseline.lat.length / (side.baseline.ms / 1000);
       const row = {
         concurrency: c,
-        polling: { rps: Math.round(pollRps), latency_ms: summarize(pollLat) },
-        baseline: { rps: Math.round(baseRps), latency_ms: summarize(baseLat) },
+        polling: { rps: Math.round(pollRps), latency_ms: summarize(side.polling.lat) },
+        baseline: { rps: Math.round(baseRps), latency_ms: summarize(side.baseline.lat) },
         throughput_vs_baseline: Math.round((pollRps / baseRps) * 100) / 100,
       };
       results.push(row);
