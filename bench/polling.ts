@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createDb } from '../lib/db';
 import { startBaseline } from './baseline';
-import { benchOptions, benchBot, liftRateLimits, runConcurrent, startBenchStack, summarize } from './stack';
+import { benchOptions, benchBot, cpuByRole, cpuPerOperation, liftRateLimits, runConcurrent, startBenchStack, summarize } from './stack';
 
 const HELP = `Usage: npm run bench -- polling [--requests N] [--concurrency 1,16,64]
 
@@ -62,21 +62,26 @@ async function main() {
       // both rather than on whichever happened to run then.
       const rounds = 6;
       const perRound = Math.ceil(total / rounds);
-      const side = { polling: { ms: 0, lat: [] as number[] }, baseline: { ms: 0, lat: [] as number[] } };
+      const side = {
+        polling: { ms: 0, lat: [] as number[], cpu: {} as Record<string, number> },
+        baseline: { ms: 0, lat: [] as number[], cpu: {} as Record<string, number> },
+      };
       for (let r = 0; r < rounds; r++) {
         const order = r % 2 ? (['baseline', 'polling'] as const) : (['polling', 'baseline'] as const);
         for (const name of order) {
           const t = performance.now();
+          const cpuBefore = cpuByRole();
           side[name].lat.push(...(await runConcurrent(perRound, c, name === 'polling' ? poll : base)));
           side[name].ms += performance.now() - t;
+          for (const [role, ms] of Object.entries(cpuPerOperation(cpuBefore, cpuByRole(), 1))) side[name].cpu[role] = (side[name].cpu[role] ?? 0) + ms;
         }
       }
       const pollRps = side.polling.lat.length / (side.polling.ms / 1000);
       const baseRps = side.baseline.lat.length / (side.baseline.ms / 1000);
       const row = {
         concurrency: c,
-        polling: { rps: Math.round(pollRps), latency_ms: summarize(side.polling.lat) },
-        baseline: { rps: Math.round(baseRps), latency_ms: summarize(side.baseline.lat) },
+        polling: { rps: Math.round(pollRps), latency_ms: summarize(side.polling.lat), cpu_ms_per_request: cpuPerOperation({}, side.polling.cpu, side.polling.lat.length) },
+        baseline: { rps: Math.round(baseRps), latency_ms: summarize(side.baseline.lat), cpu_ms_per_request: cpuPerOperation({}, side.baseline.cpu, side.baseline.lat.length) },
         throughput_vs_baseline: Math.round((pollRps / baseRps) * 100) / 100,
       };
       results.push(row);

@@ -132,7 +132,17 @@ export function cpuByRole(): Record<string, number> {
     for (const p of children.get(pid) ?? []) {
       const role =
         inherited ??
-        (p.cmd.includes('postgres') ? 'postgres' : p.cmd.includes('temporal') ? 'temporal' : p.cmd.includes('worker/main') ? 'worker' : p.cmd.includes('api/server') ? 'api' : undefined);
+        (p.cmd.includes('postgres')
+          ? 'postgres'
+          : p.cmd.includes('temporal')
+            ? 'temporal'
+            : p.cmd.includes('worker/main')
+              ? 'worker'
+              : p.cmd.includes('api/server')
+                ? 'api'
+                : p.cmd.includes('bench/baseline')
+                  ? 'baseline'
+                  : undefined);
       out[role ?? 'other'] = (out[role ?? 'other'] ?? 0) + p.ticks * TICK_MS;
       walk(p.pid, role);
     }
@@ -148,6 +158,6 @@ export function cpuPerOperation(before: Record<string, number>, after: Record<st
   return Object.fromEntries(
     Object.keys(after)
       .filter((k) => after[k] - (before[k] ?? 0) > 0)
-      .map((k) => [k, Math.round(((after[k] - (before[k] ?? 0)) / operations) * 100) / 100]),
+      .map((k) => [k, Math.round(((after[k] - (before[k] ?? 0)) / operations) * 1000) / 1000]),
   );
 }

@@ -1,4 +1,4 @@
-import type { Queryable } from './db';
+import { type Queryable, preparedStatement } from './db';
 import { constantTimeEqual, hashKey } from './keys';
 
 export type PrincipalKind = 'secret' | 'public' | 'builder' | 'access';
@@ -9,6 +9,21 @@ export interface Principal {
   botId: string | null;
   workspaceId: string;
 }
+
+const FIND_KEY = preparedStatement(
+  'find-key',
+  `SELECT id, kind, bot_id, workspace_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
+);
+
+const FIND_KEY_COUNTING = preparedStatement(
+  'find-key-counting',
+  `WITH k AS (SELECT id, kind, bot_id, workspace_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL),
+          w AS (INSERT INTO rate_windows (bucket, window_start, count)
+                SELECT k.id || '|' || $2 || '|' || $3, date_trunc('minute', now()), $5 FROM k WHERE k.kind = ANY($4)
+                ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_windows.count + EXCLUDED.count
+                RETURNING count, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset)
+     SELECT k.*, w.count, w.reset FROM k LEFT JOIN w ON true`,
+);
 
 /**
  * Finds who a presented key belongs to, or null when it is unknown or revoked. The lookup is by the key's hash
@@ -27,8 +42,7 @@ export async function findPrincipal(db: Queryable, key: string): Promise<Princip
   }
   const hash = hashKey(key);
   const res = await db.query<{ id: string; kind: PrincipalKind; bot_id: string | null; workspace_id: string; key_hash: Buffer }>(
-    `SELECT id, kind, bot_id, workspace_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
-    [hash],
+    FIND_KEY([hash]),
   );
   const row = res.rows[0];
   if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
@@ -50,13 +64,7 @@ export async function findPrincipalCounting(
   }
   const hash = hashKey(key);
   const res = await db.query<{ id: string; kind: PrincipalKind; bot_id: string | null; workspace_id: string; key_hash: Buffer; count: number | null; reset: number | null }>(
-    `WITH k AS (SELECT id, kind, bot_id, workspace_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL),
-          w AS (INSERT INTO rate_windows (bucket, window_start, count)
-                SELECT k.id || '|' || $2 || '|' || $3, date_trunc('minute', now()), $5 FROM k WHERE k.kind = ANY($4)
-                ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_windows.count + EXCLUDED.count
-                RETURNING count, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset)
-     SELECT k.*, w.count, w.reset FROM k LEFT JOIN w ON true`,
-    [hash, rate.ip, rate.group, rate.accept, rate.increment ?? 1],
+    FIND_KEY_COUNTING([hash, rate.ip, rate.group, rate.accept, rate.increment ?? 1]),
   );
   const row = res.rows[0];
   if (!row || !constantTimeEqual(row.key_hash, hash)) return null;

@@ -22,6 +22,17 @@ export function createDb(url: string, opts: { max?: number; applicationName?: st
   return pool;
 }
 
+/**
+ * A statement of a hot path, sent as a named (prepared) statement: each connection has Postgres parse and plan it
+ * once, then only binds and runs it. For the multi-part statements of polling, the key check and the chat turn,
+ * planning cost several times more than running (bench/, README → Benchmarks). Only for fixed SQL text whose
+ * plan does not depend on the values (not, say, full-text search, where selectivity varies). Behind a pooler such
+ * as PgBouncer in transaction mode, it needs prepared-statement support (PgBouncer 1.21+).
+ */
+export function preparedStatement(name: string, text: string): (values: unknown[]) => pg.QueryConfig {
+  return (values) => ({ name, text, values });
+}
+
 export async function withTransaction<T>(db: Db, fn: (client: DbClient) => Promise<T>): Promise<T> {
   const client = await db.connect();
   try {

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db';
+import { type Queryable, preparedStatement } from '../db';
 import { decodeCursor, encodeCursor } from '../cursor';
 
 /** How long `operator_typing` stays on after the operator's last typing signal (spec, Limits: about 6 s). */
@@ -13,6 +13,19 @@ export interface PollResult {
   next_cursor: string;
 }
 
+const POLL = preparedStatement(
+  'poll-messages',
+  `SELECT c.status,
+            COALESCE(c.operator_typing_until > now(), false) AS typing,
+            (c.status = 'waiting' AND c.operator_seen_at IS NOT NULL) AS here,
+            COALESCE((SELECT json_agg(m ORDER BY m.seq)
+                        FROM (SELECT id, author, text, at, seq FROM messages
+                               WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
+                               ORDER BY seq LIMIT ${PAGE}) m), '[]'::json) AS messages
+       FROM conversations c
+      WHERE c.session_id = $1 AND c.bot_id = $2`,
+);
+
 /**
  * `GET /v1/api/messages`, the hottest path: one indexed query, no Temporal. Events are never shown to the
  * visitor. A session that does not exist, or belongs to another bot, reads as an empty conversation.
@@ -24,18 +37,7 @@ export async function pollMessages(db: Queryable, botId: string, sessionId: stri
     typing: boolean;
     here: boolean;
     messages: { id: string; author: string; text: string; at: number; seq: number }[];
-  }>(
-    `SELECT c.status,
-            COALESCE(c.operator_typing_until > now(), false) AS typing,
-            (c.status = 'waiting' AND c.operator_seen_at IS NOT NULL) AS here,
-            COALESCE((SELECT json_agg(m ORDER BY m.seq)
-                        FROM (SELECT id, author, text, at, seq FROM messages
-                               WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
-                               ORDER BY seq LIMIT ${PAGE}) m), '[]'::json) AS messages
-       FROM conversations c
-      WHERE c.session_id = $1 AND c.bot_id = $2`,
-    [sessionId, botId, after],
-  );
+  }>(POLL([sessionId, botId, after]));
   const row = res.rows[0];
   if (!row) return { messages: [], status: 'bot', operator_typing: false, next_cursor: encodeCursor({ seq: after }) };
   const last = row.messages.at(-1)?.seq ?? after;

@@ -9,7 +9,7 @@ import {
   conversationWorkflowId,
   visitorMessageUpdate,
 } from '../../workflows/messages';
-import type { Db } from '../db';
+import { type Db, preparedStatement } from '../db';
 import { ApiError } from '../errors';
 import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
@@ -104,20 +104,23 @@ export type PreparedChat =
   | { kind: 'quota_exceeded'; sessionId: string }
   | { kind: 'turn'; sessionId: string; conversation: ConversationRow; update: VisitorMessageInput };
 
+/** The bot, the session (if it exists) and whether the bot has actions, by who may use them. */
+const PREPARE_CHAT = preparedStatement(
+  'prepare-chat',
+  `SELECT b.id, b.workspace_id, b.handoff_enabled, b.identity_secret_sealed, c.bot_id AS c_bot, c.status AS c_status,
+            EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id AND NOT a.admin_only) AS visitor_tools,
+            EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id) AS admin_tools
+       FROM bots b LEFT JOIN conversations c ON c.session_id = $2
+      WHERE b.id = $1`,
+);
+
 /** Everything before the turn itself: session binding, quota, visitor identity, escalation intent. */
 export async function prepareChat(deps: ConversationDeps, botId: string, body: ChatInput): Promise<PreparedChat> {
   const sessionId = body.session_id ?? randomUUID();
   // One round trip for the bot, the session (if it exists) and whether the bot has actions, by who may use them.
   const res = await deps.db.query<
     BotRow & { c_bot: string | null; c_status: ConversationStatus | null; visitor_tools: boolean; admin_tools: boolean }
-  >(
-    `SELECT b.id, b.workspace_id, b.handoff_enabled, b.identity_secret_sealed, c.bot_id AS c_bot, c.status AS c_status,
-            EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id AND NOT a.admin_only) AS visitor_tools,
-            EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id) AS admin_tools
-       FROM bots b LEFT JOIN conversations c ON c.session_id = $2
-      WHERE b.id = $1`,
-    [botId, sessionId],
-  );
+  >(PREPARE_CHAT([botId, sessionId]));
   const row = res.rows[0];
   if (!row) throw new ApiError('invalid_key', 'The bot of this key no longer exists');
   const bot: BotRow = { id: row.id, workspace_id: row.workspace_id, handoff_enabled: row.handoff_enabled, identity_secret_sealed: row.identity_secret_sealed };
