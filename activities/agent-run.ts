@@ -79,42 +79,42 @@ const PASSAGE_CHARS = 1_500;
 const START_RUN = preparedStatement(
   'start-run',
   `WITH vm AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
-                       SELECT $9, $6, $2, 'visitor', $10, $11 WHERE $9::text IS NOT NULL ON CONFLICT (id) DO NOTHING RETURNING 1),
-                vc AS (UPDATE conversations SET visitor_user = COALESCE($12, visitor_user), last_message_at = now()
-                        WHERE $9::text IS NOT NULL AND session_id = $6 RETURNING 1),
-                r AS (INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, workflow_id, status, input)
-                      VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING RETURNING 1),
-                -- Inside a whole-turn activity ($13), no wait for this commit's WAL flush: the activity's last write
-                -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
-                -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
-                relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
-           SELECT b.name, b.instructions, b.model, w.credit_balance, prev.status AS run_status, prev.answer AS run_answer
-             FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
-            WHERE b.id = $2`,
+                SELECT $9, $6, $2, 'visitor', $10, $11 WHERE $9::text IS NOT NULL ON CONFLICT (id) DO NOTHING RETURNING 1),
+         vc AS (UPDATE conversations SET visitor_user = COALESCE($12, visitor_user), last_message_at = now()
+                 WHERE $9::text IS NOT NULL AND session_id = $6 RETURNING 1),
+         r AS (INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, workflow_id, status, input)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING RETURNING 1),
+         -- Inside a whole-turn activity ($13), no wait for this commit's WAL flush: the activity's last write
+         -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
+         -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
+         relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
+    SELECT b.name, b.instructions, b.model, w.credit_balance, prev.status AS run_status, prev.answer AS run_answer
+      FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
+     WHERE b.id = $2`,
 );
 
 /** The conversation's last messages before this turn's, oldest first. */
 const RECENT_HISTORY = preparedStatement(
   'recent-history',
   `SELECT author, text FROM (
-                 SELECT seq, author, text FROM messages
-                  WHERE session_id = $1 AND author IN ('visitor', 'bot', 'operator') AND ($2::text IS NULL OR id <> $2)
-                  ORDER BY seq DESC LIMIT ${HISTORY_MESSAGES}) m ORDER BY seq`,
+    SELECT seq, author, text FROM messages
+     WHERE session_id = $1 AND author IN ('visitor', 'bot', 'operator') AND ($2::text IS NULL OR id <> $2)
+     ORDER BY seq DESC LIMIT ${HISTORY_MESSAGES}) m ORDER BY seq`,
 );
 
 /** The outcome of a run in one statement (see finishRun). */
 const FINISH_RUN = preparedStatement(
   'finish-run',
   `WITH r AS (UPDATE runs SET status = $2, answer = $3, error_code = $4, error = $5, model = $6, prompt_tokens = $7,
-                           completion_tokens = $8, credits = $9, finished_at = now() WHERE id = $1 RETURNING 1),
-              l AS (INSERT INTO credit_ledger (workspace_id, amount, reason, run_id)
-                    SELECT $10, -$9::int, $11, $1 WHERE $2::text = 'done' ON CONFLICT (run_id) DO NOTHING RETURNING amount),
-              w AS (UPDATE workspaces SET credit_balance = credit_balance + l.amount FROM l WHERE workspaces.id = $10 RETURNING 1),
-              m AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
-                    SELECT $12, $13, $14, 'bot', $3, $15 WHERE $2::text = 'done' AND $13::text IS NOT NULL
-                    ON CONFLICT (id) DO NOTHING RETURNING 1),
-              c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 RETURNING 1)
-         SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL`,
+                      completion_tokens = $8, credits = $9, finished_at = now() WHERE id = $1 RETURNING 1),
+         l AS (INSERT INTO credit_ledger (workspace_id, amount, reason, run_id)
+               SELECT $10, -$9::int, $11, $1 WHERE $2::text = 'done' ON CONFLICT (run_id) DO NOTHING RETURNING amount),
+         w AS (UPDATE workspaces SET credit_balance = credit_balance + l.amount FROM l WHERE workspaces.id = $10 RETURNING 1),
+         m AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
+               SELECT $12, $13, $14, 'bot', $3, $15 WHERE $2::text = 'done' AND $13::text IS NOT NULL
+               ON CONFLICT (id) DO NOTHING RETURNING 1),
+         c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 RETURNING 1)
+    SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL`,
 );
 
 /** Platform rules every agent gets before its own instructions. */

@@ -18,11 +18,11 @@ const FIND_KEY = preparedStatement(
 const FIND_KEY_COUNTING = preparedStatement(
   'find-key-counting',
   `WITH k AS (SELECT id, kind, bot_id, workspace_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL),
-          w AS (INSERT INTO rate_windows (bucket, window_start, count)
-                SELECT k.id || '|' || $2 || '|' || $3, date_trunc('minute', now()), $5 FROM k WHERE k.kind = ANY($4)
-                ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_windows.count + EXCLUDED.count
-                RETURNING count, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset)
-     SELECT k.*, w.count, w.reset FROM k LEFT JOIN w ON true`,
+         w AS (INSERT INTO rate_windows (bucket, window_start, count)
+               SELECT k.id || '|' || $2 || '|' || $3, date_trunc('minute', now()), $5 FROM k WHERE k.kind = ANY($4)
+               ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_windows.count + EXCLUDED.count
+               RETURNING count, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset)
+    SELECT k.*, w.count, w.reset FROM k LEFT JOIN w ON true`,
 );
 
 /**

@@ -4,7 +4,9 @@ import { pollMessages } from '../../lib/conversations/poll';
 import {
   type ChatInput,
   type ConversationDeps,
+  type PreparedChat,
   QUOTA_PLACEHOLDER,
+  type TurnSubscription,
   TurnTimeoutError,
   findConversation,
   firstOutcome,
@@ -61,6 +63,14 @@ function timeoutResult(): TurnResult {
   return { answer: '', error: { code: 'llm_overloaded', message: 'The turn did not finish in time', retryAfter: TURN_TIMEOUT_RETRY_AFTER } };
 }
 
+/** Runs the turn and resolves with its first known outcome; a turn the API stopped waiting for is `llm_overloaded`. */
+function turnOutcome(cdeps: ConversationDeps, prepared: Extract<PreparedChat, { kind: 'turn' }>, subscription: TurnSubscription | null, streamTurnId?: string) {
+  return firstOutcome(runTurn(cdeps, prepared, streamTurnId), subscription).catch((err) => {
+    if (err instanceof TurnTimeoutError) return timeoutResult();
+    throw err;
+  });
+}
+
 /** One chat turn answered as JSON: `POST /v1/api/chat`, and the dashboard's test chat. */
 export async function answerChat(cdeps: ConversationDeps, botId: string, body: ChatInput): Promise<Record<string, unknown>> {
   const prepared = await prepareChat(cdeps, botId, body);
@@ -68,12 +78,7 @@ export async function answerChat(cdeps: ConversationDeps, botId: string, body: C
     return { answer: QUOTA_PLACEHOLDER, session_id: prepared.sessionId, quota_exceeded: true, notice: 'outage' };
   }
   const subscription = await subscribeTurn(cdeps, prepared.update.runId);
-  const result = await firstOutcome(runTurn(cdeps, prepared), subscription)
-    .catch((err) => {
-      if (err instanceof TurnTimeoutError) return timeoutResult();
-      throw err;
-    })
-    .finally(() => subscription?.close());
+  const result = await turnOutcome(cdeps, prepared, subscription).finally(() => subscription?.close());
   if (result.error) throw turnError(result.error, prepared.sessionId);
   return { answer: result.answer, session_id: prepared.sessionId, ...(result.handoff ? { handoff: true } : {}) };
 }
@@ -237,9 +242,10 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
  */
 async function streamChat(ctx: AppContext, deps: AppDeps, cdeps: ConversationDeps): Promise<void> {
   const prepared = await prepareChat(cdeps, ctx.state.principal!.botId!, ctx.state.input.body as ChatInput);
+  const stream = new PassThrough();
+  const write = (frame: Record<string, unknown>) => stream.write(`data: ${JSON.stringify(frame)}\n\n`);
   let streamed = '';
   let attemptKey: string | undefined;
-  let write = (_frame: Record<string, unknown>): unknown => undefined;
   const subscription =
     prepared.kind === 'turn'
       ? await subscribeTurn(cdeps, prepared.update.runId, (msg) => {
@@ -251,8 +257,6 @@ async function streamChat(ctx: AppContext, deps: AppDeps, cdeps: ConversationDep
       : null;
   if (prepared.kind === 'turn' && !subscription) throw errors.serviceUnavailable('Streaming is temporarily unavailable; retry shortly');
 
-  const stream = new PassThrough();
-  write = (frame) => stream.write(`data: ${JSON.stringify(frame)}\n\n`);
   ctx.req.socket.setNoDelay(true);
   ctx.req.socket.setTimeout(0);
   ctx.status = 200;
@@ -271,10 +275,7 @@ async function streamChat(ctx: AppContext, deps: AppDeps, cdeps: ConversationDep
   void (async () => {
     let handoff = false;
     try {
-      const result = await firstOutcome(runTurn(cdeps, prepared, prepared.update.runId), subscription).catch((err) => {
-        if (err instanceof TurnTimeoutError) return timeoutResult();
-        throw err;
-      });
+      const result = await turnOutcome(cdeps, prepared, subscription, prepared.update.runId);
       handoff = result.handoff === true;
       if (result.error) {
         const e = turnError(result.error, prepared.sessionId);

@@ -16,14 +16,14 @@ export interface PollResult {
 const POLL = preparedStatement(
   'poll-messages',
   `SELECT c.status,
-            COALESCE(c.operator_typing_until > now(), false) AS typing,
-            (c.status = 'waiting' AND c.operator_seen_at IS NOT NULL) AS here,
-            COALESCE((SELECT json_agg(m ORDER BY m.seq)
-                        FROM (SELECT id, author, text, at, seq FROM messages
-                               WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
-                               ORDER BY seq LIMIT ${PAGE}) m), '[]'::json) AS messages
-       FROM conversations c
-      WHERE c.session_id = $1 AND c.bot_id = $2`,
+          COALESCE(c.operator_typing_until > now(), false) AS typing,
+          (c.status = 'waiting' AND c.operator_seen_at IS NOT NULL) AS here,
+          COALESCE((SELECT json_agg(m ORDER BY m.seq)
+                      FROM (SELECT id, author, text, at, seq FROM messages
+                             WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
+                             ORDER BY seq LIMIT ${PAGE}) m), '[]'::json) AS messages
+     FROM conversations c
+    WHERE c.session_id = $1 AND c.bot_id = $2`,
 );
 
 /**

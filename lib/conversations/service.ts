@@ -108,10 +108,10 @@ export type PreparedChat =
 const PREPARE_CHAT = preparedStatement(
   'prepare-chat',
   `SELECT b.id, b.workspace_id, b.handoff_enabled, b.identity_secret_sealed, c.bot_id AS c_bot, c.status AS c_status,
-            EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id AND NOT a.admin_only) AS visitor_tools,
-            EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id) AS admin_tools
-       FROM bots b LEFT JOIN conversations c ON c.session_id = $2
-      WHERE b.id = $1`,
+          EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id AND NOT a.admin_only) AS visitor_tools,
+          EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id) AS admin_tools
+     FROM bots b LEFT JOIN conversations c ON c.session_id = $2
+    WHERE b.id = $1`,
 );
 
 /** Everything before the turn itself: session binding, quota, visitor identity, escalation intent. */
