@@ -86,6 +86,8 @@ export function isUnavailableError(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   const e = err as { code?: unknown; message?: unknown; cause?: unknown };
   if (typeof e.code === 'string' && CONNECTION_ERROR_CODES.has(e.code)) return true;
+  // A Unix socket that is not there (Postgres stopped removes it): ENOENT of a connect, not of any file.
+  if (e.code === 'ENOENT' && (err as { syscall?: unknown }).syscall === 'connect') return true;
   // gRPC (Temporal): 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED.
   if (typeof e.code === 'number' && (e.code === 14 || e.code === 4)) return true;
   if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/i.test(e.message)) {

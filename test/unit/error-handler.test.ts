@@ -2,7 +2,12 @@ import { describe, expect, it } from '@jest/globals';
 import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import { readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
 import pino from 'pino';
+import { isUnavailableError } from '../../lib/errors';
 import type { AppState } from '../../api/context';
 import { errorHandler } from '../../api/middleware/errors';
 import { requestId } from '../../api/middleware/request-id';
@@ -52,5 +57,25 @@ describe('error handler', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('isUnavailableError', () => {
+  it('counts a Postgres Unix socket that is not there (a stopped server) as unavailable, and a missing file as not', async () => {
+    const socketDir = path.join(os.tmpdir(), `no-postgres-${process.pid}`);
+    const client = new pg.Client({ host: socketDir, port: 5432, user: 'x', database: 'x', connectionTimeoutMillis: 1000 });
+    const connectError = await client.connect().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(connectError).toMatchObject({ code: 'ENOENT' });
+    expect(isUnavailableError(connectError)).toBe(true);
+
+    const fileError = await readFile(path.join(socketDir, 'missing.txt')).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(fileError).toMatchObject({ code: 'ENOENT' });
+    expect(isUnavailableError(fileError)).toBe(false);
   });
 });
