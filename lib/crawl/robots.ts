@@ -1,3 +1,13 @@
+// Hand-written on purpose: robots-parser 3.0.1 was tried behind a thin adapter and fails test/unit/crawl-robots.test.ts
+// on these RFC 9309 rules (do not retry unless it fixes them):
+// - 2.2.1: a matching but empty group (`User-Agent: quxbot` with no rules) falls back to `*` instead of allowing all
+//   ("the RFC 9309 section 5.1 example").
+// - 2.2.1: a Sitemap (or any other) line between two user-agent lines splits the group, so `User-agent: *` loses the
+//   rules that follow ("rules before any user-agent are ignored; ... unknown lines tolerated").
+// - 2.2.2: escapes of unreserved characters are not decoded, so `Disallow: /%62ar` does not match /bar
+//   ("percent-encoding normalisation").
+// - 2.2.4 (a MAY the crawler relies on): misspelt keys such as `dissallow` are ignored (same test as the Sitemap one).
+// Nor does it export normalizePath, matchesPattern or productToken, which the tests import.
 import { OutboundBlockedError, OutboundError, type SafeFetch } from '../http/safe-fetch';
 
 /**

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import { promises as dnsPromises } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -80,156 +81,115 @@ export interface AddressClass {
   reason?: string;
 }
 
-type Rule = [address: string, prefix: number, reason: string];
+type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
+const cidrs = (...ranges: string[]): Cidr[] => ranges.map((range) => ipaddr.parseCIDR(range));
 
-// First match wins, so single addresses come before the ranges that contain them (for a more useful reason).
-const V4_RULES = (
-  [
-    ['169.254.169.254', 32, 'metadata'], // AWS, GCP, Azure, OCI, DigitalOcean...
-    ['100.100.100.200', 32, 'metadata'], // Alibaba Cloud
-    ['168.63.129.16', 32, 'metadata'], // Azure WireServer: publicly numbered but only reachable from inside Azure
-    ['255.255.255.255', 32, 'broadcast'],
-    ['0.0.0.0', 8, 'unspecified'], // connecting to 0.0.0.0 reaches the local host on Linux
-    ['10.0.0.0', 8, 'private'],
-    ['100.64.0.0', 10, 'carrier_grade_nat'],
-    ['127.0.0.0', 8, 'loopback'],
-    ['169.254.0.0', 16, 'link_local'],
-    ['172.16.0.0', 12, 'private'],
-    ['192.0.0.0', 24, 'ietf_protocol_assignments'],
-    ['192.0.2.0', 24, 'documentation'],
-    ['192.88.99.0', 24, 'reserved'], // deprecated 6to4 relay anycast
-    ['192.168.0.0', 16, 'private'],
-    ['198.18.0.0', 15, 'benchmark'],
-    ['198.51.100.0', 24, 'documentation'],
-    ['203.0.113.0', 24, 'documentation'],
-    ['224.0.0.0', 4, 'multicast'],
-    ['240.0.0.0', 4, 'reserved'],
-  ] as Rule[]
-).map(([ip, prefix, reason]) => ({ base: parseIPv4(ip)!, prefix, reason }));
+// Checked before ipaddr.js's own range names, first match wins: cloud metadata endpoints it does not know, and finer
+// reasons than its catch-all 'reserved' (and 'rfc6052', which lumps local-use NAT64 in with the well-known prefix).
+const NAMED_RANGES: Record<string, Cidr[]> = {
+  metadata: cidrs(
+    '169.254.169.254/32', // AWS, GCP, Azure, OCI, DigitalOcean...
+    '100.100.100.200/32', // Alibaba Cloud
+    '168.63.129.16/32', // Azure WireServer: publicly numbered but only reachable from inside Azure
+    'fd00:ec2::254/128', // AWS IMDS over IPv6
+  ),
+  teredo: cidrs('2001::/32'), // before 2001::/23 that contains it; tunnels to arbitrary IPv4 behind NATs
+  ietf_protocol_assignments: cidrs('192.0.0.0/24', '2001::/23'),
+  documentation: cidrs('192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24', '2001:db8::/32', '3fff::/20'),
+  benchmark: cidrs('198.18.0.0/15'),
+  nat64_local: cidrs('64:ff9b:1::/48'), // RFC 8215: translates into the operator's own network
+};
 
-const V6_RULES = (
-  [
-    ['::', 128, 'unspecified'],
-    ['::1', 128, 'loopback'],
-    ['fd00:ec2::254', 128, 'metadata'], // AWS IMDS over IPv6
-    ['64:ff9b:1::', 48, 'nat64_local'], // local-use NAT64 (RFC 8215): translates into the operator's own network
-    ['100::', 64, 'discard'],
-    ['2001::', 32, 'teredo'], // tunnels to arbitrary IPv4 behind NATs; no legitimate target
-    ['2001:db8::', 32, 'documentation'],
-    ['2001::', 23, 'ietf_protocol_assignments'],
-    ['3fff::', 20, 'documentation'],
-    ['fc00::', 7, 'unique_local'],
-    ['fe80::', 10, 'link_local'],
-    ['fec0::', 10, 'site_local'],
-    ['ff00::', 8, 'multicast'],
-  ] as Rule[]
-).map(([ip, prefix, reason]) => ({ base: parseIPv6(ip)!, prefix, reason }));
+// ipaddr.js range names → reason, null for public. Every other name (its 'reserved', SIIT's rfc6145, segment routing,
+// and whatever a newer ipaddr.js adds) is refused as 'reserved'. IPv4-mapped and NAT64 never get here (classifyV6).
+const RANGE_REASONS: Record<string, string | null> = {
+  unicast: null,
+  '6to4': null, // only reached once classifyV6 has found the embedded IPv4 public
+  as112: null, // globally routed anycast services (RFC 7534, RFC 7450): as public as any other address
+  as112v6: null,
+  amt: null,
+  unspecified: 'unspecified', // connecting to 0.0.0.0 reaches the local host on Linux
+  broadcast: 'broadcast',
+  multicast: 'multicast',
+  loopback: 'loopback',
+  linkLocal: 'link_local',
+  private: 'private',
+  carrierGradeNat: 'carrier_grade_nat',
+  uniqueLocal: 'unique_local',
+  deprecatedSiteLocal: 'site_local',
+  discard: 'discard',
+};
 
-const V6_MAPPED = parseIPv6('::ffff:0:0')!; // ::ffff:a.b.c.d, the socket API's way of writing IPv4
-const V6_NAT64 = parseIPv6('64:ff9b::')!; // well-known NAT64 prefix: the gateway connects to the embedded IPv4
-const V6_6TO4 = parseIPv6('2002::')!; // 2002:AABB:CCDD::/48 tunnels to IPv4 AA.BB.CC.DD
-const V6_GLOBAL_UNICAST = parseIPv6('2000::')!;
-const V6_ALL = (1n << 128n) - 1n;
-
-function inV4(ip: number, rule: { base: number; prefix: number }): boolean {
-  if (rule.prefix === 0) return true;
-  const mask = (0xffffffff << (32 - rule.prefix)) >>> 0;
-  return ((ip & mask) >>> 0) === ((rule.base & mask) >>> 0);
-}
-
-function inV6(ip: bigint, base: bigint, prefix: number): boolean {
-  const mask = (V6_ALL << BigInt(128 - prefix)) & V6_ALL;
-  return (ip & mask) === (base & mask);
-}
+const V6_GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3'); // the only allocated unicast space
+const V6_NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b::/96'); // well-known NAT64: the gateway connects to the embedded IPv4
+const V6_IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96'); // deprecated ::a.b.c.d
 
 /**
  * Parses IPv4 the way inet_aton and the WHATWG URL parser do: 1 to 4 parts, each decimal, octal (leading 0) or
  * hex (0x), the last part filling the remaining bytes, so `2130706433`, `0177.0.0.1`, `0x7f.1` are all 127.0.0.1.
- * Returns the address as an unsigned 32-bit number, or null if it is not IPv4 in any notation.
+ * One difference: a bare `0x` part (WHATWG reads 0) is not IPv4 here, so classifyAddress refuses it as not_an_ip.
  */
+function toIPv4(input: string): ipaddr.IPv4 | null {
+  // WHATWG URL tolerates one trailing dot (127.0.0.1.), ipaddr.js does not.
+  const s = input.endsWith('.') ? input.slice(0, -1) : input;
+  return ipaddr.IPv4.isValid(s) ? ipaddr.IPv4.parse(s) : null;
+}
+
+/** IPv4 in any notation (see toIPv4) as an unsigned 32-bit number, or null if it is not IPv4. */
 export function parseIPv4(input: string): number | null {
-  const parts = input.split('.');
-  if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop(); // WHATWG tolerates one trailing dot
-  if (parts.length === 0 || parts.length > 4) return null;
-  const nums: number[] = [];
-  for (const part of parts) {
-    let n: number;
-    if (/^0x[0-9a-f]*$/i.test(part)) n = part.length === 2 ? 0 : parseInt(part.slice(2), 16);
-    else if (/^0[0-7]+$/.test(part)) n = parseInt(part.slice(1), 8);
-    else if (/^(0|[1-9][0-9]*)$/.test(part)) n = parseInt(part, 10);
-    else return null;
-    nums.push(n);
-  }
-  const last = nums.pop()!;
-  if (nums.some((n) => n > 255)) return null;
-  if (last >= 256 ** (4 - nums.length)) return null;
-  let value = last;
-  nums.forEach((n, i) => (value += n * 256 ** (3 - i)));
-  return value >>> 0;
+  return toIPv4(input)?.octets.reduce((n, octet) => n * 256 + octet, 0) ?? null;
 }
 
-function formatIPv4(n: number): string {
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+/** Parses an IPv6 address (brackets and zone id tolerated), or returns null. */
+export function parseIPv6(input: string): ipaddr.IPv6 | null {
+  const s = input.startsWith('[') && input.endsWith(']') ? input.slice(1, -1) : input;
+  // Node's strict syntax first: ipaddr.js also takes octal-looking octets in a dotted tail and reads them as decimal
+  // (::ffff:0177.0.0.1 would pass as 177.0.0.1).
+  if (!net.isIPv6(s) || !ipaddr.IPv6.isValid(s)) return null;
+  const addr = ipaddr.IPv6.parse(s);
+  // ipaddr.js reads the deprecated IPv4-compatible ::a.b.c.d (glibc's spelling of ::/96) as IPv4-mapped ::ffff:a.b.c.d,
+  // which would let ::8.8.8.8 pass as 8.8.8.8.
+  if (/^::[^:]*\./.test(s)) return new ipaddr.IPv6([0, 0, 0, 0, 0, 0, addr.parts[6], addr.parts[7]]);
+  return addr;
 }
 
-/** Parses an IPv6 address (brackets and zone id tolerated) into a 128-bit integer, or null. */
-export function parseIPv6(input: string): bigint | null {
-  let s = input.startsWith('[') && input.endsWith(']') ? input.slice(1, -1) : input;
-  if (!net.isIPv6(s)) return null;
-  const zone = s.indexOf('%');
-  if (zone >= 0) s = s.slice(0, zone);
-  const lastColon = s.lastIndexOf(':');
-  const tail = s.slice(lastColon + 1);
-  if (tail.includes('.')) {
-    const v4 = parseIPv4(tail);
-    if (v4 === null) return null;
-    s = `${s.slice(0, lastColon + 1)}${(v4 >>> 16).toString(16)}:${(v4 & 0xffff).toString(16)}`;
-  }
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const rest = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const missing = 8 - head.length - rest.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return null;
-  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest];
-  let value = 0n;
-  for (const g of groups) {
-    if (!/^[0-9a-f]{1,4}$/i.test(g)) return null;
-    value = (value << 16n) | BigInt(parseInt(g, 16));
-  }
-  return value;
+function embeddedIPv4(addr: ipaddr.IPv6, byteOffset: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4(addr.toByteArray().slice(byteOffset, byteOffset + 4));
 }
 
-function classifyV4(ip: number, allowLoopback: boolean): AddressClass {
-  for (const rule of V4_RULES) {
-    if (!inV4(ip, rule)) continue;
-    if (rule.reason === 'loopback' && allowLoopback) return { allowed: true };
-    return { allowed: false, reason: rule.reason };
-  }
-  return { allowed: true };
+function byReason(reason: string | null, allowLoopback: boolean): AddressClass {
+  if (reason === null || (reason === 'loopback' && allowLoopback)) return { allowed: true };
+  return { allowed: false, reason };
 }
 
-function classifyV6(ip: bigint, allowLoopback: boolean): AddressClass {
-  const low32 = Number(ip & 0xffffffffn);
+function rangeReason(addr: ipaddr.IPv4 | ipaddr.IPv6): string | null {
+  const named = ipaddr.subnetMatch(addr, NAMED_RANGES, '');
+  if (named) return named;
+  const range = addr.range();
+  return range in RANGE_REASONS ? RANGE_REASONS[range] : 'reserved';
+}
+
+function classifyV4(addr: ipaddr.IPv4, allowLoopback: boolean): AddressClass {
+  return byReason(rangeReason(addr), allowLoopback);
+}
+
+function classifyV6(addr: ipaddr.IPv6, allowLoopback: boolean): AddressClass {
   // Addresses that carry an IPv4 address are judged by it, otherwise ::ffff:10.0.0.1 would slip through.
-  if (inV6(ip, V6_MAPPED, 96)) return classifyV4(low32, allowLoopback);
-  if (inV6(ip, V6_NAT64, 96)) return classifyV4(low32, false);
-  if (inV6(ip, V6_6TO4, 16)) {
-    const embedded = classifyV4(Number((ip >> 80n) & 0xffffffffn), false);
+  if (addr.isIPv4MappedAddress()) return classifyV4(addr.toIPv4Address(), allowLoopback);
+  if (addr.match(V6_NAT64)) return classifyV4(embeddedIPv4(addr, 12), false);
+  if (addr.range() === '6to4') {
+    const embedded = classifyV4(embeddedIPv4(addr, 2), false); // 2002:AABB:CCDD::/48 tunnels to AA.BB.CC.DD
     if (!embedded.allowed) return embedded;
   }
-  for (const rule of V6_RULES) {
-    if (!inV6(ip, rule.base, rule.prefix)) continue;
-    if (rule.reason === 'loopback' && allowLoopback) return { allowed: true };
-    return { allowed: false, reason: rule.reason };
-  }
+  const reason = rangeReason(addr);
+  if (reason !== null) return byReason(reason, allowLoopback);
   // Deprecated IPv4-compatible ::a.b.c.d: report the embedded class if it is internal, refuse in any case.
-  if (inV6(ip, 0n, 96)) {
-    const embedded = classifyV4(low32, false);
+  if (addr.match(V6_IPV4_COMPATIBLE)) {
+    const embedded = classifyV4(embeddedIPv4(addr, 12), false);
     return { allowed: false, reason: embedded.allowed ? 'reserved' : embedded.reason };
   }
-  // Only 2000::/3 is allocated as global unicast; everything else is reserved or special-purpose.
-  if (!inV6(ip, V6_GLOBAL_UNICAST, 3)) return { allowed: false, reason: 'reserved' };
+  // ipaddr.js calls all of the rest 'unicast', unallocated space included.
+  if (!addr.match(V6_GLOBAL_UNICAST)) return { allowed: false, reason: 'reserved' };
   return { allowed: true };
 }
 
@@ -241,7 +201,7 @@ export function classifyAddress(ip: string, opts: { allowLoopback?: boolean } = 
   const allowLoopback = opts.allowLoopback === true;
   const v6 = parseIPv6(ip.trim());
   if (v6 !== null) return classifyV6(v6, allowLoopback);
-  const v4 = parseIPv4(ip.trim());
+  const v4 = toIPv4(ip.trim());
   if (v4 !== null) return classifyV4(v4, allowLoopback);
   return { allowed: false, reason: 'not_an_ip' };
 }
@@ -324,13 +284,13 @@ async function resolveTarget(url: URL, allowLoopback: boolean, signal: AbortSign
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 
   // IP literals are checked as they are; WHATWG URL has already turned 0x7f.1 and friends into dotted quads, and
-  // parseIPv4 recognises them again should anything slip through.
-  const v4 = net.isIPv6(hostname) ? null : parseIPv4(hostname);
-  const literal = net.isIPv6(hostname) ? hostname : v4 !== null ? formatIPv4(v4) : null;
-  if (literal !== null) {
+  // toIPv4 recognises them again should anything slip through.
+  const ip = parseIPv6(hostname) ?? toIPv4(hostname);
+  if (ip !== null) {
+    const literal = ip.kind() === 'ipv6' ? hostname : ip.toString();
     const verdict = classifyAddress(literal, { allowLoopback });
     if (!verdict.allowed) throw blockedAddress(url, literal, verdict.reason!);
-    return { url, hostname: literal, addresses: [{ address: literal, family: net.isIPv6(literal) ? 6 : 4 }] };
+    return { url, hostname: literal, addresses: [{ address: literal, family: ip.kind() === 'ipv6' ? 6 : 4 }] };
   }
 
   let resolved: { address: string; family: number }[];
