@@ -1,61 +1,69 @@
 import type { OpenApiDocument } from '../openapi';
 
 /**
- * The `/docs` page: an HTML reference rendered on the server from the same OpenAPI document. Its stylesheet and
- * script are served by the API itself (`/docs/assets/*`), so the page works with no network beyond the API.
+ * The `/docs` page: the interactive reference (Scalar, with its try-it console) mounted by `/docs/assets/docs.js`
+ * on `#reference` from `/v1/openapi.json`, plus a server-rendered index of the operations from the same document,
+ * which is what readers without JavaScript get (and what shows if the Scalar bundle fails to load). Every script
+ * and stylesheet comes from `/docs/assets/*` on the API itself; nothing is fetched from elsewhere.
  */
 const esc = (s: unknown) =>
   String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-/** Inline `code` spans in descriptions, nothing more: descriptions are ours, but escape first anyway. */
+/** Inline `code` spans in summaries, nothing more: they are ours, but escape first anyway. */
 const prose = (s: unknown) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>');
+
+/** `#tag-…` anchors: letters, digits and dashes only. */
+const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+const SPEC_URL = '/v1/openapi.json';
 
 export function renderDocs(doc: OpenApiDocument): string {
   const byTag = new Map<string, string[]>();
   for (const [path, ops] of Object.entries(doc.paths)) {
     for (const [method, raw] of Object.entries(ops)) {
-      const op = raw as Record<string, any>;
-      const id = esc(op.operationId);
-      const params = (op.parameters ?? []) as Record<string, any>[];
-      const html = `
-<section class="op" id="${id}" data-search="${esc(`${method} ${path} ${op.summary}`.toLowerCase())}">
-  <h3><span class="method ${esc(method)}">${esc(method.toUpperCase())}</span> <code>${esc(path)}</code>
-    ${op['x-stability'] === 'unstable' ? '<span class="badge">unstable</span>' : ''}</h3>
-  <p>${prose(op.summary)}</p>
-  ${op.description ? `<p class="desc">${prose(op.description)}</p>` : ''}
-  ${op.security ? `<p class="auth">Auth: ${op.security.map((s: object) => `<code>${esc(Object.keys(s)[0])}</code>`).join(' or ')}</p>` : '<p class="auth">Auth: none</p>'}
-  ${
-    params.length
-      ? `<h4>Parameters</h4><table><tr><th>name</th><th>in</th><th>required</th><th>description</th></tr>${params
-          .map((p) => `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td>${prose(p.description ?? '')}</td></tr>`)
-          .join('')}</table>`
-      : ''
-  }
-  ${
-    op.requestBody
-      ? `<h4>Request body</h4><pre>${esc(JSON.stringify(Object.values(op.requestBody.content)[0], null, 2))}</pre>`
-      : ''
-  }
-  <h4>Responses</h4>
-  <table><tr><th>status</th><th>description</th></tr>${Object.entries(op.responses as Record<string, any>)
-    .map(([status, r]) => `<tr><td>${esc(status)}</td><td>${prose(r.description)}</td></tr>`)
-    .join('')}</table>
-</section>`;
-      const tag = (op.tags?.[0] as string) ?? 'Other';
-      byTag.set(tag, [...(byTag.get(tag) ?? []), html]);
+      if (!METHODS.includes(method)) continue;
+      const op = raw as { summary?: string; tags?: string[]; 'x-stability'?: string };
+      const tag = op.tags?.[0] ?? 'Other';
+      const unstable = op['x-stability'] === 'unstable' ? ' <span class="badge">unstable</span>' : '';
+      byTag.set(tag, [
+        ...(byTag.get(tag) ?? []),
+        `<li><span class="method ${esc(method)}">${esc(method.toUpperCase())}</span> <code class="path">${esc(path)}</code>${unstable}` +
+          `<span class="summary">${prose(op.summary)}</span></li>`,
+      ]);
     }
   }
-  const nav = [...byTag.keys()].map((t) => `<li><a href="#tag-${esc(t)}">${esc(t)}</a></li>`).join('');
-  const body = [...byTag.entries()].map(([t, ops]) => `<h2 id="tag-${esc(t)}">${esc(t)}</h2>${ops.join('')}`).join('');
-  const schemas = Object.entries(doc.components.schemas)
-    .map(([name, s]) => `<section class="schema" id="schema-${esc(name)}"><h3>${esc(name)}</h3><pre>${esc(JSON.stringify(s, null, 2))}</pre></section>`)
-    .join('');
+  const title = `${doc.info.title} ${doc.info.version}`;
+  const toc = [...byTag.keys()].map((t) => `<li><a href="#tag-${esc(slug(t))}">${esc(t)}</a></li>`).join('');
+  const sections = [...byTag.entries()]
+    .map(([t, items]) => `<section aria-labelledby="tag-${esc(slug(t))}"><h2 id="tag-${esc(slug(t))}">${esc(t)}</h2><ul class="ops">${items.join('')}</ul></section>`)
+    .join('\n');
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(doc.info.title)} ${esc(doc.info.version)}</title>
-<link rel="stylesheet" href="/docs/assets/docs.css"></head>
-<body><nav><h1>${esc(doc.info.title)}</h1><p class="version">version ${esc(doc.info.version)} · <a href="/v1/openapi.json">openapi.json</a></p>
-<input id="filter" type="search" placeholder="Filter endpoints" aria-label="Filter endpoints"><ul>${nav}<li><a href="#schemas">Schemas</a></li></ul></nav>
-<main><p>${prose(doc.info.description)}</p>${body}<h2 id="schemas">Schemas</h2>${schemas}</main>
-<script src="/docs/assets/docs.js"></script></body></html>`;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)} · API reference</title>
+<meta name="description" content="${esc(doc.info.description)}">
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/docs/assets/docs.css">
+<script src="/docs/assets/docs.js"></script>
+<script src="/docs/assets/scalar.js" defer></script>
+</head>
+<body>
+<div id="reference" data-openapi-url="${SPEC_URL}"></div>
+<p id="docs-loading" class="docs-loading" role="status">Loading the interactive reference…</p>
+<main id="docs-index" class="docs-index">
+<header>
+<h1>${esc(doc.info.title)}</h1>
+<p class="version">version ${esc(doc.info.version)} · OpenAPI document: <a href="${SPEC_URL}">${SPEC_URL}</a></p>
+<p class="fallback-note">The interactive reference could not be loaded; this is the plain index of the operations.</p>
+<p>${prose(doc.info.description)}</p>
+</header>
+<nav aria-label="Groups"><ul>${toc}</ul></nav>
+${sections}
+</main>
+</body>
+</html>
+`;
 }

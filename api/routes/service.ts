@@ -1,19 +1,11 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { errors } from '../../lib/errors';
 import { pingTemporal } from '../../lib/temporal';
 import type { AppDeps } from '../app';
 import { renderDocs } from '../docs/render';
+import { serveDocsAsset } from '../docs/static';
 import { buildOpenApi } from '../openapi';
 import type { RouteDef } from '../route';
 import { HealthResponse, ReadyResponse } from '../schemas/common';
-
-const ASSETS: Record<string, { type: string; body: Buffer }> = Object.fromEntries(
-  [
-    ['docs.css', 'text/css; charset=utf-8'],
-    ['docs.js', 'text/javascript; charset=utf-8'],
-  ].map(([name, type]) => [name, { type, body: readFileSync(path.join(__dirname, '../docs/assets', name)) }]),
-);
 
 async function check(fn: () => Promise<unknown>, timeoutMs: number): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
@@ -102,7 +94,7 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
       path: '/docs',
       operationId: 'docs',
       tag: 'Service',
-      summary: 'HTML reference rendered from the OpenAPI document.',
+      summary: 'Interactive API reference (Scalar) with a try-it console, fed by `/v1/openapi.json`; without JavaScript, an index of the operations.',
       responses: { 200: { description: 'HTML', contentType: 'text/html' } },
       handler: async (ctx) => {
         ctx.type = 'text/html; charset=utf-8';
@@ -114,14 +106,12 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
       path: '/docs/assets/{name}',
       operationId: 'docsAsset',
       tag: 'Service',
-      summary: 'Stylesheet and script of the `/docs` page, served by the API itself.',
+      summary: 'Stylesheet and scripts of the `/docs` page (ours and the Scalar bundle), served by the API itself; a fixed set of names.',
       responses: { 200: { description: 'Asset' } },
+      errors: ['not_found'],
       handler: async (ctx) => {
-        const asset = ASSETS[(ctx as unknown as { params: { name: string } }).params.name];
-        if (!asset) throw errors.notFound('No such asset');
-        ctx.type = asset.type;
-        ctx.set('Cache-Control', 'public, max-age=3600');
-        ctx.body = asset.body;
+        const name = (ctx as unknown as { params: { name: string } }).params.name;
+        if (!(await serveDocsAsset(ctx, name))) throw errors.notFound('No such asset');
       },
     },
   ];
