@@ -1,3 +1,4 @@
+import { type ActionDeps, createActionActivities } from './actions';
 import { type AgentRunDeps, createAgentRunActivities } from './agent-run';
 import { type ConversationDeps, createConversationActivities } from './conversation';
 import { type MaintenanceDeps, createMaintenanceActivities } from './maintenance';
@@ -9,17 +10,17 @@ import { type WebhookDeps, createWebhookActivities } from './webhooks';
  * Everything activities may use, built once by the worker (or a test) and injected: no globals. It is the union of
  * what each factory declares it needs, so a new dependency is declared once, next to the activities that use it.
  */
-export type ActivityDeps = AgentRunDeps & ConversationDeps & MaintenanceDeps & SiteScanDeps & TriggerDeps & WebhookDeps;
+export type ActivityDeps = ActionDeps & AgentRunDeps & ConversationDeps & MaintenanceDeps & SiteScanDeps & TriggerDeps & WebhookDeps;
 
 export function createActivities(deps: ActivityDeps) {
-  const conversation = createConversationActivities(deps);
   return {
+    ...createActionActivities(deps),
+    ...createAgentRunActivities(deps),
+    ...createConversationActivities(deps),
     ...createMaintenanceActivities(deps),
-    ...createAgentRunActivities(deps, conversation),
-    ...conversation,
-    ...createWebhookActivities(deps),
     ...createSiteScanActivities(deps),
     ...createTriggerActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

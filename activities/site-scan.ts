@@ -1,11 +1,12 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { crawlSite, type CrawlResult } from '../lib/crawl/crawler';
 import type { Db } from '../lib/db';
 import type { SafeFetch } from '../lib/http/safe-fetch';
 import { UnknownBotError, type Embedder } from '../lib/knowledge/store';
 import { recordScanAttempt, recordScanFailed, recordScanFinished, recordScanProgress } from '../lib/scans/runs';
 import { isCompleteRead, removeVanishedPages, scanKey, writeScannedPage } from '../lib/scans/sources';
-import type { SiteScanInput, SiteScanSummary } from '../workflows/site-scan';
+import { failure } from '../workflows/failures';
+import type { SiteScanInput, SiteScanSummary } from '../workflows/messages';
 
 export interface SiteScanDeps {
   db: Db;
@@ -20,18 +21,11 @@ export interface SiteScanDeps {
 /** Its product token (`AgentPlatformBot`) is what site owners name in robots.txt. */
 export const CRAWLER_USER_AGENT = 'AgentPlatformBot/1.0 (+site scan for an AI assistant knowledge base)';
 
-export const SCAN_FAILURE = {
-  /** Input the crawler refuses (a bug in the caller): retrying cannot help. */
-  invalid: 'scan_invalid',
-  /** The bot was deleted while its scan ran. */
-  botNotFound: 'bot_not_found',
-} as const;
-
 /** A scan is recorded under its Temporal run id: `scan/{botId}` is reused by every scan of the bot. */
 function scanIdOf(ctx: Context): string {
   const runId = ctx.info.workflowExecution?.runId;
   if (!runId) {
-    throw ApplicationFailure.nonRetryable('A site scan runs only inside the siteScan workflow', SCAN_FAILURE.invalid);
+    throw failure('scan_invalid', 'A site scan runs only inside the siteScan workflow');
   }
   return runId;
 }
@@ -59,7 +53,7 @@ export function createSiteScanActivities(deps: SiteScanDeps) {
       } catch (err) {
         // foreign_key_violation: the bot is gone (a scheduled refresh may outlive it).
         if ((err as { code?: string }).code === '23503') {
-          throw ApplicationFailure.nonRetryable(`Bot ${input.botId} no longer exists`, SCAN_FAILURE.botNotFound);
+          throw failure('bot_not_found', `Bot ${input.botId} no longer exists`);
         }
         throw err;
       }
@@ -83,7 +77,7 @@ export function createSiteScanActivities(deps: SiteScanDeps) {
           },
         });
       } catch (err) {
-        if (err instanceof TypeError) throw ApplicationFailure.nonRetryable(err.message, SCAN_FAILURE.invalid);
+        if (err instanceof TypeError) throw failure('scan_invalid', err.message);
         throw err;
       }
 
@@ -99,7 +93,7 @@ export function createSiteScanActivities(deps: SiteScanDeps) {
         }
       } catch (err) {
         if (err instanceof UnknownBotError) {
-          throw ApplicationFailure.nonRetryable(err.message, SCAN_FAILURE.botNotFound);
+          throw failure('bot_not_found', err.message);
         }
         throw err;
       }

@@ -1,14 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
-import type { Config } from '../lib/config';
-import type { Db } from '../lib/db';
-import type { Embedder } from '../lib/knowledge/store';
-import type { Logger } from '../lib/logger';
-import type { Metrics } from '../lib/metrics';
-import type { SecretBox } from '../lib/secret-box';
-import type { DeltaHub } from '../lib/streams';
-import type { Temporal } from '../lib/temporal';
 import type { AppState } from './context';
+import type { AppDeps } from './deps';
 import { accessLog } from './middleware/access-log';
 import { errorHandler } from './middleware/errors';
 import { defaultRateHeaders } from './middleware/rate-limit';
@@ -20,19 +13,6 @@ import { authRoutes } from './routes/auth';
 import { dashboardRoutes } from './routes/dashboard';
 import { triggerRoutes } from './routes/triggers';
 import { serviceRoutes } from './routes/service';
-
-export interface AppDeps {
-  config: Config;
-  db: Db;
-  temporal: Temporal;
-  logger: Logger;
-  metrics: Metrics;
-  secrets: SecretBox;
-  /** Streamed answer fragments from the worker (Postgres LISTEN). */
-  deltaHub: DeltaHub;
-  /** Embeds knowledge fragments on write; absent (embeddings off) means full-text indexing only. */
-  embed?: Embedder;
-}
 
 /** Builds the Koa app; never listens (api/server.ts does), so tests can drive `app.callback()` too. */
 export function createApp(deps: AppDeps): Koa<AppState> {

@@ -1,20 +1,31 @@
 import type Router from '@koa/router';
 import { z } from 'zod';
 import { createKeyRateChecker, type PrincipalKind } from '../lib/auth';
+import type { Db } from '../lib/db';
 import { ApiError, type ErrorCode } from '../lib/errors';
+import { LIMITS, type RateGroup } from '../lib/limits';
 import type { AppContext, AppMiddleware } from './context';
 import { requireKey, requireSession } from './middleware/auth';
-import { MiB, readBody } from './middleware/body';
-import type { Db } from '../lib/db';
-import type { RateGroup } from '../lib/limits';
+import { readBody } from './middleware/body';
 import { idempotency } from './middleware/idempotency';
 import { rateLimit } from './middleware/rate-limit';
+
+type Schema = z.ZodType | undefined;
+/** A schema's parsed (output) type; `undefined` when the route declares none. */
+type Parsed<S extends Schema> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** A route's validated input, typed from its zod schemas: handlers never cast request data. */
+export interface RouteInput<B extends Schema, Q extends Schema, P extends Schema> {
+  body: Parsed<B>;
+  query: Parsed<Q>;
+  params: Parsed<P>;
+}
 
 /**
  * A route is declared once, here-shaped, and that one declaration both mounts the Koa handler (with its auth,
  * body limit and validation) and produces its OpenAPI operation, so the document cannot drift from the code.
  */
-export interface RouteDef {
+export interface RouteDef<B extends Schema = any, Q extends Schema = any, P extends Schema = any> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI-style path: `/v1/api/knowledge/{id}`. */
   path: string;
@@ -28,12 +39,12 @@ export interface RouteDef {
   session?: boolean;
   /** Not part of the stable public contract (the dashboard surface). */
   unstable?: boolean;
-  body?: z.ZodType;
+  body?: B;
   /** Read the body as raw bytes without JSON parsing (signed trigger hooks). */
   rawBody?: boolean;
   bodyLimit?: number;
-  query?: z.ZodType;
-  params?: z.ZodType;
+  query?: Q;
+  params?: P;
   /** Header parameters documented for the operation (e.g. `Idempotency-Key`). */
   headers?: { name: string; description: string; required?: boolean }[];
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string; headers?: string[] }>;
@@ -45,10 +56,19 @@ export interface RouteDef {
   idempotent?: boolean;
   /** Extra middleware between idempotency and the handler. */
   use?: AppMiddleware[];
-  handler: (ctx: AppContext) => Promise<void>;
+  handler: (ctx: AppContext, input: RouteInput<B, Q, P>) => Promise<void>;
 }
 
-export const DEFAULT_BODY_LIMIT = MiB;
+/**
+ * Declares a route; the handler's `input` is typed from the route's own `body`, `query` and `params` schemas (the
+ * validate step has parsed them before the handler runs).
+ */
+export function route<B extends Schema = undefined, Q extends Schema = undefined, P extends Schema = undefined>(def: RouteDef<B, Q, P>): RouteDef {
+  return def;
+}
+
+/** Errors of the key check every key-authenticated route can answer with (spec, Authentication rules 1–3). */
+export const AUTH_ERRORS = ['missing_key', 'invalid_key', 'wrong_key_type', 'service_unavailable'] as const satisfies readonly ErrorCode[];
 
 export const IDEMPOTENCY_HEADER = {
   name: 'Idempotency-Key',
@@ -96,13 +116,13 @@ export function mountRoutes(router: Router<any, any>, defs: RouteDef[], deps: { 
     if (def.session) chain.push(requireSession(deps.db));
     if (def.rateGroup && !def.keys) chain.push(rateLimit(deps.db, def.rateGroup));
     if (def.method !== 'get' && def.method !== 'delete') {
-      chain.push(readBody({ limit: def.bodyLimit ?? DEFAULT_BODY_LIMIT, json: !def.rawBody }));
+      chain.push(readBody({ limit: def.bodyLimit ?? LIMITS.bodyBytes, json: !def.rawBody }));
     }
     chain.push(validate(def));
     if (def.idempotent) chain.push(idempotency(deps.db));
     if (def.use) chain.push(...def.use);
     chain.push(async function handler(ctx) {
-      await def.handler(ctx);
+      await def.handler(ctx, ctx.state.input as RouteInput<Schema, Schema, Schema>);
     });
     (router as any)[def.method](def.operationId, koaPath(def.path), ...chain);
   }

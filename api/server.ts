@@ -7,6 +7,7 @@ import { LlmError, createOpenAiLlm } from '../lib/llm';
 import { createLogger, type Logger } from '../lib/logger';
 import { createMetrics } from '../lib/metrics';
 import { createSecretBox } from '../lib/secret-box';
+import { createServices } from '../lib/services';
 import { createDeltaHub } from '../lib/streams';
 import { createTemporal } from '../lib/temporal';
 import { createApp } from './app';
@@ -66,16 +67,15 @@ async function main() {
   const db = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'agent-platform-api' });
   const temporal = await createTemporal(config, { lazy: true });
   const deltaHub = createDeltaHub(config.DATABASE_URL, logger);
-  const app = createApp({
+  const services = createServices({
     config,
     db,
     temporal,
-    logger,
-    metrics: createMetrics(),
     secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY),
     deltaHub,
     embed: buildEmbedder(config, logger),
   });
+  const app = createApp({ config, db, temporal, logger, metrics: createMetrics(), services });
 
   const server = createServer(app.callback());
   // Slightly above typical load-balancer idle timeouts so the balancer closes idle connections first.

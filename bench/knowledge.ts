@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bootstrapWorkspace } from '../lib/bots';
+import { bootstrapWorkspace } from '../lib/accounts/service';
 import { createDb, type Db } from '../lib/db';
 import { retrievePassages } from '../lib/knowledge/retrieve';
 import { upsertSource, type Embedder } from '../lib/knowledge/store';

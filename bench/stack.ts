@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
-import { bootstrapWorkspace } from '../lib/bots';
+import { bootstrapWorkspace } from '../lib/accounts/service';
 import type { Db, Queryable } from '../lib/db';
 import { createSecretBox } from '../lib/secret-box';
 import { type Platform, startPlatform } from '../lib/stack/platform';

@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
-import { bootstrapWorkspace, grantCredits, NotFoundError, rotateKey, type RotatableKind } from '../lib/bots';
-import { ConfigError } from '../lib/config';
-import { createDb, withTransaction } from '../lib/db';
-import { isUnavailableError } from '../lib/errors';
+import type { RotatableKind } from '../lib/bots/service';
+import { ConfigError, parseConfig } from '../lib/config';
+import { createDb } from '../lib/db';
+import { ApiError, isUnavailableError } from '../lib/errors';
 import { migrate } from '../lib/migrate';
 import { withRuntimeEnv } from '../lib/runtime-env';
 import { createSecretBox } from '../lib/secret-box';
+import { createServices } from '../lib/services';
+import { createTemporal, pingTemporal } from '../lib/temporal';
 
 const HELP = `agentctl — administer the Agent Platform
 
@@ -19,9 +21,11 @@ Usage:
       Adds N credits to a workspace (a ledger row); prints the new balance.
   npx agentctl migrate
       Applies pending database migrations.
+  npx agentctl status [--json]
+      Checks that the database and Temporal answer (exit 0 when both do, 1 otherwise).
 
-Connection: DATABASE_URL and SECRET_ENCRYPTION_KEY from the environment, or else from .data/runtime.env, which
-\`npm start\` writes for the stack it started.`;
+Connection: DATABASE_URL and SECRET_ENCRYPTION_KEY (and TEMPORAL_*, as for the API) from the environment, or else
+from .data/runtime.env, which \`npm start\` writes for the stack it started.`;
 
 const RequiredEnv = ['DATABASE_URL', 'SECRET_ENCRYPTION_KEY'] as const;
 
@@ -65,12 +69,21 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
-  const e = env(RequiredEnv);
-  const db = createDb(e.DATABASE_URL, { max: 2, applicationName: 'agentctl' });
-  const box = createSecretBox(e.SECRET_ENCRYPTION_KEY);
+  // The same configuration, Temporal connection and services as the API: agentctl acts through the same code paths.
+  const config = parseConfig(env(RequiredEnv));
+  const db = createDb(config.DATABASE_URL, { max: 2, applicationName: 'agentctl' });
+  const temporal = await createTemporal(config, { lazy: true });
+  const services = createServices({ config, db, temporal, secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY) });
   try {
+    if (command === 'status') {
+      const check = (p: Promise<unknown>) => p.then(() => 'ok', (err: Error) => `unavailable: ${err.message.split('\n')[0]}`);
+      const [database, temporalStatus] = await Promise.all([check(db.query('SELECT 1')), check(pingTemporal(temporal))]);
+      const report = { database, temporal: temporalStatus, temporal_address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE };
+      console.log(values.json ? JSON.stringify(report) : Object.entries(report).map(([k, v]) => `${k.padEnd(17)} ${v}`).join('\n'));
+      return database === 'ok' && temporalStatus === 'ok' ? 0 : 1;
+    }
     if (command === 'bootstrap') {
-      const r = await bootstrapWorkspace(db, box, { workspaceName: values.workspace, email: values.email, botName: values.bot });
+      const r = await services.accounts.bootstrap({ workspaceName: values.workspace, email: values.email, botName: values.bot });
       if (values.json) {
         console.log(JSON.stringify(r, null, 2));
       } else {
@@ -91,7 +104,7 @@ Keys — shown once, store them now:
       const kinds: RotatableKind[] = ['secret', 'identity', 'builder', 'webhook'];
       if (!values.bot) throw new UsageError('--bot BOT_ID is required');
       if (!kinds.includes(values.kind as RotatableKind)) throw new UsageError(`--kind must be one of ${kinds.join(', ')}`);
-      const r = await rotateKey(db, box, values.bot, values.kind as RotatableKind);
+      const r = await services.bots.rotateKey(values.bot, values.kind as RotatableKind);
       console.log(values.json ? JSON.stringify({ bot_id: values.bot, kind: values.kind, ...r }) : `New ${values.kind} key (shown once): ${r.key}`);
       return 0;
     }
@@ -99,13 +112,13 @@ Keys — shown once, store them now:
       const amount = Number(values.amount);
       if (!values.workspace) throw new UsageError('--workspace WORKSPACE_ID is required');
       if (!Number.isInteger(amount) || amount <= 0 || amount > 1_000_000_000) throw new UsageError('--amount must be a positive whole number');
-      const balance = await withTransaction(db, (tx) => grantCredits(tx, values.workspace!, amount, values.reason ?? 'granted with agentctl'));
+      const balance = await services.credits.grant(values.workspace, amount, values.reason ?? 'granted with agentctl');
       console.log(values.json ? JSON.stringify({ workspace_id: values.workspace, granted: amount, balance }) : `Granted ${amount} credits; balance ${balance}.`);
       return 0;
     }
     throw new UsageError(`Unknown command: ${argv.join(' ')}`);
   } finally {
-    await db.end();
+    await Promise.allSettled([db.end(), temporal.connection.close()]);
   }
 }
 
@@ -115,7 +128,7 @@ main(process.argv.slice(2))
   .then((code) => process.exit(code))
   .catch((err) => {
     if (err instanceof UsageError) console.error(`${err.message}\n\n${HELP}`);
-    else if (err instanceof ConfigError || err instanceof NotFoundError) console.error(err.message);
+    else if (err instanceof ConfigError || err instanceof ApiError) console.error(err.message);
     else if (isUnavailableError(err)) {
       console.error(`agentctl: cannot reach the database at DATABASE_URL (from ${databaseUrlSource}): ${(err as Error).message}. Is the platform running (npm start)?`);
     } else if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') console.error(`${(err as Error).message}\n\n${HELP}`);

@@ -1,3 +1,5 @@
+import { FAILURES, type FailureInfo, type FailureType } from '../workflows/failures';
+
 /**
  * One error class for everything the API answers with an error body `{error, code}`. The codes are the spec's
  * closed set (Errors section); `error` is human text that may change, clients branch on `code`.
@@ -30,6 +32,11 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+// The failure types' API codes are declared with the types (workflows/failures.ts): a code that is not one of
+// ours fails to compile here.
+type MustBeErrorCode<T extends ErrorCode> = T;
+export type FailureApiCode = MustBeErrorCode<(typeof FAILURES)[FailureType]['api']>;
+
 export class ApiError extends Error {
   readonly status: number;
   constructor(
@@ -53,6 +60,7 @@ export class ApiError extends Error {
 export const errors = {
   badRequest: (message: string) => new ApiError('bad_request', message),
   notFound: (message = 'Not found') => new ApiError('not_found', message),
+  unauthorized: (message = 'Sign in first (POST /v1/auth/login)') => new ApiError('unauthorized', message),
   conflict: (message: string) => new ApiError('conflict', message),
   payloadTooLarge: (limit: number) =>
     new ApiError('payload_too_large', `Request body is larger than the limit of ${limit} bytes`),
@@ -60,6 +68,28 @@ export const errors = {
     new ApiError('service_unavailable', message),
   internal: () => new ApiError('internal_error', 'Internal error; it is safe to retry'),
 };
+
+/** Seconds a client should wait before retrying an overloaded backend when the failure names none. */
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
+const FAILURE_TEXT: Partial<Record<ErrorCode, string>> = {
+  llm_overloaded: 'The AI backend is busy or the turn did not finish; retry shortly',
+  llm_unavailable: 'The AI backend is unavailable (key or funds); the owner must act',
+  internal_error: 'The answer could not be generated; it is safe to retry',
+};
+
+/**
+ * The API's answer to a failed step (spec, Conversation: 503 `{error, code, session_id}`, plus `retry_after` and
+ * `Retry-After` when overloaded). The mapping of each failure type is declared once, in workflows/failures.ts.
+ */
+export function apiErrorForFailure(failure: FailureInfo, extra: Record<string, unknown> = {}): ApiError {
+  const code: ErrorCode = FAILURES[failure.type]?.api ?? 'internal_error';
+  if (code === 'llm_overloaded') {
+    const retryAfter = failure.retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS;
+    return new ApiError(code, FAILURE_TEXT[code]!, { ...extra, retry_after: retryAfter }, { 'Retry-After': String(retryAfter) });
+  }
+  return new ApiError(code, FAILURE_TEXT[code] ?? failure.message, extra);
+}
 
 const CONNECTION_ERROR_CODES = new Set([
   'ECONNREFUSED',

@@ -14,6 +14,13 @@ export const LIMITS = {
   hookBodyBytes: 256 * 1024,
   messageChars: 8000,
   sessionIdChars: 128,
+  /** Knowledge sources (not in the spec's table; chosen in docs/decisions.md). */
+  sourceIdChars: 200,
+  sourceTitleChars: 1000,
+  /** A trigger's run task text: a message's size. */
+  triggerTaskChars: 8000,
+  /** A site scan's start address. */
+  scanUrlChars: 2048,
   pageSize: { min: 1, max: 200, default: 50 },
   idempotencyHours: 24,
   /** An attempt still `in_progress` after this long is taken to have died with its process. */

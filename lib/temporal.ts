@@ -10,7 +10,24 @@ export interface Temporal {
   uiUrl: string;
 }
 
-function connectionOptions(config: Config) {
+export type TemporalConfig = Pick<
+  Config,
+  | 'TEMPORAL_ADDRESS'
+  | 'TEMPORAL_NAMESPACE'
+  | 'TEMPORAL_TASK_QUEUE'
+  | 'TEMPORAL_UI_URL'
+  | 'TEMPORAL_TLS'
+  | 'TEMPORAL_TLS_CERT_PATH'
+  | 'TEMPORAL_TLS_KEY_PATH'
+  | 'TEMPORAL_API_KEY'
+>;
+
+/**
+ * How every process reaches Temporal: the address, TLS (with the mTLS certificate pair when both paths are set) and
+ * the API key (Temporal Cloud). The one source for the API's and agentctl's client connection and the worker's
+ * native connection, whose options have the same shape.
+ */
+export function temporalConnectionOptions(config: TemporalConfig) {
   const tls = config.TEMPORAL_TLS
     ? {
         clientCertPair:
@@ -27,11 +44,11 @@ function connectionOptions(config: Config) {
 }
 
 /**
- * One Temporal client per process. The API connects lazily so it starts (and answers `/readyz` 503) while
- * Temporal is still coming up; the worker connects eagerly because it cannot do anything without it.
+ * One Temporal client per process. The API and agentctl connect lazily so they start (and the API answers `/readyz`
+ * 503) while Temporal is still coming up; the worker connects eagerly because it cannot do anything without it.
  */
-export async function createTemporal(config: Config, opts: { lazy?: boolean } = {}): Promise<Temporal> {
-  const options = connectionOptions(config);
+export async function createTemporal(config: TemporalConfig, opts: { lazy?: boolean } = {}): Promise<Temporal> {
+  const options = temporalConnectionOptions(config);
   const connection = opts.lazy ? Connection.lazy(options) : await Connection.connect(options);
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   return {

@@ -11,6 +11,7 @@ import { createMailer } from '../lib/mailer';
 import type { Temporal } from '../lib/temporal';
 import { createSecretBox } from '../lib/secret-box';
 import { createDeltaPublisher } from '../lib/streams';
+import { createTriggerService } from '../lib/triggers/service';
 
 /** Passages given to the model per turn. */
 const PASSAGES_PER_TURN = 5;
@@ -47,6 +48,7 @@ export function buildActivityDeps(
   db: Db,
   temporal: Temporal,
 ): ActivityDeps & Pick<SiteScanDeps, 'embed'> {
+  const secrets = createSecretBox(config.SECRET_ENCRYPTION_KEY);
   const embeddingModel = embeddingModelOf(config);
   const llm = config.OPENAI_API_KEY
     ? createOpenAiLlm({
@@ -85,9 +87,15 @@ export function buildActivityDeps(
     embed,
     deltas: createDeltaPublisher(db),
     fetch: createSafeFetch({ allowLoopback: config.SSRF_ALLOW_LOOPBACK, userAgent: 'AgentPlatform/1.0 (+webhooks; crawler)' }),
-    secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY),
-    temporalClient: temporal.client,
-    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    secrets,
     mailer: createMailer(config.SMTP_URL, config.SMTP_FROM),
+    // Activities reach Temporal only through the service that owns the resource (here: triggers' health, Schedules).
+    triggers: createTriggerService({
+      db,
+      temporal,
+      secrets,
+      turnTimeoutMs: config.LLM_TURN_TIMEOUT_MS,
+      minIntervalSeconds: config.TRIGGER_MIN_INTERVAL_SECONDS,
+    }),
   };
 }

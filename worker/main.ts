@@ -3,7 +3,7 @@ import { createActivities } from '../activities';
 import { loadConfig } from '../lib/config';
 import { createDb } from '../lib/db';
 import { createLogger } from '../lib/logger';
-import { createTemporal } from '../lib/temporal';
+import { createTemporal, temporalConnectionOptions } from '../lib/temporal';
 import { buildActivityDeps } from './deps';
 import { ensurePlatformSchedules } from './schedules';
 import { ensureSearchAttributes } from './search-attributes';
@@ -39,11 +39,8 @@ async function main() {
   await ensureSearchAttributes(temporal);
   await ensurePlatformSchedules(temporal);
 
-  const connection = await NativeConnection.connect({
-    address: config.TEMPORAL_ADDRESS,
-    ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY } : {}),
-    ...(config.TEMPORAL_TLS ? { tls: true } : {}),
-  });
+  // The same address, TLS (with the mTLS pair) and API key as every other client of this platform.
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,

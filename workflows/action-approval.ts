@@ -1,11 +1,11 @@
 import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import type { AgentRunActivities } from '../activities/agent-run';
+import type { ActionActivities } from '../activities/actions';
 import { type ToolSpec, approvalDecisionSignal } from './messages';
 
 /** An approval the owner never decides expires; the visitor is told. */
 const APPROVAL_EXPIRES = '7 days';
 
-const { executeTool, postActionOutcome } = proxyLocalActivities<AgentRunActivities>({
+const { executeTool, postActionOutcome } = proxyLocalActivities<ActionActivities>({
   // The action's HTTP call has its own 15-second limit; retried with backoff only for storage trouble.
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', maximumAttempts: 10 },

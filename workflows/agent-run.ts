@@ -1,5 +1,4 @@
 import {
-  ApplicationFailure,
   ParentClosePolicy,
   condition,
   proxyLocalActivities,
@@ -9,17 +8,20 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { AgentRunActivities, GeneratedAnswer } from '../activities/agent-run';
+import type { ActionActivities } from '../activities/actions';
+import type { AgentRunActivities } from '../activities/agent-run';
 import type { TriggerActivities } from '../activities/triggers';
-import { applicationFailureIn, isTimeout } from './failures';
+import { NON_RETRYABLE, failure, failureInfo } from './failures';
 import { actionApprovalWorkflow } from './action-approval';
 import {
   type AgentRunInput,
+  type GeneratedAnswer,
   type AgentRunResult,
   type ScheduledRunInput,
   type ToolCall,
   type ToolSpec,
   type ToolTurn,
+  agentRunSearchAttributes,
   approvalDecisionSignal,
   approvalWorkflowId,
 } from './messages';
@@ -33,10 +35,10 @@ const MAX_TOOL_STEPS = 6;
  * trips between them, still durable (a worker that dies mid-run is replaced and the steps re-run, idempotently).
  * The trigger's health workflow hears of every outcome. Chat turns run the same steps inside the conversation.
  */
-const bookkeeping = proxyLocalActivities<AgentRunActivities & TriggerActivities>({
+const bookkeeping = proxyLocalActivities<AgentRunActivities & ActionActivities & TriggerActivities>({
   // Database reads and writes (and a poll's fetch); retried with backoff so a brief outage loses nothing.
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 20, nonRetryableErrorTypes: ['no_credits', 'poll_failed'] },
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 20, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 
 function llmActivity(timeoutMs: number) {
@@ -45,11 +47,9 @@ function llmActivity(timeoutMs: number) {
     startToCloseTimeout: timeoutMs,
     scheduleToCloseTimeout: timeoutMs,
     // LLM failures are classified non-retryable in the activity; anything else is retried once within the budget.
-    retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['llm_unavailable', 'llm_overloaded'] },
+    retry: { maximumAttempts: 2, nonRetryableErrorTypes: NON_RETRYABLE },
   });
 }
-
-const RUN_FAILURE_TYPES = ['llm_unavailable', 'llm_overloaded', 'no_credits', 'poll_failed'];
 
 export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInput): Promise<AgentRunResult> {
   // Approvals may arrive at any time; they are kept until the run asks for them.
@@ -67,10 +67,10 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
     const runId = `run_${uuid4().replace(/-/g, '').slice(0, 20)}`;
     const begin = await bookkeeping.beginTriggerRun({ triggerId: request.triggerId }).catch(async (err) => {
       // The poll itself failed: a failed run (it counts towards pausing the trigger), recorded as such.
-      const cause = applicationFailureIn(err);
-      await bookkeeping.recordSkippedOrFailedRun({ ...request, runId, status: 'failed', errorCode: cause?.type ?? 'internal_error', error: cause?.message ?? String(err) });
+      const { type, message } = failureInfo(err, { fallbackMessage: 'The run failed' });
+      await bookkeeping.recordSkippedOrFailedRun({ ...request, runId, status: 'failed', errorCode: type, error: message });
       await bookkeeping.reportTriggerOutcome({ triggerId: request.triggerId, runId, ok: false });
-      throw ApplicationFailure.create({ message: cause?.message ?? 'The run failed', type: cause?.type ?? 'internal_error', nonRetryable: true });
+      throw failure(type, message);
     });
     if (begin.skip) {
       upsertSearchAttributes({ RunStatus: ['skipped'] });
@@ -100,19 +100,17 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
       }
     }
   } catch (err) {
-    const cause = applicationFailureIn(err);
-    const code = cause && RUN_FAILURE_TYPES.includes(cause.type ?? '') ? cause.type! : isTimeout(err) ? 'llm_overloaded' : 'internal_error';
-    const message = cause?.message ?? (code === 'llm_overloaded' ? 'The AI backend did not answer in time' : 'The run failed');
-    if (code !== 'no_credits') await bookkeeping.finishRun({ run: input, status: 'failed', errorCode: code, error: message });
+    // A run that used up its turn budget is the backend's slowness: llm_overloaded, as the spec names it.
+    const { type, message, retryAfter } = failureInfo(err, {
+      timeout: { type: 'llm_overloaded', message: 'The AI backend did not answer in time' },
+      fallbackMessage: 'The run failed',
+    });
+    // A run refused for lack of credits was already recorded as such by startRun.
+    if (type !== 'no_credits') await bookkeeping.finishRun({ run: input, status: 'failed', errorCode: type, error: message });
     if (input.triggerId) await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: false });
     upsertSearchAttributes({ RunStatus: ['failed'] });
     // Failing the workflow shows the run as failed in the Temporal UI; callers read the type and details.
-    throw ApplicationFailure.create({
-      message,
-      type: code,
-      nonRetryable: true,
-      details: cause?.details?.length ? cause.details : [{ retryAfter: code === 'llm_overloaded' ? 10 : undefined }],
-    });
+    throw failure(type, message, [{ retryAfter: retryAfter ?? (type === 'llm_overloaded' ? 10 : undefined) }]);
   }
   await bookkeeping.finishRun({ run: input, status: 'done', answer });
   if (input.triggerId) await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: true });
@@ -120,9 +118,6 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
   return { runId: input.runId, answer: answer.text };
 }
 
-export function agentRunSearchAttributes(input: { botId: string; workspaceId: string; triggerKind: string }) {
-  return { BotId: [input.botId], WorkspaceId: [input.workspaceId], TriggerKind: [input.triggerKind], RunStatus: ['running'] };
-}
 
 /**
  * One tool call. An action that requires approval waits, durably, for the owner's decision through the dashboard

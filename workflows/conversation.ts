@@ -1,5 +1,4 @@
 import {
-  ApplicationFailure,
   ParentClosePolicy,
   allHandlersFinished,
   condition,
@@ -11,13 +10,15 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type { AgentRunActivities } from '../activities/agent-run';
-import type { ConversationActivities, TransitionInput } from '../activities/conversation';
-import { agentRunSearchAttributes, agentRunWorkflow } from './agent-run';
-import { applicationFailureIn } from './failures';
+import type { ConversationActivities } from '../activities/conversation';
+import { agentRunWorkflow } from './agent-run';
+import { failure, failureInfo } from './failures';
 import {
   type ConversationInput,
   type ConversationStatus,
+  type TransitionInput,
   type TurnResult,
+  agentRunSearchAttributes,
   deliveryWorkflowId,
   handoffUpdate,
   operatorJoinedSignal,
@@ -60,9 +61,9 @@ const { finishRun: recordFailedRun } = proxyLocalActivities<AgentRunActivities>(
 });
 
 /** A workflow holds about 2 000 updates in its history (DESIGN.md); start afresh well before that. */
-const UPDATES_BEFORE_CONTINUE_AS_NEW = 500;
+export const UPDATES_BEFORE_CONTINUE_AS_NEW = 500;
 /** A conversation the bot answers, untouched for a whole window of this length, ends; its next message starts it again. */
-const IDLE_END = '7 days';
+export const IDLE_END_MS = 7 * 24 * 3600 * 1000;
 
 /**
  * One conversation session (DESIGN.md, Workflows): owns its status — bot → waiting → operator → bot — and runs
@@ -72,6 +73,8 @@ const IDLE_END = '7 days';
 export async function conversationWorkflow(input: ConversationInput, carried?: { status: ConversationStatus }): Promise<void> {
   let status: ConversationStatus = carried?.status ?? 'bot';
   let handled = 0;
+  const updatesBeforeContinueAsNew = input.lifecycle?.updatesBeforeContinueAsNew ?? UPDATES_BEFORE_CONTINUE_AS_NEW;
+  const idleEndMs = input.lifecycle?.idleEndMs ?? IDLE_END_MS;
 
   // Turns run one after another (spec, and DESIGN.md: the workflow serializes its turns).
   let tail: Promise<unknown> = Promise.resolve();
@@ -152,10 +155,8 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
           });
           return { answer: result.answer, runId: msg.runId };
         } catch (err) {
-          const cause = applicationFailureIn(err);
-          const code = cause?.type === 'llm_unavailable' || cause?.type === 'llm_overloaded' ? cause.type : cause?.type === 'no_credits' ? 'llm_unavailable' : 'internal_error';
-          const details = (cause?.details?.[0] ?? {}) as { retryAfter?: number };
-          return { answer: '', runId: msg.runId, error: { code, message: cause?.message ?? 'The answer could not be generated', retryAfter: details.retryAfter } };
+          // The API maps the failure's type to the spec's answer (lib/errors.ts, apiErrorForFailure).
+          return { answer: '', runId: msg.runId, error: failureInfo(err, { fallbackMessage: 'The answer could not be generated' }) };
         }
       }
       try {
@@ -167,8 +168,8 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
         return { answer: outcome.answer ?? '', runId: msg.runId };
       } catch (err) {
         // Not the backend's fault (storage kept failing, a bug): the run is closed as failed, the visitor told so.
-        await recordFailedRun({ run, status: 'failed', errorCode: 'internal_error', error: applicationFailureIn(err)?.message ?? String(err) });
-        return { answer: '', runId: msg.runId, error: { code: 'internal_error', message: 'The answer could not be generated' } };
+        await recordFailedRun({ run, status: 'failed', errorCode: 'internal_error', error: failureInfo(err).message });
+        return { answer: '', runId: msg.runId, error: { type: 'internal_error', message: 'The answer could not be generated' } };
       }
     }),
   );
@@ -176,7 +177,7 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
   setHandler(handoffUpdate, (req) =>
     serialized(async () => {
       if (status === 'bot') {
-        if (!req.handoffEnabled) throw ApplicationFailure.nonRetryable('Handoff is disabled for this bot', 'handoff_disabled');
+        if (!req.handoffEnabled) throw failure('handoff_disabled', 'Handoff is disabled for this bot');
         status = 'waiting';
         await transition({ status: 'waiting', escalated: true, messages: [], event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: req.at } });
       }
@@ -212,8 +213,8 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
   // runs its full length, and on waking the workflow checks whether anything happened meanwhile.
   for (;;) {
     const seen = handled;
-    await condition(() => handled >= UPDATES_BEFORE_CONTINUE_AS_NEW, IDLE_END);
-    if (handled >= UPDATES_BEFORE_CONTINUE_AS_NEW) {
+    await condition(() => handled >= updatesBeforeContinueAsNew, idleEndMs);
+    if (handled >= updatesBeforeContinueAsNew) {
       await condition(allHandlersFinished);
       await continueAsNew<typeof conversationWorkflow>(input, { status });
     }
@@ -222,8 +223,4 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
       return;
     }
   }
-}
-
-export function conversationSearchAttributes(input: ConversationInput) {
-  return { BotId: [input.botId], WorkspaceId: [input.workspaceId], TriggerKind: ['message'] };
 }

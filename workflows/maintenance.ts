@@ -1,8 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { MaintenanceActivities } from '../activities/maintenance';
 
-export const MAINTENANCE_SCHEDULE_ID = 'maintenance';
-
 // Plain deletes on indexed columns: a minute is generous, and the next scheduled run retries anyway.
 const { expireStaleRecords } = proxyActivities<MaintenanceActivities>({
   startToCloseTimeout: '1 minute',

@@ -1,18 +1,36 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { FailureInfo } from './failures';
 
 /**
- * Messages and shared types of the platform's workflows, imported by both the API (client side) and the workflow
- * code. Nothing here may import Node built-ins: it is bundled into the workflow sandbox.
+ * Messages and shared types of the platform's workflows: the one neutral place imported by the services (client
+ * side), the workflow code and the activities. Nothing here may import Node built-ins or anything outside this
+ * folder but the workflow SDK: it is bundled into the workflow sandbox.
  */
 
 export type ConversationStatus = 'bot' | 'waiting' | 'operator';
 export type TriggerKind = 'message' | 'webhook' | 'schedule' | 'poll' | 'manual';
-export type LlmFailureCode = 'llm_unavailable' | 'llm_overloaded';
 
 export interface ConversationInput {
   botId: string;
   workspaceId: string;
   sessionId: string;
+  /** Lifecycle thresholds; absent in production (the workflow's defaults). Workflow tests shorten them. */
+  lifecycle?: { updatesBeforeContinueAsNew?: number; idleEndMs?: number };
+}
+
+export type HandoffEvent = 'escalated' | 'visitor_message' | 'resolved';
+
+/** One change of a conversation's read model in Postgres (the conversation workflow's only writes). */
+export interface TransitionInput {
+  botId: string;
+  sessionId: string;
+  status?: ConversationStatus;
+  escalated?: boolean;
+  resolved?: boolean;
+  user?: string;
+  messages: { id: string; author: 'visitor' | 'bot' | 'operator'; text: string; at: number }[];
+  /** An outgoing webhook to record; delivered by a webhookDelivery workflow when the bot has an address. */
+  event?: { deliveryId: string; kind: HandoffEvent; text?: string; at: number };
 }
 
 export interface VisitorMessageInput {
@@ -37,8 +55,8 @@ export interface VisitorMessageInput {
 export interface TurnResult {
   answer: string;
   handoff?: true;
-  /** Set when the bot could not answer; the API maps it to the spec's 503 or to a stream error frame. */
-  error?: { code: LlmFailureCode | 'internal_error'; message: string; retryAfter?: number };
+  /** Set when the bot could not answer; the API maps its type to the spec's 503 or to a stream error frame. */
+  error?: FailureInfo;
   runId?: string;
 }
 
@@ -117,6 +135,21 @@ export interface ToolCall {
   arguments: string;
 }
 
+/** What one model call produced (or the extractive answer without a model). */
+export interface GeneratedAnswer {
+  text: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  toolCalls?: ToolCall[];
+}
+
+/** A chat turn's activity outcome: the answer, or the backend failure the visitor's client is told about. */
+export interface MessageTurnOutcome {
+  answer?: string;
+  failure?: FailureInfo;
+}
+
 /** The tool part of a run's conversation with the model, carried by the workflow between LLM steps. */
 export type ToolTurn = { role: 'assistant'; text: string; toolCalls: ToolCall[] } | { role: 'tool'; toolCallId: string; content: string };
 
@@ -147,7 +180,14 @@ export interface ScheduledRunInput {
   turnTimeoutMs: number;
 }
 
-export const runFinishedSignal = defineSignal<[{ runId: string; ok: boolean }]>('runFinished');
+export interface RunFinished {
+  runId: string;
+  ok: boolean;
+  /** The pause threshold (spec, Limits: 5), sent with every report so the limit lives in one place (lib/limits). */
+  pauseAfter: number;
+}
+
+export const runFinishedSignal = defineSignal<[RunFinished]>('runFinished');
 
 export function triggerHealthWorkflowId(triggerId: string): string {
   return `trigger/${triggerId}`;
@@ -171,3 +211,50 @@ export function runWorkflowId(runId: string): string {
 export function deliveryWorkflowId(deliveryId: string): string {
   return `delivery/${deliveryId}`;
 }
+
+export interface SiteScanInput {
+  botId: string;
+  workspaceId: string;
+  /** Start address, already normalized and checked by the API. */
+  url: string;
+  /** 1–150, already clamped by the API (spec, Limits). */
+  maxPages: number;
+  trigger: 'api' | 'schedule';
+  /** Crawler budget per page; absent = the crawler's default (10 s). Tests shorten it. */
+  pageTimeoutMs?: number;
+}
+
+export interface SiteScanSummary {
+  status: 'done' | 'failed';
+  fetched: number;
+  indexed: number;
+  skipped: number;
+  removed: number;
+  /** Why nothing was indexed (unreachable, blocked, no text). */
+  error?: string;
+}
+
+/** What a run started by the refresh Schedule did: handed over to `scan/{botId}`, or found a scan running. */
+export interface SiteScanHandoff {
+  status: 'started' | 'skipped';
+  workflowId: string;
+}
+
+/** One scan per bot: the id's uniqueness is the spec's 409 (DESIGN.md, Workflows). */
+export function siteScanWorkflowId(botId: string): string {
+  return `scan/${botId}`;
+}
+
+export function siteScanSearchAttributes(input: Pick<SiteScanInput, 'botId' | 'workspaceId'>) {
+  return { BotId: [input.botId], WorkspaceId: [input.workspaceId] };
+}
+
+export function agentRunSearchAttributes(input: { botId: string; workspaceId: string; triggerKind: string }) {
+  return { BotId: [input.botId], WorkspaceId: [input.workspaceId], TriggerKind: [input.triggerKind], RunStatus: ['running'] };
+}
+
+export function conversationSearchAttributes(input: ConversationInput) {
+  return { BotId: [input.botId], WorkspaceId: [input.workspaceId], TriggerKind: ['message'] };
+}
+
+export const MAINTENANCE_SCHEDULE_ID = 'maintenance';

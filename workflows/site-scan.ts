@@ -1,5 +1,4 @@
 import {
-  ApplicationFailure,
   CancellationScope,
   ParentClosePolicy,
   isCancellation,
@@ -8,44 +7,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { SiteScanActivities } from '../activities/site-scan';
-import { applicationFailureIn } from './failures';
-
-export interface SiteScanInput {
-  botId: string;
-  workspaceId: string;
-  /** Start address, already normalized and checked by the API. */
-  url: string;
-  /** 1–150, already clamped by the API (spec, Limits). */
-  maxPages: number;
-  trigger: 'api' | 'schedule';
-  /** Crawler budget per page; absent = the crawler's default (10 s). Tests shorten it. */
-  pageTimeoutMs?: number;
-}
-
-export interface SiteScanSummary {
-  status: 'done' | 'failed';
-  fetched: number;
-  indexed: number;
-  skipped: number;
-  removed: number;
-  /** Why nothing was indexed (unreachable, blocked, no text). */
-  error?: string;
-}
-
-/** What a run started by the refresh Schedule did: handed over to `scan/{botId}`, or found a scan running. */
-export interface SiteScanHandoff {
-  status: 'started' | 'skipped';
-  workflowId: string;
-}
-
-/** One scan per bot: the id's uniqueness is the spec's 409 (DESIGN.md, Workflows). */
-export function siteScanWorkflowId(botId: string): string {
-  return `scan/${botId}`;
-}
-
-export function siteScanSearchAttributes(input: Pick<SiteScanInput, 'botId' | 'workspaceId'>) {
-  return { BotId: [input.botId], WorkspaceId: [input.workspaceId] };
-}
+import { NON_RETRYABLE, failure, failureInfo } from './failures';
+import {
+  type SiteScanHandoff,
+  type SiteScanInput,
+  type SiteScanSummary,
+  siteScanSearchAttributes,
+  siteScanWorkflowId,
+} from './messages';
 
 /** The crawler's own default page budget (lib/crawl/crawler.ts). */
 const DEFAULT_PAGE_TIMEOUT_MS = 10_000;
@@ -67,7 +36,7 @@ function crawlActivities(pageTimeoutMs = DEFAULT_PAGE_TIMEOUT_MS) {
       initialInterval: '10 seconds',
       backoffCoefficient: 3,
       maximumAttempts: 3,
-      nonRetryableErrorTypes: ['scan_invalid', 'bot_not_found'],
+      nonRetryableErrorTypes: NON_RETRYABLE,
     },
   });
 }
@@ -108,10 +77,10 @@ export async function siteScanWorkflow(input: SiteScanInput): Promise<SiteScanSu
   try {
     return await crawlActivities(input.pageTimeoutMs).crawlAndIndex(input);
   } catch (err) {
-    const message = applicationFailureIn(err)?.message ?? (err as Error).message ?? String(err);
+    const { message } = failureInfo(err);
     // Also when the scan was cancelled: the row must not stay `scanning`.
     await CancellationScope.nonCancellable(() => markScanFailed(message));
     if (isCancellation(err)) throw err;
-    throw ApplicationFailure.nonRetryable(`Site scan failed: ${message}`, 'scan_failed');
+    throw failure('scan_failed', `Site scan failed: ${message}`);
   }
 }

@@ -1,9 +1,7 @@
 import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { TriggerActivities } from '../activities/triggers';
-import { runFinishedSignal } from './messages';
+import { type RunFinished, runFinishedSignal } from './messages';
 
-/** Spec, Trigger states: five failed runs in a row pause the trigger. */
-export const PAUSE_AFTER_FAILURES = 5;
 const SIGNALS_BEFORE_CONTINUE_AS_NEW = 1_000;
 
 // Small database writes and one notification; retried until they land so a pause is never lost.
@@ -20,20 +18,21 @@ const { recordTriggerFailures, pauseTrigger } = proxyActivities<TriggerActivitie
 export async function triggerHealthWorkflow(input: { triggerId: string; failures: number }): Promise<void> {
   let failures = input.failures;
   let seen = 0;
-  const pending: { ok: boolean }[] = [];
+  const pending: RunFinished[] = [];
 
   // Signal handlers never throw and never await: they queue, the main loop does the work in order.
-  setHandler(runFinishedSignal, ({ ok }) => {
-    pending.push({ ok });
+  setHandler(runFinishedSignal, (report) => {
+    pending.push(report);
   });
 
   while (seen < SIGNALS_BEFORE_CONTINUE_AS_NEW) {
     await condition(() => pending.length > 0);
-    const { ok } = pending.shift()!;
+    const { ok, pauseAfter } = pending.shift()!;
     seen++;
     const before = failures;
     failures = ok ? 0 : failures + 1;
-    if (failures >= PAUSE_AFTER_FAILURES) {
+    // Spec, Trigger states: five failed runs in a row pause the trigger (the count comes with each report).
+    if (failures >= pauseAfter) {
       await pauseTrigger({ triggerId: input.triggerId, failures });
       failures = 0;
     }

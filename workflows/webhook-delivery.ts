@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks';
-import { applicationFailureIn } from './failures';
+import { NON_RETRYABLE, failureInfo } from './failures';
 
 // Spec, Events → Delivery rules: retried three times after 1, 5 and 25 seconds on 5xx or network error (so
 // initial interval 1 s, coefficient 5, four attempts in all); 4xx and refused addresses are final. The HTTP call
@@ -12,7 +12,7 @@ const { deliverWebhook } = proxyActivities<WebhookActivities>({
     backoffCoefficient: 5,
     maximumInterval: '25 seconds',
     maximumAttempts: 4,
-    nonRetryableErrorTypes: ['webhook_rejected', 'webhook_blocked'],
+    nonRetryableErrorTypes: NON_RETRYABLE,
   },
 });
 
@@ -26,8 +26,7 @@ export async function webhookDeliveryWorkflow(deliveryId: string): Promise<{ del
     const { status } = await deliverWebhook(deliveryId);
     return { delivered: true, status };
   } catch (err) {
-    const cause = applicationFailureIn(err);
-    await markDeliveryFailed(deliveryId, cause?.message ?? String(err));
+    await markDeliveryFailed(deliveryId, failureInfo(err).message);
     return { delivered: false };
   }
 }

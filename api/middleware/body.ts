@@ -2,7 +2,6 @@ import getRawBody from 'raw-body';
 import { ApiError, errors } from '../../lib/errors';
 import type { AppMiddleware } from '../context';
 
-export const MiB = 1024 * 1024;
 
 /**
  * Reads the request body once, under a per-route byte limit (spec, Limits: 1 MiB for `/v1/api/*`, 5 MiB for the

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import type { RouteDef } from '../route';
 import { conversationRoutes } from './conversation';
 import { knowledgeRoutes } from './knowledge';

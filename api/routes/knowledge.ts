@@ -1,10 +1,7 @@
-import type { z } from 'zod';
-import { errors, type ErrorCode } from '../../lib/errors';
+import type { ErrorCode } from '../../lib/errors';
 import { LIMITS } from '../../lib/limits';
-import { deleteSource, getSource, listSources, upsertSource } from '../../lib/knowledge/store';
-import type { AppDeps } from '../app';
-import type { AppContext } from '../context';
-import type { RouteDef } from '../route';
+import type { AppDeps } from '../deps';
+import { AUTH_ERRORS, type RouteDef, route } from '../route';
 import {
   KnowledgeDeleted,
   KnowledgeIndexed,
@@ -14,33 +11,16 @@ import {
   PageQuery,
   SourceIdParams,
 } from '../schemas/knowledge';
-import { AUTH_ERRORS } from './conversation';
-
-type WriteBody = z.infer<typeof KnowledgeWriteRequest>;
+import { keyBot } from '../session';
 
 /**
- * Spec, Endpoints → Knowledge base and Admin helpers. `deps.embed` exists when EMBEDDING_MODEL is configured;
- * without it retrieval is full-text only.
+ * Spec, Endpoints → Knowledge base and Admin helpers. The admin alias is "technically identical" to the knowledge
+ * write (same handler), but never rate limited.
  */
 export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
-  const botOf = (ctx: AppContext) => ctx.state.principal!.botId!;
+  const { knowledge } = deps.services;
 
-  // One handler for both write paths: the admin alias is "technically identical" (spec, Admin helpers).
-  const write = async (ctx: AppContext) => {
-    const body = ctx.state.input.body as WriteBody;
-    const { sourceId } = await upsertSource(
-      deps.db,
-      { botId: botOf(ctx), sourceId: body.source_id, title: body.title, text: body.text, origin: 'api' },
-      { embed: deps.embed },
-    );
-    ctx.status = 202;
-    ctx.body = { status: 'indexed', source_id: sourceId };
-  };
-
-  const writeDef: Pick<
-    RouteDef,
-    'method' | 'tag' | 'keys' | 'body' | 'bodyLimit' | 'idempotent' | 'responses' | 'handler'
-  > = {
+  const write = {
     method: 'post',
     tag: 'Knowledge base',
     keys: ['secret'],
@@ -50,19 +30,16 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
     responses: {
       202: { description: 'Indexed: searchable at once; the bot’s answer cache is reset.', schema: KnowledgeIndexed },
     },
-    handler: write,
-  };
-  const writeErrors: ErrorCode[] = [
-    'bad_request',
-    ...AUTH_ERRORS,
-    'idempotency_key_reused',
-    'idempotency_in_progress',
-    'payload_too_large',
-  ];
+    handler: async (ctx, { body }) => {
+      ctx.status = 202;
+      ctx.body = await knowledge.write(keyBot(ctx).botId, body);
+    },
+  } satisfies Partial<RouteDef<typeof KnowledgeWriteRequest>>;
+  const writeErrors: ErrorCode[] = ['bad_request', ...AUTH_ERRORS, 'idempotency_key_reused', 'idempotency_in_progress', 'payload_too_large'];
 
   return [
-    {
-      ...writeDef,
+    route({
+      ...write,
       path: '/v1/api/knowledge',
       operationId: 'writeKnowledge',
       summary: 'Adds a knowledge source, or replaces the one with the same `source_id`.',
@@ -71,8 +48,8 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
         'The source is split into fragments and indexed before the response.',
       rateGroup: 'dialogue',
       errors: [...writeErrors, 'rate_limited', 'internal_error'],
-    },
-    {
+    }),
+    route({
       method: 'get',
       path: '/v1/api/knowledge',
       operationId: 'listKnowledge',
@@ -83,12 +60,11 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       query: PageQuery,
       responses: { 200: { description: 'One page of sources', schema: KnowledgeList } },
       errors: ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'],
-      handler: async (ctx) => {
-        const q = ctx.state.input.query as z.infer<typeof PageQuery>;
-        ctx.body = await listSources(deps.db, botOf(ctx), { limit: q.limit, cursor: q.cursor });
+      handler: async (ctx, { query }) => {
+        ctx.body = await knowledge.list(keyBot(ctx).botId, query);
       },
-    },
-    {
+    }),
+    route({
       method: 'get',
       path: '/v1/api/knowledge/{id}',
       operationId: 'getKnowledge',
@@ -99,14 +75,11 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       params: SourceIdParams,
       responses: { 200: { description: 'The source', schema: KnowledgeSource } },
       errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'rate_limited', 'internal_error'],
-      handler: async (ctx) => {
-        const { id } = ctx.state.input.params as z.infer<typeof SourceIdParams>;
-        const source = await getSource(deps.db, botOf(ctx), id);
-        if (!source) throw errors.notFound('No knowledge source with this id');
-        ctx.body = source;
+      handler: async (ctx, { params }) => {
+        ctx.body = await knowledge.get(keyBot(ctx).botId, params.id);
       },
-    },
-    {
+    }),
+    route({
       method: 'delete',
       path: '/v1/api/knowledge/{id}',
       operationId: 'deleteKnowledge',
@@ -117,19 +90,17 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       params: SourceIdParams,
       responses: { 200: { description: 'Deleted', schema: KnowledgeDeleted } },
       errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'rate_limited', 'internal_error'],
-      handler: async (ctx) => {
-        const { id } = ctx.state.input.params as z.infer<typeof SourceIdParams>;
-        if (!(await deleteSource(deps.db, botOf(ctx), id))) throw errors.notFound('No knowledge source with this id');
-        ctx.body = { status: 'deleted', source_id: id };
+      handler: async (ctx, { params }) => {
+        ctx.body = await knowledge.remove(keyBot(ctx).botId, params.id);
       },
-    },
-    {
-      ...writeDef,
+    }),
+    route({
+      ...write,
       path: '/v1/admin/sources',
       operationId: 'adminWriteSource',
       tag: 'Admin helpers',
       summary: 'Same as `POST /v1/api/knowledge`, kept for old integrations; never rate limited.',
       errors: [...writeErrors, 'internal_error'],
-    },
+    }),
   ];
 }

@@ -1,23 +1,13 @@
-import type { z } from 'zod';
-import { errors } from '../../lib/errors';
-import { listScans, recordScanAccepted, type ScanRun } from '../../lib/scans/runs';
-import { checkScanAddress, runningScan, setScanSchedule, startSiteScan } from '../../lib/scans/service';
-import type { SiteScanInput } from '../../workflows/site-scan';
-import type { AppDeps } from '../app';
-import type { RouteDef } from '../route';
-import { dashboardBot } from './dashboard';
-import { BotIdParams, ScanList, ScanListQuery, ScrapeAccepted, ScrapeRequest } from '../schemas/scan';
-import { AUTH_ERRORS } from './conversation';
-
-type ScrapeBody = z.output<typeof ScrapeRequest>;
-
-/** Shown for a row left `scanning` by a run that is no longer running (terminated by ops, or timed out). */
-const STOPPED = 'The scan stopped without finishing';
+import type { AppDeps } from '../deps';
+import { AUTH_ERRORS, type RouteDef, route } from '../route';
+import { BotParams, ScanList, ScanListQuery, ScrapeAccepted, ScrapeRequest } from '../schemas/scan';
+import { keyBot, sessionBot } from '../session';
 
 /** Spec, Admin helpers → POST /v1/admin/scrape, and the dashboard's view of scan progress. */
 export function scanRoutes(deps: AppDeps): RouteDef[] {
+  const { scans } = deps.services;
   return [
-    {
+    route({
       method: 'post',
       path: '/v1/admin/scrape',
       operationId: 'scrapeSite',
@@ -32,25 +22,12 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
       body: ScrapeRequest,
       responses: { 202: { description: 'The scan has started.', schema: ScrapeAccepted } },
       errors: ['bad_request', ...AUTH_ERRORS, 'conflict', 'payload_too_large', 'internal_error'],
-      handler: async (ctx) => {
-        const body = ctx.state.input.body as ScrapeBody;
-        const { botId, workspaceId } = ctx.state.principal as { botId: string; workspaceId: string };
-        const url = checkScanAddress(body.url, { allowLoopback: deps.config.SSRF_ALLOW_LOOPBACK });
-        const input: SiteScanInput = { botId, workspaceId, url, maxPages: body.max_pages, trigger: 'api' };
-
-        const { runId } = await startSiteScan(deps.temporal, input);
-        // The activity writes the row too; this one only makes the scan visible before a worker picks it up.
-        await recordScanAccepted(deps.db, { id: runId, botId, url, trigger: 'api', maxPages: input.maxPages }).catch(
-          (err: unknown) => ctx.state.log.warn({ err, runId }, 'scan row not recorded at start'),
-        );
-        // After the start, so a 409 changes nothing, the schedule included.
-        const schedule = await setScanSchedule(deps.temporal, { ...input, refreshDays: body.refresh_days });
-
+      handler: async (ctx, { body }) => {
         ctx.status = 202;
-        ctx.body = { status: 'scanning', url, max_pages: input.maxPages, schedule };
+        ctx.body = await scans.start(keyBot(ctx), body, ctx.state.log);
       },
-    },
-    {
+    }),
+    route({
       method: 'get',
       path: '/v1/dashboard/bots/{id}/scans',
       operationId: 'listScans',
@@ -59,25 +36,14 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
       summary: 'Recent site scans of a bot with their progress.',
       description: 'Progress comes from the scan record, which the crawl rewrites after every page.',
       session: true,
-      params: BotIdParams,
+      params: BotParams,
       query: ScanListQuery,
       responses: { 200: { description: 'Scans, newest first', schema: ScanList } },
       errors: ['bad_request', 'unauthorized', 'not_found', 'internal_error'],
-      handler: async (ctx) => {
-        const { id } = await dashboardBot(ctx, deps);
-        const { limit } = ctx.state.input.query as z.output<typeof ScanListQuery>;
-        // Temporal first, rows second: a row still `scanning` that is not the running run was left by a run that
-        // stopped without its last word (terminated, timed out), unless it started after the check (clock margin).
-        const checkedAt = Date.now();
-        const running = await runningScan(deps.temporal, id);
-        const scans = await listScans(deps.db, id, limit);
-        const stopped = (s: ScanRun) =>
-          s.status === 'scanning' && s.id !== running && s.started_at < checkedAt - 10_000;
-        ctx.body = {
-          running: running !== null,
-          scans: scans.map((s) => (stopped(s) ? { ...s, status: 'failed', error: s.error ?? STOPPED } : s)),
-        };
+      handler: async (ctx, { params, query }) => {
+        const bot = await sessionBot(deps, ctx, params.id);
+        ctx.body = await scans.list(bot.id, query.limit);
       },
-    },
+    }),
   ];
 }

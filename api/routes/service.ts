@@ -1,11 +1,14 @@
 import { errors } from '../../lib/errors';
 import { pingTemporal } from '../../lib/temporal';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { renderDocs } from '../docs/render';
 import { serveDocsAsset } from '../docs/static';
 import { buildOpenApi } from '../openapi';
-import type { RouteDef } from '../route';
+import { type RouteDef, route } from '../route';
+import { z } from 'zod';
 import { HealthResponse, ReadyResponse } from '../schemas/common';
+
+const AssetParams = z.object({ name: z.string().min(1).max(200) });
 
 async function check(fn: () => Promise<unknown>, timeoutMs: number): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
@@ -101,18 +104,18 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
         ctx.body = docsHtml ??= renderDocs(document());
       },
     },
-    {
+    route({
       method: 'get',
       path: '/docs/assets/{name}',
       operationId: 'docsAsset',
       tag: 'Service',
       summary: 'Stylesheet and scripts of the `/docs` page (ours and the Scalar bundle), served by the API itself; a fixed set of names.',
+      params: AssetParams,
       responses: { 200: { description: 'Asset' } },
       errors: ['not_found'],
-      handler: async (ctx) => {
-        const name = (ctx as unknown as { params: { name: string } }).params.name;
-        if (!(await serveDocsAsset(ctx, name))) throw errors.notFound('No such asset');
+      handler: async (ctx, { params }) => {
+        if (!(await serveDocsAsset(ctx, params.name))) throw errors.notFound('No such asset');
       },
-    },
+    }),
   ];
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../../lib/limits';
 
 export const ErrorBody = z
   .object({
@@ -16,14 +17,19 @@ export const ReadyResponse = z
   })
   .meta({ id: 'Ready' });
 
-/** Spec, Pagination: `limit` 1–200, default 50, larger values cut to 200; `cursor` opaque. */
+const { min, max, default: defaultLimit } = LIMITS.pageSize;
+
+/** Spec, Pagination: `limit` 1–200, default 50, larger values are cut to 200 (not refused); `cursor` opaque. */
 export const PageQuery = z.object({
   limit: z.coerce
-    .number()
+    .number({ error: 'must be an integer' })
     .int('must be an integer')
-    .min(1, 'must be at least 1')
-    .default(50)
-    .transform((n) => Math.min(n, 200))
-    .describe('Page size, 1 to 200 (default 50); larger values are cut to 200.'),
-  cursor: z.string().max(512).optional().describe('`next_cursor` of the previous page.'),
+    .min(min, `must be at least ${min}`)
+    .optional()
+    .transform((v) => Math.min(v ?? defaultLimit, max))
+    .describe(`Page size, ${min} to ${max} (default ${defaultLimit}); larger values are cut to ${max}.`),
+  cursor: z.string().max(512).optional().describe('`next_cursor` of the previous page; omit for the first page.'),
 });
+
+/** A bot named in a dashboard path. */
+export const BotParams = z.object({ id: z.string().min(1).max(64).describe('Bot id') });

@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { LIMITS } from '../../lib/limits';
 
-// Limits from the spec's Limits table, in one place: validation and the OpenAPI document both read them.
-export const MAX_MESSAGE_CHARS = 8000;
-export const MAX_SESSION_ID_CHARS = 128;
+// Limits from the spec's Limits table (lib/limits.ts): validation and the OpenAPI document both read them.
+const MAX_MESSAGE_CHARS = LIMITS.messageChars;
+const MAX_SESSION_ID_CHARS = LIMITS.sessionIdChars;
 
 export const SessionId = z
   .string()

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { ChatRequest } from './conversation';
+import { PageQuery } from './common';
 
-export const BotParams = z.object({ id: z.string().min(1).max(64) });
+export { BotParams } from './common';
 
 export const BotView = z
   .object({
@@ -63,3 +65,8 @@ export const NotificationView = z
   .object({ id: z.string(), kind: z.string(), title: z.string(), body: z.string(), bot_id: z.string().nullable(), data: z.record(z.string(), z.unknown()), created_at: z.number().int() })
   .meta({ id: 'Notification' });
 export const NotificationList = z.object({ notifications: z.array(NotificationView) }).meta({ id: 'NotificationList' });
+
+/** The dashboard's test chat: a visitor message (the signed-in user is confirmed as the bot's admin). */
+export const TestChatRequest = ChatRequest.pick({ session_id: true, message: true }).meta({ id: 'TestChatRequest' });
+
+export { PageQuery };

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { LIMITS } from '../../lib/limits';
 
-export const MAX_SOURCE_ID_CHARS = 200;
-export const MAX_TITLE_CHARS = 1000;
+const MAX_SOURCE_ID_CHARS = LIMITS.sourceIdChars;
+const MAX_TITLE_CHARS = LIMITS.sourceTitleChars;
 
 // Control characters (NUL above all, which Postgres cannot store) have no place in an id.
 const NO_CONTROL = /^[^\p{Cc}]*$/u;
@@ -65,19 +65,7 @@ export const KnowledgeDeleted = z
   .object({ status: z.literal('deleted'), source_id: z.string() })
   .meta({ id: 'KnowledgeDeleted' });
 
-const { min, max, default: defaultLimit } = LIMITS.pageSize;
-
-export const PageQuery = z.object({
-  limit: z.coerce
-    .number({ error: 'must be an integer' })
-    .int('must be an integer')
-    .min(min, `must be at least ${min}`)
-    .optional()
-    // Spec, Pagination: larger values are cut, not refused.
-    .transform((v) => Math.min(v ?? defaultLimit, max))
-    .describe(`Page size, ${min} to ${max} (default ${defaultLimit}); larger values are cut to ${max}.`),
-  cursor: z.string().max(512).optional().describe('`next_cursor` of the previous page; omit for the first page.'),
-});
+export { PageQuery } from './common';
 
 export const SourceIdParams = z.object({
   id: z

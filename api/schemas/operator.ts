@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../../lib/limits';
 import { Message, SessionId } from './conversation';
 
 export const ThreadParams = z.object({ sid: SessionId });
@@ -27,7 +28,7 @@ export const Transcript = z
   .meta({ id: 'Transcript' });
 
 export const ReplyRequest = z
-  .object({ text: z.string({ error: 'is required' }).trim().min(1, 'must not be empty').max(8000, 'must be at most 8000 characters') })
+  .object({ text: z.string({ error: 'is required' }).trim().min(1, 'must not be empty').max(LIMITS.messageChars, `must be at most ${LIMITS.messageChars} characters`) })
   .meta({ id: 'OperatorReply' });
 export const ReplyResponse = z.object({ id: z.string(), at: z.number().int(), status: z.string() }).meta({ id: 'OperatorReplyResult' });
 export const ResolveResponse = z

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { LIMITS } from '../../lib/limits';
-import { MAX_SCAN_URL_CHARS } from '../../lib/scans/service';
 
 const PAGES = LIMITS.scanMaxPages;
+const MAX_SCAN_URL_CHARS = LIMITS.scanUrlChars;
 const REFRESH = LIMITS.refreshDays;
 
 /**
@@ -95,7 +95,7 @@ export const ScanList = z
   })
   .meta({ id: 'ScanList' });
 
-export const BotIdParams = z.object({ id: z.string().min(1).describe('Bot id') });
+export { BotParams } from './common';
 
 export const ScanListQuery = z.object({
   limit: z.coerce

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../../lib/limits';
 
 export const TriggerParams = z.object({ id: z.string().min(1).max(64), tid: z.string().min(1).max(64) });
 export const HookParams = z.object({ tid: z.string().min(1).max(64) });
@@ -19,7 +20,7 @@ export const TriggerCreate = z
   .object({
     kind: z.enum(['webhook', 'schedule', 'poll', 'manual']),
     name: z.string().trim().min(1).max(200).optional(),
-    task: z.string().trim().min(1, 'must not be empty').max(8000).describe('The run task text: what the agent should do on each wake-up'),
+    task: z.string().trim().min(1, 'must not be empty').max(LIMITS.triggerTaskChars).describe('The run task text: what the agent should do on each wake-up'),
     mode: z.enum(['ack', 'wait']).default('ack').describe('`ack`: answer 202 at once; `wait`: answer with the run result'),
     enabled: z.boolean().default(true),
     schedule: Schedule.optional(),
@@ -34,7 +35,7 @@ export const TriggerCreate = z
 export const TriggerPatch = z
   .object({
     name: z.string().trim().min(1).max(200).optional(),
-    task: z.string().trim().min(1).max(8000).optional(),
+    task: z.string().trim().min(1).max(LIMITS.triggerTaskChars).optional(),
     mode: z.enum(['ack', 'wait']).optional(),
     schedule: Schedule.optional(),
     poll: Poll.optional(),
@@ -66,7 +67,7 @@ export const TriggerCreated = TriggerView.extend({
 
 export const TriggerList = z.object({ triggers: z.array(TriggerView) }).meta({ id: 'TriggerList' });
 
-export const ManualRun = z.object({ body: z.string().max(256 * 1024).optional().describe('Text handed to the run as the signal') }).meta({ id: 'ManualRun' });
+export const ManualRun = z.object({ body: z.string().max(LIMITS.hookBodyBytes).optional().describe('Text handed to the run as the signal') }).meta({ id: 'ManualRun' });
 
 export const HookAccepted = z.object({ status: z.literal('accepted'), run_id: z.string() }).meta({ id: 'HookAccepted' });
 export const HookDone = z.object({ run_id: z.string(), status: z.literal('done'), answer: z.string() }).meta({ id: 'HookDone' });

@@ -1,65 +1,25 @@
-import type { Db, DbClient, Queryable } from './db';
-import { withTransaction } from './db';
-import { newId } from './ids';
-import { fingerprint, generateKey, hashKey, randomToken } from './keys';
-import { hashPassword } from './passwords';
-import type { SecretBox } from './secret-box';
+import type { Db, DbClient, Queryable } from '../db';
+import { withTransaction } from '../db';
+import { errors } from '../errors';
+import { newId } from '../ids';
+import { fingerprint, generateKey, hashKey } from '../keys';
+import type { SecretBox } from '../secret-box';
+import { type AgentState, readState, writeState } from './state';
 
-/** Everything shown once when a workspace is bootstrapped; afterwards only fingerprints are known. */
-export interface BootstrapResult {
-  workspace_id: string;
-  user_id: string;
-  email: string;
-  password: string;
-  bot_id: string;
-  keys: {
-    secret_key: string;
-    public_key: string;
-    builder_key: string;
-    handoff_webhook_secret: string;
-    visitor_identity_secret: string;
-  };
-}
-
-export interface BootstrapInput {
-  workspaceName?: string;
-  email?: string;
-  password?: string;
-  botName?: string;
-  monthlyConversationQuota?: number;
-  /** Credits granted at creation (README, Credits); default 1000. */
-  initialCredits?: number;
-}
-
-export async function bootstrapWorkspace(db: Db, box: SecretBox, input: BootstrapInput = {}): Promise<BootstrapResult> {
-  const workspaceId = newId('ws');
-  const userId = newId('usr');
-  const email = input.email ?? `owner+${workspaceId.slice(3, 11).toLowerCase()}@example.com`;
-  const password = input.password ?? randomToken(20);
-  const passwordHash = await hashPassword(password);
-  return withTransaction(db, async (tx) => {
-    await tx.query(
-      `INSERT INTO workspaces (id, name, monthly_conversation_quota) VALUES ($1, $2, COALESCE($3, 1000))`,
-      [workspaceId, input.workspaceName ?? 'My workspace', input.monthlyConversationQuota ?? null],
-    );
-    await tx.query(`INSERT INTO users (id, workspace_id, email, password_hash, role) VALUES ($1, $2, $3, $4, 'owner')`, [
-      userId,
-      workspaceId,
-      email,
-      passwordHash,
-    ]);
-    const credits = input.initialCredits ?? 1000;
-    if (credits > 0) await grantCredits(tx, workspaceId, credits, 'welcome grant');
-    const bot = await createBot(tx, box, { workspaceId, name: input.botName ?? 'My agent' });
-    return { workspace_id: workspaceId, user_id: userId, email, password, bot_id: bot.botId, keys: bot.keys };
-  });
+/** Every key of a new bot, shown once at creation; afterwards only fingerprints are known. */
+export interface BotKeys {
+  secret_key: string;
+  public_key: string;
+  builder_key: string;
+  handoff_webhook_secret: string;
+  visitor_identity_secret: string;
 }
 
 export async function createBot(
   tx: DbClient | Queryable,
   box: SecretBox,
   input: { workspaceId: string; name: string; instructions?: string },
-): Promise<{ botId: string; keys: BootstrapResult['keys'] }> {
+): Promise<{ botId: string; keys: BotKeys }> {
   const botId = newId('bot');
   const publicKey = generateKey('public');
   const webhookSecret = generateKey('webhook');
@@ -115,7 +75,7 @@ export type RotatableKind = 'secret' | 'identity' | 'builder' | 'webhook';
 export async function rotateKey(db: Db, box: SecretBox, botId: string, kind: RotatableKind): Promise<{ key: string; fingerprint: string }> {
   return withTransaction(db, async (tx) => {
     const bot = await tx.query<{ workspace_id: string }>(`SELECT workspace_id FROM bots WHERE id = $1 FOR UPDATE`, [botId]);
-    if (!bot.rows[0]) throw new NotFoundError(`No bot with id ${botId}`);
+    if (!bot.rows[0]) throw errors.notFound(`No bot with id ${botId}`);
     const workspaceId = bot.rows[0].workspace_id;
     if (kind === 'secret' || kind === 'builder') {
       await tx.query(`UPDATE api_keys SET revoked_at = now() WHERE bot_id = $1 AND kind = $2 AND revoked_at IS NULL`, [botId, kind]);
@@ -133,17 +93,79 @@ export async function rotateKey(db: Db, box: SecretBox, botId: string, kind: Rot
   });
 }
 
-export class NotFoundError extends Error {
-  readonly code = 'not_found';
+
+/** What the dashboard shows of a bot: its settings, the public key and the fingerprints of its secrets. */
+const BOT_COLUMNS = `id, name, instructions, model, handoff_enabled, handoff_webhook_url, public_key,
+  webhook_secret_fingerprint AS handoff_webhook_secret_fingerprint, identity_secret_fingerprint AS visitor_identity_secret_fingerprint`;
+
+export interface BotView {
+  id: string;
+  name: string;
+  instructions: string;
+  model: string | null;
+  handoff_enabled: boolean;
+  handoff_webhook_url: string | null;
+  public_key: string;
+  handoff_webhook_secret_fingerprint: string;
+  visitor_identity_secret_fingerprint: string;
 }
 
-/** Adds credits to a workspace: one ledger row and the balance, in the caller's transaction. */
-export async function grantCredits(tx: Queryable, workspaceId: string, amount: number, reason: string): Promise<number> {
-  const res = await tx.query<{ credit_balance: number }>(
-    `UPDATE workspaces SET credit_balance = credit_balance + $2 WHERE id = $1 RETURNING credit_balance`,
-    [workspaceId, amount],
-  );
-  if (!res.rows[0]) throw new NotFoundError(`No workspace with id ${workspaceId}`);
-  await tx.query(`INSERT INTO credit_ledger (workspace_id, amount, reason) VALUES ($1, $2, $3)`, [workspaceId, amount, reason]);
-  return res.rows[0].credit_balance;
+export interface BotSettings {
+  name?: string;
+  instructions?: string;
+  model?: string | null;
+  handoff_enabled?: boolean;
+  handoff_webhook_url?: string | null;
 }
+
+const SETTINGS: (keyof BotSettings)[] = ['name', 'instructions', 'model', 'handoff_enabled', 'handoff_webhook_url'];
+
+/**
+ * Bots and their keys (spec, Dashboard calls named as public for key handling): reading and changing an agent's
+ * settings, issuing keys, and its state document. Every surface that acts for a workspace's member reaches a bot
+ * through `findInWorkspace`, which answers 404 for another workspace's bot (never 403: nothing leaks).
+ */
+export function createBotService(deps: { db: Db; secrets: SecretBox }) {
+  return {
+    async findInWorkspace(workspaceId: string, botId: string): Promise<{ id: string; workspace_id: string }> {
+      const res = await deps.db.query<{ id: string; workspace_id: string }>(`SELECT id, workspace_id FROM bots WHERE id = $1 AND workspace_id = $2`, [
+        botId,
+        workspaceId,
+      ]);
+      if (!res.rows[0]) throw errors.notFound('No such bot in your workspace');
+      return res.rows[0];
+    },
+
+    async get(botId: string): Promise<BotView> {
+      const res = await deps.db.query<BotView>(`SELECT ${BOT_COLUMNS} FROM bots WHERE id = $1`, [botId]);
+      if (!res.rows[0]) throw errors.notFound('No such bot');
+      return res.rows[0];
+    },
+
+    /** Changes the settings given; the others stay. */
+    async update(botId: string, patch: BotSettings): Promise<BotView> {
+      const columns = SETTINGS.filter((k) => patch[k] !== undefined);
+      const res = await deps.db.query<BotView>(
+        `UPDATE bots SET ${columns.map((c, i) => `${c} = $${i + 2}, `).join('')}updated_at = now() WHERE id = $1 RETURNING ${BOT_COLUMNS}`,
+        [botId, ...columns.map((c) => patch[c])],
+      );
+      if (!res.rows[0]) throw errors.notFound('No such bot');
+      return res.rows[0];
+    },
+
+    /** Issues a new key of one kind; the previous one stops working at once. The full value is in this answer only. */
+    rotateKey(botId: string, kind: RotatableKind): Promise<{ key: string; fingerprint: string }> {
+      return rotateKey(deps.db, deps.secrets, botId, kind);
+    },
+
+    readState(botId: string): Promise<AgentState> {
+      return readState(deps.db, botId);
+    },
+
+    writeState(botId: string, document: Record<string, unknown>, version: number): Promise<AgentState> {
+      return writeState(deps.db, botId, document, version);
+    },
+  };
+}
+
+export type BotService = ReturnType<typeof createBotService>;

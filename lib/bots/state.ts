@@ -1,5 +1,5 @@
-import type { Queryable } from './db';
-import { ApiError } from './errors';
+import type { Queryable } from '../db';
+import { ApiError } from '../errors';
 
 /** Agent state is small working memory, not storage: 64 KiB of JSON. */
 export const STATE_MAX_BYTES = 64 * 1024;

@@ -1,22 +1,5 @@
-import type { Db } from '../lib/db';
-
-export interface ConversationDeps {
-  db: Db;
-}
-
-export type HandoffEvent = 'escalated' | 'visitor_message' | 'resolved';
-
-export interface TransitionInput {
-  botId: string;
-  sessionId: string;
-  status?: 'bot' | 'waiting' | 'operator';
-  escalated?: boolean;
-  resolved?: boolean;
-  user?: string;
-  messages: { id: string; author: 'visitor' | 'bot' | 'operator'; text: string; at: number }[];
-  /** An outgoing webhook to record; delivered by a webhookDelivery workflow when the bot has an address. */
-  event?: { deliveryId: string; kind: HandoffEvent; text?: string; at: number };
-}
+import type { TransitionInput } from '../../workflows/messages';
+import { type Db, withTransaction } from '../db';
 
 const TRANSCRIPT_MESSAGES = 20;
 const AUTHOR_LABEL: Record<string, string> = { visitor: 'Visitor', bot: 'Bot', operator: 'Operator' };
@@ -24,22 +7,18 @@ const AUTHOR_LABEL: Record<string, string> = { visitor: 'Visitor', bot: 'Bot', o
 /**
  * The conversation workflow's writes to the read model (Postgres), one transaction per transition so a visitor
  * never polls a half-applied state. Messages are inserted on their deterministic ids, so a retried activity adds
- * nothing twice.
+ * nothing twice. Returns the delivery to start when the transition recorded an outgoing webhook.
  */
-export function createConversationActivities({ db }: ConversationDeps) {
-  return {
-    async applyTransition(input: TransitionInput): Promise<{ deliveryId: string | null }> {
-      const client = await db.connect();
-      try {
-        await client.query('BEGIN');
-        for (const m of input.messages) {
-          await client.query(
-            `INSERT INTO messages (id, session_id, bot_id, author, text, at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-            [m.id, input.sessionId, input.botId, m.author, m.text, m.at],
-          );
-        }
-        await client.query(
-          `UPDATE conversations
+export async function applyTransition(db: Db, input: TransitionInput): Promise<{ deliveryId: string | null }> {
+  return withTransaction(db, async (client) => {
+    for (const m of input.messages) {
+      await client.query(
+        `INSERT INTO messages (id, session_id, bot_id, author, text, at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+        [m.id, input.sessionId, input.botId, m.author, m.text, m.at],
+      );
+    }
+    await client.query(
+      `UPDATE conversations
               SET status = COALESCE($2, status),
                   escalated_at = CASE WHEN $3 THEN now() ELSE escalated_at END,
                   resolved_at = CASE WHEN $4 THEN now() WHEN $3 THEN NULL ELSE resolved_at END,
@@ -49,41 +28,46 @@ export function createConversationActivities({ db }: ConversationDeps) {
                   visitor_user = COALESCE($5, visitor_user),
                   last_message_at = CASE WHEN $6 THEN now() ELSE last_message_at END
             WHERE session_id = $1`,
-          [input.sessionId, input.status ?? null, input.escalated ?? false, input.resolved ?? false, input.user ?? null, input.messages.length > 0],
-        );
-        let deliveryId: string | null = null;
-        if (input.event) {
-          const bot = await client.query<{ handoff_webhook_url: string | null }>(`SELECT handoff_webhook_url FROM bots WHERE id = $1`, [input.botId]);
-          const url = bot.rows[0]?.handoff_webhook_url;
-          if (url) {
-            const body: Record<string, unknown> = { event: input.event.kind, bot_id: input.botId, session_id: input.sessionId, at: input.event.at };
-            if (input.event.kind === 'escalated') {
-              const recent = await client.query<{ author: string; text: string }>(
-                `SELECT author, text FROM (SELECT seq, author, text FROM messages WHERE session_id = $1 AND author <> 'event'
+      [
+        input.sessionId,
+        input.status ?? null,
+        input.escalated ?? false,
+        input.resolved ?? false,
+        input.user ?? null,
+        input.messages.length > 0,
+      ],
+    );
+    let deliveryId: string | null = null;
+    if (input.event) {
+      const bot = await client.query<{ handoff_webhook_url: string | null }>(
+        `SELECT handoff_webhook_url FROM bots WHERE id = $1`,
+        [input.botId],
+      );
+      const url = bot.rows[0]?.handoff_webhook_url;
+      if (url) {
+        const body: Record<string, unknown> = {
+          event: input.event.kind,
+          bot_id: input.botId,
+          session_id: input.sessionId,
+          at: input.event.at,
+        };
+        if (input.event.kind === 'escalated') {
+          const recent = await client.query<{ author: string; text: string }>(
+            `SELECT author, text FROM (SELECT seq, author, text FROM messages WHERE session_id = $1 AND author <> 'event'
                    ORDER BY seq DESC LIMIT ${TRANSCRIPT_MESSAGES}) m ORDER BY seq`,
-                [input.sessionId],
-              );
-              body.transcript = recent.rows.map((r) => `${AUTHOR_LABEL[r.author] ?? r.author}: ${r.text}`).join('\n');
-            }
-            if (input.event.kind === 'visitor_message') body.text = input.event.text ?? '';
-            await client.query(
-              `INSERT INTO webhook_deliveries (id, bot_id, session_id, event, url, body) VALUES ($1, $2, $3, $4, $5, $6)
-               ON CONFLICT (id) DO NOTHING`,
-              [input.event.deliveryId, input.botId, input.sessionId, input.event.kind, url, JSON.stringify(body)],
-            );
-            deliveryId = input.event.deliveryId;
-          }
+            [input.sessionId],
+          );
+          body.transcript = recent.rows.map((r) => `${AUTHOR_LABEL[r.author] ?? r.author}: ${r.text}`).join('\n');
         }
-        await client.query('COMMIT');
-        return { deliveryId };
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
+        if (input.event.kind === 'visitor_message') body.text = input.event.text ?? '';
+        await client.query(
+          `INSERT INTO webhook_deliveries (id, bot_id, session_id, event, url, body) VALUES ($1, $2, $3, $4, $5, $6)
+               ON CONFLICT (id) DO NOTHING`,
+          [input.event.deliveryId, input.botId, input.sessionId, input.event.kind, url, JSON.stringify(body)],
+        );
+        deliveryId = input.event.deliveryId;
       }
-    },
-  };
+    }
+    return { deliveryId };
+  });
 }
-
-export type ConversationActivities = ReturnType<typeof createConversationActivities>;

@@ -1,11 +1,12 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { conversationSearchAttributes, conversationWorkflow } from '../../workflows/conversation';
+import { conversationWorkflow } from '../../workflows/conversation';
 import {
   type ConversationInput,
   type ConversationStatus,
   type TurnResult,
   type VisitorMessageInput,
+  conversationSearchAttributes,
   conversationWorkflowId,
   visitorMessageUpdate,
 } from '../../workflows/messages';
@@ -18,13 +19,18 @@ import { type DeltaHub, isAnswer } from '../streams';
 import type { Temporal } from '../temporal';
 import { asksForHuman } from './escalation';
 
+/**
+ * The mechanics of a chat turn, for the conversation service (lib/conversations/service.ts): session binding and
+ * quota, the Update-with-Start that runs the turn in the conversation workflow, and the subscription that hears the
+ * committed answer first.
+ */
 export interface ConversationDeps {
   db: Db;
   temporal: Temporal;
   secrets: SecretBox;
   turnTimeoutMs: number;
   /** Where committed answers are announced; the update result is the fallback when it is unreachable. */
-  deltaHub: DeltaHub;
+  deltaHub?: DeltaHub;
 }
 
 export interface BotRow {
@@ -91,6 +97,7 @@ export function startOperation(deps: Pick<ConversationDeps, 'temporal'>, conv: C
   });
 }
 
+/** A visitor message as every surface passes it (the fields of the spec's ChatRequest). */
 export interface ChatInput {
   session_id?: string;
   message: string;
@@ -188,14 +195,16 @@ export async function subscribeTurn(
   turnId: string,
   onFragment?: (msg: { k: string; d: string }) => void,
 ): Promise<TurnSubscription | null> {
-  const listening = await deps.deltaHub.ready().then(
+  const hub = deps.deltaHub;
+  if (!hub) return null;
+  const listening = await hub.ready().then(
     () => true,
     () => false,
   );
   if (!listening) return null;
   let close = () => {};
   const announced = new Promise<TurnResult>((resolve) => {
-    close = deps.deltaHub.subscribe(turnId, (msg) => {
+    close = hub.subscribe(turnId, (msg) => {
       if (isAnswer(msg)) resolve({ answer: msg.a, runId: turnId });
       else onFragment?.(msg);
     });

@@ -7,22 +7,72 @@ import {
   type ScheduleOptionsStartWorkflowAction,
   type ScheduleUpdateOptions,
 } from '@temporalio/client';
-import {
-  type SiteScanInput,
-  siteScanSearchAttributes,
-  siteScanWorkflow,
-  siteScanWorkflowId,
-} from '../../workflows/site-scan';
+import { type SiteScanInput, siteScanSearchAttributes, siteScanWorkflowId } from '../../workflows/messages';
+import { siteScanWorkflow } from '../../workflows/site-scan';
 import { normalizeUrl } from '../crawl/crawler';
+import type { Db } from '../db';
 import { ApiError } from '../errors';
 import { classifyAddress, parseIPv4, parseIPv6 } from '../http/safe-fetch';
 import type { Temporal } from '../temporal';
+import { type ScanRun, listScans, recordScanAccepted } from './runs';
 import { scanKey } from './sources';
 
-/** What the API does for POST /v1/admin/scrape, and what the dashboard asks Temporal about scans. */
+/**
+ * Site scans (spec, Admin helpers → POST /v1/admin/scrape): starting one, its refresh Schedule, and its progress
+ * as the dashboard shows it. The crawl itself is the siteScan workflow's activity (activities/site-scan.ts).
+ */
+
+export interface ScanServiceDeps {
+  db: Db;
+  temporal: Temporal;
+  /** Tests scan sites on loopback (SSRF_ALLOW_LOOPBACK); never in production. */
+  allowLoopback: boolean;
+}
+
+/** Shown for a row left `scanning` by a run that is no longer running (terminated by ops, or timed out). */
+const STOPPED = 'The scan stopped without finishing';
+
+export function createScanService(deps: ScanServiceDeps) {
+  return {
+    /**
+     * Starts a scan of the bot (409 `conflict` while one runs) and sets, replaces or removes the address's refresh
+     * schedule. The schedule changes only after the scan has started, so a 409 changes nothing.
+     */
+    async start(
+      bot: { botId: string; workspaceId: string },
+      request: { url: string; max_pages: number; refresh_days: number },
+      log: { warn(obj: object, msg: string): void },
+    ) {
+      const url = checkScanAddress(request.url, { allowLoopback: deps.allowLoopback });
+      const input: SiteScanInput = { botId: bot.botId, workspaceId: bot.workspaceId, url, maxPages: request.max_pages, trigger: 'api' };
+      const { runId } = await startSiteScan(deps.temporal, input);
+      // The activity writes the row too; this one only makes the scan visible before a worker picks it up.
+      await recordScanAccepted(deps.db, { id: runId, botId: bot.botId, url, trigger: 'api', maxPages: input.maxPages }).catch((err: unknown) =>
+        log.warn({ err, runId }, 'scan row not recorded at start'),
+      );
+      const schedule = await setScanSchedule(deps.temporal, { ...input, refreshDays: request.refresh_days });
+      return { status: 'scanning' as const, url, max_pages: input.maxPages, schedule };
+    },
+
+    /** The bot's recent scans with their progress, and whether one runs now. */
+    async list(botId: string, limit: number): Promise<{ running: boolean; scans: ScanRun[] }> {
+      // Temporal first, rows second: a row still `scanning` that is not the running run was left by a run that
+      // stopped without its last word (terminated, timed out), unless it started after the check (clock margin).
+      const checkedAt = Date.now();
+      const running = await runningScan(deps.temporal, botId);
+      const scans = await listScans(deps.db, botId, limit);
+      const stopped = (s: ScanRun) => s.status === 'scanning' && s.id !== running && s.started_at < checkedAt - 10_000;
+      return {
+        running: running !== null,
+        scans: scans.map((s) => (stopped(s) ? { ...s, status: 'failed' as const, error: s.error ?? STOPPED } : s)),
+      };
+    },
+  };
+}
+
+export type ScanService = ReturnType<typeof createScanService>;
 
 const DAY_MS = 86_400_000;
-export const MAX_SCAN_URL_CHARS = 2048;
 
 /**
  * The start address as it will be crawled, or a 400. Only IP literals are judged here (spec: private and internal

@@ -1,12 +1,24 @@
-import { ScheduleNotFoundError, ScheduleOverlapPolicy, type ScheduleSpec } from '@temporalio/client';
-import type { Queryable } from './db';
-import type { Temporal } from './temporal';
-import { agentRunSearchAttributes, agentRunWorkflow } from '../workflows/agent-run';
-import { TRIGGER_BODY_LINE, type ScheduledRunInput, triggerScheduleId } from '../workflows/messages';
+import type { Queryable } from '../db';
+import { TRIGGER_BODY_LINE } from '../../workflows/messages';
+
+/**
+ * The `triggers` table: the SQL shared by the trigger service (lib/triggers/service.ts) and the trigger activities.
+ * Nothing here talks to Temporal, so activities may import it without importing workflow code.
+ */
 
 /** Spec, Incoming trigger call: the run task text, then the platform's fixed line, then the raw body. */
 export function composeRunInput(task: string, body: string): string {
   return `${task}\n\n${TRIGGER_BODY_LINE}\n${body}`;
+}
+
+/**
+ * The Temporal side of triggers that the trigger activities need (reporting a run to the health workflow, pausing a
+ * Schedule). The worker injects the trigger service, which satisfies it; declared here so activities never import
+ * the service and, through it, workflow code.
+ */
+export interface TriggerRuntime {
+  reportRunOutcome(input: { triggerId: string; runId: string; ok: boolean }): Promise<void>;
+  pauseSchedule(triggerId: string, note: string): Promise<void>;
 }
 
 export interface TriggerRow {
@@ -24,11 +36,14 @@ export interface TriggerRow {
   schedule_cron: string | null;
   every_seconds: number | null;
   poll_url: string | null;
+  poll_last_hash: string | null;
   consecutive_failures: number;
+  deleted_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
+/** A trigger that is not deleted, optionally only if it belongs to `botId`. */
 export async function findTrigger(db: Queryable, id: string, botId?: string): Promise<TriggerRow | null> {
   const res = await db.query<TriggerRow>(
     `SELECT * FROM triggers WHERE id = $1 AND deleted_at IS NULL AND ($2::text IS NULL OR bot_id = $2)`,
@@ -37,52 +52,35 @@ export async function findTrigger(db: Queryable, id: string, botId?: string): Pr
   return res.rows[0] ?? null;
 }
 
-function specOf(t: TriggerRow): ScheduleSpec {
-  if (t.schedule_cron) return { cronExpressions: [t.schedule_cron] };
-  return { intervals: [{ every: `${t.every_seconds ?? 3600}s` }] };
+/** A trigger as a scheduled wake-up sees it, deleted or not (a deleted one skips its run). */
+export async function findTriggerForRun(db: Queryable, id: string): Promise<TriggerRow | null> {
+  const res = await db.query<TriggerRow>(`SELECT * FROM triggers WHERE id = $1`, [id]);
+  return res.rows[0] ?? null;
 }
 
-/**
- * Schedule and poll triggers are Temporal Schedules (`trigger-schedule/{id}`) that start agentRun workflows,
- * paused and resumed with their trigger. Called after every change: creates, replaces or deletes the schedule so it
- * matches the row. Overlap SKIP: a run still going is not doubled by the next tick.
- */
-export async function syncTriggerSchedule(temporal: Temporal, t: TriggerRow, opts: { deleted?: boolean; turnTimeoutMs: number }): Promise<void> {
-  const id = triggerScheduleId(t.id);
-  const handle = temporal.client.schedule.getHandle(id);
-  if (opts.deleted || (t.kind !== 'schedule' && t.kind !== 'poll')) {
-    await handle.delete().catch((err) => {
-      if (!(err instanceof ScheduleNotFoundError)) throw err;
-    });
-    return;
-  }
-  const args: ScheduledRunInput = {
-    triggerId: t.id,
-    triggerKind: t.kind,
-    botId: t.bot_id,
-    workspaceId: t.workspace_id,
-    turnTimeoutMs: opts.turnTimeoutMs,
-  };
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: agentRunWorkflow,
-    // Temporal appends the scheduled time to this id, so each run has its own workflow.
-    workflowId: `run/${t.id}`,
-    taskQueue: temporal.taskQueue,
-    args: [args] as [ScheduledRunInput],
-    searchAttributes: agentRunSearchAttributes({ botId: t.bot_id, workspaceId: t.workspace_id, triggerKind: t.kind }),
-  };
-  const note = t.enabled ? undefined : `trigger ${t.disabled_reason === 'failures' ? 'paused after failed runs' : 'turned off'}`;
-  try {
-    await handle.update((prev) => ({ ...prev, spec: specOf(t), action, state: { ...prev.state, paused: !t.enabled, note } }));
-  } catch (err) {
-    if (!(err instanceof ScheduleNotFoundError)) throw err;
-    await temporal.client.schedule.create({
-      scheduleId: id,
-      spec: specOf(t),
-      action,
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-      state: { paused: !t.enabled, note },
-    });
-  }
+/** Records a poll's content hash; false when it is the one recorded already (the content did not change). */
+export async function recordPollHash(db: Queryable, id: string, hash: string): Promise<boolean> {
+  const updated = await db.query(
+    `UPDATE triggers SET poll_last_hash = $2 WHERE id = $1 AND poll_last_hash IS DISTINCT FROM $2 RETURNING 1`,
+    [id, hash],
+  );
+  return Boolean(updated.rowCount);
+}
+
+export async function recordTriggerFailures(db: Queryable, id: string, failures: number): Promise<void> {
+  await db.query(`UPDATE triggers SET consecutive_failures = $2 WHERE id = $1`, [id, failures]);
+}
+
+/** Pauses a trigger after failed runs; null when it is gone. Idempotent: a retry finds it paused already. */
+export async function pauseTriggerForFailures(
+  db: Queryable,
+  id: string,
+): Promise<{ bot_id: string; workspace_id: string; name: string; kind: TriggerRow['kind']; bot_name: string } | null> {
+  const res = await db.query<{ bot_id: string; workspace_id: string; name: string; kind: TriggerRow['kind']; bot_name: string }>(
+    `UPDATE triggers t SET enabled = false, disabled_reason = 'failures', updated_at = now()
+       FROM bots b WHERE t.id = $1 AND b.id = t.bot_id AND t.deleted_at IS NULL
+     RETURNING t.bot_id, t.workspace_id, t.name, t.kind, b.name AS bot_name`,
+    [id],
+  );
+  return res.rows[0] ?? null;
 }

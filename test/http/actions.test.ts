@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import type { BootstrapResult } from '../../lib/bots';
+import type { BootstrapResult } from '../../lib/accounts/service';
 import { signVisitorConfirmation } from '../../lib/identity';
 import { fakeRequests, http, newBot, ownerSession, startActionTarget, testDb, waitUntil } from '../support/helpers';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { BootstrapResult } from '../../lib/bots';
+import type { BootstrapResult } from '../../lib/accounts/service';
 import { retrievePassages } from '../../lib/knowledge/retrieve';
 import { type OwnPlatform, http, newBot, startOwnPlatform, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';

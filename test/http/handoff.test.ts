@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import type { BootstrapResult } from '../../lib/bots';
+import type { BootstrapResult } from '../../lib/accounts/service';
 import { ESCALATION_CONFIRMATION } from '../../workflows/conversation';
 import { http, newBot, testDb } from '../support/helpers';
 import { startWebhookReceiver, verifyDelivery } from '../support/webhook-receiver';

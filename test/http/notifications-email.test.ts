@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
-import type { BootstrapResult } from '../../lib/bots';
+import type { BootstrapResult } from '../../lib/accounts/service';
 import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
 import { type OwnPlatform, http, newBot, ownerSession, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';

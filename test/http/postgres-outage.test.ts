@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import path from 'node:path';
-import { bootstrapWorkspace, type BootstrapResult } from '../../lib/bots';
+import { bootstrapWorkspace, type BootstrapResult } from '../../lib/accounts/service';
 import { createDb } from '../../lib/db';
 import { type ManagedProcess, freePort } from '../../lib/stack/processes';
 import { startApi, waitForApi } from '../../lib/stack/platform';

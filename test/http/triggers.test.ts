@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac, randomBytes } from 'node:crypto';
 import http_ from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { BootstrapResult } from '../../lib/bots';
+import type { BootstrapResult } from '../../lib/accounts/service';
 import { TRIGGER_BODY_LINE } from '../../workflows/messages';
 import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';

@@ -2,7 +2,7 @@ import { afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { bootstrapWorkspace, type BootstrapInput, type BootstrapResult } from '../../lib/bots';
+import { bootstrapWorkspace, type BootstrapInput, type BootstrapResult } from '../../lib/accounts/service';
 import { createDb, type Db } from '../../lib/db';
 import { createSecretBox } from '../../lib/secret-box';
 import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';

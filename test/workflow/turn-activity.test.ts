@@ -3,9 +3,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { type MessageTurnOutcome, createAgentRunActivities } from '../../activities/agent-run';
-import { createConversationActivities } from '../../activities/conversation';
 import { createOpenAiLlm } from '../../lib/llm';
-import { createSafeFetch } from '../../lib/http/safe-fetch';
 import { DELTA_CHANNEL, createDeltaPublisher } from '../../lib/streams';
 import type { AgentRunInput } from '../../workflows/messages';
 import { fakeRequests, http, newBot, testDb } from '../support/helpers';
@@ -18,8 +16,8 @@ import { stackInfo } from '../support/stack-info';
 function turnActivities() {
   const db = testDb();
   const llm = createOpenAiLlm({ apiKey: 'test', baseURL: stackInfo().fakeOpenAIUrl, model: 'fake-model' });
-  const deps = { db, llm, defaultModel: 'fake-model', retrieve: async () => [], deltas: createDeltaPublisher(db), fetch: createSafeFetch({ allowLoopback: true }) };
-  return createAgentRunActivities(deps, createConversationActivities({ db }));
+  const deps = { db, llm, defaultModel: 'fake-model', retrieve: async () => [], deltas: createDeltaPublisher(db) };
+  return createAgentRunActivities(deps);
 }
 
 async function newTurn(text: string) {

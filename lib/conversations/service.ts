@@ -1,0 +1,367 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { failureInfo } from '../../workflows/failures';
+import {
+  type HandoffResult,
+  type OperatorReplyResult,
+  type ResolveResult,
+  type TurnResult,
+  conversationWorkflowId,
+  handoffUpdate,
+  operatorReplyUpdate,
+  resolveUpdate,
+  runWorkflowId,
+} from '../../workflows/messages';
+import { decodeCursor, encodeCursor } from '../cursor';
+import type { Db } from '../db';
+import { ApiError, apiErrorForFailure, errors } from '../errors';
+import { signVisitorConfirmation } from '../identity';
+import { LIMITS } from '../limits';
+import type { SecretBox } from '../secret-box';
+import type { DeltaHub } from '../streams';
+import type { Temporal } from '../temporal';
+import { type PollResult, pollMessages } from './poll';
+import {
+  type ChatInput,
+  type ConversationDeps,
+  type ConversationRow,
+  type PreparedChat,
+  QUOTA_PLACEHOLDER,
+  type TurnSubscription,
+  TurnTimeoutError,
+  findConversation,
+  firstOutcome,
+  loadBot,
+  prepareChat,
+  runTurn,
+  startOperation,
+  subscribeTurn,
+  updateFailureType,
+} from './turn';
+
+export type { ChatInput } from './turn';
+
+export interface ConversationServiceDeps {
+  db: Db;
+  temporal: Temporal;
+  secrets: SecretBox;
+  /** A chat turn that takes longer answers `llm_overloaded` (LLM_TURN_TIMEOUT_MS). */
+  turnTimeoutMs: number;
+  /** Committed answers and stream fragments (API processes); without it answers come from the workflow update. */
+  deltaHub?: DeltaHub;
+}
+
+/** Spec, ChatResponse: one of its three modes. */
+export interface ChatReply {
+  answer: string;
+  session_id: string;
+  handoff?: true;
+  quota_exceeded?: true;
+  notice?: 'outage';
+}
+
+/** Spec, chat/stream frames: a fragment, an error, or the end frame. */
+export type StreamFrame =
+  | { delta: string; notice?: 'outage' }
+  | { error: string; code?: string; retry_after?: number }
+  | { done: true; session_id: string; handoff: boolean; quota_exceeded: boolean; notice?: 'outage' };
+
+export interface ChatStream {
+  sessionId: string;
+  /** Runs the turn, writing its frames; always ends with the end frame and never throws. */
+  run(write: (frame: StreamFrame) => void, log: { error(obj: object, msg: string): void }): Promise<void>;
+}
+
+export interface Page {
+  limit: number;
+  cursor?: string;
+}
+
+/** Seconds a client should wait after a turn the API stopped waiting for. */
+const TURN_TIMEOUT_RETRY_AFTER = 10;
+
+function timeoutResult(): TurnResult {
+  return { answer: '', error: { type: 'llm_overloaded', message: 'The turn did not finish in time', retryAfter: TURN_TIMEOUT_RETRY_AFTER } };
+}
+
+/** Spec, Conversation: 503 `{error, code, session_id}`, plus `retry_after` and `Retry-After` when overloaded. */
+function turnError(error: NonNullable<TurnResult['error']>, sessionId: string): ApiError {
+  return apiErrorForFailure(error, { session_id: sessionId });
+}
+
+/**
+ * Conversations (DESIGN.md, Who owns what): chat turns, handoff, polling, typing, the operator's side, and erasing
+ * a visitor. Every surface — the HTTP API, the widget, the dashboard's test chat — calls these functions; each owns
+ * its SQL and its Temporal calls, and answers failures as `ApiError`s in the spec's shape.
+ */
+export function createConversationService(deps: ConversationServiceDeps) {
+  const cdeps: ConversationDeps = deps;
+
+  /** Runs the turn and resolves with its first known outcome; a turn the API stopped waiting for is `llm_overloaded`. */
+  function turnOutcome(prepared: Extract<PreparedChat, { kind: 'turn' }>, subscription: TurnSubscription | null, streamTurnId?: string) {
+    return firstOutcome(runTurn(cdeps, prepared, streamTurnId), subscription).catch((err) => {
+      if (err instanceof TurnTimeoutError) return timeoutResult();
+      throw err;
+    });
+  }
+
+  /** The conversation of this bot, or 404 `not_found` (also for another bot's session: spec, bound at first use). */
+  async function conversationOf(botId: string, sessionId: string): Promise<ConversationRow> {
+    const conversation = await findConversation(deps.db, botId, sessionId);
+    if (!conversation) throw errors.notFound('No conversation with this session_id');
+    return conversation;
+  }
+
+  const service = {
+    /** One chat turn answered as one JSON body (`POST /v1/api/chat`). */
+    async answer(botId: string, input: ChatInput): Promise<ChatReply> {
+      const prepared = await prepareChat(cdeps, botId, input);
+      if (prepared.kind === 'quota_exceeded') {
+        return { answer: QUOTA_PLACEHOLDER, session_id: prepared.sessionId, quota_exceeded: true, notice: 'outage' };
+      }
+      const subscription = await subscribeTurn(cdeps, prepared.update.runId);
+      const result = await turnOutcome(prepared, subscription).finally(() => subscription?.close());
+      if (result.error) throw turnError(result.error, prepared.sessionId);
+      return { answer: result.answer, session_id: prepared.sessionId, ...(result.handoff ? { handoff: true as const } : {}) };
+    },
+
+    /**
+     * The dashboard's test chat (spec, Visitor identity rule 6): a turn in which the signed-in user is confirmed as
+     * the bot's administrator, with a confirmation signed by the bot's own identity secret.
+     */
+    async testChat(botId: string, userId: string, input: { session_id?: string; message: string }): Promise<ChatReply> {
+      const bot = await loadBot(deps.db, botId);
+      const userAuth = signVisitorConfirmation(
+        { user: `dashboard:${userId}`, role: 'admin', bot: botId, exp: Math.floor(Date.now() / 1000) + 300 },
+        deps.secrets.open(bot.identity_secret_sealed),
+      );
+      return service.answer(botId, { ...input, user_auth: userAuth });
+    },
+
+    /**
+     * `/chat/stream`: everything that can fail with an ordinary JSON error (binding, quota, the stream listener)
+     * happens here; `run` then writes the frames. It subscribes to the turn's fragments before sending the turn, and
+     * always ends with the end frame (spec, chat/stream). If the model's first attempt was cut off and a retry
+     * produced a different text, the fragments already sent cannot be taken back: an error frame without `code`
+     * says so, and the full answer is in the transcript.
+     */
+    async openStream(botId: string, input: ChatInput): Promise<ChatStream> {
+      const prepared = await prepareChat(cdeps, botId, input);
+      const sessionId = prepared.sessionId;
+      if (prepared.kind === 'quota_exceeded') {
+        return {
+          sessionId,
+          async run(write) {
+            write({ delta: QUOTA_PLACEHOLDER, notice: 'outage' });
+            write({ done: true, session_id: sessionId, handoff: false, quota_exceeded: true, notice: 'outage' });
+          },
+        };
+      }
+      let write: (frame: StreamFrame) => void = () => undefined;
+      let streamed = '';
+      let attemptKey: string | undefined;
+      const subscription = await subscribeTurn(cdeps, prepared.update.runId, (msg) => {
+        attemptKey ??= msg.k;
+        if (msg.k !== attemptKey) return; // a retried attempt: its text is reconciled at the end
+        streamed += msg.d;
+        write({ delta: msg.d });
+      });
+      if (!subscription) throw errors.serviceUnavailable('Streaming is temporarily unavailable; retry shortly');
+
+      return {
+        sessionId,
+        async run(sink, log) {
+          write = sink;
+          let handoff = false;
+          try {
+            const result = await turnOutcome(prepared, subscription, prepared.update.runId);
+            handoff = result.handoff === true;
+            if (result.error) {
+              const e = turnError(result.error, sessionId);
+              // Spec: only llm_unavailable and llm_overloaded frames carry `code`; an internal error frame has none.
+              write(
+                e.code === 'llm_unavailable' || e.code === 'llm_overloaded'
+                  ? { error: e.message, code: e.code, ...(e.extra.retry_after ? { retry_after: e.extra.retry_after as number } : {}) }
+                  : { error: e.message },
+              );
+            } else if (handoff) {
+              // Escalation arrives as an ordinary fragment; with an operator already live there is none.
+              if (result.answer) write({ delta: result.answer });
+            } else {
+              const final = result.answer;
+              // Fragments published before the turn completed may still be on their way through LISTEN.
+              const settleBy = Date.now() + 1_000;
+              while (streamed.length < final.length && final.startsWith(streamed) && Date.now() < settleBy) {
+                await new Promise((r) => setTimeout(r, 10));
+              }
+              if (final.startsWith(streamed)) {
+                if (final.length > streamed.length) write({ delta: final.slice(streamed.length) });
+              } else {
+                write({ error: 'The answer was interrupted and regenerated; the complete answer is in the transcript' });
+              }
+            }
+          } catch (err) {
+            log.error({ err }, 'stream turn failed');
+            write({ error: 'Internal error; it is safe to retry' });
+          } finally {
+            subscription.close();
+            write({ done: true, session_id: sessionId, handoff, quota_exceeded: false });
+          }
+        },
+      };
+    },
+
+    /** `POST /v1/api/handoff`: 404 when handoff is off for the bot or the session is not this bot's. */
+    async handoff(botId: string, sessionId: string): Promise<HandoffResult> {
+      const bot = await loadBot(deps.db, botId);
+      if (!bot.handoff_enabled) throw errors.notFound('Handoff is disabled for this bot');
+      const conversation = await conversationOf(bot.id, sessionId);
+      try {
+        return await deps.temporal.client.workflow.executeUpdateWithStart(handoffUpdate, {
+          args: [{ handoffEnabled: bot.handoff_enabled, at: Date.now() }],
+          startWorkflowOperation: startOperation(deps, conversation),
+        });
+      } catch (err) {
+        // The workflow decides with the settings it was sent; its refusal (`handoff_disabled`) is the same 404.
+        if (updateFailureType(err)) throw apiErrorForFailure(failureInfo(err));
+        throw err;
+      }
+    },
+
+    /** `GET /v1/api/messages`, the hottest path: one indexed query, no Temporal. */
+    poll(botId: string, sessionId: string, cursor?: string): Promise<PollResult> {
+      return pollMessages(deps.db, botId, sessionId, cursor);
+    },
+
+    /** The visitor is typing: shown to operators for about 6 seconds. */
+    async visitorTyping(botId: string, sessionId: string): Promise<void> {
+      const res = await deps.db.query(
+        `UPDATE conversations SET visitor_typing_until = now() + make_interval(secs => $3::double precision / 1000)
+          WHERE session_id = $1 AND bot_id = $2`,
+        [sessionId, botId, LIMITS.operatorTypingMs],
+      );
+      if (!res.rowCount) throw errors.notFound('No conversation with this session_id');
+    },
+
+    /**
+     * Deletes everything stored about one visitor (by `user_token`/confirmed user, by session, or both):
+     * conversations, messages, runs, webhook records, and the workflow histories that hold their texts.
+     */
+    async eraseVisitor(botId: string, who: { user_token?: string; session_id?: string }): Promise<{ conversations: number }> {
+      const sessions = await deps.db.query<{ session_id: string }>(
+        `SELECT session_id FROM conversations WHERE bot_id = $1 AND (session_id = $2 OR visitor_user = $3)`,
+        [botId, who.session_id ?? null, who.user_token ?? null],
+      );
+      const ids = sessions.rows.map((r) => r.session_id);
+      const runs = await deps.db.query<{ id: string }>(`SELECT id FROM runs WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
+      // Workflow histories hold message texts too: delete them before the rows that point at them.
+      const workflowIds = [...ids.map((sid) => conversationWorkflowId(botId, sid)), ...runs.rows.map((r) => runWorkflowId(r.id))];
+      for (const workflowId of workflowIds) {
+        try {
+          await deps.temporal.connection.workflowService.deleteWorkflowExecution({
+            namespace: deps.temporal.namespace,
+            workflowExecution: { workflowId },
+          });
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError) && (err as { code?: number }).code !== 5 /* NOT_FOUND */) throw err;
+        }
+      }
+      await deps.db.query(`DELETE FROM webhook_deliveries WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
+      await deps.db.query(`DELETE FROM runs WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
+      await deps.db.query(`DELETE FROM conversations WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
+      return { conversations: ids.length };
+    },
+
+    /** Open requests (handed to a person, `waiting` or `operator`), most recently handed over first. */
+    async listThreads(botId: string, page: Page) {
+      const after = page.cursor ? decodeCursor<{ e: number; s: string }>(page.cursor, ['e', 's']) : undefined;
+      const res = await deps.db.query<{
+        session_id: string;
+        status: string;
+        visitor_user: string | null;
+        escalated_ms: number;
+        last_ms: number;
+        last: { author: string; text: string; at: number } | null;
+      }>(
+        `SELECT c.session_id, c.status, c.visitor_user,
+                (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms,
+                (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
+                (SELECT json_build_object('author', m.author, 'text', m.text, 'at', m.at) FROM messages m
+                  WHERE m.session_id = c.session_id AND m.author <> 'event' ORDER BY m.seq DESC LIMIT 1) AS last
+           FROM conversations c
+          WHERE c.bot_id = $1 AND c.escalated_at IS NOT NULL AND c.status IN ('waiting', 'operator')
+            AND ($2::bigint IS NULL OR ((extract(epoch FROM c.escalated_at) * 1000)::bigint, c.session_id) < ($2::bigint, $3::text))
+          ORDER BY c.escalated_at DESC, c.session_id DESC
+          LIMIT $4`,
+        [botId, after?.e ?? null, after?.s ?? null, page.limit + 1],
+      );
+      const rows = res.rows.slice(0, page.limit);
+      const last = rows.at(-1);
+      return {
+        threads: rows.map((r) => ({
+          session_id: r.session_id,
+          status: r.status,
+          visitor_user: r.visitor_user,
+          escalated_at: Number(r.escalated_ms),
+          last_message_at: Number(r.last_ms),
+          last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
+        })),
+        next_cursor: res.rows.length > page.limit && last ? encodeCursor({ e: Number(last.escalated_ms), s: last.session_id }) : '',
+      };
+    },
+
+    /** The full transcript, messages and events; opening it tells the visitor an operator is reading. */
+    async transcript(botId: string, sessionId: string, page: Page) {
+      const conversation = await conversationOf(botId, sessionId);
+      const after = page.cursor ? decodeCursor<{ seq: number }>(page.cursor, ['seq']).seq : 0;
+      const [meta, rows] = await Promise.all([
+        deps.db.query<{ visitor_user: string | null; status: string }>(
+          `UPDATE conversations SET operator_seen_at = COALESCE(operator_seen_at, now()) WHERE session_id = $1 RETURNING visitor_user, status`,
+          [conversation.session_id],
+        ),
+        deps.db.query<{ seq: number; id: string; author: string; text: string; at: number; event: Record<string, unknown> | null }>(
+          `SELECT seq, id, author, text, at, event FROM messages WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+          [conversation.session_id, after, page.limit + 1],
+        ),
+      ]);
+      const messages = rows.rows.slice(0, page.limit);
+      return {
+        session_id: conversation.session_id,
+        status: meta.rows[0]?.status ?? conversation.status,
+        visitor_user: meta.rows[0]?.visitor_user ?? null,
+        messages: messages.map((m) => ({ id: m.id, author: m.author, text: m.text, at: Number(m.at), ...(m.event ? { event: m.event } : {}) })),
+        next_cursor: rows.rows.length > page.limit ? encodeCursor({ seq: Number(messages.at(-1)!.seq) }) : '',
+      };
+    },
+
+    /** An operator reply: reaches the visitor at the next poll; the conversation becomes `operator`. */
+    async operatorReply(botId: string, sessionId: string, text: string): Promise<OperatorReplyResult> {
+      const conversation = await conversationOf(botId, sessionId);
+      return deps.temporal.client.workflow.executeUpdateWithStart(operatorReplyUpdate, {
+        args: [{ messageId: `msg_op_${randomUUID()}`, text, at: Date.now() }],
+        startWorkflowOperation: startOperation(deps, conversation),
+      });
+    },
+
+    /** The operator is typing: the visitor's poll shows it for about 6 seconds. */
+    async operatorTyping(botId: string, sessionId: string): Promise<void> {
+      const conversation = await conversationOf(botId, sessionId);
+      await deps.db.query(
+        `UPDATE conversations SET operator_typing_until = now() + make_interval(secs => $2::double precision / 1000) WHERE session_id = $1`,
+        [conversation.session_id, LIMITS.operatorTypingMs],
+      );
+    },
+
+    /** Closes the request: the bot answers again and `resolved` is sent; a conversation not handed over is unchanged. */
+    async resolve(botId: string, sessionId: string): Promise<ResolveResult> {
+      const conversation = await conversationOf(botId, sessionId);
+      return deps.temporal.client.workflow.executeUpdateWithStart(resolveUpdate, {
+        args: [{ at: Date.now() }],
+        startWorkflowOperation: startOperation(deps, conversation),
+      });
+    },
+  };
+  return service;
+}
+
+export type ConversationService = ReturnType<typeof createConversationService>;

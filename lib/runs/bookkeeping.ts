@@ -1,0 +1,195 @@
+import { type Db, preparedStatement } from '../db';
+import type { Passage } from '../knowledge/retrieve';
+import { DELTA_CHANNEL, answerNotice } from '../streams';
+import { failure } from '../../workflows/failures';
+import type { AgentRunInput, GeneratedAnswer, ToolSpec } from '../../workflows/messages';
+
+/**
+ * A run's record in Postgres from start to finish (spec, What the service does: every wake-up is a run accounted in
+ * credits): the `runs` row, the visitor message and the bot's answer of a chat turn, and the one credit charge. The
+ * statements of every run are prepared once per connection (lib/db.ts, preparedStatement); each write is
+ * idempotent on ids chosen by the workflow, so a retried activity repeats nothing.
+ */
+
+/** The history a run sees: the conversation's last messages before this turn's. */
+const HISTORY_MESSAGES = 12;
+
+/** Everything a run's model call needs, gathered by `startRun`. */
+export interface RunContext {
+  botName: string;
+  instructions: string;
+  model: string | null;
+  passages: Passage[];
+  history: { author: string; text: string }[];
+  tools: ToolSpec[];
+  /** Set when an earlier attempt of this run already finished (a retried turn): its answer, not a new one. */
+  finished?: { answer: string };
+}
+
+/**
+ * The start of a run in one statement: the visitor message of a chat turn (if any) joins the transcript, the run is
+ * recorded, and the agent, its workspace's credit balance and any earlier attempt's outcome are read.
+ */
+const START_RUN = preparedStatement(
+  'start-run',
+  `WITH vm AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
+                SELECT $9, $6, $2, 'visitor', $10, $11 WHERE $9::text IS NOT NULL ON CONFLICT (id) DO NOTHING RETURNING 1),
+         vc AS (UPDATE conversations SET visitor_user = COALESCE($12, visitor_user), last_message_at = now()
+                 WHERE $9::text IS NOT NULL AND session_id = $6 RETURNING 1),
+         r AS (INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, workflow_id, status, input)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING RETURNING 1),
+         -- Inside a whole-turn activity ($13), no wait for this commit's WAL flush: the activity's last write
+         -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
+         -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
+         relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
+    SELECT b.name, b.instructions, b.model, w.credit_balance, prev.status AS run_status, prev.answer AS run_answer
+      FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
+     WHERE b.id = $2`,
+);
+
+/** The conversation's last messages before this turn's, oldest first. */
+const RECENT_HISTORY = preparedStatement(
+  'recent-history',
+  `SELECT author, text FROM (
+    SELECT seq, author, text FROM messages
+     WHERE session_id = $1 AND author IN ('visitor', 'bot', 'operator') AND ($2::text IS NULL OR id <> $2)
+     ORDER BY seq DESC LIMIT ${HISTORY_MESSAGES}) m ORDER BY seq`,
+);
+
+/** The outcome of a run in one statement (see finishRun). */
+const FINISH_RUN = preparedStatement(
+  'finish-run',
+  `WITH r AS (UPDATE runs SET status = $2, answer = $3, error_code = $4, error = $5, model = $6, prompt_tokens = $7,
+                      completion_tokens = $8, credits = $9, finished_at = now() WHERE id = $1 RETURNING 1),
+         l AS (INSERT INTO credit_ledger (workspace_id, amount, reason, run_id)
+               SELECT $10, -$9::int, $11, $1 WHERE $2::text = 'done' ON CONFLICT (run_id) DO NOTHING RETURNING amount),
+         w AS (UPDATE workspaces SET credit_balance = credit_balance + l.amount FROM l WHERE workspaces.id = $10 RETURNING 1),
+         m AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
+               SELECT $12, $13, $14, 'bot', $3, $15 WHERE $2::text = 'done' AND $13::text IS NOT NULL
+               ON CONFLICT (id) DO NOTHING RETURNING 1),
+         c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 RETURNING 1)
+    SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL`,
+);
+
+/** Credits charged for a run (README, Credits): one per run plus one per started 1 000 tokens. */
+export function creditsFor(promptTokens: number, completionTokens: number): number {
+  return 1 + Math.ceil((promptTokens + completionTokens) / 1000);
+}
+
+/** The id of the bot's answer to a chat turn: derived from the run id, so a retried finish writes it once. */
+export function answerMessageId(runId: string): string {
+  return `msg_${runId.slice(4)}`;
+}
+
+export interface StartRunDeps {
+  db: Db;
+  retrieve: (botId: string, query: string) => Promise<Passage[]>;
+  /** The tools this run may use (lib/actions/tools.ts). */
+  toolsFor: (input: AgentRunInput) => Promise<ToolSpec[]>;
+}
+
+/**
+ * Records the run as started and gathers what the model needs. One round trip writes (the visitor message of a
+ * chat turn, the run row) and reads the agent, the credit balance and any earlier attempt's outcome; the knowledge
+ * and history reads do not depend on it and run beside it. Fails with `bot_not_found`, or `no_credits` (spec: every
+ * run is accounted in credits; with none left there is no free work).
+ */
+export async function startRun(
+  deps: StartRunDeps,
+  input: AgentRunInput,
+  opts: { workflowId: string; visitor?: { id: string; text: string; at: number; user?: string }; flushedByFinish?: boolean },
+): Promise<RunContext> {
+  const { visitor } = opts;
+  const [started, passages, history, tools] = await Promise.all([
+    deps.db.query<{ name: string; instructions: string; model: string | null; credit_balance: number; run_status: string | null; run_answer: string | null }>(
+      START_RUN([
+        input.runId,
+        input.botId,
+        input.workspaceId,
+        input.triggerKind,
+        input.triggerId ?? null,
+        input.sessionId ?? null,
+        opts.workflowId,
+        input.input,
+        visitor?.id ?? null,
+        visitor?.text ?? null,
+        visitor?.at ?? null,
+        visitor?.user ?? null,
+        opts.flushedByFinish === true,
+      ]),
+    ),
+    deps.retrieve(input.botId, input.input),
+    input.sessionId
+      ? deps.db.query<{ author: string; text: string }>(RECENT_HISTORY([input.sessionId, input.messageId ?? null]))
+      : Promise.resolve({ rows: [] as { author: string; text: string }[] }),
+    input.withTools ? deps.toolsFor(input) : Promise.resolve([] as ToolSpec[]),
+  ]);
+  const bot = started.rows[0];
+  if (!bot) throw failure('bot_not_found', `Bot ${input.botId} no longer exists`);
+  // The statement sees the database as it was before its own writes: a run row here was written by an earlier
+  // attempt. One that already finished keeps its answer (the visitor may have read it).
+  const finished = bot.run_status === 'done' ? { answer: bot.run_answer ?? '' } : undefined;
+  if (!finished && bot.credit_balance <= 0) {
+    const message = 'The workspace has no credits left; add credits to wake this agent again';
+    await deps.db.query(`UPDATE runs SET status = 'failed', error_code = 'no_credits', error = $2, finished_at = now() WHERE id = $1`, [
+      input.runId,
+      message,
+    ]);
+    throw failure('no_credits', message);
+  }
+  return {
+    botName: bot.name,
+    instructions: bot.instructions,
+    model: bot.model,
+    passages,
+    history: history.rows,
+    tools,
+    ...(finished ? { finished } : {}),
+  };
+}
+
+/**
+ * Records the outcome in one statement: the run row, its one charge (the ledger's unique run_id makes a retried
+ * finish charge nothing more) and the balance, and for a message run the bot's answer in the transcript and its
+ * announcement to the waiting API (delivered at commit).
+ */
+export async function finishRun(
+  db: Db,
+  input: { run: AgentRunInput; status: 'done' | 'failed'; answer?: GeneratedAnswer; errorCode?: string; error?: string },
+): Promise<void> {
+  const { run, answer } = input;
+  const credits = input.status === 'done' ? creditsFor(answer?.promptTokens ?? 0, answer?.completionTokens ?? 0) : 0;
+  await db.query(
+    FINISH_RUN([
+      run.runId,
+      input.status,
+      answer?.text ?? null,
+      input.errorCode ?? null,
+      input.error ?? null,
+      answer?.model ?? null,
+      answer?.promptTokens ?? 0,
+      answer?.completionTokens ?? 0,
+      credits,
+      run.workspaceId,
+      `run ${run.triggerKind}`,
+      answerMessageId(run.runId),
+      run.sessionId ?? null,
+      run.botId,
+      Date.now(),
+      // A message run's answer is announced at commit to the API process waiting for the turn (lib/streams).
+      input.status === 'done' && run.sessionId ? answerNotice(run.runId, answer?.text ?? '') : null,
+    ]),
+  );
+}
+
+/** A run that failed before it could start (a poll that could not fetch its address): recorded for the log. */
+export async function recordFailedBeforeStart(
+  db: Db,
+  input: { runId: string; botId: string; workspaceId: string; triggerKind: string; triggerId: string; workflowId: string; errorCode: string; error: string },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, workflow_id, status, input, error_code, error, finished_at)
+     VALUES ($1, $2, $3, $4, $5, $6, 'failed', '', $7, $8, now()) ON CONFLICT (id) DO NOTHING`,
+    [input.runId, input.botId, input.workspaceId, input.triggerKind, input.triggerId, input.workflowId, input.errorCode, input.error],
+  );
+}

@@ -1,0 +1,68 @@
+import type { Passage } from '../knowledge/retrieve';
+import type { ChatMessage } from '../llm';
+import type { AgentRunInput, ToolTurn } from '../../workflows/messages';
+
+/** What the model is given for one run: the agent, its knowledge and the conversation so far. */
+export interface PromptContext {
+  instructions: string;
+  passages: Passage[];
+  history: { author: string; text: string }[];
+}
+
+/** A passage is cut to this many characters in the prompt. */
+const PASSAGE_CHARS = 1_500;
+
+/** Platform rules every agent gets before its own instructions. */
+const PLATFORM_RULES = [
+  'You are an assistant embedded on a website, answering its visitors.',
+  'Use the knowledge passages below when they are relevant; do not invent facts that are not in them.',
+  'If the passages do not cover the question, say so briefly and offer what you can.',
+  'Answer in the language of the visitor.',
+].join(' ');
+
+/** The messages of one model call: system prompt (rules, instructions, page, passages), history, the input. */
+export function buildPrompt(input: Pick<AgentRunInput, 'input' | 'pageContext'>, ctx: PromptContext): ChatMessage[] {
+  const knowledge = ctx.passages.length
+    ? ctx.passages.map((p, i) => `[${i + 1}] ${p.title ? `${p.title}: ` : ''}${p.text.slice(0, PASSAGE_CHARS)}`).join('\n\n')
+    : '(no passages matched this message)';
+  const system = [
+    PLATFORM_RULES,
+    ctx.instructions ? `Instructions from the owner of this agent:\n${ctx.instructions}` : '',
+    input.pageContext ? `The visitor is on this page:\n${input.pageContext}` : '',
+    `Knowledge passages:\n${knowledge}`,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+  const history: ChatMessage[] = ctx.history.map((m) =>
+    m.author === 'visitor' ? { role: 'user', content: m.text } : { role: 'assistant', content: m.text },
+  );
+  return [{ role: 'system', content: system }, ...history, { role: 'user', content: input.input }];
+}
+
+/** The tool calls and results of this run so far, as the model's follow-up messages. */
+export function toolFollowUps(transcript: ToolTurn[]): ChatMessage[] {
+  return transcript.map((t) =>
+    t.role === 'assistant'
+      ? {
+          role: 'assistant',
+          content: t.text || null,
+          tool_calls: t.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
+        }
+      : { role: 'tool', tool_call_id: t.toolCallId, content: t.content },
+  );
+}
+
+/** Without an LLM, the answer is the best-matching passages, stated as such (a real, documented mode). */
+export function extractiveAnswer(passages: Passage[]): string {
+  if (!passages.length) {
+    return "I couldn't find anything about that in this site's knowledge base. (No AI model is configured, so I can only quote what the knowledge base says.)";
+  }
+  const quoted = passages.slice(0, 3).map((p) => `• ${p.title ? `${p.title}: ` : ''}${p.text.slice(0, 600).trim()}`);
+  return `Here is what the knowledge base says about this:\n\n${quoted.join('\n\n')}`;
+}
+
+/** An extractive answer streamed a few words at a time, like a model would. */
+export function* chunkWords(text: string, size = 4): Generator<string> {
+  const words = text.split(/(?<=\s)/);
+  for (let i = 0; i < words.length; i += size) yield words.slice(i, i + size).join('');
+}

@@ -1,0 +1,56 @@
+import type { Config } from './config';
+import type { Db } from './db';
+import type { Embedder } from './knowledge/store';
+import type { SecretBox } from './secret-box';
+import type { DeltaHub } from './streams';
+import type { Temporal } from './temporal';
+import { createAccountService } from './accounts/service';
+import { createActionService } from './actions/service';
+import { createBotService } from './bots/service';
+import { createConversationService } from './conversations/service';
+import { createCreditService } from './credits/service';
+import { createKnowledgeService } from './knowledge/service';
+import { createNotificationService } from './notifications/service';
+import { createRunService } from './runs/service';
+import { createScanService } from './scans/service';
+import { createTriggerService } from './triggers/service';
+
+/** What the services run on; built once per process (API, worker, agentctl) and shared by every surface. */
+export interface ServiceDeps {
+  config: Pick<Config, 'LLM_TURN_TIMEOUT_MS' | 'TRIGGER_MIN_INTERVAL_SECONDS' | 'SSRF_ALLOW_LOOPBACK'>;
+  db: Db;
+  temporal: Temporal;
+  secrets: SecretBox;
+  /** API processes: the answers and stream fragments the worker announces (Postgres LISTEN). */
+  deltaHub?: DeltaHub;
+  /** Embeds knowledge on write when embeddings are on. */
+  embed?: Embedder;
+}
+
+/**
+ * One service per resource (DESIGN.md, Who owns what): each owns its SQL, its Temporal calls and the mapping of its
+ * failures to API errors. Routes, the builder's tools, the widget, the dashboard and agentctl all call these.
+ */
+export function createServices(deps: ServiceDeps) {
+  const { db, temporal, secrets, config } = deps;
+  return {
+    accounts: createAccountService({ db, secrets }),
+    actions: createActionService({ db, temporal }),
+    bots: createBotService({ db, secrets }),
+    conversations: createConversationService({ db, temporal, secrets, turnTimeoutMs: config.LLM_TURN_TIMEOUT_MS, deltaHub: deps.deltaHub }),
+    credits: createCreditService({ db }),
+    knowledge: createKnowledgeService({ db, embed: deps.embed }),
+    notifications: createNotificationService({ db }),
+    runs: createRunService({ db, temporal }),
+    scans: createScanService({ db, temporal, allowLoopback: config.SSRF_ALLOW_LOOPBACK }),
+    triggers: createTriggerService({
+      db,
+      temporal,
+      secrets,
+      turnTimeoutMs: config.LLM_TURN_TIMEOUT_MS,
+      minIntervalSeconds: config.TRIGGER_MIN_INTERVAL_SECONDS,
+    }),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;
