@@ -18,7 +18,14 @@ export function createActionActivities(deps: ActionDeps) {
     },
 
     /** Records an action call waiting for the owner, and notifies the owner. Idempotent on its id. */
-    requestApproval(input: { approvalId: string; runId: string; botId: string; tool: ToolSpec; arguments: string; workflowId: string }): Promise<void> {
+    requestApproval(input: {
+      approvalId: string;
+      runId: string;
+      botId: string;
+      tool: ToolSpec;
+      arguments: string;
+      workflowId: string;
+    }): Promise<void> {
       return requestApproval(deps.db, input);
     },
 

@@ -42,7 +42,11 @@ const TOLD_TO_VISITOR = new Set<FailureInfo['type']>(['llm_unavailable', 'llm_ov
  * local activity (`answerMessage`). Activities never call each other.
  */
 export function createAgentRunActivities(deps: AgentRunDeps) {
-  const startDeps = { db: deps.db, retrieve: deps.retrieve, toolsFor: (input: AgentRunInput) => toolsFor(deps.db, input) };
+  const startDeps = {
+    db: deps.db,
+    retrieve: deps.retrieve,
+    toolsFor: (input: AgentRunInput) => toolsFor(deps.db, input),
+  };
 
   return {
     /** Records the run as started and gathers what the model needs: the agent, knowledge and recent history. */
@@ -56,7 +60,13 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
     },
 
     /** Records the outcome: the run row, its one charge, and a message run's answer in the transcript. */
-    finishRun(input: { run: AgentRunInput; status: 'done' | 'failed'; answer?: GeneratedAnswer; errorCode?: string; error?: string }): Promise<void> {
+    finishRun(input: {
+      run: AgentRunInput;
+      status: 'done' | 'failed';
+      answer?: GeneratedAnswer;
+      errorCode?: string;
+      error?: string;
+    }): Promise<void> {
       return finishRun(deps.db, input);
     },
 
@@ -88,7 +98,9 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
       try {
         const ctx = await startRun(startDeps, input.run, {
           workflowId: workflowIdOf(input.run),
-          visitor: simple ? { id: message.id, text: message.text, at: message.at, user: input.visitor.user } : undefined,
+          visitor: simple
+            ? { id: message.id, text: message.text, at: message.at, user: input.visitor.user }
+            : undefined,
           flushedByFinish: true,
         });
         // A retry of a turn whose answer was already stored (the worker died before reporting it) repeats nothing.
@@ -101,7 +113,12 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
         if (!TOLD_TO_VISITOR.has(failure.type)) throw err;
         // A run refused for lack of credits was recorded as such by startRun.
         if (failure.type !== 'no_credits') {
-          await finishRun(deps.db, { run: input.run, status: 'failed', errorCode: failure.type, error: failure.message });
+          await finishRun(deps.db, {
+            run: input.run,
+            status: 'failed',
+            errorCode: failure.type,
+            error: failure.message,
+          });
         }
         return { failure };
       }

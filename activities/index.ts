@@ -10,7 +10,13 @@ import { type WebhookDeps, createWebhookActivities } from './webhooks';
  * Everything activities may use, built once by the worker (or a test) and injected: no globals. It is the union of
  * what each factory declares it needs, so a new dependency is declared once, next to the activities that use it.
  */
-export type ActivityDeps = ActionDeps & AgentRunDeps & ConversationDeps & MaintenanceDeps & SiteScanDeps & TriggerDeps & WebhookDeps;
+export type ActivityDeps = ActionDeps &
+  AgentRunDeps &
+  ConversationDeps &
+  MaintenanceDeps &
+  SiteScanDeps &
+  TriggerDeps &
+  WebhookDeps;
 
 export function createActivities(deps: ActivityDeps) {
   return {

@@ -40,7 +40,11 @@ export function createTriggerActivities(deps: TriggerDeps) {
       if (t.kind !== 'poll') return { input: composeRunInput(t.task, `Scheduled run at ${new Date().toISOString()}`) };
       let body: string;
       try {
-        const r = await deps.fetch(t.poll_url!, { method: 'GET', timeoutMs: POLL_TIMEOUT_MS, maxBytes: POLL_MAX_BYTES });
+        const r = await deps.fetch(t.poll_url!, {
+          method: 'GET',
+          timeoutMs: POLL_TIMEOUT_MS,
+          maxBytes: POLL_MAX_BYTES,
+        });
         if (r.status >= 400) throw new Error(`HTTP ${r.status}`);
         body = r.body.toString('utf8');
       } catch (err) {

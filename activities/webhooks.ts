@@ -1,6 +1,12 @@
 import { Context } from '@temporalio/activity';
 import type { Db } from '../lib/db';
-import { loadDelivery, markDelivered, markDeliveryFailed, recordAttempt, signDelivery } from '../lib/deliveries/service';
+import {
+  loadDelivery,
+  markDelivered,
+  markDeliveryFailed,
+  recordAttempt,
+  signDelivery,
+} from '../lib/deliveries/service';
 import type { SafeFetch } from '../lib/http/safe-fetch';
 import type { SecretBox } from '../lib/secret-box';
 import { failure } from '../workflows/failures';

@@ -29,7 +29,10 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
 
 function parametersOf(schema: z.ZodType | undefined, where: 'query' | 'path', components: Record<string, JsonSchema>) {
   if (!schema) return [];
-  const json = toSchema(schema, 'input', components) as { properties?: Record<string, JsonSchema>; required?: string[] };
+  const json = toSchema(schema, 'input', components) as {
+    properties?: Record<string, JsonSchema>;
+    required?: string[];
+  };
   return Object.entries(json.properties ?? {}).map(([name, s]) => ({
     name,
     in: where,
@@ -48,14 +51,22 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
 
   for (const def of defs) {
     const responses: Record<string, unknown> = {};
-    const rateHeaders = def.path.startsWith('/v1/api/') ? ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] : [];
+    const rateHeaders = def.path.startsWith('/v1/api/')
+      ? ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']
+      : [];
     for (const [status, r] of Object.entries(def.responses)) {
       const headers = ['X-Request-Id', ...rateHeaders, ...(r.headers ?? [])];
       responses[status] = {
         description: r.description,
         headers: Object.fromEntries(headers.map((h) => [h, { schema: { type: 'string' } }])),
         ...(r.schema || r.contentType
-          ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema ? toSchema(r.schema, 'output', components) : {} } } }
+          ? {
+              content: {
+                [r.contentType ?? 'application/json']: {
+                  schema: r.schema ? toSchema(r.schema, 'output', components) : {},
+                },
+              },
+            }
           : {}),
       };
     }
@@ -79,22 +90,39 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
       parameters: [
         ...parametersOf(def.params, 'path', components),
         ...parametersOf(def.query, 'query', components),
-        ...[...(def.headers ?? []), ...(def.idempotent ? [IDEMPOTENCY_HEADER] : [])].map((h: { name: string; description: string; required?: boolean }) => ({
-          name: h.name,
-          in: 'header',
-          required: h.required ?? false,
-          description: h.description,
-          schema: { type: 'string' },
-        })),
+        ...[...(def.headers ?? []), ...(def.idempotent ? [IDEMPOTENCY_HEADER] : [])].map(
+          (h: { name: string; description: string; required?: boolean }) => ({
+            name: h.name,
+            in: 'header',
+            required: h.required ?? false,
+            description: h.description,
+            schema: { type: 'string' },
+          }),
+        ),
       ],
       ...(def.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(def.body, 'input', components) } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: toSchema(def.body, 'input', components) } },
+            },
+          }
         : def.rawBody
           ? { requestBody: { required: false, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } }
           : {}),
       responses,
-      ...(def.keys ? { security: def.keys.map((k) => ({ [KEY_SCHEMES[k] ?? k]: [] })) } : def.session ? { security: [{ session: [] }] } : {}),
-      ...(def.unstable ? { 'x-stability': 'unstable', description: `${def.description ?? ''}\n\nNot part of the stable public contract: may change with the dashboard.`.trim() } : {}),
+      ...(def.keys
+        ? { security: def.keys.map((k) => ({ [KEY_SCHEMES[k] ?? k]: [] })) }
+        : def.session
+          ? { security: [{ session: [] }] }
+          : {}),
+      ...(def.unstable
+        ? {
+            'x-stability': 'unstable',
+            description:
+              `${def.description ?? ''}\n\nNot part of the stable public contract: may change with the dashboard.`.trim(),
+          }
+        : {}),
     };
     (paths[def.path] ??= {})[def.method] = operation;
   }
@@ -117,7 +145,12 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
         secretKey: { type: 'apiKey', in: 'header', name: 'X-Bot-Key', description: 'Secret bot key `sk_…`' },
         publicKey: { type: 'apiKey', in: 'header', name: 'X-Bot-Key', description: 'Public bot key `pk_…` (widget)' },
         builderKey: { type: 'http', scheme: 'bearer', description: 'Builder key `ck_…`' },
-        session: { type: 'apiKey', in: 'cookie', name: 'ap_session', description: 'Dashboard session from `POST /v1/auth/login`' },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'ap_session',
+          description: 'Dashboard session from `POST /v1/auth/login`',
+        },
       },
     },
   };

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { z } from 'zod';
+import { type z } from 'zod';
 import { createKeyRateChecker, type PrincipalKind } from '../lib/auth';
 import type { Db } from '../lib/db';
 import { ApiError, type ErrorCode } from '../lib/errors';
@@ -63,16 +63,24 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
  * Declares a route; the handler's `input` is typed from the route's own `body`, `query` and `params` schemas (the
  * validate step has parsed them before the handler runs).
  */
-export function route<B extends Schema = undefined, Q extends Schema = undefined, P extends Schema = undefined>(def: RouteDef<B, Q, P>): RouteDef {
+export function route<B extends Schema = undefined, Q extends Schema = undefined, P extends Schema = undefined>(
+  def: RouteDef<B, Q, P>,
+): RouteDef {
   return def;
 }
 
 /** Errors of the key check every key-authenticated route can answer with (spec, Authentication rules 1–3). */
-export const AUTH_ERRORS = ['missing_key', 'invalid_key', 'wrong_key_type', 'service_unavailable'] as const satisfies readonly ErrorCode[];
+export const AUTH_ERRORS = [
+  'missing_key',
+  'invalid_key',
+  'wrong_key_type',
+  'service_unavailable',
+] as const satisfies readonly ErrorCode[];
 
 export const IDEMPOTENCY_HEADER = {
   name: 'Idempotency-Key',
-  description: 'Optional. A repeat with the same key within 24 hours replays the stored response (`Idempotency-Replayed: true`).',
+  description:
+    'Optional. A repeat with the same key within 24 hours replays the stored response (`Idempotency-Replayed: true`).',
 };
 
 function zodMessage(error: z.ZodError, where: string): string {

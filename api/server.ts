@@ -31,20 +31,31 @@ function buildEmbedder(config: Config, logger: Logger): Embedder | undefined {
     if (config.EMBEDDING_MODEL) logger.warn('EMBEDDING_MODEL is set without OPENAI_API_KEY: embeddings are off');
     return undefined;
   }
-  const llm = createOpenAiLlm({ apiKey: config.OPENAI_API_KEY!, baseURL: config.OPENAI_BASE_URL, model: config.LLM_MODEL, embeddingModel: model });
+  const llm = createOpenAiLlm({
+    apiKey: config.OPENAI_API_KEY!,
+    baseURL: config.OPENAI_BASE_URL,
+    model: config.LLM_MODEL,
+    embeddingModel: model,
+  });
   const embed = llm.embed!;
   logger.info({ embeddingModel: model }, 'knowledge embeddings on');
   return async (texts) => {
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new LlmError('llm_overloaded', 'The embedding model did not answer in time', 10)), EMBED_CALL_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new LlmError('llm_overloaded', 'The embedding model did not answer in time', 10)),
+          EMBED_CALL_TIMEOUT_MS,
+        );
       });
       return await Promise.race([embed(texts), timeout]);
     } catch (err) {
       const kind = err instanceof LlmError ? err.kind : 'unclassified';
       const retryAfter = err instanceof LlmError ? (err.retryAfterSeconds ?? 5) : 5;
-      logger.warn({ embeddingModel: model, kind, reason: err instanceof LlmError ? err.message : String((err as Error)?.name) }, 'embedding failed: knowledge write refused');
+      logger.warn(
+        { embeddingModel: model, kind, reason: err instanceof LlmError ? err.message : String((err as Error)?.name) },
+        'embedding failed: knowledge write refused',
+      );
       throw new ApiError(
         'service_unavailable',
         'The embedding model could not embed this source; nothing was written, retry shortly',

@@ -17,7 +17,11 @@ export function sessionUser(ctx: AppContext): { userId: string; workspaceId: str
 }
 
 /** The bot named in a dashboard path, if it is in the signed-in user's workspace; 404 otherwise (never 403: no leaks). */
-export function sessionBot(deps: AppDeps, ctx: AppContext, botId: string): Promise<{ id: string; workspace_id: string }> {
+export function sessionBot(
+  deps: AppDeps,
+  ctx: AppContext,
+  botId: string,
+): Promise<{ id: string; workspace_id: string }> {
   return deps.services.bots.findInWorkspace(sessionUser(ctx).workspaceId, botId);
 }
 

@@ -3,7 +3,16 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createDb } from '../lib/db';
 import { startBaseline } from './baseline';
-import { benchOptions, benchBot, cpuByRole, cpuPerOperation, liftRateLimits, runConcurrent, startBenchStack, summarize } from './stack';
+import {
+  benchOptions,
+  benchBot,
+  cpuByRole,
+  cpuPerOperation,
+  liftRateLimits,
+  runConcurrent,
+  startBenchStack,
+  summarize,
+} from './stack';
 
 const HELP = `Usage: npm run bench -- chat [--turns N] [--concurrency 1,4,16] [--live-turns N]
 
@@ -35,13 +44,21 @@ async function main() {
     await liftRateLimits(db);
 
     const chatOnce = async (session: string) => {
-      const res = await fetch(`${api}/v1/api/chat`, { method: 'POST', headers, body: JSON.stringify({ session_id: session, message: 'hello' }) });
+      const res = await fetch(`${api}/v1/api/chat`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ session_id: session, message: 'hello' }),
+      });
       if (res.status !== 200) throw new Error(`chat ${res.status}: ${await res.text()}`);
       await res.json();
     };
     const streamFirstFragment = async (session: string): Promise<number> => {
       const started = performance.now();
-      const res = await fetch(`${api}/v1/api/chat/stream`, { method: 'POST', headers, body: JSON.stringify({ session_id: session, message: 'hello' }) });
+      const res = await fetch(`${api}/v1/api/chat/stream`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ session_id: session, message: 'hello' }),
+      });
       const reader = res.body!.getReader();
       let first = NaN;
       let buf = '';
@@ -142,7 +159,14 @@ async function main() {
     liveRow.chat_overhead_p50_ms = Math.round((liveRow.chat_ms.p50 - liveRow.fake_llm_ms.p50) * 10) / 10;
     liveRow.target_met = liveRow.chat_overhead_p50_ms < 30;
     console.log(JSON.stringify(liveRow));
-    const out = { benchmark: 'chat', at: new Date().toISOString(), turns, target: 'chat overhead p50 < 30 ms at 16 concurrent sessions', results, live: liveRow };
+    const out = {
+      benchmark: 'chat',
+      at: new Date().toISOString(),
+      turns,
+      target: 'chat overhead p50 < 30 ms at 16 concurrent sessions',
+      results,
+      live: liveRow,
+    };
     writeFileSync(path.join(__dirname, 'results', 'chat.json'), JSON.stringify(out, null, 2));
   } finally {
     await baseline.close();

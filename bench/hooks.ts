@@ -24,7 +24,11 @@ async function main() {
   try {
     const bot = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
     const api = stack.platform.apiUrl;
-    const login = await fetch(`${api}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: bot.email, password: bot.password }) });
+    const login = await fetch(`${api}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: bot.email, password: bot.password }),
+    });
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
     const created = (await (
       await fetch(`${api}/v1/dashboard/bots/${bot.bot_id}/triggers`, {
@@ -36,12 +40,20 @@ async function main() {
     const body = JSON.stringify({ event: 'order.created', id: 1 });
     const signature = `sha256=${createHmac('sha256', created.secret).update(body).digest('hex')}`;
     const hook = async () => {
-      const res = await fetch(`${api}/v1/hooks/${created.id}`, { method: 'POST', headers: { 'X-Hook-Signature': signature }, body });
+      const res = await fetch(`${api}/v1/hooks/${created.id}`, {
+        method: 'POST',
+        headers: { 'X-Hook-Signature': signature },
+        body,
+      });
       if (res.status !== 202) throw new Error(`hook ${res.status}: ${await res.text()}`);
       await res.arrayBuffer();
     };
     const bareStart = async () => {
-      await client.workflow.start('benchBareWorkflow', { taskQueue: 'bench-no-worker', workflowId: `bench/${randomUUID()}`, args: [] });
+      await client.workflow.start('benchBareWorkflow', {
+        taskQueue: 'bench-no-worker',
+        workflowId: `bench/${randomUUID()}`,
+        args: [],
+      });
     };
     await runConcurrent(50, 4, hook);
     await runConcurrent(50, 4, bareStart);
@@ -63,7 +75,10 @@ async function main() {
       results.push(row);
       console.log(JSON.stringify(row));
     }
-    writeFileSync(path.join(__dirname, 'results', 'hooks.json'), JSON.stringify({ benchmark: 'hooks', at: new Date().toISOString(), requests: total, results }, null, 2));
+    writeFileSync(
+      path.join(__dirname, 'results', 'hooks.json'),
+      JSON.stringify({ benchmark: 'hooks', at: new Date().toISOString(), requests: total, results }, null, 2),
+    );
   } finally {
     await connection.close();
     await db.end();

@@ -9,7 +9,9 @@ const benches = readdirSync(__dirname)
 
 const [name, ...args] = process.argv.slice(2);
 if (!name || name === '--help' || name === '-h') {
-  console.log(`Usage: npm run bench -- <name> [options]   (each takes --help)\n\nBenchmarks: ${benches.join(', ')}\nResults go to bench/results/<name>.json.`);
+  console.log(
+    `Usage: npm run bench -- <name> [options]   (each takes --help)\n\nBenchmarks: ${benches.join(', ')}\nResults go to bench/results/<name>.json.`,
+  );
   process.exit(name ? 0 : 2);
 }
 const file = path.join(__dirname, `${name}.ts`);

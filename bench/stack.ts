@@ -13,7 +13,9 @@ import { freePort } from '../lib/stack/processes';
  * A whole platform for a benchmark run, as the tests start it (embedded Postgres, Temporal dev server, a worker,
  * the API) with the fake OpenAI server answering at once, so what is measured is the platform's own overhead.
  */
-export async function startBenchStack(opts: { persistTemporal?: boolean } = {}): Promise<{ platform: Platform; fake: FakeOpenAI; stop(): Promise<void> }> {
+export async function startBenchStack(
+  opts: { persistTemporal?: boolean } = {},
+): Promise<{ platform: Platform; fake: FakeOpenAI; stop(): Promise<void> }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-platform-bench-'));
   chmodSync(dataDir, 0o755);
   const fake = await startFakeOpenAI();
@@ -54,11 +56,21 @@ export function percentile(sorted: number[], p: number): number {
 export function summarize(ms: number[]) {
   const s = [...ms].sort((a, b) => a - b);
   const round = (n: number) => Math.round(n * 10) / 10;
-  return { n: s.length, p50: round(percentile(s, 50)), p90: round(percentile(s, 90)), p99: round(percentile(s, 99)), max: round(s.at(-1) ?? NaN) };
+  return {
+    n: s.length,
+    p50: round(percentile(s, 50)),
+    p90: round(percentile(s, 90)),
+    p99: round(percentile(s, 99)),
+    max: round(s.at(-1) ?? NaN),
+  };
 }
 
 /** Runs `task` `total` times with `concurrency` in flight, returning each call's latency in ms. */
-export async function runConcurrent(total: number, concurrency: number, task: (i: number) => Promise<void>): Promise<number[]> {
+export async function runConcurrent(
+  total: number,
+  concurrency: number,
+  task: (i: number) => Promise<void>,
+): Promise<number[]> {
   const latencies: number[] = [];
   let next = 0;
   await Promise.all(
@@ -79,7 +91,9 @@ export async function runConcurrent(total: number, concurrency: number, task: (i
  * path, not the limiter, so every window is kept at 1 (the upsert still happens on every request).
  */
 export async function liftRateLimits(db: Queryable): Promise<void> {
-  await db.query(`CREATE OR REPLACE FUNCTION bench_no_limits() RETURNS trigger AS $$ BEGIN NEW.count := 1; RETURN NEW; END $$ LANGUAGE plpgsql`);
+  await db.query(
+    `CREATE OR REPLACE FUNCTION bench_no_limits() RETURNS trigger AS $$ BEGIN NEW.count := 1; RETURN NEW; END $$ LANGUAGE plpgsql`,
+  );
   await db.query(
     `DROP TRIGGER IF EXISTS bench_no_limits ON rate_windows;
      CREATE TRIGGER bench_no_limits BEFORE INSERT OR UPDATE ON rate_windows FOR EACH ROW EXECUTE FUNCTION bench_no_limits()`,
@@ -88,7 +102,10 @@ export async function liftRateLimits(db: Queryable): Promise<void> {
 
 /** A workspace whose quota and credits outlast any benchmark, with one bot. */
 export function benchBot(db: Db, secretEncryptionKey: string) {
-  return bootstrapWorkspace(db, createSecretBox(secretEncryptionKey), { monthlyConversationQuota: 1_000_000, initialCredits: 10_000_000 });
+  return bootstrapWorkspace(db, createSecretBox(secretEncryptionKey), {
+    monthlyConversationQuota: 1_000_000,
+    initialCredits: 10_000_000,
+  });
 }
 
 /** The command line of a benchmark: null after printing `help` for `--help`, else a reader of `--name value`. */
@@ -120,7 +137,12 @@ export function cpuByRole(): Record<string, number> {
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       // Fields after the name: state, ppid, …, utime (12th), stime (13th), cutime, cstime.
       const ticks = Number(fields[11]) + Number(fields[12]);
-      procs.push({ pid: Number(pid), ppid: Number(fields[1]), ticks, cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ') });
+      procs.push({
+        pid: Number(pid),
+        ppid: Number(fields[1]),
+        ticks,
+        cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' '),
+      });
     } catch {
       // gone meanwhile
     }
@@ -154,7 +176,11 @@ export function cpuByRole(): Record<string, number> {
 }
 
 /** CPU milliseconds per operation by role between two `cpuByRole()` readings. */
-export function cpuPerOperation(before: Record<string, number>, after: Record<string, number>, operations: number): Record<string, number> {
+export function cpuPerOperation(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  operations: number,
+): Record<string, number> {
   return Object.fromEntries(
     Object.keys(after)
       .filter((k) => after[k] - (before[k] ?? 0) > 0)

@@ -76,14 +76,36 @@ async function main(argv: string[]): Promise<number> {
   const services = createServices({ config, db, temporal, secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY) });
   try {
     if (command === 'status') {
-      const check = (p: Promise<unknown>) => p.then(() => 'ok', (err: Error) => `unavailable: ${err.message.split('\n')[0]}`);
-      const [database, temporalStatus] = await Promise.all([check(db.query('SELECT 1')), check(pingTemporal(temporal))]);
-      const report = { database, temporal: temporalStatus, temporal_address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE };
-      console.log(values.json ? JSON.stringify(report) : Object.entries(report).map(([k, v]) => `${k.padEnd(17)} ${v}`).join('\n'));
+      const check = (p: Promise<unknown>) =>
+        p.then(
+          () => 'ok',
+          (err: Error) => `unavailable: ${err.message.split('\n')[0]}`,
+        );
+      const [database, temporalStatus] = await Promise.all([
+        check(db.query('SELECT 1')),
+        check(pingTemporal(temporal)),
+      ]);
+      const report = {
+        database,
+        temporal: temporalStatus,
+        temporal_address: config.TEMPORAL_ADDRESS,
+        namespace: config.TEMPORAL_NAMESPACE,
+      };
+      console.log(
+        values.json
+          ? JSON.stringify(report)
+          : Object.entries(report)
+              .map(([k, v]) => `${k.padEnd(17)} ${v}`)
+              .join('\n'),
+      );
       return database === 'ok' && temporalStatus === 'ok' ? 0 : 1;
     }
     if (command === 'bootstrap') {
-      const r = await services.accounts.bootstrap({ workspaceName: values.workspace, email: values.email, botName: values.bot });
+      const r = await services.accounts.bootstrap({
+        workspaceName: values.workspace,
+        email: values.email,
+        botName: values.bot,
+      });
       if (values.json) {
         console.log(JSON.stringify(r, null, 2));
       } else {
@@ -103,17 +125,27 @@ Keys — shown once, store them now:
     if (command === 'keys' && sub === 'rotate') {
       const kinds: RotatableKind[] = ['secret', 'identity', 'builder', 'webhook'];
       if (!values.bot) throw new UsageError('--bot BOT_ID is required');
-      if (!kinds.includes(values.kind as RotatableKind)) throw new UsageError(`--kind must be one of ${kinds.join(', ')}`);
+      if (!kinds.includes(values.kind as RotatableKind))
+        throw new UsageError(`--kind must be one of ${kinds.join(', ')}`);
       const r = await services.bots.rotateKey(values.bot, values.kind as RotatableKind);
-      console.log(values.json ? JSON.stringify({ bot_id: values.bot, kind: values.kind, ...r }) : `New ${values.kind} key (shown once): ${r.key}`);
+      console.log(
+        values.json
+          ? JSON.stringify({ bot_id: values.bot, kind: values.kind, ...r })
+          : `New ${values.kind} key (shown once): ${r.key}`,
+      );
       return 0;
     }
     if (command === 'credits' && sub === 'grant') {
       const amount = Number(values.amount);
       if (!values.workspace) throw new UsageError('--workspace WORKSPACE_ID is required');
-      if (!Number.isInteger(amount) || amount <= 0 || amount > 1_000_000_000) throw new UsageError('--amount must be a positive whole number');
+      if (!Number.isInteger(amount) || amount <= 0 || amount > 1_000_000_000)
+        throw new UsageError('--amount must be a positive whole number');
       const balance = await services.credits.grant(values.workspace, amount, values.reason ?? 'granted with agentctl');
-      console.log(values.json ? JSON.stringify({ workspace_id: values.workspace, granted: amount, balance }) : `Granted ${amount} credits; balance ${balance}.`);
+      console.log(
+        values.json
+          ? JSON.stringify({ workspace_id: values.workspace, granted: amount, balance })
+          : `Granted ${amount} credits; balance ${balance}.`,
+      );
       return 0;
     }
     throw new UsageError(`Unknown command: ${argv.join(' ')}`);
@@ -130,8 +162,11 @@ main(process.argv.slice(2))
     if (err instanceof UsageError) console.error(`${err.message}\n\n${HELP}`);
     else if (err instanceof ConfigError || err instanceof ApiError) console.error(err.message);
     else if (isUnavailableError(err)) {
-      console.error(`agentctl: cannot reach the database at DATABASE_URL (from ${databaseUrlSource}): ${(err as Error).message}. Is the platform running (npm start)?`);
-    } else if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') console.error(`${(err as Error).message}\n\n${HELP}`);
+      console.error(
+        `agentctl: cannot reach the database at DATABASE_URL (from ${databaseUrlSource}): ${(err as Error).message}. Is the platform running (npm start)?`,
+      );
+    } else if ((err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
+      console.error(`${(err as Error).message}\n\n${HELP}`);
     else console.error(`agentctl: ${err instanceof Error ? err.message : err}`);
     process.exit(err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1);
   });

@@ -41,9 +41,13 @@ export async function findPrincipal(db: Queryable, key: string): Promise<Princip
     return { kind: 'public', keyId: `public:${bot.id}`, botId: bot.id, workspaceId: bot.workspace_id };
   }
   const hash = hashKey(key);
-  const res = await db.query<{ id: string; kind: PrincipalKind; bot_id: string | null; workspace_id: string; key_hash: Buffer }>(
-    FIND_KEY([hash]),
-  );
+  const res = await db.query<{
+    id: string;
+    kind: PrincipalKind;
+    bot_id: string | null;
+    workspace_id: string;
+    key_hash: Buffer;
+  }>(FIND_KEY([hash]));
   const row = res.rows[0];
   if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
   return { kind: row.kind, keyId: row.id, botId: row.bot_id, workspaceId: row.workspace_id };
@@ -63,9 +67,15 @@ export async function findPrincipalCounting(
     return principal ? { principal } : null;
   }
   const hash = hashKey(key);
-  const res = await db.query<{ id: string; kind: PrincipalKind; bot_id: string | null; workspace_id: string; key_hash: Buffer; count: number | null; reset: number | null }>(
-    FIND_KEY_COUNTING([hash, rate.ip, rate.group, rate.accept, rate.increment ?? 1]),
-  );
+  const res = await db.query<{
+    id: string;
+    kind: PrincipalKind;
+    bot_id: string | null;
+    workspace_id: string;
+    key_hash: Buffer;
+    count: number | null;
+    reset: number | null;
+  }>(FIND_KEY_COUNTING([hash, rate.ip, rate.group, rate.accept, rate.increment ?? 1]));
   const row = res.rows[0];
   if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
   return {
@@ -83,7 +93,10 @@ type CountedPrincipal = Awaited<ReturnType<typeof findPrincipalCounting>>;
  * that all replicas share).
  */
 export function createKeyRateChecker(db: Queryable) {
-  const queues = new Map<string, { inFlight: boolean; waiting: { resolve: (r: CountedPrincipal) => void; reject: (e: unknown) => void }[] }>();
+  const queues = new Map<
+    string,
+    { inFlight: boolean; waiting: { resolve: (r: CountedPrincipal) => void; reject: (e: unknown) => void }[] }
+  >();
 
   const flush = async (id: string, key: string, rate: { ip: string; group: string; accept: PrincipalKind[] }) => {
     const queue = queues.get(id)!;
@@ -92,7 +105,11 @@ export function createKeyRateChecker(db: Queryable) {
     try {
       const found = await findPrincipalCounting(db, key, { ...rate, increment: batch.length });
       batch.forEach((w, i) =>
-        w.resolve(found && found.window ? { ...found, window: { ...found.window, count: found.window.count - batch.length + 1 + i } } : found),
+        w.resolve(
+          found && found.window
+            ? { ...found, window: { ...found.window, count: found.window.count - batch.length + 1 + i } }
+            : found,
+        ),
       );
     } catch (err) {
       for (const w of batch) w.reject(err);
@@ -103,7 +120,10 @@ export function createKeyRateChecker(db: Queryable) {
     }
   };
 
-  return function check(key: string, rate: { ip: string; group: string; accept: PrincipalKind[] }): Promise<CountedPrincipal> {
+  return function check(
+    key: string,
+    rate: { ip: string; group: string; accept: PrincipalKind[] },
+  ): Promise<CountedPrincipal> {
     const id = `${hashKey(key).toString('base64')}|${rate.ip}|${rate.group}|${rate.accept.join(',')}`;
     return new Promise((resolve, reject) => {
       let queue = queues.get(id);

@@ -44,7 +44,10 @@ export const configSchema = z.object({
   /** Shortest interval of schedule and poll triggers; tests lower it to see runs within seconds. */
   TRIGGER_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** smtp(s)://user:pass@host:port — e-mails notifications to the workspace owner when set. */
-  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional(),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional(),
   SMTP_FROM: z.string().default('Agent Platform <no-reply@localhost>'),
 
   /** Outbound HTTP may reach loopback addresses. Tests set it; production never should. */

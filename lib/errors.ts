@@ -86,7 +86,12 @@ export function apiErrorForFailure(failure: FailureInfo, extra: Record<string, u
   const code: ErrorCode = FAILURES[failure.type]?.api ?? 'internal_error';
   if (code === 'llm_overloaded') {
     const retryAfter = failure.retryAfter ?? DEFAULT_RETRY_AFTER_SECONDS;
-    return new ApiError(code, FAILURE_TEXT[code]!, { ...extra, retry_after: retryAfter }, { 'Retry-After': String(retryAfter) });
+    return new ApiError(
+      code,
+      FAILURE_TEXT[code]!,
+      { ...extra, retry_after: retryAfter },
+      { 'Retry-After': String(retryAfter) },
+    );
   }
   return new ApiError(code, FAILURE_TEXT[code] ?? failure.message, extra);
 }
@@ -120,7 +125,10 @@ export function isUnavailableError(err: unknown): boolean {
   if (e.code === 'ENOENT' && (err as { syscall?: unknown }).syscall === 'connect') return true;
   // gRPC (Temporal): 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED.
   if (typeof e.code === 'number' && (e.code === 14 || e.code === 4)) return true;
-  if (typeof e.message === 'string' && /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/i.test(e.message)) {
+  if (
+    typeof e.message === 'string' &&
+    /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED/i.test(e.message)
+  ) {
     return true;
   }
   if (e.cause) return isUnavailableError(e.cause);

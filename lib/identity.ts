@@ -33,7 +33,8 @@ export function verifyVisitorConfirmation(
   const { user, role, bot, exp } = claims as Record<string, unknown>;
   const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
   // Rule 1: exp is required, not past, and at most 24 hours ahead.
-  if (typeof exp !== 'number' || !Number.isFinite(exp) || exp <= now || exp > now + LIMITS.identityMaxAheadSeconds) return null;
+  if (typeof exp !== 'number' || !Number.isFinite(exp) || exp <= now || exp > now + LIMITS.identityMaxAheadSeconds)
+    return null;
   // Rule 2: issued for this bot only.
   if (bot !== opts.botId) return null;
   if (typeof user !== 'string' || user.length === 0 || user.length > 256) return null;

@@ -48,25 +48,40 @@ export function classifyLlmError(err: unknown): LlmError | undefined {
   // Only failures of the backend are classified; anything else (a body that is not JSON, a bug) stays what it is
   // and becomes an internal error.
   if (!(err instanceof OpenAI.APIError)) return undefined;
-  const e = err as { status?: number; code?: string | null; type?: string; headers?: Headers | Record<string, string>; name?: string; message?: string };
+  const e = err as {
+    status?: number;
+    code?: string | null;
+    type?: string;
+    headers?: Headers | Record<string, string>;
+    name?: string;
+    message?: string;
+  };
   const status = typeof e?.status === 'number' ? e.status : undefined;
   const code = e?.code ?? undefined;
   const header = (name: string) =>
     e?.headers instanceof Headers ? e.headers.get(name) : (e?.headers as Record<string, string> | undefined)?.[name];
   const retryAfter = Number(header('retry-after'));
   const retry = Number.isFinite(retryAfter) && retryAfter > 0 ? Math.ceil(retryAfter) : undefined;
-  if (code === 'insufficient_quota' || status === 402 || status === 401 || status === 403 || code === 'invalid_api_key') {
+  if (
+    code === 'insufficient_quota' ||
+    status === 402 ||
+    status === 401 ||
+    status === 403 ||
+    code === 'invalid_api_key'
+  ) {
     return new LlmError('llm_unavailable', 'The AI backend refused the key or has no funds left');
   }
   if (status === 404 || code === 'model_not_found') {
     return new LlmError('llm_unavailable', 'The configured model does not exist at the AI backend');
   }
   if (status === 429) return new LlmError('llm_overloaded', 'The AI backend is rate limiting requests', retry ?? 5);
-  if (status !== undefined && status >= 500) return new LlmError('llm_overloaded', 'The AI backend is failing or busy', retry ?? 5);
+  if (status !== undefined && status >= 500)
+    return new LlmError('llm_overloaded', 'The AI backend is failing or busy', retry ?? 5);
   if (e?.name === 'APIConnectionTimeoutError' || /timed? ?out/i.test(e?.message ?? '')) {
     return new LlmError('llm_overloaded', 'The AI backend did not answer in time', 10);
   }
-  if (status === 400) return new LlmError('llm_unavailable', `The AI backend rejected the request: ${e?.message ?? ''}`.trim());
+  if (status === 400)
+    return new LlmError('llm_unavailable', `The AI backend rejected the request: ${e?.message ?? ''}`.trim());
   // APIConnectionError and its timeout subclass have no status: the backend could not be reached in time.
   return new LlmError('llm_overloaded', 'The AI backend could not be reached', 5);
 }
@@ -75,7 +90,12 @@ export function classifyLlmError(err: unknown): LlmError | undefined {
  * The `openai` client against any OpenAI-compatible endpoint. Built once by the worker and injected into
  * activities; the client's own retries are off because the activity and the spec's 503 codes own retrying.
  */
-export function createOpenAiLlm(opts: { apiKey: string; baseURL?: string; model: string; embeddingModel?: string }): Llm {
+export function createOpenAiLlm(opts: {
+  apiKey: string;
+  baseURL?: string;
+  model: string;
+  embeddingModel?: string;
+}): Llm {
   const client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0 });
   return {
     model: opts.model,
@@ -92,14 +112,24 @@ export function createOpenAiLlm(opts: { apiKey: string; baseURL?: string; model:
             text: choice?.message?.content ?? '',
             toolCalls: (choice?.message?.tool_calls ?? [])
               .filter((c) => c.type === 'function')
-              .map((c) => ({ id: c.id, name: (c as { function: { name: string } }).function.name, arguments: (c as { function: { arguments: string } }).function.arguments })),
+              .map((c) => ({
+                id: c.id,
+                name: (c as { function: { name: string } }).function.name,
+                arguments: (c as { function: { arguments: string } }).function.arguments,
+              })),
             model: res.model ?? used,
             promptTokens: res.usage?.prompt_tokens ?? 0,
             completionTokens: res.usage?.completion_tokens ?? 0,
           };
         }
         const stream = await client.chat.completions.create(
-          { model: used, messages, stream: true, stream_options: { include_usage: true }, ...(tools?.length ? { tools } : {}) },
+          {
+            model: used,
+            messages,
+            stream: true,
+            stream_options: { include_usage: true },
+            ...(tools?.length ? { tools } : {}),
+          },
           { timeout: timeoutMs },
         );
         let text = '';

@@ -10,10 +10,19 @@ import path from 'node:path';
 export const RUNTIME_ENV_FILE = path.join(process.env.DATA_DIR || path.join(__dirname, '..', '.data'), 'runtime.env');
 
 export function writeRuntimeEnv(values: Record<string, string>, file = RUNTIME_ENV_FILE): void {
-  writeFileSync(file, Object.entries(values).map(([k, v]) => `${k}=${v}`).join('\n') + '\n', { mode: 0o600 });
+  writeFileSync(
+    file,
+    Object.entries(values)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n',
+    { mode: 0o600 },
+  );
 }
 
-export function withRuntimeEnv(env: Record<string, string | undefined>, file = RUNTIME_ENV_FILE): Record<string, string | undefined> {
+export function withRuntimeEnv(
+  env: Record<string, string | undefined>,
+  file = RUNTIME_ENV_FILE,
+): Record<string, string | undefined> {
   if (!existsSync(file)) return env;
   const fromFile = Object.fromEntries(
     readFileSync(file, 'utf8')

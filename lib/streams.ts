@@ -95,7 +95,11 @@ export function createDeltaHub(databaseUrl: string, logger: Logger): DeltaHub {
 
   const connect = (): Promise<void> => {
     connecting ??= (async () => {
-      const c = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 3_000, application_name: 'agent-platform-stream' });
+      const c = new pg.Client({
+        connectionString: databaseUrl,
+        connectionTimeoutMillis: 3_000,
+        application_name: 'agent-platform-stream',
+      });
       c.on('notification', (n) => {
         if (!n.payload) return;
         try {

@@ -34,7 +34,9 @@ async function main() {
   }
   const parsed = Ports.safeParse(Object.fromEntries(Object.entries(process.env).filter(([, v]) => v)));
   if (!parsed.success) {
-    console.error(`Invalid configuration:\n${parsed.error.issues.map((i) => `  - ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+    console.error(
+      `Invalid configuration:\n${parsed.error.issues.map((i) => `  - ${i.path.join('.')}: ${i.message}`).join('\n')}`,
+    );
     process.exit(78);
   }
   const o = parsed.data;

@@ -3,7 +3,8 @@ import type { Platform } from '../lib/stack/platform';
 import type { FakeOpenAI } from './support/fake-openai';
 
 export default async function globalTeardown(): Promise<void> {
-  const stack = (globalThis as Record<string, unknown>).__agentPlatformStack as { platform: Platform; fake: FakeOpenAI; dataDir: string } | undefined;
+  const stack = (globalThis as Record<string, unknown>).__agentPlatformStack as
+    { platform: Platform; fake: FakeOpenAI; dataDir: string } | undefined;
   if (!stack) return;
   await stack.platform.stop();
   await stack.fake.close();

@@ -86,7 +86,10 @@ export function buildActivityDeps(
     retrieve,
     embed,
     deltas: createDeltaPublisher(db),
-    fetch: createSafeFetch({ allowLoopback: config.SSRF_ALLOW_LOOPBACK, userAgent: 'AgentPlatform/1.0 (+webhooks; crawler)' }),
+    fetch: createSafeFetch({
+      allowLoopback: config.SSRF_ALLOW_LOOPBACK,
+      userAgent: 'AgentPlatform/1.0 (+webhooks; crawler)',
+    }),
     secrets,
     mailer: createMailer(config.SMTP_URL, config.SMTP_FROM),
     // Activities reach Temporal only through the service that owns the resource (here: triggers' health, Schedules).

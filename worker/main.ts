@@ -24,7 +24,8 @@ async function main() {
   const logger = createLogger(config.LOG_LEVEL, 'worker');
   Runtime.install({
     logger: {
-      log: (level, message, meta) => logger[level === 'TRACE' ? 'trace' : (level.toLowerCase() as 'info')]({ ...meta }, message),
+      log: (level, message, meta) =>
+        logger[level === 'TRACE' ? 'trace' : (level.toLowerCase() as 'info')]({ ...meta }, message),
       trace: (m, meta) => logger.trace(meta ?? {}, m),
       debug: (m, meta) => logger.debug(meta ?? {}, m),
       info: (m, meta) => logger.info(meta ?? {}, m),
@@ -34,7 +35,10 @@ async function main() {
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
   });
 
-  const db = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'agent-platform-worker' });
+  const db = createDb(config.DATABASE_URL, {
+    max: config.DATABASE_POOL_SIZE,
+    applicationName: 'agent-platform-worker',
+  });
   const temporal = await createTemporal(config);
   await ensureSearchAttributes(temporal);
   await ensurePlatformSchedules(temporal);
@@ -55,7 +59,10 @@ async function main() {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   // Lifecycle lines are logged whatever LOG_LEVEL says: `npm start` and the tests wait for this one.
-  createLogger('info', 'worker').info({ taskQueue: config.TEMPORAL_TASK_QUEUE, address: config.TEMPORAL_ADDRESS }, 'worker started');
+  createLogger('info', 'worker').info(
+    { taskQueue: config.TEMPORAL_TASK_QUEUE, address: config.TEMPORAL_ADDRESS },
+    'worker started',
+  );
   await worker.run();
   await Promise.all([db.end(), connection.close(), temporal.connection.close()]);
   logger.info('worker stopped');

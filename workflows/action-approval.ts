@@ -32,7 +32,9 @@ export async function actionApprovalWorkflow(input: {
     await postActionOutcome({
       ...input,
       messageId,
-      text: decided ? `The request "${input.tool.name}" was declined.` : `The request "${input.tool.name}" expired without a decision.`,
+      text: decided
+        ? `The request "${input.tool.name}" was declined.`
+        : `The request "${input.tool.name}" expired without a decision.`,
     });
     return { approved: decided ? false : null };
   }
@@ -41,7 +43,9 @@ export async function actionApprovalWorkflow(input: {
   await postActionOutcome({
     ...input,
     messageId,
-    text: ok ? `Done: "${input.tool.name}" was approved and carried out.` : `"${input.tool.name}" was approved but failed: ${result.slice(0, 300)}`,
+    text: ok
+      ? `Done: "${input.tool.name}" was approved and carried out.`
+      : `"${input.tool.name}" was approved but failed: ${result.slice(0, 300)}`,
   });
   return { approved: true };
 }

@@ -21,7 +21,6 @@ import {
   type ToolCall,
   type ToolSpec,
   type ToolTurn,
-  agentRunSearchAttributes,
   approvalDecisionSignal,
   approvalWorkflowId,
 } from './messages';
@@ -38,7 +37,12 @@ const MAX_TOOL_STEPS = 6;
 const bookkeeping = proxyLocalActivities<AgentRunActivities & ActionActivities & TriggerActivities>({
   // Database reads and writes (and a poll's fetch); retried with backoff so a brief outage loses nothing.
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 20, nonRetryableErrorTypes: NON_RETRYABLE },
+  retry: {
+    initialInterval: '200 milliseconds',
+    maximumInterval: '5 seconds',
+    maximumAttempts: 20,
+    nonRetryableErrorTypes: NON_RETRYABLE,
+  },
 });
 
 function llmActivity(timeoutMs: number) {
@@ -68,7 +72,13 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
     const begin = await bookkeeping.beginTriggerRun({ triggerId: request.triggerId }).catch(async (err) => {
       // The poll itself failed: a failed run (it counts towards pausing the trigger), recorded as such.
       const { type, message } = failureInfo(err, { fallbackMessage: 'The run failed' });
-      await bookkeeping.recordSkippedOrFailedRun({ ...request, runId, status: 'failed', errorCode: type, error: message });
+      await bookkeeping.recordSkippedOrFailedRun({
+        ...request,
+        runId,
+        status: 'failed',
+        errorCode: type,
+        error: message,
+      });
       await bookkeeping.reportTriggerOutcome({ triggerId: request.triggerId, runId, ok: false });
       throw failure(type, message);
     });
@@ -96,7 +106,11 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
       }
       transcript.push({ role: 'assistant', text: out.text, toolCalls: out.toolCalls });
       for (const call of out.toolCalls) {
-        transcript.push({ role: 'tool', toolCallId: call.id, content: await runTool(input, ctx.tools, call, decisions) });
+        transcript.push({
+          role: 'tool',
+          toolCallId: call.id,
+          content: await runTool(input, ctx.tools, call, decisions),
+        });
       }
     }
   } catch (err) {
@@ -106,25 +120,32 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
       fallbackMessage: 'The run failed',
     });
     // A run refused for lack of credits was already recorded as such by startRun.
-    if (type !== 'no_credits') await bookkeeping.finishRun({ run: input, status: 'failed', errorCode: type, error: message });
-    if (input.triggerId) await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: false });
+    if (type !== 'no_credits')
+      await bookkeeping.finishRun({ run: input, status: 'failed', errorCode: type, error: message });
+    if (input.triggerId)
+      await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: false });
     upsertSearchAttributes({ RunStatus: ['failed'] });
     // Failing the workflow shows the run as failed in the Temporal UI; callers read the type and details.
     throw failure(type, message, [{ retryAfter: retryAfter ?? (type === 'llm_overloaded' ? 10 : undefined) }]);
   }
   await bookkeeping.finishRun({ run: input, status: 'done', answer });
-  if (input.triggerId) await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: true });
+  if (input.triggerId)
+    await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: true });
   upsertSearchAttributes({ RunStatus: ['done'] });
   return { runId: input.runId, answer: answer.text };
 }
-
 
 /**
  * One tool call. An action that requires approval waits, durably, for the owner's decision through the dashboard
  * (a worker restart loses nothing: the wait is workflow state). In a chat turn the visitor cannot wait that long:
  * the approval gets a workflow of its own, and the model is told the action will run once approved.
  */
-async function runTool(input: AgentRunInput, tools: ToolSpec[], call: ToolCall, decisions: Map<string, boolean>): Promise<string> {
+async function runTool(
+  input: AgentRunInput,
+  tools: ToolSpec[],
+  call: ToolCall,
+  decisions: Map<string, boolean>,
+): Promise<string> {
   const tool = tools.find((t) => t.name === call.name);
   if (!tool) return `error: there is no tool named "${call.name}"`;
   if (!tool.requiresApproval) return bookkeeping.executeTool({ botId: input.botId, tool, arguments: call.arguments });
@@ -132,7 +153,14 @@ async function runTool(input: AgentRunInput, tools: ToolSpec[], call: ToolCall, 
   const approvalId = `apr_${uuid4().replace(/-/g, '').slice(0, 20)}`;
   if (input.triggerKind === 'message' && input.sessionId) {
     const workflowId = approvalWorkflowId(approvalId);
-    await bookkeeping.requestApproval({ approvalId, runId: input.runId, botId: input.botId, tool, arguments: call.arguments, workflowId });
+    await bookkeeping.requestApproval({
+      approvalId,
+      runId: input.runId,
+      botId: input.botId,
+      tool,
+      arguments: call.arguments,
+      workflowId,
+    });
     await startChild(actionApprovalWorkflow, {
       workflowId,
       args: [{ approvalId, botId: input.botId, sessionId: input.sessionId, tool, arguments: call.arguments }],
@@ -141,7 +169,14 @@ async function runTool(input: AgentRunInput, tools: ToolSpec[], call: ToolCall, 
     });
     return `The owner must approve "${tool.name}" before it runs; the request was sent. Tell the visitor it will be done once approved.`;
   }
-  await bookkeeping.requestApproval({ approvalId, runId: input.runId, botId: input.botId, tool, arguments: call.arguments, workflowId: workflowInfo().workflowId });
+  await bookkeeping.requestApproval({
+    approvalId,
+    runId: input.runId,
+    botId: input.botId,
+    tool,
+    arguments: call.arguments,
+    workflowId: workflowInfo().workflowId,
+  });
   upsertSearchAttributes({ RunStatus: ['waiting_approval'] });
   await condition(() => decisions.has(approvalId));
   upsertSearchAttributes({ RunStatus: ['running'] });

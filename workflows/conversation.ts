@@ -70,7 +70,10 @@ export const IDLE_END_MS = 7 * 24 * 3600 * 1000;
  * its turns one at a time. Each bot answer is a run (trigger kind `message`) executed here as a local activity.
  * Postgres is the read model (polling never touches Temporal); every status change is written by applyTransition.
  */
-export async function conversationWorkflow(input: ConversationInput, carried?: { status: ConversationStatus }): Promise<void> {
+export async function conversationWorkflow(
+  input: ConversationInput,
+  carried?: { status: ConversationStatus },
+): Promise<void> {
   let status: ConversationStatus = carried?.status ?? 'bot';
   let handled = 0;
   const updatesBeforeContinueAsNew = input.lifecycle?.updatesBeforeContinueAsNew ?? UPDATES_BEFORE_CONTINUE_AS_NEW;
@@ -124,7 +127,10 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
           status: 'waiting',
           escalated: true,
           user: msg.user,
-          messages: [visitorMessage, { id: `msg_${msg.runId.slice(4)}`, author: 'bot', text: ESCALATION_CONFIRMATION, at: msg.at + 1 }],
+          messages: [
+            visitorMessage,
+            { id: `msg_${msg.runId.slice(4)}`, author: 'bot', text: ESCALATION_CONFIRMATION, at: msg.at + 1 },
+          ],
           event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: msg.at },
         });
         return { answer: ESCALATION_CONFIRMATION, handoff: true };
@@ -156,7 +162,11 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
           return { answer: result.answer, runId: msg.runId };
         } catch (err) {
           // The API maps the failure's type to the spec's answer (lib/errors.ts, apiErrorForFailure).
-          return { answer: '', runId: msg.runId, error: failureInfo(err, { fallbackMessage: 'The answer could not be generated' }) };
+          return {
+            answer: '',
+            runId: msg.runId,
+            error: failureInfo(err, { fallbackMessage: 'The answer could not be generated' }),
+          };
         }
       }
       try {
@@ -169,7 +179,11 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
       } catch (err) {
         // Not the backend's fault (storage kept failing, a bug): the run is closed as failed, the visitor told so.
         await recordFailedRun({ run, status: 'failed', errorCode: 'internal_error', error: failureInfo(err).message });
-        return { answer: '', runId: msg.runId, error: { type: 'internal_error', message: 'The answer could not be generated' } };
+        return {
+          answer: '',
+          runId: msg.runId,
+          error: { type: 'internal_error', message: 'The answer could not be generated' },
+        };
       }
     }),
   );
@@ -179,7 +193,12 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
       if (status === 'bot') {
         if (!req.handoffEnabled) throw failure('handoff_disabled', 'Handoff is disabled for this bot');
         status = 'waiting';
-        await transition({ status: 'waiting', escalated: true, messages: [], event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: req.at } });
+        await transition({
+          status: 'waiting',
+          escalated: true,
+          messages: [],
+          event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: req.at },
+        });
       }
       return { status };
     }),
@@ -203,7 +222,12 @@ export async function conversationWorkflow(input: ConversationInput, carried?: {
     serialized(async () => {
       if (status === 'bot') return { status, resolved: false };
       status = 'bot';
-      await transition({ status: 'bot', resolved: true, messages: [], event: { deliveryId: `dlv_${uuid4()}`, kind: 'resolved', at: req.at } });
+      await transition({
+        status: 'bot',
+        resolved: true,
+        messages: [],
+        event: { deliveryId: `dlv_${uuid4()}`, kind: 'resolved', at: req.at },
+      });
       return { status, resolved: true };
     }),
   );

@@ -1,4 +1,4 @@
-import { ApplicationFailure, TemporalFailure, TimeoutFailure } from '@temporalio/workflow';
+import { ApplicationFailure, type TemporalFailure, TimeoutFailure } from '@temporalio/workflow';
 
 /**
  * Every `ApplicationFailure` type the platform raises, declared once (STYLE.md 6: a closed set of string constants).
@@ -38,7 +38,9 @@ export const FAILURES = {
 export type FailureType = keyof typeof FAILURES;
 
 /** For retry policies' `nonRetryableErrorTypes`: every type retrying cannot help. */
-export const NON_RETRYABLE: FailureType[] = (Object.keys(FAILURES) as FailureType[]).filter((t) => !FAILURES[t].retryable);
+export const NON_RETRYABLE: FailureType[] = (Object.keys(FAILURES) as FailureType[]).filter(
+  (t) => !FAILURES[t].retryable,
+);
 
 export function isFailureType(type: string | undefined | null): type is FailureType {
   return typeof type === 'string' && Object.prototype.hasOwnProperty.call(FAILURES, type);

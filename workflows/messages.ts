@@ -151,7 +151,8 @@ export interface MessageTurnOutcome {
 }
 
 /** The tool part of a run's conversation with the model, carried by the workflow between LLM steps. */
-export type ToolTurn = { role: 'assistant'; text: string; toolCalls: ToolCall[] } | { role: 'tool'; toolCallId: string; content: string };
+export type ToolTurn =
+  { role: 'assistant'; text: string; toolCalls: ToolCall[] } | { role: 'tool'; toolCallId: string; content: string };
 
 export interface ApprovalDecision {
   approvalId: string;
@@ -250,7 +251,12 @@ export function siteScanSearchAttributes(input: Pick<SiteScanInput, 'botId' | 'w
 }
 
 export function agentRunSearchAttributes(input: { botId: string; workspaceId: string; triggerKind: string }) {
-  return { BotId: [input.botId], WorkspaceId: [input.workspaceId], TriggerKind: [input.triggerKind], RunStatus: ['running'] };
+  return {
+    BotId: [input.botId],
+    WorkspaceId: [input.workspaceId],
+    TriggerKind: [input.triggerKind],
+    RunStatus: ['running'],
+  };
 }
 
 export function conversationSearchAttributes(input: ConversationInput) {

@@ -7,13 +7,20 @@ import type { OpenApiDocument } from '../openapi';
  * and stylesheet comes from `/docs/assets/*` on the API itself; nothing is fetched from elsewhere.
  */
 const esc = (s: unknown) =>
-  String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  String(s ?? '').replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 
 /** Inline `code` spans in summaries, nothing more: they are ours, but escape first anyway. */
 const prose = (s: unknown) => esc(s).replace(/`([^`]+)`/g, '<code>$1</code>');
 
 /** `#tag-…` anchors: letters, digits and dashes only. */
-const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const slug = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const SPEC_URL = '/v1/openapi.json';
@@ -36,7 +43,10 @@ export function renderDocs(doc: OpenApiDocument): string {
   const title = `${doc.info.title} ${doc.info.version}`;
   const toc = [...byTag.keys()].map((t) => `<li><a href="#tag-${esc(slug(t))}">${esc(t)}</a></li>`).join('');
   const sections = [...byTag.entries()]
-    .map(([t, items]) => `<section aria-labelledby="tag-${esc(slug(t))}"><h2 id="tag-${esc(slug(t))}">${esc(t)}</h2><ul class="ops">${items.join('')}</ul></section>`)
+    .map(
+      ([t, items]) =>
+        `<section aria-labelledby="tag-${esc(slug(t))}"><h2 id="tag-${esc(slug(t))}">${esc(t)}</h2><ul class="ops">${items.join('')}</ul></section>`,
+    )
     .join('\n');
   return `<!doctype html>
 <html lang="en">

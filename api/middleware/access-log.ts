@@ -14,7 +14,10 @@ export function accessLog(metrics: Metrics, logger: Logger): AppMiddleware {
       metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
       metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
       if (logger.isLevelEnabled('info')) {
-        ctx.state.log.info({ method: ctx.method, path: ctx.path, route, status: ctx.status, ms: Math.round(seconds * 1000) }, 'request');
+        ctx.state.log.info(
+          { method: ctx.method, path: ctx.path, route, status: ctx.status, ms: Math.round(seconds * 1000) },
+          'request',
+        );
       }
     }
   };

@@ -20,7 +20,11 @@ export function requireKey(
   return async function requireKeyMiddleware(ctx, next) {
     let key = ctx.get(header).trim();
     if (header === 'authorization') key = key.replace(/^Bearer\s+/i, '');
-    if (!key) throw new ApiError('missing_key', `Missing ${header === 'authorization' ? 'Authorization: Bearer' : 'X-Bot-Key'} header`);
+    if (!key)
+      throw new ApiError(
+        'missing_key',
+        `Missing ${header === 'authorization' ? 'Authorization: Bearer' : 'X-Bot-Key'} header`,
+      );
     let principal;
     let window: { count: number; reset: number } | undefined;
     try {

@@ -14,7 +14,12 @@ export function errorHandler(): AppMiddleware {
         throw errors.notFound(`No route for ${ctx.method} ${ctx.path}`);
       }
       if (ctx.status === 405 && !ctx.body) {
-        throw new ApiError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}`, {}, { Allow: ctx.response.get('Allow') });
+        throw new ApiError(
+          'method_not_allowed',
+          `${ctx.method} is not allowed on ${ctx.path}`,
+          {},
+          { Allow: ctx.response.get('Allow') },
+        );
       }
     } catch (err) {
       let apiError: ApiError;

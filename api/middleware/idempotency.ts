@@ -46,7 +46,13 @@ export function idempotency(db: Db): AppMiddleware {
     );
 
     if (!claimed.rowCount) {
-      const res = await db.query<{ request_hash: Buffer; state: string; response_status: number; response_headers: Record<string, string>; response_body: Buffer }>(
+      const res = await db.query<{
+        request_hash: Buffer;
+        state: string;
+        response_status: number;
+        response_headers: Record<string, string>;
+        response_body: Buffer;
+      }>(
         `SELECT request_hash, state, response_status, response_headers, response_body
            FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2`,
         [apiKeyId, key],
@@ -57,7 +63,10 @@ export function idempotency(db: Db): AppMiddleware {
         throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
       }
       if (row.state !== 'done') {
-        throw new ApiError('idempotency_in_progress', 'The first request with this Idempotency-Key is still running; retry in about a second');
+        throw new ApiError(
+          'idempotency_in_progress',
+          'The first request with this Idempotency-Key is still running; retry in about a second',
+        );
       }
       ctx.status = row.response_status;
       for (const [name, value] of Object.entries(row.response_headers ?? {})) ctx.set(name, value);
@@ -67,7 +76,10 @@ export function idempotency(db: Db): AppMiddleware {
     }
 
     const release = () =>
-      db.query(`DELETE FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress'`, [apiKeyId, key]);
+      db.query(
+        `DELETE FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress'`,
+        [apiKeyId, key],
+      );
     const store = (status: number, body: Buffer) =>
       db.query(
         `UPDATE idempotency_keys SET state = 'done', response_status = $3, response_headers = $4, response_body = $5
@@ -113,7 +125,8 @@ export function idempotency(db: Db): AppMiddleware {
           : typeof body === 'string'
             ? Buffer.from(body)
             : Buffer.from(JSON.stringify(body));
-    if (body !== undefined && body !== null && !Buffer.isBuffer(body) && typeof body !== 'string') ctx.type = 'application/json';
+    if (body !== undefined && body !== null && !Buffer.isBuffer(body) && typeof body !== 'string')
+      ctx.type = 'application/json';
     await store(ctx.status, serialized);
   };
 }

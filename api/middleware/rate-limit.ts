@@ -57,7 +57,12 @@ export function enforceRateWindow(ctx: AppContext, group: RateGroup, count: numb
       'rate_limited',
       `Rate limit of ${limit} requests per minute exceeded; retry after ${reset} s`,
       {},
-      { 'Retry-After': String(reset), 'RateLimit-Limit': String(limit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(reset) },
+      {
+        'Retry-After': String(reset),
+        'RateLimit-Limit': String(limit),
+        'RateLimit-Remaining': '0',
+        'RateLimit-Reset': String(reset),
+      },
     );
   }
 }

@@ -1,6 +1,14 @@
 import type { AppDeps } from '../deps';
 import { type RouteDef, route } from '../route';
-import { ActionCreate, ActionList, ActionParams, ActionView, ApprovalDecided, ApprovalList, ApprovalParams } from '../schemas/actions';
+import {
+  ActionCreate,
+  ActionList,
+  ActionParams,
+  ActionView,
+  ApprovalDecided,
+  ApprovalList,
+  ApprovalParams,
+} from '../schemas/actions';
 import { BotParams } from '../schemas/common';
 import { sessionBot, sessionUser } from '../session';
 

@@ -20,7 +20,13 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', 'invalid_credentials', 'service_unavailable'],
       handler: async (ctx, { body }) => {
         const { token, user } = await accounts.login(body.email, body.password);
-        ctx.cookies.set(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', secure, maxAge: SESSION_DAYS * 86_400_000, path: '/' });
+        ctx.cookies.set(SESSION_COOKIE, token, {
+          httpOnly: true,
+          sameSite: 'lax',
+          secure,
+          maxAge: SESSION_DAYS * 86_400_000,
+          path: '/',
+        });
         ctx.body = user;
       },
     }),

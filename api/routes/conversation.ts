@@ -35,7 +35,18 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       idempotent: true,
       body: ChatRequest,
       responses: { 200: { description: 'Answer', schema: ChatResponse } },
-      errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'idempotency_key_reused', 'idempotency_in_progress', 'payload_too_large', 'rate_limited', 'internal_error', 'llm_unavailable', 'llm_overloaded'],
+      errors: [
+        'bad_request',
+        ...AUTH_ERRORS,
+        'not_found',
+        'idempotency_key_reused',
+        'idempotency_in_progress',
+        'payload_too_large',
+        'rate_limited',
+        'internal_error',
+        'llm_unavailable',
+        'llm_overloaded',
+      ],
       handler: async (ctx, { body }) => {
         ctx.body = await conversations.answer(keyBot(ctx).botId, body);
       },
@@ -51,8 +62,23 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       rateGroup: 'dialogue',
       idempotent: true,
       body: ChatRequest,
-      responses: { 200: { description: 'Event stream of StreamFrame objects', schema: StreamFrameSchema, contentType: 'text/event-stream' } },
-      errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'idempotency_key_reused', 'idempotency_in_progress', 'payload_too_large', 'rate_limited', 'internal_error'],
+      responses: {
+        200: {
+          description: 'Event stream of StreamFrame objects',
+          schema: StreamFrameSchema,
+          contentType: 'text/event-stream',
+        },
+      },
+      errors: [
+        'bad_request',
+        ...AUTH_ERRORS,
+        'not_found',
+        'idempotency_key_reused',
+        'idempotency_in_progress',
+        'payload_too_large',
+        'rate_limited',
+        'internal_error',
+      ],
       handler: async (ctx, { body }) => {
         // Everything that can fail as JSON fails here, before the first byte of the stream.
         const chat = await conversations.openStream(keyBot(ctx).botId, body);
@@ -74,12 +100,22 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       path: '/v1/api/handoff',
       operationId: 'handoff',
       summary: 'Hands the conversation to a person: it enters the operator queue (`waiting`).',
-      description: '404 when handoff is disabled for the bot, or the session does not exist or belongs to another bot. Sends the `escalated` webhook.',
+      description:
+        '404 when handoff is disabled for the bot, or the session does not exist or belongs to another bot. Sends the `escalated` webhook.',
       rateGroup: 'dialogue',
       idempotent: true,
       body: HandoffRequest,
       responses: { 200: { description: 'Handed over', schema: HandoffResponse } },
-      errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'idempotency_key_reused', 'idempotency_in_progress', 'payload_too_large', 'rate_limited', 'internal_error'],
+      errors: [
+        'bad_request',
+        ...AUTH_ERRORS,
+        'not_found',
+        'idempotency_key_reused',
+        'idempotency_in_progress',
+        'payload_too_large',
+        'rate_limited',
+        'internal_error',
+      ],
       handler: async (ctx, { body }) => {
         ctx.body = await conversations.handoff(keyBot(ctx).botId, body.session_id);
       },
@@ -120,8 +156,10 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       method: 'post',
       path: '/v1/api/visitors/erase',
       operationId: 'eraseVisitor',
-      summary: 'Deletes everything stored about one visitor: conversations, messages, runs, webhook records and workflow histories.',
-      description: 'Identify the visitor by `user_token` (or the confirmed `user`), by `session_id`, or both. Rate group: dialogue and writes.',
+      summary:
+        'Deletes everything stored about one visitor: conversations, messages, runs, webhook records and workflow histories.',
+      description:
+        'Identify the visitor by `user_token` (or the confirmed `user`), by `session_id`, or both. Rate group: dialogue and writes.',
       rateGroup: 'dialogue',
       body: EraseRequest,
       responses: { 200: { description: 'Erased', schema: EraseResponse } },

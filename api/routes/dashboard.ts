@@ -106,7 +106,8 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       method: 'put',
       path: '/v1/dashboard/bots/{id}/state',
       operationId: 'dashboardPutState',
-      summary: 'Replaces the state document if `version` is still current (409 `version_conflict` otherwise); at most 64 KiB.',
+      summary:
+        'Replaces the state document if `version` is still current (409 `version_conflict` otherwise); at most 64 KiB.',
       body: StatePut,
       responses: { 200: { description: 'State', schema: StateView } },
       errors: [...errs, 'version_conflict', 'payload_too_large'],
@@ -120,7 +121,8 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       method: 'post',
       path: '/v1/dashboard/bots/{id}/test-chat',
       operationId: 'dashboardTestChat',
-      summary: "The dashboard's test chat: a chat turn in which the signed-in user is confirmed as the bot's administrator.",
+      summary:
+        "The dashboard's test chat: a chat turn in which the signed-in user is confirmed as the bot's administrator.",
       description:
         "Spec, Visitor identity rule 6. The turn carries a visitor confirmation signed with the bot's identity secret for `dashboard:<user id>` with role `admin`, so admin-only actions are available; the answer is the ChatResponse of `POST /v1/api/chat`.",
       body: TestChatRequest,

@@ -35,7 +35,13 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       ctx.body = await knowledge.write(keyBot(ctx).botId, body);
     },
   } satisfies Partial<RouteDef<typeof KnowledgeWriteRequest>>;
-  const writeErrors: ErrorCode[] = ['bad_request', ...AUTH_ERRORS, 'idempotency_key_reused', 'idempotency_in_progress', 'payload_too_large'];
+  const writeErrors: ErrorCode[] = [
+    'bad_request',
+    ...AUTH_ERRORS,
+    'idempotency_key_reused',
+    'idempotency_in_progress',
+    'payload_too_large',
+  ];
 
   return [
     route({

@@ -2,7 +2,14 @@ import type { AppDeps } from '../deps';
 import { AUTH_ERRORS, type RouteDef, route } from '../route';
 import { PageQuery } from '../schemas/common';
 import { OkResponse } from '../schemas/conversation';
-import { ReplyRequest, ReplyResponse, ResolveResponse, ThreadList, ThreadParams, Transcript } from '../schemas/operator';
+import {
+  ReplyRequest,
+  ReplyResponse,
+  ResolveResponse,
+  ThreadList,
+  ThreadParams,
+  Transcript,
+} from '../schemas/operator';
 import { keyBot } from '../session';
 
 const COMMON_ERRORS = ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'] as const;
@@ -17,7 +24,8 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       method: 'get',
       path: '/v1/api/operator/threads',
       operationId: 'listThreads',
-      summary: 'Open requests (conversations handed to a person, `waiting` or `operator`), most recently handed over first.',
+      summary:
+        'Open requests (conversations handed to a person, `waiting` or `operator`), most recently handed over first.',
       query: PageQuery,
       responses: { 200: { description: 'One page of requests', schema: ThreadList } },
       errors: [...COMMON_ERRORS],
@@ -30,7 +38,8 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       method: 'get',
       path: '/v1/api/operator/threads/{sid}',
       operationId: 'threadTranscript',
-      summary: 'The full transcript: messages and events, oldest first. Opening it tells the visitor an operator is reading (`operator_here`).',
+      summary:
+        'The full transcript: messages and events, oldest first. Opening it tells the visitor an operator is reading (`operator_here`).',
       params: ThreadParams,
       query: PageQuery,
       responses: { 200: { description: 'One page of the transcript', schema: Transcript } },
@@ -59,7 +68,8 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       method: 'post',
       path: '/v1/api/operator/threads/{sid}/typing',
       operationId: 'operatorTyping',
-      summary: 'Shows the visitor that the operator is typing; it goes off by itself about 6 seconds after the last call.',
+      summary:
+        'Shows the visitor that the operator is typing; it goes off by itself about 6 seconds after the last call.',
       params: ThreadParams,
       responses: { 200: { description: 'Signal recorded', schema: OkResponse } },
       errors: [...COMMON_ERRORS, 'not_found'],
@@ -73,7 +83,8 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       method: 'post',
       path: '/v1/api/operator/threads/{sid}/resolve',
       operationId: 'resolveThread',
-      summary: 'Closes the request: the bot answers again and the `resolved` webhook is sent. Resolving a conversation that is not handed over changes nothing.',
+      summary:
+        'Closes the request: the bot answers again and the `resolved` webhook is sent. Resolving a conversation that is not handed over changes nothing.',
       params: ThreadParams,
       responses: { 200: { description: 'Resolved', schema: ResolveResponse } },
       errors: [...COMMON_ERRORS, 'not_found'],

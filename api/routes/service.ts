@@ -60,7 +60,9 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
         ]);
         const checks = { postgres, temporal };
         if (postgres !== 'ok' || temporal !== 'ok') {
-          const down = Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => k);
+          const down = Object.entries(checks)
+            .filter(([, v]) => v !== 'ok')
+            .map(([k]) => k);
           const err = errors.serviceUnavailable(`Not ready: ${down.join(' and ')} unreachable`);
           ctx.status = err.status;
           ctx.body = { ...err.toBody(), checks };
@@ -97,7 +99,8 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
       path: '/docs',
       operationId: 'docs',
       tag: 'Service',
-      summary: 'Interactive API reference (Scalar) with a try-it console, fed by `/v1/openapi.json`; without JavaScript, an index of the operations.',
+      summary:
+        'Interactive API reference (Scalar) with a try-it console, fed by `/v1/openapi.json`; without JavaScript, an index of the operations.',
       responses: { 200: { description: 'HTML', contentType: 'text/html' } },
       handler: async (ctx) => {
         ctx.type = 'text/html; charset=utf-8';
@@ -109,7 +112,8 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
       path: '/docs/assets/{name}',
       operationId: 'docsAsset',
       tag: 'Service',
-      summary: 'Stylesheet and scripts of the `/docs` page (ours and the Scalar bundle), served by the API itself; a fixed set of names.',
+      summary:
+        'Stylesheet and scripts of the `/docs` page (ours and the Scalar bundle), served by the API itself; a fixed set of names.',
       params: AssetParams,
       responses: { 200: { description: 'Asset' } },
       errors: ['not_found'],

@@ -132,10 +132,14 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       method: 'post',
       path: '/v1/dashboard/bots/{id}/triggers/{tid}/run',
       operationId: 'runTrigger',
-      summary: 'Manual start: one run of the trigger now, answered like its webhook would be (202, or 200 with the result).',
+      summary:
+        'Manual start: one run of the trigger now, answered like its webhook would be (202, or 200 with the result).',
       params: TriggerParams,
       body: ManualRun,
-      responses: { 200: { description: 'Run finished (wait mode)', schema: HookDone }, 202: { description: 'Run started', schema: HookAccepted } },
+      responses: {
+        200: { description: 'Run finished (wait mode)', schema: HookDone },
+        202: { description: 'Run started', schema: HookAccepted },
+      },
       errors: [...errs, 'trigger_disabled', 'run_failed'],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
@@ -153,11 +157,26 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       params: HookParams,
       rawBody: true,
       bodyLimit: LIMITS.hookBodyBytes,
-      headers: [{ name: 'X-Hook-Signature', description: '`sha256=<hex>` HMAC-SHA256 of the raw body', required: true }],
-      responses: { 200: { description: 'Run finished (wait mode)', schema: HookDone }, 202: { description: 'Run started (acknowledge mode)', schema: HookAccepted } },
-      errors: ['invalid_signature', 'not_found', 'trigger_disabled', 'payload_too_large', 'run_failed', 'service_unavailable'],
+      headers: [
+        { name: 'X-Hook-Signature', description: '`sha256=<hex>` HMAC-SHA256 of the raw body', required: true },
+      ],
+      responses: {
+        200: { description: 'Run finished (wait mode)', schema: HookDone },
+        202: { description: 'Run started (acknowledge mode)', schema: HookAccepted },
+      },
+      errors: [
+        'invalid_signature',
+        'not_found',
+        'trigger_disabled',
+        'payload_too_large',
+        'run_failed',
+        'service_unavailable',
+      ],
       handler: async (ctx, { params }) => {
-        answerRun(ctx, await triggers.receiveHook(params.tid, ctx.state.rawBody ?? Buffer.alloc(0), ctx.get('X-Hook-Signature')));
+        answerRun(
+          ctx,
+          await triggers.receiveHook(params.tid, ctx.state.rawBody ?? Buffer.alloc(0), ctx.get('X-Hook-Signature')),
+        );
       },
     }),
   ];

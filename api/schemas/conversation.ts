@@ -19,7 +19,11 @@ export const ChatRequest = z
       .trim()
       .min(1, 'must not be empty')
       .max(MAX_MESSAGE_CHARS, `must be at most ${MAX_MESSAGE_CHARS} characters`),
-    user_token: z.string().max(256).optional().describe("The integrator's own user id; never verified, grants no rights."),
+    user_token: z
+      .string()
+      .max(256)
+      .optional()
+      .describe("The integrator's own user id; never verified, grants no rights."),
     user_auth: z.string().max(4096).optional().describe('Visitor identity confirmation `v1.<data>.<signature>`.'),
     page_context: z.string().max(4000).optional().describe('Context of the page the visitor is on.'),
     escalate: z.boolean().optional().describe('`true` puts the conversation straight into the operator queue.'),
@@ -28,10 +32,15 @@ export const ChatRequest = z
 
 export const ChatResponse = z
   .object({
-    answer: z.string().describe('The reply; empty when a human handles the conversation (do not show an empty answer).'),
+    answer: z
+      .string()
+      .describe('The reply; empty when a human handles the conversation (do not show an empty answer).'),
     session_id: z.string(),
     handoff: z.literal(true).optional().describe('Present and true only when a human handles the conversation.'),
-    quota_exceeded: z.literal(true).optional().describe('Present and true only when the monthly conversation limit is used up.'),
+    quota_exceeded: z
+      .literal(true)
+      .optional()
+      .describe('Present and true only when the monthly conversation limit is used up.'),
     notice: z.literal('outage').optional().describe('Present when `answer` is a service message, not a bot reply.'),
   })
   .meta({ id: 'ChatResponse' });
@@ -74,16 +83,25 @@ export const TypingRequest = z.object({ session_id: SessionId }).meta({ id: 'Typ
 export const OkResponse = z.object({ status: z.literal('ok') }).meta({ id: 'Ok' });
 
 export const HandoffRequest = z.object({ session_id: SessionId }).meta({ id: 'HandoffRequest' });
-export const HandoffResponse = z.object({ status: z.string().describe('`waiting` (or `operator` when a person already replied)') }).meta({ id: 'HandoffResponse' });
+export const HandoffResponse = z
+  .object({ status: z.string().describe('`waiting` (or `operator` when a person already replied)') })
+  .meta({ id: 'HandoffResponse' });
 
 export const EraseRequest = z
   .object({
-    user_token: z.string().min(1).max(256).optional().describe('The visitor, as identified by user_token or by a confirmed `user`.'),
+    user_token: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe('The visitor, as identified by user_token or by a confirmed `user`.'),
     session_id: SessionId.optional(),
   })
   .refine((v) => v.user_token || v.session_id, { message: 'give user_token, session_id, or both' })
   .meta({ id: 'EraseRequest' });
-export const EraseResponse = z.object({ status: z.literal('erased'), conversations: z.number().int() }).meta({ id: 'EraseResponse' });
+export const EraseResponse = z
+  .object({ status: z.literal('erased'), conversations: z.number().int() })
+  .meta({ id: 'EraseResponse' });
 
 export const StreamFrame = z
   .object({

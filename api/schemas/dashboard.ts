@@ -24,7 +24,11 @@ export const BotPatch = z
     instructions: z.string().max(20_000).optional(),
     model: z.string().max(200).nullable().optional(),
     handoff_enabled: z.boolean().optional(),
-    handoff_webhook_url: z.url({ protocol: /^https?$/ }).max(2000).nullable().optional(),
+    handoff_webhook_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2000)
+      .nullable()
+      .optional(),
   })
   .meta({ id: 'DashboardBotPatch' });
 
@@ -53,7 +57,9 @@ export const RunView = z
 
 export const RunList = z.object({ runs: z.array(RunView), next_cursor: z.string() }).meta({ id: 'RunList' });
 
-export const StateView = z.object({ document: z.record(z.string(), z.unknown()), version: z.number().int() }).meta({ id: 'AgentState' });
+export const StateView = z
+  .object({ document: z.record(z.string(), z.unknown()), version: z.number().int() })
+  .meta({ id: 'AgentState' });
 export const StatePut = z
   .object({
     document: z.record(z.string(), z.unknown()),
@@ -62,7 +68,15 @@ export const StatePut = z
   .meta({ id: 'AgentStatePut' });
 
 export const NotificationView = z
-  .object({ id: z.string(), kind: z.string(), title: z.string(), body: z.string(), bot_id: z.string().nullable(), data: z.record(z.string(), z.unknown()), created_at: z.number().int() })
+  .object({
+    id: z.string(),
+    kind: z.string(),
+    title: z.string(),
+    body: z.string(),
+    bot_id: z.string().nullable(),
+    data: z.record(z.string(), z.unknown()),
+    created_at: z.number().int(),
+  })
   .meta({ id: 'Notification' });
 export const NotificationList = z.object({ notifications: z.array(NotificationView) }).meta({ id: 'NotificationList' });
 

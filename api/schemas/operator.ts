@@ -15,7 +15,9 @@ export const ThreadSummary = z
   })
   .meta({ id: 'ThreadSummary' });
 
-export const ThreadList = z.object({ threads: z.array(ThreadSummary), next_cursor: z.string() }).meta({ id: 'ThreadList' });
+export const ThreadList = z
+  .object({ threads: z.array(ThreadSummary), next_cursor: z.string() })
+  .meta({ id: 'ThreadList' });
 
 export const Transcript = z
   .object({
@@ -28,9 +30,17 @@ export const Transcript = z
   .meta({ id: 'Transcript' });
 
 export const ReplyRequest = z
-  .object({ text: z.string({ error: 'is required' }).trim().min(1, 'must not be empty').max(LIMITS.messageChars, `must be at most ${LIMITS.messageChars} characters`) })
+  .object({
+    text: z
+      .string({ error: 'is required' })
+      .trim()
+      .min(1, 'must not be empty')
+      .max(LIMITS.messageChars, `must be at most ${LIMITS.messageChars} characters`),
+  })
   .meta({ id: 'OperatorReply' });
-export const ReplyResponse = z.object({ id: z.string(), at: z.number().int(), status: z.string() }).meta({ id: 'OperatorReplyResult' });
+export const ReplyResponse = z
+  .object({ id: z.string(), at: z.number().int(), status: z.string() })
+  .meta({ id: 'OperatorReplyResult' });
 export const ResolveResponse = z
   .object({ status: z.string(), resolved: z.boolean().describe('false when there was no open request') })
   .meta({ id: 'ResolveResult' });

@@ -48,12 +48,10 @@ export async function bootstrapWorkspace(db: Db, box: SecretBox, input: Bootstra
       input.workspaceName ?? 'My workspace',
       input.monthlyConversationQuota ?? DEFAULT_QUOTA,
     ]);
-    await tx.query(`INSERT INTO users (id, workspace_id, email, password_hash, role) VALUES ($1, $2, $3, $4, 'owner')`, [
-      userId,
-      workspaceId,
-      email,
-      passwordHash,
-    ]);
+    await tx.query(
+      `INSERT INTO users (id, workspace_id, email, password_hash, role) VALUES ($1, $2, $3, $4, 'owner')`,
+      [userId, workspaceId, email, passwordHash],
+    );
     const credits = input.initialCredits ?? WELCOME_CREDITS;
     if (credits > 0) await grantCredits(tx, workspaceId, credits, 'welcome grant');
     const bot = await createBot(tx, box, { workspaceId, name: input.botName ?? 'My agent' });
@@ -67,7 +65,10 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox }) {
     bootstrap: (input: BootstrapInput = {}) => bootstrapWorkspace(deps.db, deps.secrets, input),
 
     /** Checks the password and opens a session; the same answer and a similar time for an unknown e-mail. */
-    async login(email: string, password: string): Promise<{ token: string; user: { user_id: string; workspace_id: string; email: string } }> {
+    async login(
+      email: string,
+      password: string,
+    ): Promise<{ token: string; user: { user_id: string; workspace_id: string; email: string } }> {
       const res = await deps.db.query<{ id: string; workspace_id: string; email: string; password_hash: string }>(
         `SELECT id, workspace_id, email, password_hash FROM users WHERE lower(email) = lower($1)`,
         [email],

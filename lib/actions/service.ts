@@ -32,14 +32,27 @@ export function createActionService(deps: ActionServiceDeps) {
         `INSERT INTO bot_actions (id, bot_id, name, description, method, url, parameters, admin_only, requires_approval)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (bot_id, name) DO NOTHING
          RETURNING ${ACTION_COLUMNS}`,
-        [newId('act'), botId, a.name, a.description, a.method, a.url, JSON.stringify(a.parameters), a.admin_only, a.requires_approval],
+        [
+          newId('act'),
+          botId,
+          a.name,
+          a.description,
+          a.method,
+          a.url,
+          JSON.stringify(a.parameters),
+          a.admin_only,
+          a.requires_approval,
+        ],
       );
       if (!res.rows[0]) throw errors.conflict(`An action named "${a.name}" exists already`);
       return res.rows[0];
     },
 
     async list(botId: string): Promise<(ActionSettings & { id: string })[]> {
-      const res = await deps.db.query<ActionSettings & { id: string }>(`SELECT ${ACTION_COLUMNS} FROM bot_actions WHERE bot_id = $1 ORDER BY name`, [botId]);
+      const res = await deps.db.query<ActionSettings & { id: string }>(
+        `SELECT ${ACTION_COLUMNS} FROM bot_actions WHERE bot_id = $1 ORDER BY name`,
+        [botId],
+      );
       return res.rows;
     },
 
@@ -51,7 +64,14 @@ export function createActionService(deps: ActionServiceDeps) {
 
     /** Action calls waiting for approval and recent decisions, newest first. */
     async listApprovals(botId: string) {
-      const res = await deps.db.query<{ id: string; run_id: string; action: string; arguments: unknown; status: string; created_ms: number }>(
+      const res = await deps.db.query<{
+        id: string;
+        run_id: string;
+        action: string;
+        arguments: unknown;
+        status: string;
+        created_ms: number;
+      }>(
         `SELECT p.id, p.run_id, a.name AS action, p.arguments, p.status, (extract(epoch FROM p.created_at) * 1000)::bigint AS created_ms
            FROM action_approvals p JOIN bot_actions a ON a.id = p.action_id
           WHERE p.bot_id = $1 ORDER BY p.created_at DESC LIMIT 100`,
@@ -64,7 +84,12 @@ export function createActionService(deps: ActionServiceDeps) {
      * Approves or rejects a waiting call (only a signed-in user can; never a builder key). The decision is recorded
      * first, then delivered; repeating the same decision delivers it again (idempotent), a different one is 409.
      */
-    async decide(botId: string, approvalId: string, approved: boolean, userId: string): Promise<{ id: string; status: 'approved' | 'rejected' }> {
+    async decide(
+      botId: string,
+      approvalId: string,
+      approved: boolean,
+      userId: string,
+    ): Promise<{ id: string; status: 'approved' | 'rejected' }> {
       const status = approved ? 'approved' : 'rejected';
       const res = await deps.db.query<{ workflow_id: string }>(
         `UPDATE action_approvals SET status = $3, decided_by = $4, decided_at = now()
@@ -72,11 +97,16 @@ export function createActionService(deps: ActionServiceDeps) {
         [approvalId, botId, status, userId],
       );
       if (!res.rows[0]) {
-        const exists = await deps.db.query(`SELECT status FROM action_approvals WHERE id = $1 AND bot_id = $2`, [approvalId, botId]);
+        const exists = await deps.db.query(`SELECT status FROM action_approvals WHERE id = $1 AND bot_id = $2`, [
+          approvalId,
+          botId,
+        ]);
         if (!exists.rows[0]) throw errors.notFound('No such approval');
         throw new ApiError('conflict', `This approval was already ${exists.rows[0].status}`);
       }
-      await deps.temporal.client.workflow.getHandle(res.rows[0].workflow_id).signal(approvalDecisionSignal, { approvalId, approved });
+      await deps.temporal.client.workflow
+        .getHandle(res.rows[0].workflow_id)
+        .signal(approvalDecisionSignal, { approvalId, approved });
       return { id: approvalId, status };
     },
   };

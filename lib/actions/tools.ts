@@ -12,14 +12,16 @@ import type { AgentRunInput, ToolSpec } from '../../workflows/messages';
 const STATE_TOOLS: ToolSpec[] = [
   {
     name: 'read_state',
-    description: "Reads the agent's state document (JSON) and its version. Use it to remember things between runs, e.g. processed markers.",
+    description:
+      "Reads the agent's state document (JSON) and its version. Use it to remember things between runs, e.g. processed markers.",
     parameters: { type: 'object', properties: {} },
     kind: 'state_read',
     requiresApproval: false,
   },
   {
     name: 'write_state',
-    description: 'Replaces the state document. Pass the version you read; if it changed meanwhile the write fails and you must read again.',
+    description:
+      'Replaces the state document. Pass the version you read; if it changed meanwhile the write fails and you must read again.',
     parameters: {
       type: 'object',
       properties: { document: { type: 'object' }, version: { type: 'integer' } },
@@ -42,7 +44,13 @@ const ACTION_RESPONSE_BYTES = 256 * 1024;
  */
 export async function toolsFor(db: Db, input: AgentRunInput): Promise<ToolSpec[]> {
   const admin = input.ownerContext === true || input.role === 'admin';
-  const res = await db.query<{ id: string; name: string; description: string; parameters: Record<string, unknown>; requires_approval: boolean }>(
+  const res = await db.query<{
+    id: string;
+    name: string;
+    description: string;
+    parameters: Record<string, unknown>;
+    requires_approval: boolean;
+  }>(
     `SELECT id, name, description, parameters, requires_approval FROM bot_actions WHERE bot_id = $1 AND (NOT admin_only OR $2) ORDER BY name`,
     [input.botId, admin],
   );
@@ -61,8 +69,11 @@ export async function toolsFor(db: Db, input: AgentRunInput): Promise<ToolSpec[]
  * Runs one tool call: an HTTP action through the SSRF-safe client, or a read or write of the agent state. The
  * result (or the failure, in words) goes back to the model; only storage trouble throws.
  */
-export async function executeTool(deps: { db: Db; fetch: SafeFetch }, input: { botId: string; tool: ToolSpec; arguments: string }): Promise<string> {
-  let args: Record<string, unknown> = {};
+export async function executeTool(
+  deps: { db: Db; fetch: SafeFetch },
+  input: { botId: string; tool: ToolSpec; arguments: string },
+): Promise<string> {
+  let args: Record<string, unknown>;
   try {
     args = input.arguments ? (JSON.parse(input.arguments) as Record<string, unknown>) : {};
   } catch {
@@ -71,16 +82,21 @@ export async function executeTool(deps: { db: Db; fetch: SafeFetch }, input: { b
   if (input.tool.kind === 'state_read') return JSON.stringify(await readState(deps.db, input.botId));
   if (input.tool.kind === 'state_write') {
     try {
-      const written = await writeState(deps.db, input.botId, (args.document ?? {}) as Record<string, unknown>, Number(args.version ?? 0));
+      const written = await writeState(
+        deps.db,
+        input.botId,
+        (args.document ?? {}) as Record<string, unknown>,
+        Number(args.version ?? 0),
+      );
       return JSON.stringify({ ok: true, version: written.version });
     } catch (err) {
       return `error: ${(err as Error).message}`;
     }
   }
-  const action = await deps.db.query<{ method: string; url: string }>(`SELECT method, url FROM bot_actions WHERE id = $1 AND bot_id = $2`, [
-    input.tool.actionId,
-    input.botId,
-  ]);
+  const action = await deps.db.query<{ method: string; url: string }>(
+    `SELECT method, url FROM bot_actions WHERE id = $1 AND bot_id = $2`,
+    [input.tool.actionId, input.botId],
+  );
   const a = action.rows[0];
   if (!a) return 'error: this action no longer exists';
   try {
@@ -125,7 +141,10 @@ export async function requestApproval(
 }
 
 /** After an approved action ran for a chat turn: its outcome joins the conversation as a bot message. */
-export async function postActionOutcome(db: Db, input: { sessionId: string; botId: string; messageId: string; text: string }): Promise<void> {
+export async function postActionOutcome(
+  db: Db,
+  input: { sessionId: string; botId: string; messageId: string; text: string },
+): Promise<void> {
   await db.query(
     `INSERT INTO messages (id, session_id, bot_id, author, text, at) VALUES ($1, $2, $3, 'bot', $4, $5) ON CONFLICT (id) DO NOTHING`,
     [input.messageId, input.sessionId, input.botId, input.text, Date.now()],

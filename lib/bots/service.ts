@@ -72,27 +72,35 @@ export type RotatableKind = 'secret' | 'identity' | 'builder' | 'webhook';
  * Issues a new key of one kind for a bot; the previous one stops working at once (same transaction), as the spec's
  * dashboard calls `/secret` and `/identity-secret` require.
  */
-export async function rotateKey(db: Db, box: SecretBox, botId: string, kind: RotatableKind): Promise<{ key: string; fingerprint: string }> {
+export async function rotateKey(
+  db: Db,
+  box: SecretBox,
+  botId: string,
+  kind: RotatableKind,
+): Promise<{ key: string; fingerprint: string }> {
   return withTransaction(db, async (tx) => {
-    const bot = await tx.query<{ workspace_id: string }>(`SELECT workspace_id FROM bots WHERE id = $1 FOR UPDATE`, [botId]);
+    const bot = await tx.query<{ workspace_id: string }>(`SELECT workspace_id FROM bots WHERE id = $1 FOR UPDATE`, [
+      botId,
+    ]);
     if (!bot.rows[0]) throw errors.notFound(`No bot with id ${botId}`);
     const workspaceId = bot.rows[0].workspace_id;
     if (kind === 'secret' || kind === 'builder') {
-      await tx.query(`UPDATE api_keys SET revoked_at = now() WHERE bot_id = $1 AND kind = $2 AND revoked_at IS NULL`, [botId, kind]);
+      await tx.query(`UPDATE api_keys SET revoked_at = now() WHERE bot_id = $1 AND kind = $2 AND revoked_at IS NULL`, [
+        botId,
+        kind,
+      ]);
       const key = await insertApiKey(tx, { workspaceId, botId, kind });
       return { key, fingerprint: fingerprint(key) };
     }
     const key = generateKey(kind);
     const column = kind === 'identity' ? 'identity_secret' : 'webhook_secret';
-    await tx.query(`UPDATE bots SET ${column}_sealed = $2, ${column}_fingerprint = $3, updated_at = now() WHERE id = $1`, [
-      botId,
-      box.seal(key),
-      fingerprint(key),
-    ]);
+    await tx.query(
+      `UPDATE bots SET ${column}_sealed = $2, ${column}_fingerprint = $3, updated_at = now() WHERE id = $1`,
+      [botId, box.seal(key), fingerprint(key)],
+    );
     return { key, fingerprint: fingerprint(key) };
   });
 }
-
 
 /** What the dashboard shows of a bot: its settings, the public key and the fingerprints of its secrets. */
 const BOT_COLUMNS = `id, name, instructions, model, handoff_enabled, handoff_webhook_url, public_key,
@@ -128,10 +136,10 @@ const SETTINGS: (keyof BotSettings)[] = ['name', 'instructions', 'model', 'hando
 export function createBotService(deps: { db: Db; secrets: SecretBox }) {
   return {
     async findInWorkspace(workspaceId: string, botId: string): Promise<{ id: string; workspace_id: string }> {
-      const res = await deps.db.query<{ id: string; workspace_id: string }>(`SELECT id, workspace_id FROM bots WHERE id = $1 AND workspace_id = $2`, [
-        botId,
-        workspaceId,
-      ]);
+      const res = await deps.db.query<{ id: string; workspace_id: string }>(
+        `SELECT id, workspace_id FROM bots WHERE id = $1 AND workspace_id = $2`,
+        [botId, workspaceId],
+      );
       if (!res.rows[0]) throw errors.notFound('No such bot in your workspace');
       return res.rows[0];
     },

@@ -30,7 +30,12 @@ const POLL = preparedStatement(
  * `GET /v1/api/messages`, the hottest path: one indexed query, no Temporal. Events are never shown to the
  * visitor. A session that does not exist, or belongs to another bot, reads as an empty conversation.
  */
-export async function pollMessages(db: Queryable, botId: string, sessionId: string, cursor?: string): Promise<PollResult> {
+export async function pollMessages(
+  db: Queryable,
+  botId: string,
+  sessionId: string,
+  cursor?: string,
+): Promise<PollResult> {
   const after = cursor ? decodeCursor<{ seq: number }>(cursor, ['seq']).seq : 0;
   const res = await db.query<{
     status: string;

@@ -14,7 +14,7 @@ import {
 } from '../../workflows/messages';
 import { decodeCursor, encodeCursor } from '../cursor';
 import type { Db } from '../db';
-import { ApiError, apiErrorForFailure, errors } from '../errors';
+import { type ApiError, apiErrorForFailure, errors } from '../errors';
 import { signVisitorConfirmation } from '../identity';
 import { LIMITS } from '../limits';
 import type { SecretBox } from '../secret-box';
@@ -81,7 +81,10 @@ export interface Page {
 const TURN_TIMEOUT_RETRY_AFTER = 10;
 
 function timeoutResult(): TurnResult {
-  return { answer: '', error: { type: 'llm_overloaded', message: 'The turn did not finish in time', retryAfter: TURN_TIMEOUT_RETRY_AFTER } };
+  return {
+    answer: '',
+    error: { type: 'llm_overloaded', message: 'The turn did not finish in time', retryAfter: TURN_TIMEOUT_RETRY_AFTER },
+  };
 }
 
 /** Spec, Conversation: 503 `{error, code, session_id}`, plus `retry_after` and `Retry-After` when overloaded. */
@@ -98,7 +101,11 @@ export function createConversationService(deps: ConversationServiceDeps) {
   const cdeps: ConversationDeps = deps;
 
   /** Runs the turn and resolves with its first known outcome; a turn the API stopped waiting for is `llm_overloaded`. */
-  function turnOutcome(prepared: Extract<PreparedChat, { kind: 'turn' }>, subscription: TurnSubscription | null, streamTurnId?: string) {
+  function turnOutcome(
+    prepared: Extract<PreparedChat, { kind: 'turn' }>,
+    subscription: TurnSubscription | null,
+    streamTurnId?: string,
+  ) {
     return firstOutcome(runTurn(cdeps, prepared, streamTurnId), subscription).catch((err) => {
       if (err instanceof TurnTimeoutError) return timeoutResult();
       throw err;
@@ -122,7 +129,11 @@ export function createConversationService(deps: ConversationServiceDeps) {
       const subscription = await subscribeTurn(cdeps, prepared.update.runId);
       const result = await turnOutcome(prepared, subscription).finally(() => subscription?.close());
       if (result.error) throw turnError(result.error, prepared.sessionId);
-      return { answer: result.answer, session_id: prepared.sessionId, ...(result.handoff ? { handoff: true as const } : {}) };
+      return {
+        answer: result.answer,
+        session_id: prepared.sessionId,
+        ...(result.handoff ? { handoff: true as const } : {}),
+      };
     },
 
     /**
@@ -181,7 +192,11 @@ export function createConversationService(deps: ConversationServiceDeps) {
               // Spec: only llm_unavailable and llm_overloaded frames carry `code`; an internal error frame has none.
               write(
                 e.code === 'llm_unavailable' || e.code === 'llm_overloaded'
-                  ? { error: e.message, code: e.code, ...(e.extra.retry_after ? { retry_after: e.extra.retry_after as number } : {}) }
+                  ? {
+                      error: e.message,
+                      code: e.code,
+                      ...(e.extra.retry_after ? { retry_after: e.extra.retry_after as number } : {}),
+                    }
                   : { error: e.message },
               );
             } else if (handoff) {
@@ -197,7 +212,9 @@ export function createConversationService(deps: ConversationServiceDeps) {
               if (final.startsWith(streamed)) {
                 if (final.length > streamed.length) write({ delta: final.slice(streamed.length) });
               } else {
-                write({ error: 'The answer was interrupted and regenerated; the complete answer is in the transcript' });
+                write({
+                  error: 'The answer was interrupted and regenerated; the complete answer is in the transcript',
+                });
               }
             }
           } catch (err) {
@@ -247,15 +264,24 @@ export function createConversationService(deps: ConversationServiceDeps) {
      * Deletes everything stored about one visitor (by `user_token`/confirmed user, by session, or both):
      * conversations, messages, runs, webhook records, and the workflow histories that hold their texts.
      */
-    async eraseVisitor(botId: string, who: { user_token?: string; session_id?: string }): Promise<{ conversations: number }> {
+    async eraseVisitor(
+      botId: string,
+      who: { user_token?: string; session_id?: string },
+    ): Promise<{ conversations: number }> {
       const sessions = await deps.db.query<{ session_id: string }>(
         `SELECT session_id FROM conversations WHERE bot_id = $1 AND (session_id = $2 OR visitor_user = $3)`,
         [botId, who.session_id ?? null, who.user_token ?? null],
       );
       const ids = sessions.rows.map((r) => r.session_id);
-      const runs = await deps.db.query<{ id: string }>(`SELECT id FROM runs WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
+      const runs = await deps.db.query<{ id: string }>(
+        `SELECT id FROM runs WHERE bot_id = $1 AND session_id = ANY($2)`,
+        [botId, ids],
+      );
       // Workflow histories hold message texts too: delete them before the rows that point at them.
-      const workflowIds = [...ids.map((sid) => conversationWorkflowId(botId, sid)), ...runs.rows.map((r) => runWorkflowId(r.id))];
+      const workflowIds = [
+        ...ids.map((sid) => conversationWorkflowId(botId, sid)),
+        ...runs.rows.map((r) => runWorkflowId(r.id)),
+      ];
       for (const workflowId of workflowIds) {
         try {
           await deps.temporal.connection.workflowService.deleteWorkflowExecution({
@@ -263,7 +289,8 @@ export function createConversationService(deps: ConversationServiceDeps) {
             workflowExecution: { workflowId },
           });
         } catch (err) {
-          if (!(err instanceof WorkflowNotFoundError) && (err as { code?: number }).code !== 5 /* NOT_FOUND */) throw err;
+          if (!(err instanceof WorkflowNotFoundError) && (err as { code?: number }).code !== 5 /* NOT_FOUND */)
+            throw err;
         }
       }
       await deps.db.query(`DELETE FROM webhook_deliveries WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
@@ -306,7 +333,10 @@ export function createConversationService(deps: ConversationServiceDeps) {
           last_message_at: Number(r.last_ms),
           last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
         })),
-        next_cursor: res.rows.length > page.limit && last ? encodeCursor({ e: Number(last.escalated_ms), s: last.session_id }) : '',
+        next_cursor:
+          res.rows.length > page.limit && last
+            ? encodeCursor({ e: Number(last.escalated_ms), s: last.session_id })
+            : '',
       };
     },
 
@@ -319,7 +349,14 @@ export function createConversationService(deps: ConversationServiceDeps) {
           `UPDATE conversations SET operator_seen_at = COALESCE(operator_seen_at, now()) WHERE session_id = $1 RETURNING visitor_user, status`,
           [conversation.session_id],
         ),
-        deps.db.query<{ seq: number; id: string; author: string; text: string; at: number; event: Record<string, unknown> | null }>(
+        deps.db.query<{
+          seq: number;
+          id: string;
+          author: string;
+          text: string;
+          at: number;
+          event: Record<string, unknown> | null;
+        }>(
           `SELECT seq, id, author, text, at, event FROM messages WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
           [conversation.session_id, after, page.limit + 1],
         ),
@@ -329,7 +366,13 @@ export function createConversationService(deps: ConversationServiceDeps) {
         session_id: conversation.session_id,
         status: meta.rows[0]?.status ?? conversation.status,
         visitor_user: meta.rows[0]?.visitor_user ?? null,
-        messages: messages.map((m) => ({ id: m.id, author: m.author, text: m.text, at: Number(m.at), ...(m.event ? { event: m.event } : {}) })),
+        messages: messages.map((m) => ({
+          id: m.id,
+          author: m.author,
+          text: m.text,
+          at: Number(m.at),
+          ...(m.event ? { event: m.event } : {}),
+        })),
         next_cursor: rows.rows.length > page.limit ? encodeCursor({ seq: Number(messages.at(-1)!.seq) }) : '',
       };
     },

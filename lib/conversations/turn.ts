@@ -52,14 +52,20 @@ export const QUOTA_PLACEHOLDER =
   'This chat is not available right now. Please try again later or use another way to contact us.';
 
 export async function loadBot(db: Db, botId: string): Promise<BotRow> {
-  const res = await db.query<BotRow>(`SELECT id, workspace_id, handoff_enabled, identity_secret_sealed FROM bots WHERE id = $1`, [botId]);
+  const res = await db.query<BotRow>(
+    `SELECT id, workspace_id, handoff_enabled, identity_secret_sealed FROM bots WHERE id = $1`,
+    [botId],
+  );
   if (!res.rows[0]) throw new ApiError('invalid_key', 'The bot of this key no longer exists');
   return res.rows[0];
 }
 
 /** The conversation of this bot, or null; another bot's session is reported as not found (spec: bound at first use). */
 export async function findConversation(db: Db, botId: string, sessionId: string): Promise<ConversationRow | null> {
-  const res = await db.query<ConversationRow>(`SELECT session_id, bot_id, workspace_id, status FROM conversations WHERE session_id = $1`, [sessionId]);
+  const res = await db.query<ConversationRow>(
+    `SELECT session_id, bot_id, workspace_id, status FROM conversations WHERE session_id = $1`,
+    [sessionId],
+  );
   const row = res.rows[0];
   if (!row) return null;
   if (row.bot_id !== botId) throw new ApiError('not_found', 'No conversation with this session_id');
@@ -71,7 +77,12 @@ export async function findConversation(db: Db, botId: string, sessionId: string)
  * the insert are one statement; two simultaneous first messages may together pass the quota by one, which we
  * accept rather than serialize every new conversation of a workspace.
  */
-export async function startConversation(db: Db, bot: BotRow, sessionId: string, opts: { checkQuota: boolean }): Promise<ConversationRow | null> {
+export async function startConversation(
+  db: Db,
+  bot: BotRow,
+  sessionId: string,
+  opts: { checkQuota: boolean },
+): Promise<ConversationRow | null> {
   const inserted = await db.query(
     `INSERT INTO conversations (session_id, bot_id, workspace_id)
      SELECT $1, $2, $3
@@ -80,7 +91,8 @@ export async function startConversation(db: Db, bot: BotRow, sessionId: string, 
      ON CONFLICT (session_id) DO NOTHING RETURNING 1`,
     [sessionId, bot.id, bot.workspace_id, opts.checkQuota],
   );
-  if (inserted.rowCount) return { session_id: sessionId, bot_id: bot.id, workspace_id: bot.workspace_id, status: 'bot' };
+  if (inserted.rowCount)
+    return { session_id: sessionId, bot_id: bot.id, workspace_id: bot.workspace_id, status: 'bot' };
   return findConversation(db, bot.id, sessionId); // created meanwhile (ours, or 404), or null: quota used up
 }
 
@@ -130,14 +142,22 @@ export async function prepareChat(deps: ConversationDeps, botId: string, body: C
   >(PREPARE_CHAT([botId, sessionId]));
   const row = res.rows[0];
   if (!row) throw new ApiError('invalid_key', 'The bot of this key no longer exists');
-  const bot: BotRow = { id: row.id, workspace_id: row.workspace_id, handoff_enabled: row.handoff_enabled, identity_secret_sealed: row.identity_secret_sealed };
+  const bot: BotRow = {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    handoff_enabled: row.handoff_enabled,
+    identity_secret_sealed: row.identity_secret_sealed,
+  };
   if (row.c_bot && row.c_bot !== bot.id) throw new ApiError('not_found', 'No conversation with this session_id');
   const conversation: ConversationRow | null = row.c_bot
     ? { session_id: sessionId, bot_id: bot.id, workspace_id: bot.workspace_id, status: row.c_status! }
     : await startConversation(deps.db, bot, sessionId, { checkQuota: true });
   if (!conversation) return { kind: 'quota_exceeded', sessionId };
   // Spec, Visitor identity rule 4: the user of a valid confirmation wins over user_token.
-  const confirmed = verifyVisitorConfirmation(body.user_auth, { botId: bot.id, secret: deps.secrets.open(bot.identity_secret_sealed) });
+  const confirmed = verifyVisitorConfirmation(body.user_auth, {
+    botId: bot.id,
+    secret: deps.secrets.open(bot.identity_secret_sealed),
+  });
   const role = confirmed?.role ?? 'visitor';
   return {
     kind: 'turn',
@@ -162,7 +182,11 @@ export async function prepareChat(deps: ConversationDeps, botId: string, body: C
 /** Thrown when the turn took longer than the API waits; the turn itself goes on and its answer is kept. */
 export class TurnTimeoutError extends Error {}
 
-export async function runTurn(deps: ConversationDeps, prepared: Extract<PreparedChat, { kind: 'turn' }>, streamTurnId?: string): Promise<TurnResult> {
+export async function runTurn(
+  deps: ConversationDeps,
+  prepared: Extract<PreparedChat, { kind: 'turn' }>,
+  streamTurnId?: string,
+): Promise<TurnResult> {
   const update = { ...prepared.update, ...(streamTurnId ? { streamTurnId } : {}) };
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -218,7 +242,10 @@ export async function subscribeTurn(
  * handles the conversation, a failure, an answer too long to announce) comes from the update result. The workflow
  * goes on either way; the next turn waits for it (the workflow serializes turns).
  */
-export async function firstOutcome(turn: Promise<TurnResult>, subscription: TurnSubscription | null): Promise<TurnResult> {
+export async function firstOutcome(
+  turn: Promise<TurnResult>,
+  subscription: TurnSubscription | null,
+): Promise<TurnResult> {
   if (!subscription) return turn;
   turn.catch(() => undefined); // when the announcement wins, nobody waits for the update any more
   return Promise.race([turn, subscription.announced]);

@@ -7,13 +7,22 @@ import { errors } from '../errors';
  */
 
 /** Adds credits to a workspace: one ledger row and the balance, in the caller's transaction. */
-export async function grantCredits(tx: Queryable, workspaceId: string, amount: number, reason: string): Promise<number> {
+export async function grantCredits(
+  tx: Queryable,
+  workspaceId: string,
+  amount: number,
+  reason: string,
+): Promise<number> {
   const res = await tx.query<{ credit_balance: number }>(
     `UPDATE workspaces SET credit_balance = credit_balance + $2 WHERE id = $1 RETURNING credit_balance`,
     [workspaceId, amount],
   );
   if (!res.rows[0]) throw errors.notFound(`No workspace with id ${workspaceId}`);
-  await tx.query(`INSERT INTO credit_ledger (workspace_id, amount, reason) VALUES ($1, $2, $3)`, [workspaceId, amount, reason]);
+  await tx.query(`INSERT INTO credit_ledger (workspace_id, amount, reason) VALUES ($1, $2, $3)`, [
+    workspaceId,
+    amount,
+    reason,
+  ]);
   return res.rows[0].credit_balance;
 }
 
@@ -25,7 +34,10 @@ export function createCreditService(deps: { db: Db }) {
     },
 
     async balance(workspaceId: string): Promise<number> {
-      const res = await deps.db.query<{ credit_balance: number }>(`SELECT credit_balance FROM workspaces WHERE id = $1`, [workspaceId]);
+      const res = await deps.db.query<{ credit_balance: number }>(
+        `SELECT credit_balance FROM workspaces WHERE id = $1`,
+        [workspaceId],
+      );
       if (!res.rows[0]) throw errors.notFound(`No workspace with id ${workspaceId}`);
       return res.rows[0].credit_balance;
     },

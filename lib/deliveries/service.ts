@@ -12,7 +12,10 @@ export function signDelivery(secret: string, timestamp: number, body: string): s
 }
 
 /** A delivery with what it is sent with: the address, the body, and the bot's sealed signing secret. */
-export async function loadDelivery(db: Db, deliveryId: string): Promise<{ url: string; body: string; secretSealed: string } | null> {
+export async function loadDelivery(
+  db: Db,
+  deliveryId: string,
+): Promise<{ url: string; body: string; secretSealed: string } | null> {
   const res = await db.query<{ url: string; body: string; secret: string }>(
     `SELECT d.url, d.body, b.webhook_secret_sealed AS secret FROM webhook_deliveries d JOIN bots b ON b.id = d.bot_id WHERE d.id = $1`,
     [deliveryId],
@@ -40,8 +43,8 @@ export async function markDelivered(db: Db, deliveryId: string): Promise<void> {
 
 /** The delivery was given up (4xx, refused address, or retries exhausted). */
 export async function markDeliveryFailed(db: Db, deliveryId: string, error: string): Promise<void> {
-  await db.query(`UPDATE webhook_deliveries SET status = 'failed', finished_at = now(), last_error = $2 WHERE id = $1 AND status = 'pending'`, [
-    deliveryId,
-    error,
-  ]);
+  await db.query(
+    `UPDATE webhook_deliveries SET status = 'failed', finished_at = now(), last_error = $2 WHERE id = $1 AND status = 'pending'`,
+    [deliveryId, error],
+  );
 }

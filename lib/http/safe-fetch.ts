@@ -318,7 +318,11 @@ async function resolveTarget(url: URL, allowLoopback: boolean, signal: AbortSign
  * what a second DNS answer says (DNS rebinding). Supports `all: true`, which Node uses for happy eyeballs.
  */
 function pinnedLookup(addresses: Target['addresses']): net.LookupFunction {
-  return ((_host: string, options: { family?: number | string; all?: boolean }, callback: Function) => {
+  return ((
+    _host: string,
+    options: { family?: number | string; all?: boolean },
+    callback: (...args: unknown[]) => void,
+  ) => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
     const matching = family === 4 || family === 6 ? addresses.filter((a) => a.family === family) : addresses;
     if (matching.length === 0) {

@@ -1,6 +1,14 @@
 import type { Db } from '../db';
 import { errors } from '../errors';
-import { type Embedder, type Source, type SourceSummary, deleteSource, getSource, listSources, upsertSource } from './store';
+import {
+  type Embedder,
+  type Source,
+  type SourceSummary,
+  deleteSource,
+  getSource,
+  listSources,
+  upsertSource,
+} from './store';
 
 export interface KnowledgeServiceDeps {
   db: Db;
@@ -15,7 +23,10 @@ export interface KnowledgeServiceDeps {
 export function createKnowledgeService(deps: KnowledgeServiceDeps) {
   return {
     /** Adds a source, or replaces the one with the same `source_id`; searchable when this returns. */
-    async write(botId: string, input: { source_id?: string; title?: string; text: string }): Promise<{ status: 'indexed'; source_id: string }> {
+    async write(
+      botId: string,
+      input: { source_id?: string; title?: string; text: string },
+    ): Promise<{ status: 'indexed'; source_id: string }> {
       const { sourceId } = await upsertSource(
         deps.db,
         { botId, sourceId: input.source_id, title: input.title, text: input.text, origin: 'api' },
@@ -24,7 +35,10 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
       return { status: 'indexed', source_id: sourceId };
     },
 
-    list(botId: string, page: { limit: number; cursor?: string }): Promise<{ sources: SourceSummary[]; next_cursor: string }> {
+    list(
+      botId: string,
+      page: { limit: number; cursor?: string },
+    ): Promise<{ sources: SourceSummary[]; next_cursor: string }> {
       return listSources(deps.db, botId, page);
     },
 

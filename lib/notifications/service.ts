@@ -18,14 +18,21 @@ export interface NotificationInput {
 }
 
 /** Records a notification; with `mailer`, also e-mails the workspace owner. Idempotent on the id. */
-export async function notify(db: Queryable, n: NotificationInput, opts: { mailer?: Mailer | null } = {}): Promise<void> {
+export async function notify(
+  db: Queryable,
+  n: NotificationInput,
+  opts: { mailer?: Mailer | null } = {},
+): Promise<void> {
   await db.query(
     `INSERT INTO notifications (id, workspace_id, bot_id, kind, title, body, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (id) DO NOTHING`,
     [n.id, n.workspaceId, n.botId, n.kind, n.title, n.body, JSON.stringify(n.data)],
   );
   if (!opts.mailer) return;
-  const owner = await db.query<{ email: string }>(`SELECT email FROM users WHERE workspace_id = $1 AND role = 'owner' LIMIT 1`, [n.workspaceId]);
+  const owner = await db.query<{ email: string }>(
+    `SELECT email FROM users WHERE workspace_id = $1 AND role = 'owner' LIMIT 1`,
+    [n.workspaceId],
+  );
   if (!owner.rows[0]) return;
   await opts.mailer.send(owner.rows[0].email, n.title, n.body);
   await db.query(`UPDATE notifications SET emailed_at = now() WHERE id = $1`, [n.id]);
@@ -33,7 +40,15 @@ export async function notify(db: Queryable, n: NotificationInput, opts: { mailer
 
 /** The workspace's notifications, newest first. */
 export async function listNotifications(db: Queryable, workspaceId: string) {
-  const res = await db.query<{ id: string; kind: string; title: string; body: string; bot_id: string | null; data: Record<string, unknown>; created_ms: number }>(
+  const res = await db.query<{
+    id: string;
+    kind: string;
+    title: string;
+    body: string;
+    bot_id: string | null;
+    data: Record<string, unknown>;
+    created_ms: number;
+  }>(
     `SELECT id, kind, title, body, bot_id, data, (extract(epoch FROM created_at) * 1000)::bigint AS created_ms
        FROM notifications WHERE workspace_id = $1 ORDER BY created_at DESC LIMIT 100`,
     [workspaceId],

@@ -97,11 +97,22 @@ export interface StartRunDeps {
 export async function startRun(
   deps: StartRunDeps,
   input: AgentRunInput,
-  opts: { workflowId: string; visitor?: { id: string; text: string; at: number; user?: string }; flushedByFinish?: boolean },
+  opts: {
+    workflowId: string;
+    visitor?: { id: string; text: string; at: number; user?: string };
+    flushedByFinish?: boolean;
+  },
 ): Promise<RunContext> {
   const { visitor } = opts;
   const [started, passages, history, tools] = await Promise.all([
-    deps.db.query<{ name: string; instructions: string; model: string | null; credit_balance: number; run_status: string | null; run_answer: string | null }>(
+    deps.db.query<{
+      name: string;
+      instructions: string;
+      model: string | null;
+      credit_balance: number;
+      run_status: string | null;
+      run_answer: string | null;
+    }>(
       START_RUN([
         input.runId,
         input.botId,
@@ -131,10 +142,10 @@ export async function startRun(
   const finished = bot.run_status === 'done' ? { answer: bot.run_answer ?? '' } : undefined;
   if (!finished && bot.credit_balance <= 0) {
     const message = 'The workspace has no credits left; add credits to wake this agent again';
-    await deps.db.query(`UPDATE runs SET status = 'failed', error_code = 'no_credits', error = $2, finished_at = now() WHERE id = $1`, [
-      input.runId,
-      message,
-    ]);
+    await deps.db.query(
+      `UPDATE runs SET status = 'failed', error_code = 'no_credits', error = $2, finished_at = now() WHERE id = $1`,
+      [input.runId, message],
+    );
     throw failure('no_credits', message);
   }
   return {
@@ -155,7 +166,13 @@ export async function startRun(
  */
 export async function finishRun(
   db: Db,
-  input: { run: AgentRunInput; status: 'done' | 'failed'; answer?: GeneratedAnswer; errorCode?: string; error?: string },
+  input: {
+    run: AgentRunInput;
+    status: 'done' | 'failed';
+    answer?: GeneratedAnswer;
+    errorCode?: string;
+    error?: string;
+  },
 ): Promise<void> {
   const { run, answer } = input;
   const credits = input.status === 'done' ? creditsFor(answer?.promptTokens ?? 0, answer?.completionTokens ?? 0) : 0;
@@ -185,11 +202,29 @@ export async function finishRun(
 /** A run that failed before it could start (a poll that could not fetch its address): recorded for the log. */
 export async function recordFailedBeforeStart(
   db: Db,
-  input: { runId: string; botId: string; workspaceId: string; triggerKind: string; triggerId: string; workflowId: string; errorCode: string; error: string },
+  input: {
+    runId: string;
+    botId: string;
+    workspaceId: string;
+    triggerKind: string;
+    triggerId: string;
+    workflowId: string;
+    errorCode: string;
+    error: string;
+  },
 ): Promise<void> {
   await db.query(
     `INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, workflow_id, status, input, error_code, error, finished_at)
      VALUES ($1, $2, $3, $4, $5, $6, 'failed', '', $7, $8, now()) ON CONFLICT (id) DO NOTHING`,
-    [input.runId, input.botId, input.workspaceId, input.triggerKind, input.triggerId, input.workflowId, input.errorCode, input.error],
+    [
+      input.runId,
+      input.botId,
+      input.workspaceId,
+      input.triggerKind,
+      input.triggerId,
+      input.workflowId,
+      input.errorCode,
+      input.error,
+    ],
   );
 }

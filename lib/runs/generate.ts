@@ -25,7 +25,9 @@ export async function generateAnswer(
   transcript: ToolTurn[],
   attemptKey: string,
 ): Promise<GeneratedAnswer> {
-  const onDelta = input.streamTurnId ? (delta: string) => deps.deltas.publish(input.streamTurnId!, attemptKey, delta) : undefined;
+  const onDelta = input.streamTurnId
+    ? (delta: string) => deps.deltas.publish(input.streamTurnId!, attemptKey, delta)
+    : undefined;
   try {
     if (!deps.llm) {
       const text = extractiveAnswer(ctx.passages);
@@ -35,7 +37,10 @@ export async function generateAnswer(
     const result = await deps.llm.complete({
       model: ctx.model ?? deps.defaultModel,
       messages: [...buildPrompt(input, ctx), ...toolFollowUps(transcript)],
-      tools: ctx.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })),
+      tools: ctx.tools.map((t) => ({
+        type: 'function' as const,
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      })),
       // A little under the activity's own limit, so the backend's timeout is what gets reported.
       timeoutMs: Math.max(500, input.turnTimeoutMs - 300),
       onDelta,

@@ -23,7 +23,9 @@ const PLATFORM_RULES = [
 /** The messages of one model call: system prompt (rules, instructions, page, passages), history, the input. */
 export function buildPrompt(input: Pick<AgentRunInput, 'input' | 'pageContext'>, ctx: PromptContext): ChatMessage[] {
   const knowledge = ctx.passages.length
-    ? ctx.passages.map((p, i) => `[${i + 1}] ${p.title ? `${p.title}: ` : ''}${p.text.slice(0, PASSAGE_CHARS)}`).join('\n\n')
+    ? ctx.passages
+        .map((p, i) => `[${i + 1}] ${p.title ? `${p.title}: ` : ''}${p.text.slice(0, PASSAGE_CHARS)}`)
+        .join('\n\n')
     : '(no passages matched this message)';
   const system = [
     PLATFORM_RULES,
@@ -46,7 +48,11 @@ export function toolFollowUps(transcript: ToolTurn[]): ChatMessage[] {
       ? {
           role: 'assistant',
           content: t.text || null,
-          tool_calls: t.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })),
+          tool_calls: t.toolCalls.map((c) => ({
+            id: c.id,
+            type: 'function' as const,
+            function: { name: c.name, arguments: c.arguments },
+          })),
         }
       : { role: 'tool', tool_call_id: t.toolCallId, content: t.content },
   );

@@ -37,7 +37,8 @@ export function createRunService(deps: { db: Db; temporal: Pick<Temporal, 'uiUrl
           finished_at: r.finished_ms === null ? null : Number(r.finished_ms),
           workflow_url: workflowUiUrl(deps.temporal, r.workflow_id),
         })),
-        next_cursor: res.rows.length > page.limit ? encodeCursor({ t: rows.at(-1)!.started_key, i: rows.at(-1)!.id }) : '',
+        next_cursor:
+          res.rows.length > page.limit ? encodeCursor({ t: rows.at(-1)!.started_key, i: rows.at(-1)!.id }) : '',
       };
     },
   };

@@ -44,12 +44,22 @@ export function createScanService(deps: ScanServiceDeps) {
       log: { warn(obj: object, msg: string): void },
     ) {
       const url = checkScanAddress(request.url, { allowLoopback: deps.allowLoopback });
-      const input: SiteScanInput = { botId: bot.botId, workspaceId: bot.workspaceId, url, maxPages: request.max_pages, trigger: 'api' };
+      const input: SiteScanInput = {
+        botId: bot.botId,
+        workspaceId: bot.workspaceId,
+        url,
+        maxPages: request.max_pages,
+        trigger: 'api',
+      };
       const { runId } = await startSiteScan(deps.temporal, input);
       // The activity writes the row too; this one only makes the scan visible before a worker picks it up.
-      await recordScanAccepted(deps.db, { id: runId, botId: bot.botId, url, trigger: 'api', maxPages: input.maxPages }).catch((err: unknown) =>
-        log.warn({ err, runId }, 'scan row not recorded at start'),
-      );
+      await recordScanAccepted(deps.db, {
+        id: runId,
+        botId: bot.botId,
+        url,
+        trigger: 'api',
+        maxPages: input.maxPages,
+      }).catch((err: unknown) => log.warn({ err, runId }, 'scan row not recorded at start'));
       const schedule = await setScanSchedule(deps.temporal, { ...input, refreshDays: request.refresh_days });
       return { status: 'scanning' as const, url, max_pages: input.maxPages, schedule };
     },

@@ -105,7 +105,9 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
   try {
     let postgres: EmbeddedPostgres | undefined;
     if (!env.DATABASE_URL) {
-      log(`starting embedded Postgres on 127.0.0.1:${opts.postgresPort} (data in ${path.join(opts.dataDir, 'postgres')})`);
+      log(
+        `starting embedded Postgres on 127.0.0.1:${opts.postgresPort} (data in ${path.join(opts.dataDir, 'postgres')})`,
+      );
       postgres = await startEmbeddedPostgres({
         dataDir: path.join(opts.dataDir, 'postgres'),
         port: opts.postgresPort,

@@ -94,7 +94,18 @@ export async function startEmbeddedPostgres(opts: {
     proc = startProcess(
       'postgres',
       path.join(bin, 'postgres'),
-      ['-D', pgData, '-p', String(opts.port), '-h', '127.0.0.1', '-c', `unix_socket_directories=${useSocket ? socketDir : ''}`, '-c', 'max_connections=200'],
+      [
+        '-D',
+        pgData,
+        '-p',
+        String(opts.port),
+        '-h',
+        '127.0.0.1',
+        '-c',
+        `unix_socket_directories=${useSocket ? socketDir : ''}`,
+        '-c',
+        'max_connections=200',
+      ],
       { ...ids, quiet: opts.quiet, env: { ...process.env, LC_MESSAGES: 'C' } },
     );
     const admin = () => new pg.Client({ connectionString: urlFor('postgres'), connectionTimeoutMillis: 1000 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { type ManagedProcess, startProcess, waitFor } from './processes';
@@ -14,12 +14,14 @@ export function findTemporalCli(): string {
   try {
     return execFileSync('sh', ['-c', 'command -v temporal']).toString().trim();
   } catch {
-    throw new Error('No `temporal` CLI found: run `bash scripts/setup.sh` (builds it with go install), or set TEMPORAL_ADDRESS');
+    throw new Error(
+      'No `temporal` CLI found: run `bash scripts/setup.sh` (builds it with go install), or set TEMPORAL_ADDRESS',
+    );
   }
 }
 
 export function searchAttributes(): Record<string, string> {
-  return require(path.join(CONFIG_DIR, 'search-attributes.json'));
+  return JSON.parse(readFileSync(path.join(CONFIG_DIR, 'search-attributes.json'), 'utf8')) as Record<string, string>;
 }
 
 export interface TemporalDevServer {
@@ -39,7 +41,7 @@ export async function startTemporalDev(opts: {
   headless?: boolean;
   quiet?: boolean;
 }): Promise<TemporalDevServer> {
-  const cfg = require(path.join(CONFIG_DIR, 'dev-server.json')) as {
+  const cfg = JSON.parse(readFileSync(path.join(CONFIG_DIR, 'dev-server.json'), 'utf8')) as {
     namespace: string;
     logLevel: string;
     dynamicConfig: Record<string, unknown>;

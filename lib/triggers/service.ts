@@ -1,4 +1,9 @@
-import { ScheduleNotFoundError, ScheduleOverlapPolicy, type ScheduleSpec, WorkflowFailedError } from '@temporalio/client';
+import {
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  type ScheduleSpec,
+  WorkflowFailedError,
+} from '@temporalio/client';
 import { createHmac } from 'node:crypto';
 import { agentRunWorkflow } from '../../workflows/agent-run';
 import {
@@ -106,9 +111,16 @@ export function createTriggerService(deps: TriggerServiceDeps) {
       args: [args] as [ScheduledRunInput],
       searchAttributes: agentRunSearchAttributes({ botId: t.bot_id, workspaceId: t.workspace_id, triggerKind: t.kind }),
     };
-    const note = t.enabled ? undefined : `trigger ${t.disabled_reason === 'failures' ? 'paused after failed runs' : 'turned off'}`;
+    const note = t.enabled
+      ? undefined
+      : `trigger ${t.disabled_reason === 'failures' ? 'paused after failed runs' : 'turned off'}`;
     try {
-      await handle.update((prev) => ({ ...prev, spec: specOf(t), action, state: { ...prev.state, paused: !t.enabled, note } }));
+      await handle.update((prev) => ({
+        ...prev,
+        spec: specOf(t),
+        action,
+        state: { ...prev.state, paused: !t.enabled, note },
+      }));
     } catch (err) {
       if (!(err instanceof ScheduleNotFoundError)) throw err;
       await deps.temporal.client.schedule.create({
@@ -167,7 +179,8 @@ export function createTriggerService(deps: TriggerServiceDeps) {
       ]);
       return { mode: 'wait', run_id: runId, answer: result.answer };
     } catch (err) {
-      const reason = err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : 'the run did not finish in time';
+      const reason =
+        err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : 'the run did not finish in time';
       throw new ApiError('run_failed', `The run failed: ${reason}. See the run log.`, { run_id: runId });
     } finally {
       clearTimeout(timer);
@@ -176,7 +189,11 @@ export function createTriggerService(deps: TriggerServiceDeps) {
 
   return {
     /** Creates a trigger; a webhook trigger's address and secret are in this answer only. */
-    async create(bot: { id: string; workspace_id: string }, s: TriggerSettings, baseUrl: string): Promise<TriggerView & { secret?: string }> {
+    async create(
+      bot: { id: string; workspace_id: string },
+      s: TriggerSettings,
+      baseUrl: string,
+    ): Promise<TriggerView & { secret?: string }> {
       checkInterval(s.schedule?.every_seconds ?? s.poll?.every_seconds);
       const id = newId('trg');
       const secret = s.kind === 'webhook' ? generateKey('trigger') : undefined;
@@ -207,14 +224,18 @@ export function createTriggerService(deps: TriggerServiceDeps) {
       } catch (err) {
         // The schedule is part of the trigger: without it, no trigger (an invalid cron lands here).
         await deps.db.query(`DELETE FROM triggers WHERE id = $1`, [id]);
-        if ((err as { code?: number }).code === 3 /* INVALID_ARGUMENT */) throw errors.badRequest(`schedule: ${(err as Error).message}`);
+        if ((err as { code?: number }).code === 3 /* INVALID_ARGUMENT */)
+          throw errors.badRequest(`schedule: ${(err as Error).message}`);
         throw err;
       }
       return { ...view(t, baseUrl), ...(secret ? { secret } : {}) };
     },
 
     async list(botId: string, baseUrl: string): Promise<TriggerView[]> {
-      const res = await deps.db.query<TriggerRow>(`SELECT * FROM triggers WHERE bot_id = $1 AND deleted_at IS NULL ORDER BY created_at`, [botId]);
+      const res = await deps.db.query<TriggerRow>(
+        `SELECT * FROM triggers WHERE bot_id = $1 AND deleted_at IS NULL ORDER BY created_at`,
+        [botId],
+      );
       return res.rows.map((t) => view(t, baseUrl));
     },
 
@@ -283,9 +304,13 @@ export function createTriggerService(deps: TriggerServiceDeps) {
       const t = await findTrigger(deps.db, triggerId);
       if (!t || t.kind !== 'webhook' || !t.secret_sealed) throw errors.notFound('No such trigger');
       const expected = `sha256=${createHmac('sha256', deps.secrets.open(t.secret_sealed)).update(rawBody).digest('hex')}`;
-      if (!constantTimeEqual(signature, expected)) throw new ApiError('invalid_signature', 'Missing or invalid X-Hook-Signature');
+      if (!constantTimeEqual(signature, expected))
+        throw new ApiError('invalid_signature', 'Missing or invalid X-Hook-Signature');
       if (!t.enabled) {
-        throw new ApiError('trigger_disabled', t.disabled_reason === 'failures' ? 'The trigger was paused after failed runs' : 'The trigger is turned off');
+        throw new ApiError(
+          'trigger_disabled',
+          t.disabled_reason === 'failures' ? 'The trigger was paused after failed runs' : 'The trigger is turned off',
+        );
       }
       // The body is handed to the model as text; bytes that are not UTF-8 become replacement characters.
       return startRun(t, 'webhook', rawBody.toString('utf8'));

@@ -76,7 +76,13 @@ export async function pauseTriggerForFailures(
   db: Queryable,
   id: string,
 ): Promise<{ bot_id: string; workspace_id: string; name: string; kind: TriggerRow['kind']; bot_name: string } | null> {
-  const res = await db.query<{ bot_id: string; workspace_id: string; name: string; kind: TriggerRow['kind']; bot_name: string }>(
+  const res = await db.query<{
+    bot_id: string;
+    workspace_id: string;
+    name: string;
+    kind: TriggerRow['kind'];
+    bot_name: string;
+  }>(
     `UPDATE triggers t SET enabled = false, disabled_reason = 'failures', updated_at = now()
        FROM bots b WHERE t.id = $1 AND b.id = t.bot_id AND t.deleted_at IS NULL
      RETURNING t.bot_id, t.workspace_id, t.name, t.kind, b.name AS bot_name`,

@@ -49,7 +49,12 @@ describe('agentctl', () => {
         [boot.bot_id],
       );
       const text = dump.rows.map((r: { row: string }) => r.row).join('\n');
-      for (const secret of [boot.keys.secret_key, boot.keys.builder_key, boot.keys.handoff_webhook_secret, boot.keys.visitor_identity_secret]) {
+      for (const secret of [
+        boot.keys.secret_key,
+        boot.keys.builder_key,
+        boot.keys.handoff_webhook_secret,
+        boot.keys.visitor_identity_secret,
+      ]) {
         expect(text).not.toContain(secret);
       }
     } finally {
@@ -68,7 +73,10 @@ describe('agentctl', () => {
 
   it('credits grant adds to the workspace balance through the ledger', async () => {
     const boot = JSON.parse((await agentctl(['bootstrap', '--json'], env())).stdout);
-    const res = await agentctl(['credits', 'grant', '--workspace', boot.workspace_id, '--amount', '250', '--json'], env());
+    const res = await agentctl(
+      ['credits', 'grant', '--workspace', boot.workspace_id, '--amount', '250', '--json'],
+      env(),
+    );
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout)).toEqual({ workspace_id: boot.workspace_id, granted: 250, balance: 1250 });
     const bad = await agentctl(['credits', 'grant', '--workspace', boot.workspace_id, '--amount', '-5'], env());

@@ -7,7 +7,10 @@ describe('POST /v1/api/chat', () => {
   it('answers through the LLM and keeps the conversation', async () => {
     const bot = await newBot();
     const session = randomUUID();
-    const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'Hello there' } });
+    const res = await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: session, message: 'Hello there' },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ answer: expect.stringContaining('Fake answer: Hello there'), session_id: session });
     const poll = await http(`/v1/api/messages?session_id=${session}`, { key: bot.keys.secret_key });
@@ -28,7 +31,10 @@ describe('POST /v1/api/chat', () => {
     // The fake model echoes the message: an answer of 7 980 characters (12 KB) does not fit one Postgres notification, so
     // the API takes it from the workflow update instead (lib/streams, answerNotice).
     const text = 'é'.repeat(3_980) + 'z'.repeat(4_000);
-    const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: `[[fake:echo]]${text}` } });
+    const res = await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: session, message: `[[fake:echo]]${text}` },
+    });
     expect(res.status).toBe(200);
     expect(res.body.answer).toBe(text);
     const poll = await http(`/v1/api/messages?session_id=${session}`, { key: bot.keys.secret_key });
@@ -49,8 +55,12 @@ describe('POST /v1/api/chat', () => {
     const bot = await newBot();
     const session = randomUUID();
     await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'count me' } });
-    const runs = await testDb().query(`SELECT trigger_kind, status, session_id, credits FROM runs WHERE bot_id = $1`, [bot.bot_id]);
-    expect(runs.rows).toEqual([{ trigger_kind: 'message', status: 'done', session_id: session, credits: expect.any(Number) }]);
+    const runs = await testDb().query(`SELECT trigger_kind, status, session_id, credits FROM runs WHERE bot_id = $1`, [
+      bot.bot_id,
+    ]);
+    expect(runs.rows).toEqual([
+      { trigger_kind: 'message', status: 'done', session_id: session, credits: expect.any(Number) },
+    ]);
     expect(runs.rows[0].credits).toBeGreaterThanOrEqual(1);
   });
 });
@@ -75,7 +85,10 @@ describe('chat validation at the limits', () => {
 
   it('a body over 1 MiB is 413 payload_too_large', async () => {
     const bot = await newBot();
-    const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { message: 'hi', page_context: 'x'.repeat(1024 * 1024) } });
+    const res = await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { message: 'hi', page_context: 'x'.repeat(1024 * 1024) },
+    });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('payload_too_large');
   });
@@ -86,8 +99,14 @@ describe('sessions are bound to their bot', () => {
     const owner = await newBot();
     const other = await newBot();
     const session = randomUUID();
-    await http('/v1/api/chat', { key: owner.keys.secret_key, body: { session_id: session, message: 'private matter' } });
-    const chat = await http('/v1/api/chat', { key: other.keys.secret_key, body: { session_id: session, message: 'let me in' } });
+    await http('/v1/api/chat', {
+      key: owner.keys.secret_key,
+      body: { session_id: session, message: 'private matter' },
+    });
+    const chat = await http('/v1/api/chat', {
+      key: other.keys.secret_key,
+      body: { session_id: session, message: 'let me in' },
+    });
     expect(chat.status).toBe(404);
     expect(chat.body.code).toBe('not_found');
     const poll = await http(`/v1/api/messages?session_id=${session}`, { key: other.keys.secret_key });
@@ -126,14 +145,19 @@ describe('AI backend failures', () => {
     const session = randomUUID();
     const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'hi' } });
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ error: expect.any(String), code: 'llm_overloaded', session_id: session, retry_after: expect.any(Number) });
+    expect(res.body).toEqual({
+      error: expect.any(String),
+      code: 'llm_overloaded',
+      session_id: session,
+      retry_after: expect.any(Number),
+    });
     if (retryAfter) expect(res.body.retry_after).toBe(retryAfter);
     expect(res.headers.get('retry-after')).toBe(String(res.body.retry_after));
     const run = await testDb().query(`SELECT status, error_code FROM runs WHERE bot_id = $1`, [bot.bot_id]);
     expect(run.rows).toEqual([{ status: 'failed', error_code: 'llm_overloaded' }]);
   });
 
-  it('a failure that is not the backend\'s is 500 internal_error, without internals', async () => {
+  it("a failure that is not the backend's is 500 internal_error, without internals", async () => {
     const bot = await withModel('fake-malformed');
     const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { message: 'hi' } });
     expect(res.status).toBe(500);
@@ -146,18 +170,37 @@ describe('monthly conversation quota', () => {
   it('new conversations get 200 quota_exceeded with a placeholder; started ones continue', async () => {
     const bot = await newBot({ monthlyConversationQuota: 1 });
     const first = randomUUID();
-    expect((await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: first, message: 'one' } })).body.quota_exceeded).toBeUndefined();
-    const second = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: randomUUID(), message: 'two' } });
+    expect(
+      (await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: first, message: 'one' } })).body
+        .quota_exceeded,
+    ).toBeUndefined();
+    const second = await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: randomUUID(), message: 'two' },
+    });
     expect(second.status).toBe(200);
-    expect(second.body).toEqual({ answer: expect.any(String), session_id: expect.any(String), quota_exceeded: true, notice: 'outage' });
-    const again = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: first, message: 'still here' } });
+    expect(second.body).toEqual({
+      answer: expect.any(String),
+      session_id: expect.any(String),
+      quota_exceeded: true,
+      notice: 'outage',
+    });
+    const again = await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: first, message: 'still here' },
+    });
     expect(again.body).toEqual({ answer: expect.stringContaining('Fake answer'), session_id: first });
   });
 });
 
 describe('visitor identity confirmation', () => {
   const visitorOf = async (botId: string, session: string) =>
-    (await testDb().query(`SELECT visitor_user FROM conversations WHERE session_id = $1 AND bot_id = $2`, [session, botId])).rows[0]?.visitor_user;
+    (
+      await testDb().query(`SELECT visitor_user FROM conversations WHERE session_id = $1 AND bot_id = $2`, [
+        session,
+        botId,
+      ])
+    ).rows[0]?.visitor_user;
 
   it('the user of a valid confirmation wins over user_token; bad ones are ignored without an error', async () => {
     const bot = await newBot();
@@ -165,16 +208,42 @@ describe('visitor identity confirmation', () => {
     const now = Math.floor(Date.now() / 1000);
     const secret = bot.keys.visitor_identity_secret;
     const cases: [string, string, string][] = [
-      ['valid', signVisitorConfirmation({ user: 'alice', role: 'admin', bot: bot.bot_id, exp: now + 600 }, secret), 'alice'],
-      ['expired', signVisitorConfirmation({ user: 'alice', role: 'admin', bot: bot.bot_id, exp: now - 5 }, secret), 'token-user'],
-      ['too far ahead', signVisitorConfirmation({ user: 'alice', role: 'admin', bot: bot.bot_id, exp: now + 25 * 3600 }, secret), 'token-user'],
-      ['foreign bot', signVisitorConfirmation({ user: 'alice', role: 'admin', bot: other.bot_id, exp: now + 600 }, secret), 'token-user'],
-      ['wrong secret', signVisitorConfirmation({ user: 'alice', role: 'admin', bot: bot.bot_id, exp: now + 600 }, other.keys.visitor_identity_secret), 'token-user'],
+      [
+        'valid',
+        signVisitorConfirmation({ user: 'alice', role: 'admin', bot: bot.bot_id, exp: now + 600 }, secret),
+        'alice',
+      ],
+      [
+        'expired',
+        signVisitorConfirmation({ user: 'alice', role: 'admin', bot: bot.bot_id, exp: now - 5 }, secret),
+        'token-user',
+      ],
+      [
+        'too far ahead',
+        signVisitorConfirmation({ user: 'alice', role: 'admin', bot: bot.bot_id, exp: now + 25 * 3600 }, secret),
+        'token-user',
+      ],
+      [
+        'foreign bot',
+        signVisitorConfirmation({ user: 'alice', role: 'admin', bot: other.bot_id, exp: now + 600 }, secret),
+        'token-user',
+      ],
+      [
+        'wrong secret',
+        signVisitorConfirmation(
+          { user: 'alice', role: 'admin', bot: bot.bot_id, exp: now + 600 },
+          other.keys.visitor_identity_secret,
+        ),
+        'token-user',
+      ],
       ['malformed', 'v1.not-base64!.zz', 'token-user'],
     ];
     for (const [label, userAuth, expected] of cases) {
       const session = randomUUID();
-      const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'hi', user_token: 'token-user', user_auth: userAuth } });
+      const res = await http('/v1/api/chat', {
+        key: bot.keys.secret_key,
+        body: { session_id: session, message: 'hi', user_token: 'token-user', user_auth: userAuth },
+      });
       expect([label, res.status]).toEqual([label, 200]);
       expect([label, await visitorOf(bot.bot_id, session)]).toEqual([label, expected]);
     }
@@ -188,13 +257,19 @@ describe('polling', () => {
     await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'first' } });
     const p1 = await http(`/v1/api/messages?session_id=${session}`, { key: bot.keys.secret_key });
     expect(p1.body.messages).toHaveLength(2);
-    const empty = await http(`/v1/api/messages?session_id=${session}&cursor=${p1.body.next_cursor}`, { key: bot.keys.secret_key });
+    const empty = await http(`/v1/api/messages?session_id=${session}&cursor=${p1.body.next_cursor}`, {
+      key: bot.keys.secret_key,
+    });
     expect(empty.body.messages).toEqual([]);
     await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'second' } });
-    const p2 = await http(`/v1/api/messages?session_id=${session}&cursor=${p1.body.next_cursor}`, { key: bot.keys.secret_key });
+    const p2 = await http(`/v1/api/messages?session_id=${session}&cursor=${p1.body.next_cursor}`, {
+      key: bot.keys.secret_key,
+    });
     expect(p2.body.messages.map((m: { text: string }) => m.text)[0]).toBe('second');
     expect(p2.body.messages).toHaveLength(2);
-    const legacy = await http(`/v1/api/messages?session_id=${session}&after=${p2.body.messages[1].id}`, { key: bot.keys.secret_key });
+    const legacy = await http(`/v1/api/messages?session_id=${session}&after=${p2.body.messages[1].id}`, {
+      key: bot.keys.secret_key,
+    });
     expect(legacy.body.messages).toHaveLength(4);
     const forged = await http(`/v1/api/messages?session_id=${session}&cursor=12345`, { key: bot.keys.secret_key });
     expect(forged.status).toBe(400);

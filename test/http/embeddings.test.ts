@@ -66,7 +66,9 @@ describe('with EMBEDDING_MODEL configured', () => {
   it('stores fragment embeddings on both write paths, and a question is embedded and answered with the fact', async () => {
     const bot = await newBot();
     expect((await write(bot, { source_id: 'mascot', title: 'Mascot', text: SOURCE })).status).toBe(202);
-    expect((await write(bot, { source_id: 'admin', text: 'Refunds take five days.' }, '/v1/admin/sources')).status).toBe(202);
+    expect(
+      (await write(bot, { source_id: 'admin', text: 'Refunds take five days.' }, '/v1/admin/sources')).status,
+    ).toBe(202);
     expectUnitVectors(await fragments(bot.bot_id, 'mascot'));
     expectUnitVectors(await fragments(bot.bot_id, 'admin'));
 
@@ -120,9 +122,9 @@ describe('with EMBEDDING_MODEL configured', () => {
     expect(res.body.code).toBe('service_unavailable');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await http('/v1/api/knowledge/broken', { key: bot.keys.secret_key, baseUrl })).status).toBe(404);
-    expect(
-      (await testDb().query(`SELECT 1 FROM knowledge_fragments WHERE bot_id = $1`, [bot.bot_id])).rowCount,
-    ).toBe(0);
+    expect((await testDb().query(`SELECT 1 FROM knowledge_fragments WHERE bot_id = $1`, [bot.bot_id])).rowCount).toBe(
+      0,
+    );
   });
 
   it('a site scan stores embeddings for the pages it indexes', async () => {
@@ -146,7 +148,8 @@ describe('with EMBEDDING_MODEL configured', () => {
       const deadline = Date.now() + 40_000;
       let status: string | undefined;
       while (Date.now() < deadline) {
-        status = (await testDb().query(`SELECT status FROM site_scans WHERE bot_id = $1`, [bot.bot_id])).rows[0]?.status;
+        status = (await testDb().query(`SELECT status FROM site_scans WHERE bot_id = $1`, [bot.bot_id])).rows[0]
+          ?.status;
         if (status && status !== 'scanning') break;
         await new Promise((r) => setTimeout(r, 150));
       }
@@ -166,7 +169,10 @@ describe('with EMBEDDING_MODEL configured', () => {
 describe('without EMBEDDING_MODEL (the shared stack)', () => {
   it('stores no embeddings and asks the model for none: retrieval is full text alone', async () => {
     const bot = await newBot();
-    const write = await http('/v1/api/knowledge', { key: bot.keys.secret_key, body: { source_id: 'mascot', text: SOURCE } });
+    const write = await http('/v1/api/knowledge', {
+      key: bot.keys.secret_key,
+      body: { source_id: 'mascot', text: SOURCE },
+    });
     expect(write.status).toBe(202);
     const rows = await fragments(bot.bot_id, 'mascot');
     expect(rows.length).toBeGreaterThan(0);

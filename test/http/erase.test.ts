@@ -13,8 +13,15 @@ describe('POST /v1/api/visitors/erase', () => {
     const bot = await newBot();
     const mine = [randomUUID(), randomUUID()];
     const other = randomUUID();
-    for (const sid of mine) await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: sid, message: 'my secret', user_token: 'visitor-7' } });
-    await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: other, message: 'someone else', user_token: 'visitor-8' } });
+    for (const sid of mine)
+      await http('/v1/api/chat', {
+        key: bot.keys.secret_key,
+        body: { session_id: sid, message: 'my secret', user_token: 'visitor-7' },
+      });
+    await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: other, message: 'someone else', user_token: 'visitor-8' },
+    });
 
     const res = await http('/v1/api/visitors/erase', { key: bot.keys.secret_key, body: { user_token: 'visitor-7' } });
     expect(res.status).toBe(200);

@@ -20,24 +20,42 @@ describe('extractive answers without an LLM', () => {
     const bot = await newBot();
     const write = await http('/v1/api/knowledge', {
       key: bot.keys.secret_key,
-      body: { title: 'Opening hours', text: 'The shop on Elm Street opens at nine in the morning and closes at six in the evening.' },
+      body: {
+        title: 'Opening hours',
+        text: 'The shop on Elm Street opens at nine in the morning and closes at six in the evening.',
+      },
       baseUrl,
     });
     expect(write.status).toBe(202);
-    const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { message: 'When does the shop open?' }, baseUrl });
+    const res = await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { message: 'When does the shop open?' },
+      baseUrl,
+    });
     expect(res.status).toBe(200);
     expect(res.body.answer).toContain('Here is what the knowledge base says');
     expect(res.body.answer).toContain('opens at nine in the morning');
 
-    const stream = await sseFrames('/v1/api/chat/stream', { key: bot.keys.secret_key, body: { message: 'When does the shop close?' }, baseUrl });
-    const text = stream.frames.filter((f) => 'delta' in f).map((f) => f.delta).join('');
+    const stream = await sseFrames('/v1/api/chat/stream', {
+      key: bot.keys.secret_key,
+      body: { message: 'When does the shop close?' },
+      baseUrl,
+    });
+    const text = stream.frames
+      .filter((f) => 'delta' in f)
+      .map((f) => f.delta)
+      .join('');
     expect(text).toContain('closes at six in the evening');
     expect(stream.frames.at(-1)).toMatchObject({ done: true });
   });
 
   it('says plainly when nothing matches', async () => {
     const bot = await newBot();
-    const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { message: 'Tell me about quantum chromodynamics' }, baseUrl });
+    const res = await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { message: 'Tell me about quantum chromodynamics' },
+      baseUrl,
+    });
     expect(res.status).toBe(200);
     expect(res.body.answer).toContain("couldn't find anything");
     expect(res.body.answer).toContain('No AI model is configured');

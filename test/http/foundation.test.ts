@@ -42,7 +42,9 @@ describe('X-Request-Id', () => {
     ['a slash', 'a/b'],
     ['non-Latin letters', 'идентификатор'],
   ])('replaces a client id with %s', async (_label, id) => {
-    const res = await http('/healthz', { headers: { 'X-Request-Id': encodeURIComponent(id) === id ? id : encodeURI(id) } });
+    const res = await http('/healthz', {
+      headers: { 'X-Request-Id': encodeURIComponent(id) === id ? id : encodeURI(id) },
+    });
     const got = res.headers.get('x-request-id');
     expect(got).not.toBe(id);
     expect(got).toMatch(/^[0-9a-f-]{36}$/);
@@ -126,9 +128,17 @@ describe('body limits', () => {
       const tail = '"}';
       return head + 'a'.repeat(size - head.length - tail.length) + tail;
     };
-    const atLimit = await http('/v1/api/typing', { key: bot.keys.secret_key, rawBody: frame(1024 * 1024), headers: { 'Content-Type': 'application/json' } });
+    const atLimit = await http('/v1/api/typing', {
+      key: bot.keys.secret_key,
+      rawBody: frame(1024 * 1024),
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(atLimit.status).toBe(404); // read, parsed and validated: the session does not exist
-    const over = await http('/v1/api/typing', { key: bot.keys.secret_key, rawBody: frame(1024 * 1024 + 1), headers: { 'Content-Type': 'application/json' } });
+    const over = await http('/v1/api/typing', {
+      key: bot.keys.secret_key,
+      rawBody: frame(1024 * 1024 + 1),
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(over.status).toBe(413);
     expect(over.body.code).toBe('payload_too_large');
   });
@@ -144,7 +154,9 @@ describe('the contract document', () => {
     expect(poll.parameters).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: 'session_id', in: 'query', required: true })]),
     );
-    expect(poll.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PollResponse' });
+    expect(poll.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/PollResponse',
+    });
     expect(poll.responses['401'].description).toContain('missing_key');
     expect(res.body.components.schemas.Error.required).toEqual(['error', 'code']);
   });
@@ -176,7 +188,8 @@ describe('the contract document', () => {
       expect([method, path, Boolean(op)]).toEqual([method, path, true]);
       const ok = op.responses['200'] ?? op.responses['202'];
       expect([path, Boolean(ok?.content)]).toEqual([path, true]);
-      if (method === 'post' && !path.endsWith('/typing') && !path.endsWith('/resolve')) expect([path, Boolean(op.requestBody)]).toEqual([path, true]);
+      if (method === 'post' && !path.endsWith('/typing') && !path.endsWith('/resolve'))
+        expect([path, Boolean(op.requestBody)]).toEqual([path, true]);
       expect(op['x-stability']).toBeUndefined();
     }
     // The dashboard surface is documented too, marked as not part of the stable contract.

@@ -9,11 +9,16 @@ type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
 
 async function botWithWebhook(receiver: Receiver, opts: { handoff?: boolean } = {}): Promise<BootstrapResult> {
   const bot = await newBot();
-  await testDb().query(`UPDATE bots SET handoff_webhook_url = $2, handoff_enabled = $3 WHERE id = $1`, [bot.bot_id, receiver.url, opts.handoff ?? true]);
+  await testDb().query(`UPDATE bots SET handoff_webhook_url = $2, handoff_enabled = $3 WHERE id = $1`, [
+    bot.bot_id,
+    receiver.url,
+    opts.handoff ?? true,
+  ]);
   return bot;
 }
 
-const chat = (bot: BootstrapResult, body: Record<string, unknown>) => http('/v1/api/chat', { key: bot.keys.secret_key, body });
+const chat = (bot: BootstrapResult, body: Record<string, unknown>) =>
+  http('/v1/api/chat', { key: bot.keys.secret_key, body });
 const poll = (bot: BootstrapResult, session: string, cursor?: string) =>
   http(`/v1/api/messages?session_id=${session}${cursor ? `&cursor=${cursor}` : ''}`, { key: bot.keys.secret_key });
 
@@ -37,17 +42,25 @@ describe('handoff lifecycle: bot → waiting → operator → bot', () => {
     expect(forwarded.body).toEqual({ answer: '', session_id: session, handoff: true });
 
     // The bot stayed silent: no bot message after the confirmation.
-    const before = (await poll(bot, session)).body.messages.map((m: { author: string; text: string }) => `${m.author}:${m.text}`);
+    const before = (await poll(bot, session)).body.messages.map(
+      (m: { author: string; text: string }) => `${m.author}:${m.text}`,
+    );
     expect(before.slice(-2)).toEqual([`bot:${ESCALATION_CONFIRMATION}`, 'visitor:Are you there?']);
 
-    const reply = await http(`/v1/api/operator/threads/${session}/reply`, { key: bot.keys.secret_key, body: { text: 'Hi, I am Anna from support' } });
+    const reply = await http(`/v1/api/operator/threads/${session}/reply`, {
+      key: bot.keys.secret_key,
+      body: { text: 'Hi, I am Anna from support' },
+    });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ id: expect.any(String), at: expect.any(Number), status: 'operator' });
     const afterReply = await poll(bot, session);
     expect(afterReply.body.status).toBe('operator');
     expect(afterReply.body.messages.at(-1)).toMatchObject({ author: 'operator', text: 'Hi, I am Anna from support' });
 
-    const resolved = await http(`/v1/api/operator/threads/${session}/resolve`, { key: bot.keys.secret_key, method: 'POST' });
+    const resolved = await http(`/v1/api/operator/threads/${session}/resolve`, {
+      key: bot.keys.secret_key,
+      method: 'POST',
+    });
     expect(resolved.body).toEqual({ status: 'bot', resolved: true });
     const again = await chat(bot, { session_id: session, message: 'Thanks, one more question' });
     expect(again.body.answer).toContain('Fake answer');
@@ -57,7 +70,13 @@ describe('handoff lifecycle: bot → waiting → operator → bot', () => {
     const events = sessionDeliveries.map((d) => d.body.event);
     expect(events).toEqual(['escalated', 'visitor_message', 'resolved']);
     const [esc, msg, res] = sessionDeliveries;
-    expect(esc.body).toEqual({ event: 'escalated', bot_id: bot.bot_id, session_id: session, transcript: expect.any(String), at: expect.any(Number) });
+    expect(esc.body).toEqual({
+      event: 'escalated',
+      bot_id: bot.bot_id,
+      session_id: session,
+      transcript: expect.any(String),
+      at: expect.any(Number),
+    });
     expect(esc.body.transcript).toContain('Visitor: My order is late');
     expect(esc.body.transcript).toContain('Visitor: Please help');
     expect(msg.body).toMatchObject({ event: 'visitor_message', text: 'Are you there?' });
@@ -84,7 +103,8 @@ describe('handoff lifecycle: bot → waiting → operator → bot', () => {
     expect(res.body).toEqual({ status: 'waiting' });
     await receiver.waitFor(1);
     const deadline = Date.now() + 10_000;
-    while (!receiver.received.some((d) => d.body.session_id === session) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (!receiver.received.some((d) => d.body.session_id === session) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     expect(receiver.received.find((d) => d.body.session_id === session)?.body.event).toBe('escalated');
   });
 
@@ -99,7 +119,7 @@ describe('handoff lifecycle: bot → waiting → operator → bot', () => {
     expect(handoff.body.code).toBe('not_found');
   });
 
-  it('POST /handoff of an unknown session, or another bot\'s, is 404', async () => {
+  it("POST /handoff of an unknown session, or another bot's, is 404", async () => {
     const bot = await botWithWebhook(receiver);
     const other = await newBot();
     const session = randomUUID();
@@ -118,19 +138,33 @@ describe('operator API', () => {
     for (const s of sessions) await chat(bot, { session_id: s, message: 'need a person', escalate: true });
     await testDb().query(
       `INSERT INTO messages (id, session_id, bot_id, author, text, event, at) VALUES ($1, $2, $3, 'event', 'Rated down', $4, $5)`,
-      [`msg_evt_${randomUUID()}`, sessions[0], bot.bot_id, JSON.stringify({ kind: 'rating', rating: 'down', ref: 'msg_x' }), Date.now()],
+      [
+        `msg_evt_${randomUUID()}`,
+        sessions[0],
+        bot.bot_id,
+        JSON.stringify({ kind: 'rating', rating: 'down', ref: 'msg_x' }),
+        Date.now(),
+      ],
     );
 
     const page1 = await http('/v1/api/operator/threads?limit=2', { key: bot.keys.secret_key });
     expect(page1.status).toBe(200);
     expect(page1.body.threads).toHaveLength(2);
     expect(page1.body.next_cursor).not.toBe('');
-    const page2 = await http(`/v1/api/operator/threads?limit=2&cursor=${page1.body.next_cursor}`, { key: bot.keys.secret_key });
+    const page2 = await http(`/v1/api/operator/threads?limit=2&cursor=${page1.body.next_cursor}`, {
+      key: bot.keys.secret_key,
+    });
     expect(page2.body.threads).toHaveLength(1);
     expect(page2.body.next_cursor).toBe('');
-    const listed = [...page1.body.threads, ...page2.body.threads].map((t: { session_id: string }) => t.session_id).sort();
+    const listed = [...page1.body.threads, ...page2.body.threads]
+      .map((t: { session_id: string }) => t.session_id)
+      .sort();
     expect(listed).toEqual([...sessions].sort());
-    expect(page1.body.threads[0]).toMatchObject({ status: 'waiting', escalated_at: expect.any(Number), last_message: expect.objectContaining({ author: 'bot' }) });
+    expect(page1.body.threads[0]).toMatchObject({
+      status: 'waiting',
+      escalated_at: expect.any(Number),
+      last_message: expect.objectContaining({ author: 'bot' }),
+    });
 
     const transcript = await http(`/v1/api/operator/threads/${sessions[0]}`, { key: bot.keys.secret_key });
     expect(transcript.body.messages.map((m: { author: string }) => m.author)).toEqual(['visitor', 'bot', 'event']);
@@ -152,7 +186,10 @@ describe('operator API', () => {
     const bot = await newBot();
     const session = randomUUID();
     await chat(bot, { session_id: session, message: 'person please', escalate: true });
-    const typing = await http(`/v1/api/operator/threads/${session}/typing`, { key: bot.keys.secret_key, method: 'POST' });
+    const typing = await http(`/v1/api/operator/threads/${session}/typing`, {
+      key: bot.keys.secret_key,
+      method: 'POST',
+    });
     expect(typing.body).toEqual({ status: 'ok' });
     expect((await poll(bot, session)).body.operator_typing).toBe(true);
     await new Promise((r) => setTimeout(r, 4_500));
@@ -167,7 +204,10 @@ describe('operator API', () => {
     const session = randomUUID();
     await chat(bot, { session_id: session, message: 'person please', escalate: true });
     expect((await http(`/v1/api/operator/threads/${session}`, { key: other.keys.secret_key })).status).toBe(404);
-    expect((await http(`/v1/api/operator/threads/${session}/reply`, { key: other.keys.secret_key, body: { text: 'x' } })).status).toBe(404);
+    expect(
+      (await http(`/v1/api/operator/threads/${session}/reply`, { key: other.keys.secret_key, body: { text: 'x' } }))
+        .status,
+    ).toBe(404);
     expect((await http('/v1/api/operator/threads', { key: other.keys.secret_key })).body.threads).toEqual([]);
     expect((await poll(other, session)).body.messages).toEqual([]);
   });

@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { http, newBot, testDb } from '../support/helpers';
 
-const runsOf = async (botId: string) => (await testDb().query(`SELECT count(*)::int AS n FROM runs WHERE bot_id = $1`, [botId])).rows[0].n;
+const runsOf = async (botId: string) =>
+  (await testDb().query(`SELECT count(*)::int AS n FROM runs WHERE bot_id = $1`, [botId])).rows[0].n;
 
 describe('Idempotency-Key', () => {
   it('replays the stored response with Idempotency-Replayed: true and runs the action once', async () => {
@@ -43,7 +44,9 @@ describe('Idempotency-Key', () => {
     await testDb().query(`UPDATE bots SET model = 'fake-slow-800' WHERE id = $1`, [bot.bot_id]);
     const body = { session_id: randomUUID(), message: 'race' };
     const headers = { 'Idempotency-Key': randomUUID() };
-    const results = await Promise.all(Array.from({ length: 5 }, () => http('/v1/api/chat', { key: bot.keys.secret_key, body, headers })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => http('/v1/api/chat', { key: bot.keys.secret_key, body, headers })),
+    );
     const ok = results.filter((r) => r.status === 200);
     const busy = results.filter((r) => r.status === 409);
     expect(ok.length + busy.length).toBe(5);
@@ -70,12 +73,27 @@ describe('Idempotency-Key', () => {
     await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'hello' } });
     const h = { 'Idempotency-Key': randomUUID() };
     await http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: session }, headers: h });
-    expect((await http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: session }, headers: h })).headers.get('idempotency-replayed')).toBe('true');
+    expect(
+      (
+        await http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: session }, headers: h })
+      ).headers.get('idempotency-replayed'),
+    ).toBe('true');
     const r = { 'Idempotency-Key': randomUUID() };
-    const first = await http(`/v1/api/operator/threads/${session}/reply`, { key: bot.keys.secret_key, body: { text: 'hi' }, headers: r });
-    const again = await http(`/v1/api/operator/threads/${session}/reply`, { key: bot.keys.secret_key, body: { text: 'hi' }, headers: r });
+    const first = await http(`/v1/api/operator/threads/${session}/reply`, {
+      key: bot.keys.secret_key,
+      body: { text: 'hi' },
+      headers: r,
+    });
+    const again = await http(`/v1/api/operator/threads/${session}/reply`, {
+      key: bot.keys.secret_key,
+      body: { text: 'hi' },
+      headers: r,
+    });
     expect(again.body).toEqual(first.body);
-    const ops = await testDb().query(`SELECT count(*)::int AS n FROM messages WHERE session_id = $1 AND author = 'operator'`, [session]);
+    const ops = await testDb().query(
+      `SELECT count(*)::int AS n FROM messages WHERE session_id = $1 AND author = 'operator'`,
+      [session],
+    );
     expect(ops.rows[0].n).toBe(1);
   });
 });
@@ -121,7 +139,9 @@ describe('rate limits under concurrency', () => {
     const msIntoMinute = Date.now() % 60_000;
     if (msIntoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - msIntoMinute + 200));
     const results = await Promise.all(
-      Array.from({ length: 70 }, (_, i) => http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: `nope-${i}` } })),
+      Array.from({ length: 70 }, (_, i) =>
+        http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: `nope-${i}` } }),
+      ),
     );
     const passed = results.filter((r) => r.status === 404);
     const limited = results.filter((r) => r.status === 429);

@@ -46,7 +46,11 @@ async function failFiveTimes(bot: BootstrapResult, triggerName: string, baseUrl:
 /** The bot's notifications once the pause has written one (the row follows the trigger update in the activity). */
 async function notificationsOf(botId: string) {
   return waitUntil('the notification', async () => {
-    const rows = (await testDb().query(`SELECT id, kind, title, body, data, emailed_at FROM notifications WHERE bot_id = $1`, [botId])).rows;
+    const rows = (
+      await testDb().query(`SELECT id, kind, title, body, data, emailed_at FROM notifications WHERE bot_id = $1`, [
+        botId,
+      ])
+    ).rows;
     return rows.length ? rows : undefined;
   });
 }
@@ -58,7 +62,10 @@ describe('trigger pause notifications by e-mail', () => {
 
   beforeAll(async () => {
     smtp = await startFakeSmtp();
-    own = await startOwnPlatform('smtp-test', { SMTP_URL: smtp.url, SMTP_FROM: `Agent Platform Alerts <${SMTP_FROM_ADDRESS}>` });
+    own = await startOwnPlatform('smtp-test', {
+      SMTP_URL: smtp.url,
+      SMTP_FROM: `Agent Platform Alerts <${SMTP_FROM_ADDRESS}>`,
+    });
     baseUrl = own.baseUrl;
   }, 120_000);
 
@@ -76,7 +83,11 @@ describe('trigger pause notifications by e-mail', () => {
       return rows[0].emailed_at ? rows : undefined;
     });
     expect(emailed).toHaveLength(1);
-    expect(emailed[0]).toMatchObject({ kind: 'trigger_paused', data: { trigger_id: t.id, failures: 5 }, emailed_at: expect.any(Date) });
+    expect(emailed[0]).toMatchObject({
+      kind: 'trigger_paused',
+      data: { trigger_id: t.id, failures: 5 },
+      emailed_at: expect.any(Date),
+    });
 
     // The message was recorded before the server's 250, which came before emailed_at was set.
     const mails = smtp.messages.filter((m) => m.to.includes(bot.email));
@@ -109,7 +120,11 @@ describe('trigger pause notifications by e-mail', () => {
 
     const rows = await notificationsOf(bot.bot_id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ kind: 'trigger_paused', data: { trigger_id: t.id, failures: 5 }, emailed_at: null });
+    expect(rows[0]).toMatchObject({
+      kind: 'trigger_paused',
+      data: { trigger_id: t.id, failures: 5 },
+      emailed_at: null,
+    });
     // Still NULL a moment later, and no message reached any SMTP server we know of.
     await new Promise((r) => setTimeout(r, 1_000));
     const again = await testDb().query(`SELECT emailed_at FROM notifications WHERE id = $1`, [rows[0].id]);

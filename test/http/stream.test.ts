@@ -13,7 +13,10 @@ describe('POST /v1/api/chat/stream', () => {
   it('sends fragments that add up to the answer, then the end frame last', async () => {
     const bot = await newBot();
     const session = randomUUID();
-    const res = await sseFrames('/v1/api/chat/stream', { key: bot.keys.secret_key, body: { session_id: session, message: 'Tell me a long story about streams' } });
+    const res = await sseFrames('/v1/api/chat/stream', {
+      key: bot.keys.secret_key,
+      body: { session_id: session, message: 'Tell me a long story about streams' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const fragments = res.frames.filter((f) => 'delta' in f);
@@ -61,9 +64,18 @@ describe('POST /v1/api/chat/stream', () => {
   it('escalation arrives as a fragment; with a person live there is no fragment, only the end frame', async () => {
     const bot = await newBot();
     const session = randomUUID();
-    const escalated = await sseFrames('/v1/api/chat/stream', { key: bot.keys.secret_key, body: { session_id: session, message: 'help', escalate: true } });
-    expect(escalated.frames).toEqual([{ delta: ESCALATION_CONFIRMATION }, { done: true, session_id: session, handoff: true, quota_exceeded: false }]);
-    const live = await sseFrames('/v1/api/chat/stream', { key: bot.keys.secret_key, body: { session_id: session, message: 'still there?' } });
+    const escalated = await sseFrames('/v1/api/chat/stream', {
+      key: bot.keys.secret_key,
+      body: { session_id: session, message: 'help', escalate: true },
+    });
+    expect(escalated.frames).toEqual([
+      { delta: ESCALATION_CONFIRMATION },
+      { done: true, session_id: session, handoff: true, quota_exceeded: false },
+    ]);
+    const live = await sseFrames('/v1/api/chat/stream', {
+      key: bot.keys.secret_key,
+      body: { session_id: session, message: 'still there?' },
+    });
     expect(live.frames).toEqual([{ done: true, session_id: session, handoff: true, quota_exceeded: false }]);
   });
 

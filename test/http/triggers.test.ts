@@ -7,7 +7,8 @@ import { TRIGGER_BODY_LINE } from '../../workflows/messages';
 import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
-const sign = (secret: string, body: Buffer | string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+const sign = (secret: string, body: Buffer | string) =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 async function setup(model?: string) {
   const bot = await newBot();
@@ -22,10 +23,19 @@ async function createTrigger(bot: BootstrapResult, session: Record<string, strin
 }
 
 const hook = (tid: string, body: Buffer | string, signature?: string) =>
-  http(`/v1/hooks/${tid}`, { method: 'POST', rawBody: body, headers: { 'Content-Type': 'application/octet-stream', ...(signature ? { 'X-Hook-Signature': signature } : {}) } });
+  http(`/v1/hooks/${tid}`, {
+    method: 'POST',
+    rawBody: body,
+    headers: { 'Content-Type': 'application/octet-stream', ...(signature ? { 'X-Hook-Signature': signature } : {}) },
+  });
 
 async function runsOf(botId: string) {
-  return (await testDb().query(`SELECT id, status, trigger_kind, input, answer, error_code, credits FROM runs WHERE bot_id = $1 ORDER BY started_at`, [botId])).rows;
+  return (
+    await testDb().query(
+      `SELECT id, status, trigger_kind, input, answer, error_code, credits FROM runs WHERE bot_id = $1 ORDER BY started_at`,
+      [botId],
+    )
+  ).rows;
 }
 
 describe('POST /v1/hooks/{tid}', () => {
@@ -37,7 +47,11 @@ describe('POST /v1/hooks/{tid}', () => {
     const body = JSON.stringify({ order: 42, items: ['tea'] });
     const res = await hook(t.id, body, sign(t.secret, body));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ run_id: expect.stringMatching(/^run_/), status: 'done', answer: expect.stringContaining('Fake answer') });
+    expect(res.body).toEqual({
+      run_id: expect.stringMatching(/^run_/),
+      status: 'done',
+      answer: expect.stringContaining('Fake answer'),
+    });
     const [run] = await runsOf(bot.bot_id);
     expect(run).toMatchObject({ id: res.body.run_id, status: 'done', trigger_kind: 'webhook' });
     expect(run.input).toBe(`Summarise the order\n\n${TRIGGER_BODY_LINE}\n${body}`);
@@ -95,7 +109,13 @@ describe('POST /v1/hooks/{tid}', () => {
     const sixth = await hook(t.id, 'six', sign(t.secret, 'six'));
     expect(sixth.status).toBe(409);
     const notes = await http('/v1/dashboard/notifications', { headers: session });
-    expect(notes.body.notifications).toEqual([expect.objectContaining({ kind: 'trigger_paused', bot_id: bot.bot_id, data: expect.objectContaining({ trigger_id: t.id, failures: 5 }) })]);
+    expect(notes.body.notifications).toEqual([
+      expect.objectContaining({
+        kind: 'trigger_paused',
+        bot_id: bot.bot_id,
+        data: expect.objectContaining({ trigger_id: t.id, failures: 5 }),
+      }),
+    ]);
     // Turned on by hand, it works again.
     await testDb().query(`UPDATE bots SET model = NULL WHERE id = $1`, [bot.bot_id]);
     await http(`/v1/dashboard/bots/${bot.bot_id}/triggers/${t.id}/enable`, { method: 'POST', headers: session });
@@ -110,7 +130,12 @@ describe('POST /v1/hooks/{tid}', () => {
     expect((await hook(t.id, 'ok', sign(t.secret, 'ok'))).status).toBe(200);
     await testDb().query(`UPDATE bots SET model = 'fake-fail-500' WHERE id = $1`, [bot.bot_id]);
     for (let i = 0; i < 4; i++) await hook(t.id, `g${i}`, sign(t.secret, `g${i}`));
-    await waitUntil('the count', async () => (await http(`/v1/dashboard/bots/${bot.bot_id}/triggers/${t.id}`, { headers: session })).body.consecutive_failures === 4);
+    await waitUntil(
+      'the count',
+      async () =>
+        (await http(`/v1/dashboard/bots/${bot.bot_id}/triggers/${t.id}`, { headers: session })).body
+          .consecutive_failures === 4,
+    );
     const v = await http(`/v1/dashboard/bots/${bot.bot_id}/triggers/${t.id}`, { headers: session });
     expect(v.body.enabled).toBe(true);
   }, 60_000);
@@ -134,7 +159,10 @@ describe('credits', () => {
   it('each run is charged once in the ledger and the balance follows', async () => {
     const bot = await newBot({ initialCredits: 100 });
     await http('/v1/api/chat', { key: bot.keys.secret_key, body: { message: 'hi' } });
-    const ledger = await testDb().query(`SELECT amount, run_id FROM credit_ledger WHERE workspace_id = $1 ORDER BY id`, [bot.workspace_id]);
+    const ledger = await testDb().query(
+      `SELECT amount, run_id FROM credit_ledger WHERE workspace_id = $1 ORDER BY id`,
+      [bot.workspace_id],
+    );
     expect(ledger.rows[0]).toEqual({ amount: 100, run_id: null });
     expect(ledger.rows[1].amount).toBeLessThan(0);
     const balance = await testDb().query(`SELECT credit_balance FROM workspaces WHERE id = $1`, [bot.workspace_id]);
@@ -145,7 +173,11 @@ describe('credits', () => {
 describe('schedule and poll triggers', () => {
   it('a schedule trigger produces runs on its own', async () => {
     const { bot, session } = await setup();
-    const t = await createTrigger(bot, session, { kind: 'schedule', task: 'Daily digest', schedule: { every_seconds: 1 } });
+    const t = await createTrigger(bot, session, {
+      kind: 'schedule',
+      task: 'Daily digest',
+      schedule: { every_seconds: 1 },
+    });
     const runs = await waitUntil('two scheduled runs', async () => {
       const r = (await runsOf(bot.bot_id)).filter((x) => x.status === 'done');
       return r.length >= 2 ? r : undefined;
@@ -173,9 +205,17 @@ describe('schedule and poll triggers', () => {
 
     it('runs once per change of the content', async () => {
       const { bot, session } = await setup();
-      const t = await createTrigger(bot, session, { kind: 'poll', task: 'React to the change', poll: { url, every_seconds: 1 } });
+      const t = await createTrigger(bot, session, {
+        kind: 'poll',
+        task: 'React to the change',
+        poll: { url, every_seconds: 1 },
+      });
       // The first fetch is the baseline: no run.
-      await waitUntil('the baseline', async () => (await testDb().query(`SELECT poll_last_hash FROM triggers WHERE id = $1`, [t.id])).rows[0].poll_last_hash);
+      await waitUntil(
+        'the baseline',
+        async () =>
+          (await testDb().query(`SELECT poll_last_hash FROM triggers WHERE id = $1`, [t.id])).rows[0].poll_last_hash,
+      );
       await new Promise((r) => setTimeout(r, 2_000));
       expect(await runsOf(bot.bot_id)).toEqual([]);
       content = 'version 2';
@@ -196,14 +236,19 @@ describe('manual start and the run log', () => {
     const { bot, session } = await setup();
     const t = await createTrigger(bot, session, { kind: 'manual', task: 'Check things', mode: 'wait' });
     for (let i = 0; i < 3; i++) {
-      const res = await http(`/v1/dashboard/bots/${bot.bot_id}/triggers/${t.id}/run`, { body: { body: `n${i}` }, headers: session });
+      const res = await http(`/v1/dashboard/bots/${bot.bot_id}/triggers/${t.id}/run`, {
+        body: { body: `n${i}` },
+        headers: session,
+      });
       expect(res.status).toBe(200);
     }
     const page1 = await http(`/v1/dashboard/bots/${bot.bot_id}/runs?limit=2`, { headers: session });
     expect(page1.body.runs).toHaveLength(2);
     expect(page1.body.runs[0].input).toContain('n2');
     expect(page1.body.runs[0].workflow_url).toMatch(/\/namespaces\/default\/workflows\/run%2Frun_/);
-    const page2 = await http(`/v1/dashboard/bots/${bot.bot_id}/runs?limit=2&cursor=${page1.body.next_cursor}`, { headers: session });
+    const page2 = await http(`/v1/dashboard/bots/${bot.bot_id}/runs?limit=2&cursor=${page1.body.next_cursor}`, {
+      headers: session,
+    });
     expect(page2.body.runs.map((r: { input: string }) => r.input.slice(-2))).toEqual(['n0']);
     expect(page2.body.next_cursor).toBe('');
   });
@@ -213,7 +258,14 @@ describe('manual start and the run log', () => {
     const stranger = await newBot();
     const session = await ownerSession(stranger);
     expect((await http(`/v1/dashboard/bots/${bot.bot_id}/runs`, { headers: session })).status).toBe(404);
-    expect((await http(`/v1/dashboard/bots/${bot.bot_id}/triggers`, { body: { kind: 'manual', task: 'x' }, headers: session })).status).toBe(404);
+    expect(
+      (
+        await http(`/v1/dashboard/bots/${bot.bot_id}/triggers`, {
+          body: { kind: 'manual', task: 'x' },
+          headers: session,
+        })
+      ).status,
+    ).toBe(404);
     expect((await http(`/v1/dashboard/bots/${bot.bot_id}/runs`)).status).toBe(401);
   });
 });
@@ -223,12 +275,24 @@ describe('agent state', () => {
     const { bot, session } = await setup();
     const path = `/v1/dashboard/bots/${bot.bot_id}/state`;
     expect((await http(path, { headers: session })).body).toEqual({ document: {}, version: 0 });
-    const v1 = await http(path, { method: 'PUT', body: { document: { processed: ['a'] }, version: 0 }, headers: session });
+    const v1 = await http(path, {
+      method: 'PUT',
+      body: { document: { processed: ['a'] }, version: 0 },
+      headers: session,
+    });
     expect(v1.body).toEqual({ document: { processed: ['a'] }, version: 1 });
-    const stale = await http(path, { method: 'PUT', body: { document: { processed: [] }, version: 0 }, headers: session });
+    const stale = await http(path, {
+      method: 'PUT',
+      body: { document: { processed: [] }, version: 0 },
+      headers: session,
+    });
     expect(stale.status).toBe(409);
     expect(stale.body.code).toBe('version_conflict');
-    const big = await http(path, { method: 'PUT', body: { document: { blob: 'x'.repeat(70_000) }, version: 1 }, headers: session });
+    const big = await http(path, {
+      method: 'PUT',
+      body: { document: { blob: 'x'.repeat(70_000) }, version: 1 },
+      headers: session,
+    });
     expect(big.status).toBe(413);
     expect((await http(path, { headers: session })).body.version).toBe(1);
   });

@@ -6,7 +6,10 @@ import { startWebhookReceiver, verifyDelivery } from '../support/webhook-receive
 
 async function escalate(bot: BootstrapResult): Promise<string> {
   const session = randomUUID();
-  const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'a person, please', escalate: true } });
+  const res = await http('/v1/api/chat', {
+    key: bot.keys.secret_key,
+    body: { session_id: session, message: 'a person, please', escalate: true },
+  });
   expect(res.body.handoff).toBe(true);
   return session;
 }
@@ -14,7 +17,10 @@ async function escalate(bot: BootstrapResult): Promise<string> {
 async function deliveryOf(session: string, until: (row: { status: string }) => boolean, timeoutMs = 15_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await testDb().query(`SELECT id, status, attempts, last_error FROM webhook_deliveries WHERE session_id = $1`, [session]);
+    const res = await testDb().query(
+      `SELECT id, status, attempts, last_error FROM webhook_deliveries WHERE session_id = $1`,
+      [session],
+    );
     if (res.rows[0] && until(res.rows[0])) return res.rows[0];
     if (Date.now() > deadline) throw new Error(`delivery for ${session} not finished: ${JSON.stringify(res.rows)}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -42,7 +48,10 @@ describe('outgoing webhook deliveries', () => {
       expect(receiver.received).toHaveLength(3);
       const row = await deliveryOf(got[0].body.session_id as string, (r) => r.status === 'delivered');
       expect(row.attempts).toBe(3);
-      const attempts = await testDb().query(`SELECT attempt, status_code FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt`, [row.id]);
+      const attempts = await testDb().query(
+        `SELECT attempt, status_code FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt`,
+        [row.id],
+      );
       expect(attempts.rows).toEqual([
         { attempt: 1, status_code: 500 },
         { attempt: 2, status_code: 503 },

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { type OwnPlatform, http, newBot, ownerSession, startActionTarget, startOwnPlatform, testDb } from '../support/helpers';
+import {
+  type OwnPlatform,
+  http,
+  newBot,
+  ownerSession,
+  startActionTarget,
+  startOwnPlatform,
+  testDb,
+} from '../support/helpers';
 
 /**
  * Its own API and worker on a task queue of their own (same Postgres and Temporal), so killing the worker
@@ -24,7 +32,11 @@ describe('a worker killed in the middle of a turn', () => {
     // The model takes 3 s: the worker dies while the answer is being generated.
     await testDb().query(`UPDATE bots SET model = 'fake-slow-3000' WHERE id = $1`, [bot.bot_id]);
     const session = randomUUID();
-    const pending = http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'survive this' }, baseUrl });
+    const pending = http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: session, message: 'survive this' },
+      baseUrl,
+    });
 
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
@@ -39,7 +51,9 @@ describe('a worker killed in the middle of a turn', () => {
     expect(res.status).toBe(200);
     expect(res.body.answer).toContain('Fake answer: survive this');
 
-    const messages = await testDb().query(`SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`, [session]);
+    const messages = await testDb().query(`SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`, [
+      session,
+    ]);
     expect(messages.rows.map((m) => m.author)).toEqual(['visitor', 'bot']);
     expect(messages.rows[1].text).toBe(res.body.answer);
     const runs = await testDb().query(`SELECT status FROM runs WHERE bot_id = $1`, [bot.bot_id]);
@@ -61,7 +75,11 @@ describe('a worker killed in the middle of a turn', () => {
         headers: session,
         baseUrl,
       });
-      const started = await http(`/v1/dashboard/bots/${bot.bot_id}/triggers/${trigger.body.id}/run`, { body: {}, headers: session, baseUrl });
+      const started = await http(`/v1/dashboard/bots/${bot.bot_id}/triggers/${trigger.body.id}/run`, {
+        body: {},
+        headers: session,
+        baseUrl,
+      });
       expect(started.status).toBe(202);
       let approvalId = '';
       const deadline = Date.now() + 20_000;
@@ -74,7 +92,11 @@ describe('a worker killed in the middle of a turn', () => {
 
       await own.restartWorker();
 
-      const approved = await http(`/v1/dashboard/bots/${bot.bot_id}/approvals/${approvalId}/approve`, { method: 'POST', headers: session, baseUrl });
+      const approved = await http(`/v1/dashboard/bots/${bot.bot_id}/approvals/${approvalId}/approve`, {
+        method: 'POST',
+        headers: session,
+        baseUrl,
+      });
       expect(approved.status).toBe(200);
       const doneBy = Date.now() + 40_000;
       let run: { status: string; answer: string } | undefined;

@@ -249,7 +249,8 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
     return sendJson(res, 404, { error: `unknown control route ${route}` });
   }
 
-  const hasModel = (body: any): boolean => !!body && typeof body === 'object' && typeof body.model === 'string' && body.model !== '';
+  const hasModel = (body: any): boolean =>
+    !!body && typeof body === 'object' && typeof body.model === 'string' && body.model !== '';
 
   async function handleChat(
     req: http.IncomingMessage,
@@ -258,7 +259,8 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
     plan: Plan,
     signal: AbortSignal,
   ): Promise<void> {
-    if (!hasModel(body)) return sendError(res, 400, 'invalid_request_error', null, 'you must provide a model parameter');
+    if (!hasModel(body))
+      return sendError(res, 400, 'invalid_request_error', null, 'you must provide a model parameter');
     if (!Array.isArray(body.messages) || body.messages.length === 0) {
       return sendError(
         res,
@@ -345,7 +347,8 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
     plan: Plan,
     signal: AbortSignal,
   ): Promise<void> {
-    if (!hasModel(body)) return sendError(res, 400, 'invalid_request_error', null, 'you must provide a model parameter');
+    if (!hasModel(body))
+      return sendError(res, 400, 'invalid_request_error', null, 'you must provide a model parameter');
     const inputs = embeddingInputs(body.input);
     if (!inputs) {
       return sendError(res, 400, 'invalid_request_error', 'input', "'$.input' is invalid.", 'invalid_value');

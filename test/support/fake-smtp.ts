@@ -87,7 +87,12 @@ export async function startFakeSmtp(opts: { hostname?: string } = {}): Promise<F
         if (dataSize > MAX_SIZE) {
           reply(552, '5.3.4 Message too big');
         } else {
-          messages.push({ from: from ?? '', to: [...to], data: Buffer.concat(dataLines.flatMap((l) => [l, Buffer.from('\r\n')])).toString('utf8'), ...(auth ? { auth } : {}) });
+          messages.push({
+            from: from ?? '',
+            to: [...to],
+            data: Buffer.concat(dataLines.flatMap((l) => [l, Buffer.from('\r\n')])).toString('utf8'),
+            ...(auth ? { auth } : {}),
+          });
           for (const w of [...waiters]) w();
           reply(250, `2.0.0 Ok: queued as fake-${messages.length}`);
         }
@@ -144,7 +149,10 @@ export async function startFakeSmtp(opts: { hostname?: string } = {}): Promise<F
           const [mech, initial] = arg.split(/\s+/);
           switch ((mech ?? '').toUpperCase()) {
             case 'PLAIN':
-              if (initial) return decodePlain(initial) ? reply(235, '2.7.0 Authentication successful') : reply(535, '5.7.8 Bad credentials');
+              if (initial)
+                return decodePlain(initial)
+                  ? reply(235, '2.7.0 Authentication successful')
+                  : reply(535, '5.7.8 Bad credentials');
               mode = 'auth-plain';
               return reply(334);
             case 'LOGIN':
@@ -280,7 +288,9 @@ function decodeQp(s: string): string {
   const bytes = s
     .replace(/=\r\n/g, '')
     .split(/(=[0-9A-Fa-f]{2})/)
-    .map((part) => (/^=[0-9A-Fa-f]{2}$/.test(part) ? Buffer.from([parseInt(part.slice(1), 16)]) : Buffer.from(part, 'utf8')));
+    .map((part) =>
+      /^=[0-9A-Fa-f]{2}$/.test(part) ? Buffer.from([parseInt(part.slice(1), 16)]) : Buffer.from(part, 'utf8'),
+    );
   return Buffer.concat(bytes).toString('utf8');
 }
 

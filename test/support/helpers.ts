@@ -38,7 +38,14 @@ export interface HttpResult<T = any> {
 /** A request to the test stack's API; the body is parsed as JSON when it is JSON. */
 export async function http<T = any>(
   path: string,
-  init: { method?: string; key?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string>; baseUrl?: string } = {},
+  init: {
+    method?: string;
+    key?: string;
+    body?: unknown;
+    rawBody?: string | Buffer;
+    headers?: Record<string, string>;
+    baseUrl?: string;
+  } = {},
 ): Promise<HttpResult<T>> {
   const headers: Record<string, string> = { ...(init.headers ?? {}) };
   if (init.key) headers['X-Bot-Key'] = init.key;
@@ -88,9 +95,11 @@ export async function sseFrames(
     return { status: res.status, headers: res.headers, frames: [], raw };
   }
   const blocks = raw.split('\n\n');
-  if (blocks.at(-1) !== '') throw new Error(`stream does not end with an empty line: ${JSON.stringify(raw.slice(-50))}`);
+  if (blocks.at(-1) !== '')
+    throw new Error(`stream does not end with an empty line: ${JSON.stringify(raw.slice(-50))}`);
   const frames = blocks.slice(0, -1).map((block) => {
-    if (!block.startsWith('data: ') || block.includes('\n')) throw new Error(`not a single data line: ${JSON.stringify(block)}`);
+    if (!block.startsWith('data: ') || block.includes('\n'))
+      throw new Error(`not a single data line: ${JSON.stringify(block)}`);
     return JSON.parse(block.slice('data: '.length)) as Record<string, unknown>;
   });
   return { status: res.status, headers: res.headers, frames, raw };
@@ -121,7 +130,9 @@ export async function startActionTarget(status = 200) {
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       calls.push({ method: req.method ?? '', url: req.url ?? '', body });
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: status < 400, n: calls.length }));
+      res
+        .writeHead(status, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ok: status < 400, n: calls.length }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -130,7 +141,11 @@ export async function startActionTarget(status = 200) {
 }
 
 /** Polls `probe` until it returns something truthy, or fails naming what it waited for. */
-export async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false | null>, timeoutMs = 20_000): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false | null>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -154,7 +169,10 @@ export interface OwnPlatform {
  * for tests that need another configuration (no LLM, SMTP, embeddings) or that kill the worker. `undefined` in
  * `env` removes a variable.
  */
-export async function startOwnPlatform(name: string, env: Record<string, string | undefined> = {}): Promise<OwnPlatform> {
+export async function startOwnPlatform(
+  name: string,
+  env: Record<string, string | undefined> = {},
+): Promise<OwnPlatform> {
   const port = await freePort();
   const merged: Record<string, string | undefined> = {
     ...stackInfo().env,

@@ -56,7 +56,11 @@ export async function startWebhookReceiver(statuses: number[] = [200]) {
 }
 
 /** The receiver's side of the spec's signature rule: HMAC over `<timestamp>.<raw body>`, 300 s tolerance. */
-export function verifyDelivery(d: ReceivedDelivery, secret: string, nowSeconds = Math.floor(Date.now() / 1000)): boolean {
+export function verifyDelivery(
+  d: ReceivedDelivery,
+  secret: string,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): boolean {
   const ts = String(d.headers['x-service-timestamp'] ?? '');
   const sig = String(d.headers['x-service-signature'] ?? '');
   if (!/^\d+$/.test(ts) || Math.abs(nowSeconds - Number(ts)) > 300 || !sig.startsWith('sha256=')) return false;

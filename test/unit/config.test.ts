@@ -8,7 +8,12 @@ const valid = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPT
 describe('configuration', () => {
   it('applies defaults to a minimal environment', () => {
     const c = parseConfig(valid);
-    expect(c).toMatchObject({ PORT: 8080, TEMPORAL_ADDRESS: 'localhost:7233', SSRF_ALLOW_LOOPBACK: false, LLM_MODEL: 'gpt-4o-mini' });
+    expect(c).toMatchObject({
+      PORT: 8080,
+      TEMPORAL_ADDRESS: 'localhost:7233',
+      SSRF_ALLOW_LOOPBACK: false,
+      LLM_MODEL: 'gpt-4o-mini',
+    });
   });
 
   it('names every variable that is wrong', () => {

@@ -15,7 +15,10 @@ import { requestId } from '../../api/middleware/request-id';
 /** The error handler in a real Koa app on loopback: what a client sees when a handler throws unexpectedly. */
 async function serve(handler: Koa.Middleware<AppState>) {
   const lines: string[] = [];
-  const logger = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, cb) => (lines.push(chunk.toString()), cb()) }));
+  const logger = pino(
+    { level: 'info' },
+    new Writable({ write: (chunk, _enc, cb) => (lines.push(chunk.toString()), cb()) }),
+  );
   const app = new Koa<AppState>();
   app.silent = true;
   app.use(requestId(logger));
@@ -39,7 +42,9 @@ describe('error handler', () => {
       expect(body).toEqual({ error: expect.any(String), code: 'internal_error' });
       expect(JSON.stringify(body)).not.toContain('hunter2');
       expect(res.headers.get('x-request-id')).toBe('req-500');
-      const logged = s.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'unhandled error');
+      const logged = s.lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.msg === 'unhandled error');
       expect(logged).toMatchObject({ reqId: 'req-500', level: 50 });
     } finally {
       await s.close();
@@ -63,7 +68,13 @@ describe('error handler', () => {
 describe('isUnavailableError', () => {
   it('counts a Postgres Unix socket that is not there (a stopped server) as unavailable, and a missing file as not', async () => {
     const socketDir = path.join(os.tmpdir(), `no-postgres-${process.pid}`);
-    const client = new pg.Client({ host: socketDir, port: 5432, user: 'x', database: 'x', connectionTimeoutMillis: 1000 });
+    const client = new pg.Client({
+      host: socketDir,
+      port: 5432,
+      user: 'x',
+      database: 'x',
+      connectionTimeoutMillis: 1000,
+    });
     const connectError = await client.connect().then(
       () => undefined,
       (err: unknown) => err,

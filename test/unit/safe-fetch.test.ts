@@ -21,7 +21,7 @@ function guard(real: typeof http.request) {
     const host = String(options.hostname ?? options.host);
     attempted.push(host);
     if (!LOOPBACK_HOSTS.has(host)) throw new Error(`test guard: refused to connect to ${host}`);
-    return (real as Function).call(http, options, ...rest);
+    return (real as (...args: unknown[]) => http.ClientRequest).call(http, options, ...rest);
   }) as typeof http.request;
 }
 
@@ -236,12 +236,10 @@ describe('refused by default, before connecting', () => {
   });
 
   it('refuses when any one of the resolved addresses is internal', async () => {
-    const lookup = jest
-      .spyOn(dns.promises, 'lookup')
-      .mockResolvedValueOnce([
-        { address: '127.0.0.1', family: 4 },
-        { address: '10.1.2.3', family: 4 },
-      ] as never);
+    const lookup = jest.spyOn(dns.promises, 'lookup').mockResolvedValueOnce([
+      { address: '127.0.0.1', family: 4 },
+      { address: '10.1.2.3', family: 4 },
+    ] as never);
     try {
       await expect(loose('http://mixed.test/')).rejects.toMatchObject({ code: 'outbound_blocked', reason: 'private' });
     } finally {

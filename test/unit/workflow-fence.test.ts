@@ -10,7 +10,10 @@ const DIR = path.join(__dirname, '..', '..', 'workflows');
 const files = readdirSync(DIR).filter((f) => f.endsWith('.ts'));
 
 function imports(source: string): { spec: string; typeOnly: boolean }[] {
-  return [...source.matchAll(/^import\s+(type\s+)?[^'"]*?from\s+'([^']+)';/gms)].map((m) => ({ spec: m[2], typeOnly: Boolean(m[1]) }));
+  return [...source.matchAll(/^import\s+(type\s+)?[^'"]*?from\s+'([^']+)';/gms)].map((m) => ({
+    spec: m[2],
+    typeOnly: Boolean(m[1]),
+  }));
 }
 
 describe('workflow files', () => {
@@ -28,7 +31,9 @@ describe('workflow files', () => {
   });
 
   it('the fence notices a forbidden import', () => {
-    const bad = imports("import { Pool } from 'pg';\nimport { createHash } from 'node:crypto';\nimport { x } from '../activities/agent-run';");
+    const bad = imports(
+      "import { Pool } from 'pg';\nimport { createHash } from 'node:crypto';\nimport { x } from '../activities/agent-run';",
+    );
     expect(bad.map((i) => i.spec)).toEqual(['pg', 'node:crypto', '../activities/agent-run']);
     expect(bad.every((i) => !i.typeOnly)).toBe(true);
   });

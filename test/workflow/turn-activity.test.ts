@@ -24,7 +24,10 @@ async function newTurn(text: string) {
   const bot = await newBot();
   const session = randomUUID();
   // The conversation exists (its first message went through the API).
-  const first = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message: 'hello' } });
+  const first = await http('/v1/api/chat', {
+    key: bot.keys.secret_key,
+    body: { session_id: session, message: 'hello' },
+  });
   expect(first.status).toBe(200);
   const id = randomUUID().replace(/-/g, '').slice(0, 20);
   const at = Date.now();
@@ -38,7 +41,14 @@ async function newTurn(text: string) {
     messageId: `msg_v${id}`,
     turnTimeoutMs: 4_000,
   };
-  const input = { visitor: { botId: bot.bot_id, sessionId: session, messages: [{ id: `msg_v${id}`, author: 'visitor' as const, text, at }] }, run };
+  const input = {
+    visitor: {
+      botId: bot.bot_id,
+      sessionId: session,
+      messages: [{ id: `msg_v${id}`, author: 'visitor' as const, text, at }],
+    },
+    run,
+  };
   return { bot, session, run, input };
 }
 
@@ -61,9 +71,15 @@ describe('the chat turn activity', () => {
     const db = testDb();
     const charges = await db.query(`SELECT amount FROM credit_ledger WHERE run_id = $1`, [run.runId]);
     expect(charges.rows).toHaveLength(1);
-    const answers = await db.query(`SELECT text FROM messages WHERE session_id = $1 AND author = 'bot' AND id = $2`, [session, `msg_${run.runId.slice(4)}`]);
+    const answers = await db.query(`SELECT text FROM messages WHERE session_id = $1 AND author = 'bot' AND id = $2`, [
+      session,
+      `msg_${run.runId.slice(4)}`,
+    ]);
     expect(answers.rows).toEqual([{ text: first.answer }]);
-    const runs = await db.query(`SELECT status, answer FROM runs WHERE id = $1 AND bot_id = $2`, [run.runId, bot.bot_id]);
+    const runs = await db.query(`SELECT status, answer FROM runs WHERE id = $1 AND bot_id = $2`, [
+      run.runId,
+      bot.bot_id,
+    ]);
     expect(runs.rows).toEqual([{ status: 'done', answer: first.answer }]);
   });
 
@@ -81,7 +97,10 @@ describe('the chat turn activity', () => {
         const payload = JSON.parse(n.payload ?? '{}') as Record<string, unknown>;
         if (payload.t !== run.runId) return;
         // Read from another connection the moment it arrives: the answer must already be there.
-        const row = await check.query(`SELECT 1 FROM messages WHERE session_id = $1 AND author = 'bot' AND id = $2`, [session, `msg_${run.runId.slice(4)}`]);
+        const row = await check.query(`SELECT 1 FROM messages WHERE session_id = $1 AND author = 'bot' AND id = $2`, [
+          session,
+          `msg_${run.runId.slice(4)}`,
+        ]);
         seen.push({ payload, inTranscript: row.rowCount === 1 });
         resolve();
       });

@@ -17,7 +17,8 @@
     var mount = document.getElementById('reference');
     if (!mount) return fallback('no #reference element');
     // Deferred scripts have run by now; no Scalar means its bundle failed to load.
-    if (!window.Scalar || typeof window.Scalar.createApiReference !== 'function') return fallback('Scalar bundle not loaded');
+    if (!window.Scalar || typeof window.Scalar.createApiReference !== 'function')
+      return fallback('Scalar bundle not loaded');
     try {
       window.Scalar.createApiReference(mount, {
         url: mount.getAttribute('data-openapi-url') || '/v1/openapi.json',
