@@ -1,5 +1,7 @@
 /**
- * Every limit of the spec's Limits table, in one place: routes, validation and the OpenAPI document read them here.
+ * Every limit, in one place: the spec's Limits table and the platform's own where the spec is silent. Routes,
+ * validation, services and the OpenAPI document read them here; workflows get the ones they need in their input
+ * or messages (workflow code imports nothing outside workflows/).
  */
 export const LIMITS = {
   rateWindowSeconds: 60,
@@ -14,6 +16,16 @@ export const LIMITS = {
   hookBodyBytes: 256 * 1024,
   messageChars: 8000,
   sessionIdChars: 128,
+  /** Chat request fields the spec leaves unbounded (docs/decisions.md). */
+  userTokenChars: 256,
+  userAuthChars: 4096,
+  pageContextChars: 4000,
+  /** Messages of one poll response; the cursor brings the rest. */
+  pollPageMessages: 200,
+  /** Agent state is small working memory, not storage: 64 KiB of JSON. */
+  agentStateBytes: 64 * 1024,
+  /** Site scans listed in the dashboard. */
+  scanList: { min: 1, max: 50, default: 20 },
   /** Knowledge sources (not in the spec's table; chosen in docs/decisions.md). */
   sourceIdChars: 200,
   sourceTitleChars: 1000,

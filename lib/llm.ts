@@ -1,3 +1,4 @@
+import type { FailureType } from '../workflows/failures';
 import OpenAI from 'openai';
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -12,7 +13,7 @@ export interface LlmResult {
 }
 
 /** The closed set of LLM failure kinds, mapped to the spec's 503 codes by the API. */
-export type LlmFailureKind = 'llm_unavailable' | 'llm_overloaded';
+export type LlmFailureKind = Extract<FailureType, 'llm_unavailable' | 'llm_overloaded'>;
 
 export class LlmError extends Error {
   constructor(

@@ -21,11 +21,15 @@ export const ChatRequest = z
       .max(MAX_MESSAGE_CHARS, `must be at most ${MAX_MESSAGE_CHARS} characters`),
     user_token: z
       .string()
-      .max(256)
+      .max(LIMITS.userTokenChars)
       .optional()
       .describe("The integrator's own user id; never verified, grants no rights."),
-    user_auth: z.string().max(4096).optional().describe('Visitor identity confirmation `v1.<data>.<signature>`.'),
-    page_context: z.string().max(4000).optional().describe('Context of the page the visitor is on.'),
+    user_auth: z
+      .string()
+      .max(LIMITS.userAuthChars)
+      .optional()
+      .describe('Visitor identity confirmation `v1.<data>.<signature>`.'),
+    page_context: z.string().max(LIMITS.pageContextChars).optional().describe('Context of the page the visitor is on.'),
     escalate: z.boolean().optional().describe('`true` puts the conversation straight into the operator queue.'),
   })
   .meta({ id: 'ChatRequest' });
@@ -92,7 +96,7 @@ export const EraseRequest = z
     user_token: z
       .string()
       .min(1)
-      .max(256)
+      .max(LIMITS.userTokenChars)
       .optional()
       .describe('The visitor, as identified by user_token or by a confirmed `user`.'),
     session_id: SessionId.optional(),

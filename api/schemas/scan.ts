@@ -101,8 +101,10 @@ export const ScanListQuery = z.object({
   limit: z.coerce
     .number({ error: 'must be an integer' })
     .int('must be an integer')
-    .min(1, 'must be at least 1')
-    .max(50, 'must be at most 50')
-    .default(20)
-    .describe('Scans to return, 1 to 50 (default 20).'),
+    .min(LIMITS.scanList.min, `must be at least ${LIMITS.scanList.min}`)
+    .max(LIMITS.scanList.max, `must be at most ${LIMITS.scanList.max}`)
+    .default(LIMITS.scanList.default)
+    .describe(
+      `Scans to return, ${LIMITS.scanList.min} to ${LIMITS.scanList.max} (default ${LIMITS.scanList.default}).`,
+    ),
 });

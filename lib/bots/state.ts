@@ -1,8 +1,8 @@
 import type { Queryable } from '../db';
 import { ApiError } from '../errors';
+import { LIMITS } from '../limits';
 
-/** Agent state is small working memory, not storage: 64 KiB of JSON. */
-export const STATE_MAX_BYTES = 64 * 1024;
+const STATE_MAX_BYTES = LIMITS.agentStateBytes;
 
 export interface AgentState {
   document: Record<string, unknown>;

@@ -1,9 +1,8 @@
 import { type Queryable, preparedStatement } from '../db';
 import { decodeCursor, encodeCursor } from '../cursor';
+import { LIMITS } from '../limits';
 
-/** How long `operator_typing` stays on after the operator's last typing signal (spec, Limits: about 6 s). */
-export const OPERATOR_TYPING_MS = 6_000;
-const PAGE = 200;
+const PAGE = LIMITS.pollPageMessages;
 
 export interface PollResult {
   messages: { id: string; author: string; text: string; at: number }[];

@@ -141,12 +141,12 @@ export async function startRun(
   // attempt. One that already finished keeps its answer (the visitor may have read it).
   const finished = bot.run_status === 'done' ? { answer: bot.run_answer ?? '' } : undefined;
   if (!finished && bot.credit_balance <= 0) {
-    const message = 'The workspace has no credits left; add credits to wake this agent again';
+    const refused = failure('no_credits', 'The workspace has no credits left; add credits to wake this agent again');
     await deps.db.query(
-      `UPDATE runs SET status = 'failed', error_code = 'no_credits', error = $2, finished_at = now() WHERE id = $1`,
-      [input.runId, message],
+      `UPDATE runs SET status = 'failed', error_code = $2, error = $3, finished_at = now() WHERE id = $1`,
+      [input.runId, refused.type, refused.message],
     );
-    throw failure('no_credits', message);
+    throw refused;
   }
   return {
     botName: bot.name,

@@ -1,0 +1,52 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseConfig } from '../../lib/config';
+import { temporalConnectionOptions } from '../../lib/temporal';
+
+const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) };
+
+/**
+ * One connection factory for every process (API, worker, agentctl): TLS with the mTLS certificate pair and the API
+ * key reach each of them. The worker once built its connection itself and dropped the pair.
+ */
+describe('Temporal connection options', () => {
+  it('plain: the address and nothing else', () => {
+    const options = temporalConnectionOptions(parseConfig({ ...base, TEMPORAL_ADDRESS: 'temporal.internal:7233' }));
+    expect(options).toEqual({ address: 'temporal.internal:7233', tls: undefined });
+  });
+
+  it('TLS with the mTLS pair read from the configured files, and the API key', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-tls-'));
+    writeFileSync(path.join(dir, 'client.pem'), 'CERTIFICATE');
+    writeFileSync(path.join(dir, 'client.key'), 'PRIVATE KEY');
+    const options = temporalConnectionOptions(
+      parseConfig({
+        ...base,
+        TEMPORAL_ADDRESS: 'ns.tmprl.cloud:7233',
+        TEMPORAL_TLS: 'true',
+        TEMPORAL_TLS_CERT_PATH: path.join(dir, 'client.pem'),
+        TEMPORAL_TLS_KEY_PATH: path.join(dir, 'client.key'),
+        TEMPORAL_API_KEY: 'temporal-api-key',
+      }),
+    );
+    expect(options.address).toBe('ns.tmprl.cloud:7233');
+    expect(options.apiKey).toBe('temporal-api-key');
+    expect(options.tls?.clientCertPair?.crt.toString()).toBe('CERTIFICATE');
+    expect(options.tls?.clientCertPair?.key.toString()).toBe('PRIVATE KEY');
+  });
+
+  it('TLS without a pair is server-verified TLS only', () => {
+    const options = temporalConnectionOptions(parseConfig({ ...base, TEMPORAL_TLS: 'true' }));
+    expect(options.tls).toEqual({ clientCertPair: undefined });
+  });
+
+  it('is what the worker, the API and agentctl connect with', () => {
+    const source = (file: string) => readFileSync(path.join(__dirname, '..', '..', file), 'utf8');
+    expect(source('worker/main.ts')).toMatch(/NativeConnection\.connect\(temporalConnectionOptions\(config\)\)/);
+    expect(source('lib/temporal.ts')).toMatch(/const options = temporalConnectionOptions\(config\)/);
+    for (const entry of ['api/server.ts', 'cli/agentctl.ts', 'worker/main.ts'])
+      expect(source(entry)).toMatch(/createTemporal\(config/);
+  });
+});
