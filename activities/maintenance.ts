@@ -1,20 +1,41 @@
 import type { Db } from '../lib/db';
 
-export interface MaintenanceDeps {
-  db: Db;
+/**
+ * Writes that span Postgres and Temporal, converged after the fact: a trigger and its Schedule, a scanned address
+ * and its refresh Schedule, an approval decision and the workflow waiting for it. The worker injects the services
+ * that own them (this file imports none: they start workflows).
+ */
+export interface Convergence {
+  resyncTriggerSchedules(): Promise<number>;
+  resyncScanSchedules(): Promise<number>;
+  redeliverApprovals(): Promise<number>;
 }
 
-/**
- * Housekeeping the spec's limits imply: idempotency keys are kept 24 hours, rate windows one minute. Each
- * statement is idempotent, so a retried activity is harmless.
- */
-export function createMaintenanceActivities({ db }: MaintenanceDeps) {
+export interface MaintenanceDeps {
+  db: Db;
+  convergence: Convergence;
+}
+
+export function createMaintenanceActivities({ db, convergence }: MaintenanceDeps) {
   return {
+    /**
+     * Housekeeping the spec's limits imply: idempotency keys are kept 24 hours, rate windows one minute. Each
+     * statement is idempotent, so a retried activity is harmless.
+     */
     async expireStaleRecords(): Promise<{ idempotencyKeys: number; rateWindows: number }> {
       const idem = await db.query(`DELETE FROM idempotency_keys WHERE expires_at < now()`);
       // Windows older than two minutes can no longer be the current one for any request.
       const rate = await db.query(`DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'`);
       return { idempotencyKeys: idem.rowCount ?? 0, rateWindows: rate.rowCount ?? 0 };
+    },
+
+    /** Brings every lagging Schedule and undelivered decision in line with Postgres; returns how many of each. */
+    async convergeWrites(): Promise<{ triggers: number; scans: number; approvals: number }> {
+      return {
+        triggers: await convergence.resyncTriggerSchedules(),
+        scans: await convergence.resyncScanSchedules(),
+        approvals: await convergence.redeliverApprovals(),
+      };
     },
   };
 }

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../lib/db';
 import type { SafeFetch } from '../lib/http/safe-fetch';
 import type { Mailer } from '../lib/mailer';
-import { notify } from '../lib/notifications/service';
+import { emailNotification, notify } from '../lib/notifications/service';
 import {
   type TriggerRuntime,
   composeRunInput,
@@ -11,6 +11,7 @@ import {
   pauseTriggerForFailures,
   recordPollHash,
   recordTriggerFailures,
+  signalText,
 } from '../lib/triggers/store';
 import { failure } from '../workflows/failures';
 
@@ -46,7 +47,7 @@ export function createTriggerActivities(deps: TriggerDeps) {
           maxBytes: POLL_MAX_BYTES,
         });
         if (r.status >= 400) throw new Error(`HTTP ${r.status}`);
-        body = r.body.toString('utf8');
+        body = signalText(r.body);
       } catch (err) {
         // An unreachable address is a failed run: it counts towards pausing the trigger.
         throw failure('poll_failed', `Poll of the address failed: ${(err as Error).message}`);
@@ -68,29 +69,31 @@ export function createTriggerActivities(deps: TriggerDeps) {
 
     /**
      * The fifth failed run in a row: the trigger is paused until turned on by hand, its schedule paused too, and the
-     * owner told (a notification, plus e-mail when SMTP is configured). Idempotent: a retry finds it paused, and the
-     * notification's id is this activity's own.
+     * owner told with a notification (e-mailed afterwards by `emailNotification`). Safe to retry: a retry finds the
+     * trigger paused, and the notification's id is this activity's own, so one pause makes one notification.
      */
-    async pauseTrigger(input: { triggerId: string; failures: number }): Promise<void> {
+    async pauseTrigger(input: { triggerId: string; failures: number }): Promise<{ notificationId: string | null }> {
       const t = await pauseTriggerForFailures(deps.db, input.triggerId);
-      if (!t) return;
-      if (t.kind === 'schedule' || t.kind === 'poll') {
-        await deps.triggers.pauseSchedule(input.triggerId, `paused after ${input.failures} failed runs in a row`);
-      }
+      if (!t) return { notificationId: null };
+      await deps.triggers.resyncSchedule(input.triggerId);
       const info = Context.current().info;
-      await notify(
-        deps.db,
-        {
-          id: `ntf_pause_${input.triggerId}_${info.workflowExecution?.runId.slice(0, 8) ?? 'run'}_${info.activityId}`,
-          workspaceId: t.workspace_id,
-          botId: t.bot_id,
-          kind: 'trigger_paused',
-          title: `Trigger "${t.name}" of ${t.bot_name} was paused`,
-          body: `Its last ${input.failures} runs failed in a row, so it was paused to stop spending credits. Check the run log, fix the cause, and turn the trigger on again.`,
-          data: { trigger_id: input.triggerId, failures: input.failures },
-        },
-        { mailer: deps.mailer },
-      );
+      const notificationId = `ntf_pause_${input.triggerId}_${info.workflowExecution?.runId ?? 'run'}_${info.activityId}`;
+      await notify(deps.db, {
+        id: notificationId,
+        workspaceId: t.workspace_id,
+        botId: t.bot_id,
+        kind: 'trigger_paused',
+        title: `Trigger "${t.name}" of ${t.bot_name} was paused`,
+        body: `Its last ${input.failures} runs failed in a row, so it was paused to stop spending credits. Check the run log, fix the cause, and turn the trigger on again.`,
+        data: { trigger_id: input.triggerId, failures: input.failures },
+      });
+      return { notificationId };
+    },
+
+    /** E-mails a notification to the owner when SMTP is configured (once; a failure is retried a few times). */
+    async emailNotification(input: { notificationId: string }): Promise<{ emailed: boolean }> {
+      if (!deps.mailer) return { emailed: false };
+      return { emailed: await emailNotification(deps.db, deps.mailer, input.notificationId) };
     },
   };
 }

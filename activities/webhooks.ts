@@ -19,6 +19,8 @@ export interface WebhookDeps {
 
 /** Spec, Events → Delivery rules 3: a delivery has 5 seconds. */
 export const DELIVERY_TIMEOUT_MS = 5_000;
+/** How much of a receiver's answer is read; the rest is dropped. */
+const RECEIVER_BODY_BYTES = 16 * 1024;
 
 export function createWebhookActivities({ db, fetch, secrets }: WebhookDeps) {
   return {
@@ -44,7 +46,9 @@ export function createWebhookActivities({ db, fetch, secrets }: WebhookDeps) {
           },
           body: row.body,
           timeoutMs: DELIVERY_TIMEOUT_MS,
-          maxBytes: 64 * 1024,
+          // The receiver's status is its answer; a large body after a 2xx is read up to a bound and ignored.
+          maxBytes: RECEIVER_BODY_BYTES,
+          overflow: 'truncate',
           followRedirects: false,
         });
         status = response.status;

@@ -17,7 +17,8 @@ import { serviceRoutes } from './routes/service';
 /** Builds the Koa app; never listens (api/server.ts does), so tests can drive `app.callback()` too. */
 export function createApp(deps: AppDeps): Koa<AppState> {
   // Behind a load balancer, TRUST_PROXY=true makes ctx.ip the client's address (X-Forwarded-For) for rate limits.
-  const app = new Koa<AppState>({ proxy: deps.config.TRUST_PROXY });
+  // TRUST_PROXY_HOPS: only the entries our own proxies appended to X-Forwarded-For count (Koa's maxIpsCount).
+  const app = new Koa<AppState>({ proxy: deps.config.TRUST_PROXY, maxIpsCount: deps.config.TRUST_PROXY_HOPS });
   const routes: RouteDef[] = [];
   routes.push(
     ...serviceRoutes(deps, () => routes),

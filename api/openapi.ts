@@ -44,6 +44,24 @@ function parametersOf(schema: z.ZodType | undefined, where: 'query' | 'path', co
 
 const KEY_SCHEMES: Record<string, string> = { secret: 'secretKey', public: 'publicKey', builder: 'builderKey' };
 
+/**
+ * The errors every route of its kind can answer with, whatever it lists itself, so the document declares every
+ * status the server returns: input it validates (400), the key check (401/403, 503 when storage is down), the
+ * session check, a body limit (413), a rate group (429), and the two any request may meet (500, 503).
+ */
+function implicitErrors(def: RouteDef): ErrorCode[] {
+  return [
+    ...(def.body || def.query || def.params || def.idempotent ? (['bad_request'] as const) : []),
+    ...(def.keys ? (['missing_key', 'invalid_key', 'wrong_key_type'] as const) : []),
+    ...(def.session ? (['unauthorized'] as const) : []),
+    ...(def.method !== 'get' && def.method !== 'delete' ? (['payload_too_large'] as const) : []),
+    ...(def.rateGroup ? (['rate_limited'] as const) : []),
+    ...(def.idempotent ? (['idempotency_key_reused', 'idempotency_in_progress'] as const) : []),
+    'internal_error',
+    'service_unavailable',
+  ];
+}
+
 export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}) {
   const components: Record<string, JsonSchema> = {};
   const errorRef = toSchema(ErrorBody, 'output', components);
@@ -51,14 +69,20 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
 
   for (const def of defs) {
     const responses: Record<string, unknown> = {};
-    const rateHeaders = def.path.startsWith('/v1/api/')
-      ? ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']
-      : [];
+    // Headers every response of the operation carries (spec: X-Request-Id always; RateLimit-* on /v1/api/*).
+    const always = [
+      'X-Request-Id',
+      ...(def.path.startsWith('/v1/api/') ? ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] : []),
+      ...(def.deprecated ? ['Deprecation', 'Sunset'] : []),
+    ];
+    const headersOf = (extra: string[] = []) => ({
+      ...Object.fromEntries(always.map((h) => [h, { required: true, schema: { type: 'string' } }])),
+      ...Object.fromEntries(extra.map((h) => [h, { schema: { type: 'string' } }])),
+    });
     for (const [status, r] of Object.entries(def.responses)) {
-      const headers = ['X-Request-Id', ...rateHeaders, ...(r.headers ?? [])];
       responses[status] = {
         description: r.description,
-        headers: Object.fromEntries(headers.map((h) => [h, { schema: { type: 'string' } }])),
+        headers: headersOf([...(r.headers ?? []), ...(def.idempotent ? ['Idempotency-Replayed'] : [])]),
         ...(r.schema || r.contentType
           ? {
               content: {
@@ -71,7 +95,7 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
       };
     }
     const byStatus = new Map<number, ErrorCode[]>();
-    for (const code of def.errors ?? []) {
+    for (const code of new Set([...(def.errors ?? []), ...implicitErrors(def)])) {
       const status = ERROR_CODES[code];
       byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
@@ -79,12 +103,14 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
       if (responses[String(status)]) continue;
       responses[String(status)] = {
         description: `Error; \`code\` is one of: ${codes.map((c) => `\`${c}\``).join(', ')}`,
+        headers: headersOf(status === 429 || status === 503 ? ['Retry-After'] : []),
         content: { 'application/json': { schema: errorRef } },
       };
     }
     const operation: Record<string, unknown> = {
       operationId: def.operationId,
       summary: def.summary,
+      ...(def.deprecated ? { deprecated: true } : {}),
       ...(def.description ? { description: def.description } : {}),
       tags: [def.tag],
       parameters: [

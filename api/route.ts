@@ -1,14 +1,17 @@
 import type Router from '@koa/router';
 import { type z } from 'zod';
 import { createKeyRateChecker, type PrincipalKind } from '../lib/auth';
+import type { Config } from '../lib/config';
 import type { Db } from '../lib/db';
 import { ApiError, type ErrorCode } from '../lib/errors';
 import { LIMITS, type RateGroup } from '../lib/limits';
+import { unstorableReason } from '../lib/text';
 import type { AppContext, AppMiddleware } from './context';
 import { requireKey, requireSession } from './middleware/auth';
 import { readBody } from './middleware/body';
-import { idempotency } from './middleware/idempotency';
+import { idempotency, idempotencyTakeoverSeconds } from './middleware/idempotency';
 import { rateLimit } from './middleware/rate-limit';
+import { sameOriginWrites } from './middleware/same-origin';
 
 type Schema = z.ZodType | undefined;
 /** A schema's parsed (output) type; `undefined` when the route declares none. */
@@ -39,6 +42,11 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
   session?: boolean;
   /** Not part of the stable public contract (the dashboard surface). */
   unstable?: boolean;
+  /**
+   * Spec, Versioning rule 5: a route on its way out. The OpenAPI document marks it `deprecated`, and every response
+   * carries `Deprecation` (RFC 9745, since when) and `Sunset` (RFC 8594, when it stops), plus a `Link` to read.
+   */
+  deprecated?: { since: Date; sunset: Date; link?: string };
   body?: B;
   /** Read the body as raw bytes without JSON parsing (signed trigger hooks). */
   rawBody?: boolean;
@@ -93,10 +101,30 @@ function zodMessage(error: z.ZodError, where: string): string {
     .join('; ');
 }
 
+/**
+ * Every string of a request's input must be text Postgres can store (lib/text.ts): a NUL or an unpaired surrogate
+ * anywhere — a chat message, a setting, a path or query parameter — is 400 `bad_request` naming the field, before
+ * anything is written or any workflow sees it.
+ */
+function refuseUnstorable(value: unknown, path: string): void {
+  if (typeof value === 'string') {
+    const reason = unstorableReason(value);
+    if (reason) throw new ApiError('bad_request', `${path}: ${reason}`);
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => refuseUnstorable(v, `${path}.${i}`));
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      refuseUnstorable(k, path || 'body');
+      refuseUnstorable(v, path === '' ? k : `${path}.${k}`);
+    }
+  }
+}
+
 function validate(def: RouteDef): AppMiddleware {
   return async function validateMiddleware(ctx, next) {
     const parse = (schema: z.ZodType | undefined, value: unknown, where: string) => {
       if (!schema) return undefined;
+      refuseUnstorable(value, where === 'body' ? '' : where);
       const result = schema.safeParse(value);
       if (!result.success) throw new ApiError('bad_request', zodMessage(result.error, where));
       return result.data;
@@ -110,14 +138,38 @@ function validate(def: RouteDef): AppMiddleware {
   };
 }
 
+/** Set before anything else runs, so errors carry them too. */
+function deprecationHeaders(d: NonNullable<RouteDef['deprecated']>): AppMiddleware {
+  const deprecation = `@${Math.floor(d.since.getTime() / 1000)}`;
+  const sunset = d.sunset.toUTCString();
+  return async function deprecationMiddleware(ctx, next) {
+    ctx.set('Deprecation', deprecation);
+    ctx.set('Sunset', sunset);
+    if (d.link) ctx.set('Link', `<${d.link}>; rel="deprecation"; type="text/html"`);
+    await next();
+  };
+}
+
 export function koaPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
-export function mountRoutes(router: Router<any, any>, defs: RouteDef[], deps: { db: Db }): void {
+export function mountRoutes(
+  router: Router<any, any>,
+  defs: RouteDef[],
+  deps: { db: Db; config: Pick<Config, 'LLM_TURN_TIMEOUT_MS' | 'PUBLIC_BASE_URL' | 'DASHBOARD_URL'> },
+): void {
   const checker = createKeyRateChecker(deps.db);
+  const takeoverSeconds = idempotencyTakeoverSeconds(deps.config.LLM_TURN_TIMEOUT_MS);
+  const ourOrigins = [deps.config.PUBLIC_BASE_URL, deps.config.DASHBOARD_URL]
+    .filter((u): u is string => Boolean(u))
+    .map((u) => new URL(u).origin);
+  const writesFromOurPages = sameOriginWrites({ allowedOrigins: () => ourOrigins });
   for (const def of defs) {
     const chain: AppMiddleware[] = [];
+    if (def.deprecated) chain.push(deprecationHeaders(def.deprecated));
+    // Cookie surfaces (the dashboard, accounts): writes only from our own pages.
+    if (def.session || def.path.startsWith('/v1/auth/')) chain.push(writesFromOurPages);
     // DESIGN.md, A chat turn: auth → rate limit → body limit → zod → idempotency → handler.
     // With a key, the key check and the rate window are one round trip (requireKey counts it).
     if (def.keys) chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup, checker }));
@@ -127,7 +179,7 @@ export function mountRoutes(router: Router<any, any>, defs: RouteDef[], deps: { 
       chain.push(readBody({ limit: def.bodyLimit ?? LIMITS.bodyBytes, json: !def.rawBody }));
     }
     chain.push(validate(def));
-    if (def.idempotent) chain.push(idempotency(deps.db));
+    if (def.idempotent) chain.push(idempotency(deps.db, { takeoverSeconds }));
     if (def.use) chain.push(...def.use);
     chain.push(async function handler(ctx) {
       await def.handler(ctx, ctx.state.input as RouteInput<Schema, Schema, Schema>);

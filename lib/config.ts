@@ -15,8 +15,17 @@ export const configSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   PORT: port.default(8080),
   PUBLIC_BASE_URL: z.url().optional(),
-  /** Trust X-Forwarded-For from a load balancer in front of the API (client IP for rate limits). */
+  /** Where the dashboard's pages are served when not by the API itself (its origin may send cookie writes). */
+  DASHBOARD_URL: z.url().optional(),
+  /** Trust X-Forwarded-For/-Proto from a load balancer in front of the API (client IP for rate limits, https). */
   TRUST_PROXY: bool.default(false),
+  /**
+   * How many proxies in front of the API append to X-Forwarded-For: the client is the entry that many from the
+   * right. Entries further left are whatever the client sent and are never trusted.
+   */
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
+  /** When set, `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),

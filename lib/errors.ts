@@ -39,6 +39,8 @@ export type FailureApiCode = MustBeErrorCode<(typeof FAILURES)[FailureType]['api
 
 export class ApiError extends Error {
   readonly status: number;
+  /** A chat turn's failure to answer in time while the turn goes on: a retry of the same request joins it. */
+  turnPending = false;
   constructor(
     readonly code: ErrorCode,
     message: string,

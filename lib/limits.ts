@@ -26,6 +26,9 @@ export const LIMITS = {
   agentStateBytes: 64 * 1024,
   /** Site scans listed in the dashboard. */
   scanList: { min: 1, max: 50, default: 20 },
+  /** Failed sign-ins per minute, per (e-mail, client address) and per client address (docs/decisions.md). */
+  loginAttemptsPerAccount: 10,
+  loginAttemptsPerAddress: 30,
   /** Knowledge sources (not in the spec's table; chosen in docs/decisions.md). */
   sourceIdChars: 200,
   sourceTitleChars: 1000,

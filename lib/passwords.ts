@@ -1,19 +1,47 @@
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+
+/**
+ * Passwords: argon2id at OWASP's recommended parameters (19 MiB, 2 passes, 1 lane), stored as the PHC string
+ * (`$argon2id$v=19$m=19456,t=2,p=1$salt$hash`, parameters included). Hashes made with weaker parameters — and the
+ * platform's earlier `scrypt$salt$hash` (N=2^14) — still verify, and are upgraded at the next successful login.
+ */
+const ARGON2 = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>;
 
-/** scrypt with a random salt, stored as `scrypt$<salt>$<hash>` (base64url). */
 export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const hash = await scryptAsync(password, salt, 32);
-  return `scrypt$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+  return hash(password, ARGON2);
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, salt, hash] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !hash) return false;
-  const expected = Buffer.from(hash, 'base64url');
+/** Whether the password matches, and whether its stored hash should be replaced by one at today's parameters. */
+export async function verifyPassword(password: string, stored: string): Promise<{ ok: boolean; rehash: boolean }> {
+  if (stored.startsWith('$argon2')) {
+    let ok: boolean;
+    try {
+      ok = await verify(stored, password);
+    } catch {
+      ok = false;
+    }
+    return { ok, rehash: ok && weakerThanCurrent(stored) };
+  }
+  const [scheme, salt, digest] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !digest) return { ok: false, rehash: false };
+  const expected = Buffer.from(digest, 'base64url');
   const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length);
-  return timingSafeEqual(expected, actual);
+  const ok = timingSafeEqual(expected, actual);
+  return { ok, rehash: ok };
+}
+
+/** An argon2 hash of another variant, or with less memory, fewer passes or lanes than today's. */
+function weakerThanCurrent(phc: string): boolean {
+  const m = /^\$(argon2(?:id|i|d))\$v=\d+\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(phc);
+  if (!m) return true;
+  return (
+    m[1] !== 'argon2id' ||
+    Number(m[2]) < ARGON2.memoryCost ||
+    Number(m[3]) < ARGON2.timeCost ||
+    Number(m[4]) < ARGON2.parallelism
+  );
 }

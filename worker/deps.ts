@@ -11,7 +11,7 @@ import { createMailer } from '../lib/mailer';
 import type { Temporal } from '../lib/temporal';
 import { createSecretBox } from '../lib/secret-box';
 import { createDeltaPublisher } from '../lib/streams';
-import { createTriggerService } from '../lib/triggers/service';
+import { createServices } from '../lib/services';
 
 /** Passages given to the model per turn. */
 const PASSAGES_PER_TURN = 5;
@@ -49,6 +49,7 @@ export function buildActivityDeps(
   temporal: Temporal,
 ): ActivityDeps & Pick<SiteScanDeps, 'embed'> {
   const secrets = createSecretBox(config.SECRET_ENCRYPTION_KEY);
+  const services = createServices({ config, db, temporal, secrets });
   const embeddingModel = embeddingModelOf(config);
   const llm = config.OPENAI_API_KEY
     ? createOpenAiLlm({
@@ -92,13 +93,13 @@ export function buildActivityDeps(
     }),
     secrets,
     mailer: createMailer(config.SMTP_URL, config.SMTP_FROM),
-    // Activities reach Temporal only through the service that owns the resource (here: triggers' health, Schedules).
-    triggers: createTriggerService({
-      db,
-      temporal,
-      secrets,
-      turnTimeoutMs: config.LLM_TURN_TIMEOUT_MS,
-      minIntervalSeconds: config.TRIGGER_MIN_INTERVAL_SECONDS,
-    }),
+    // Activities reach Temporal only through the services that own the resources (health reports, Schedules,
+    // decisions), injected here: activity modules import no service that starts workflows.
+    triggers: services.triggers,
+    convergence: {
+      resyncTriggerSchedules: () => services.triggers.resyncStale(),
+      resyncScanSchedules: () => services.scans.resyncStale(),
+      redeliverApprovals: () => services.actions.redeliverStale(),
+    },
   };
 }

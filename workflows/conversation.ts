@@ -4,6 +4,7 @@ import {
   condition,
   continueAsNew,
   executeChild,
+  patched,
   proxyLocalActivities,
   setHandler,
   startChild,
@@ -59,6 +60,9 @@ const { finishRun: recordFailedRun } = proxyLocalActivities<AgentRunActivities>(
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 20 },
 });
+
+/** Patch id: an operator's takeover of a bot-answered conversation sends `escalated` (added after release). */
+const OPERATOR_TAKEOVER_ESCALATES = 'operator-takeover-escalates';
 
 /** A workflow holds about 2 000 updates in its history (DESIGN.md); start afresh well before that. */
 export const UPDATES_BEFORE_CONTINUE_AS_NEW = 500;
@@ -206,13 +210,18 @@ export async function conversationWorkflow(
 
   setHandler(operatorReplyUpdate, (reply) =>
     serialized(async () => {
-      // Decision (docs/decisions.md): `waiting` becomes `operator` when an operator first replies.
+      // Decision (docs/decisions.md): `waiting` becomes `operator` when an operator first replies. An operator who
+      // takes over a conversation the bot was answering hands it over too: every handed-over conversation starts
+      // with `escalated`, so receivers never see `resolved` without one (histories from before this rule replay
+      // without the event).
       const wasBot = status === 'bot';
       status = 'operator';
+      const announce = wasBot && patched(OPERATOR_TAKEOVER_ESCALATES);
       await transition({
         status: 'operator',
         escalated: wasBot,
         messages: [{ id: reply.messageId, author: 'operator', text: reply.text, at: reply.at }],
+        ...(announce ? { event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated' as const, at: reply.at } } : {}),
       });
       return { id: reply.messageId, at: reply.at, status };
     }),

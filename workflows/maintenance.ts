@@ -1,13 +1,23 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { MaintenanceActivities } from '../activities/maintenance';
 
-// Plain deletes on indexed columns: a minute is generous, and the next scheduled run retries anyway.
-const { expireStaleRecords } = proxyActivities<MaintenanceActivities>({
+// Plain deletes on indexed columns, and a bounded batch of Temporal calls: a minute is generous, and the next
+// scheduled run retries anyway.
+const { expireStaleRecords, convergeWrites } = proxyActivities<MaintenanceActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
 
-/** Removes expired idempotency keys and old rate windows; run by a Temporal Schedule every few minutes. */
-export async function maintenanceWorkflow(): Promise<{ idempotencyKeys: number; rateWindows: number }> {
-  return expireStaleRecords();
+/**
+ * Housekeeping, run by a Temporal Schedule every few minutes: removes expired idempotency keys and old rate windows,
+ * and converges writes that span Postgres and Temporal (Schedules behind their rows, decisions not delivered).
+ */
+export async function maintenanceWorkflow(): Promise<{
+  idempotencyKeys: number;
+  rateWindows: number;
+  converged: { triggers: number; scans: number; approvals: number };
+}> {
+  const expired = await expireStaleRecords();
+  const converged = await convergeWrites();
+  return { ...expired, converged };
 }

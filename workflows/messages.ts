@@ -188,6 +188,15 @@ export interface RunFinished {
   pauseAfter: number;
 }
 
+/** The health workflow's answer to a report: the count after it, and whether this report paused the trigger. */
+export interface RunReported {
+  failures: number;
+  paused: boolean;
+}
+
+/** How runs report (and wait until the report is counted, and a pause recorded). */
+export const runFinishedUpdate = defineUpdate<RunReported, [RunFinished]>('runFinished');
+/** Reports of runs started before the update existed; handled the same way, unanswered. */
 export const runFinishedSignal = defineSignal<[RunFinished]>('runFinished');
 
 export function triggerHealthWorkflowId(triggerId: string): string {

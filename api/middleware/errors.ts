@@ -13,7 +13,8 @@ export function errorHandler(): AppMiddleware {
       if (ctx.status === 404 && ctx.body === undefined) {
         throw errors.notFound(`No route for ${ctx.method} ${ctx.path}`);
       }
-      if (ctx.status === 405 && !ctx.body) {
+      // A method the router implements nowhere (TRACE, PROPFIND) is as not-allowed as any other: 405, never 501.
+      if ((ctx.status === 405 || ctx.status === 501) && !ctx.body) {
         throw new ApiError(
           'method_not_allowed',
           `${ctx.method} is not allowed on ${ctx.path}`,

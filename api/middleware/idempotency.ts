@@ -14,12 +14,26 @@ function storable(status: number): boolean {
 }
 
 /**
- * `Idempotency-Key` (spec, Idempotency): the first request runs and its response is stored for 24 hours, scoped to
- * the API key; a repeat replays it with `Idempotency-Replayed: true`. Claiming the key is one atomic insert, so
- * concurrent identical requests cannot both run: the losers see `idempotency_in_progress`. A streamed response
- * is recorded as it is sent and replayed whole.
+ * How long an attempt may stay `in_progress` before another request may take the key over: never less than the
+ * longest a turn can take (the model's budget, the API's wait around it, and a margin). Turns also take their ids
+ * from the key, so even a takeover joins the same turn instead of starting a second one.
  */
-export function idempotency(db: Db): AppMiddleware {
+export function idempotencyTakeoverSeconds(turnTimeoutMs: number): number {
+  return Math.max(LIMITS.idempotencyAbandonedAfterSeconds, Math.ceil((turnTimeoutMs + 35_000) / 1000) + 60);
+}
+
+/**
+ * `Idempotency-Key` (spec, Idempotency): the first request runs and its response is stored for 24 hours, scoped to
+ * the API key; a repeat replays it with `Idempotency-Replayed: true`. Claiming the key is one atomic statement, so
+ * concurrent identical requests cannot both run: the losers see `idempotency_in_progress`. A streamed response is
+ * recorded from its source as it is produced and replayed whole.
+ *
+ * Chat turns take their ids from the key (`ctx.state.idempotencyScope`), so a retry of a turn that is still running
+ * — the API stopped waiting, or the first attempt's process died — is the same Temporal update and joins it instead
+ * of running a second turn. A key whose attempt failed (5xx, 429, an error frame) is open again for a retry, and
+ * unless the failed turn may still be running, under a new generation: that retry runs anew (spec, Idempotency 5).
+ */
+export function idempotency(db: Db, opts: { takeoverSeconds: number }): AppMiddleware {
   return async function idempotencyMiddleware(ctx, next) {
     const key = ctx.get('Idempotency-Key');
     if (!key) return next();
@@ -32,17 +46,19 @@ export function idempotency(db: Db): AppMiddleware {
       .update(ctx.state.rawBody ?? Buffer.alloc(0))
       .digest();
 
-    const claimed = await db.query(
+    const claimed = await db.query<{ generation: number }>(
       `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_hash, state, expires_at)
        VALUES ($1, $2, $3, 'in_progress', now() + make_interval(hours => $4))
        ON CONFLICT (api_key_id, idempotency_key) DO UPDATE
          SET request_hash = EXCLUDED.request_hash, state = 'in_progress', created_at = now(), expires_at = EXCLUDED.expires_at,
-             response_status = NULL, response_headers = NULL, response_body = NULL
-       -- take over only a key whose record expired, or whose first attempt died with its process
-       WHERE idempotency_keys.expires_at < now()
+             response_status = NULL, response_headers = NULL, response_body = NULL,
+             generation = CASE WHEN idempotency_keys.expires_at < now() THEN 0 ELSE idempotency_keys.generation END
+       -- take over a key that is open again (its attempt failed), expired, or whose attempt died with its process
+       WHERE idempotency_keys.state = 'open'
+          OR idempotency_keys.expires_at < now()
           OR (idempotency_keys.state = 'in_progress' AND idempotency_keys.created_at < now() - make_interval(secs => $5))
-       RETURNING 1`,
-      [apiKeyId, key, hash, LIMITS.idempotencyHours, LIMITS.idempotencyAbandonedAfterSeconds],
+       RETURNING generation`,
+      [apiKeyId, key, hash, LIMITS.idempotencyHours, opts.takeoverSeconds],
     );
 
     if (!claimed.rowCount) {
@@ -58,7 +74,7 @@ export function idempotency(db: Db): AppMiddleware {
         [apiKeyId, key],
       );
       const row = res.rows[0];
-      if (!row) return idempotencyMiddleware(ctx, next); // removed in between (failed first attempt): claim again
+      if (!row || row.state === 'open') return idempotencyMiddleware(ctx, next); // opened in between: claim again
       if (!row.request_hash.equals(hash)) {
         throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
       }
@@ -75,21 +91,29 @@ export function idempotency(db: Db): AppMiddleware {
       return;
     }
 
+    // What the request is across its retries (and this generation of them): chat turns derive their ids from it.
+    const generation = claimed.rows[0].generation;
+    ctx.state.idempotencyScope = createHash('sha256').update(`${apiKeyId}\n${key}\n${generation}`).digest('base64url');
+
+    /** Opens the key again; a new generation unless the failed attempt's turn may still be running (it is joined). */
     const release = () =>
       db.query(
-        `DELETE FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress'`,
-        [apiKeyId, key],
+        `UPDATE idempotency_keys SET state = 'open', generation = generation + CASE WHEN $3 THEN 0 ELSE 1 END
+          WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress'`,
+        [apiKeyId, key, ctx.state.turnPending === true],
       );
     const store = (status: number, body: Buffer) =>
       db.query(
-        `UPDATE idempotency_keys SET state = 'done', response_status = $3, response_headers = $4, response_body = $5
+        `UPDATE idempotency_keys SET state = 'done', response_status = $3, response_headers = $4, response_body = $5,
+                session_id = $6
           WHERE api_key_id = $1 AND idempotency_key = $2`,
-        [apiKeyId, key, status, headersToReplay(ctx), body],
+        [apiKeyId, key, status, headersToReplay(ctx), body, ctx.state.sessionId ?? null],
       );
 
     try {
       await next();
     } catch (err) {
+      if (err instanceof ApiError && err.turnPending) ctx.state.turnPending = true;
       if (err instanceof ApiError && storable(err.status)) {
         for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
         ctx.type = 'application/json';
@@ -106,13 +130,18 @@ export function idempotency(db: Db): AppMiddleware {
     }
     const body = ctx.body;
     if (body instanceof Readable) {
-      // Record the stream as it is sent; store it when it ends, release the key if it breaks.
+      // Record the stream from its source, not from what reaches the client: a client that disconnects does not stop
+      // the turn, and the complete stream is stored when it ends (a retry meanwhile is `idempotency_in_progress`,
+      // then a replay). A stream that carried an error frame is released instead: like a 5xx, it is not a result.
       const chunks: Buffer[] = [];
-      const tee = new PassThrough();
-      tee.on('data', (c: Buffer | string) => chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c)));
       const status = ctx.status;
+      body.on('data', (c: Buffer | string) => chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c)));
       body.on('error', () => void release().catch(() => undefined));
-      tee.on('end', () => void store(status, Buffer.concat(chunks)).catch(() => release().catch(() => undefined)));
+      body.on('end', () => {
+        const done = ctx.state.replayable === false ? release() : store(status, Buffer.concat(chunks));
+        done.catch(() => release().catch(() => undefined));
+      });
+      const tee = new PassThrough();
       body.pipe(tee);
       ctx.body = tee;
       return;

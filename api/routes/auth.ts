@@ -6,7 +6,6 @@ import { LoginRequest, LoginResponse } from '../schemas/auth';
 /** Spec: login is `POST /v1/auth/login`; the session is a cookie (`ap_session`, HttpOnly, SameSite=Lax). */
 export function authRoutes(deps: AppDeps): RouteDef[] {
   const { accounts } = deps.services;
-  const secure = deps.config.PUBLIC_BASE_URL?.startsWith('https://') ?? false;
   return [
     route({
       method: 'post',
@@ -17,13 +16,15 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       unstable: true,
       body: LoginRequest,
       responses: { 200: { description: 'Signed in', schema: LoginResponse } },
-      errors: ['bad_request', 'invalid_credentials', 'service_unavailable'],
+      errors: ['bad_request', 'invalid_credentials', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        const { token, user } = await accounts.login(body.email, body.password);
+        const { token, user } = await accounts.login(body.email, body.password, ctx.ip);
+        // Secure exactly when the request arrived over https, as seen through trusted proxies (X-Forwarded-Proto with
+        // TRUST_PROXY): a Secure cookie on a request seen as plain HTTP is refused by the cookie library (a 500).
         ctx.cookies.set(SESSION_COOKIE, token, {
           httpOnly: true,
           sameSite: 'lax',
-          secure,
+          secure: ctx.secure,
           maxAge: SESSION_DAYS * 86_400_000,
           path: '/',
         });

@@ -48,7 +48,9 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
         'llm_overloaded',
       ],
       handler: async (ctx, { body }) => {
-        ctx.body = await conversations.answer(keyBot(ctx).botId, body);
+        const reply = await conversations.answer(keyBot(ctx).botId, body, ctx.state.idempotencyScope);
+        ctx.state.sessionId = reply.session_id;
+        ctx.body = reply;
       },
     }),
     route({
@@ -81,7 +83,8 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       ],
       handler: async (ctx, { body }) => {
         // Everything that can fail as JSON fails here, before the first byte of the stream.
-        const chat = await conversations.openStream(keyBot(ctx).botId, body);
+        const chat = await conversations.openStream(keyBot(ctx).botId, body, ctx.state.idempotencyScope);
+        ctx.state.sessionId = chat.sessionId;
         const stream = new PassThrough();
         ctx.req.socket.setNoDelay(true);
         ctx.req.socket.setTimeout(0);
@@ -90,8 +93,17 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
         ctx.set('Cache-Control', 'no-cache, no-transform');
         ctx.set('X-Accel-Buffering', 'no'); // nginx: do not buffer the stream
         ctx.body = stream;
-        const write = (frame: StreamFrame) => stream.write(`data: ${JSON.stringify(frame)}\n\n`);
-        void chat.run(write, ctx.state.log).finally(() => stream.end());
+        const write = (frame: StreamFrame) => {
+          // An error frame is a failed turn, not an answer: with an Idempotency-Key, a retry runs (joins) it again.
+          if ('error' in frame) ctx.state.replayable = false;
+          stream.write(`data: ${JSON.stringify(frame)}\n\n`);
+        };
+        void chat
+          .run(write, ctx.state.log)
+          .then(({ turnPending }) => {
+            ctx.state.turnPending = turnPending;
+          })
+          .finally(() => stream.end());
       },
     }),
     route({
@@ -117,6 +129,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
         'internal_error',
       ],
       handler: async (ctx, { body }) => {
+        ctx.state.sessionId = body.session_id;
         ctx.body = await conversations.handoff(keyBot(ctx).botId, body.session_id);
       },
     }),

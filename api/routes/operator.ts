@@ -60,7 +60,13 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Reply stored', schema: ReplyResponse } },
       errors: [...COMMON_ERRORS, 'not_found', 'payload_too_large', 'idempotency_key_reused', 'idempotency_in_progress'],
       handler: async (ctx, { params, body }) => {
-        ctx.body = await conversations.operatorReply(keyBot(ctx).botId, params.sid, body.text);
+        ctx.state.sessionId = params.sid;
+        ctx.body = await conversations.operatorReply(
+          keyBot(ctx).botId,
+          params.sid,
+          body.text,
+          ctx.state.idempotencyScope,
+        );
       },
     }),
     route({

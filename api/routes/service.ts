@@ -1,4 +1,5 @@
 import { errors } from '../../lib/errors';
+import { constantTimeEqual } from '../../lib/keys';
 import { pingTemporal } from '../../lib/temporal';
 import type { AppDeps } from '../deps';
 import { renderDocs } from '../docs/render';
@@ -10,7 +11,15 @@ import { HealthResponse, ReadyResponse } from '../schemas/common';
 
 const AssetParams = z.object({ name: z.string().min(1).max(200) });
 
-async function check(fn: () => Promise<unknown>, timeoutMs: number): Promise<string> {
+/**
+ * One dependency's readiness: `ok` or `unavailable`. The reason goes to the log, not to the caller: an unauthenticated
+ * probe must not learn host names, addresses or driver messages.
+ */
+async function check(
+  fn: () => Promise<unknown>,
+  timeoutMs: number,
+  log: (err: unknown) => void,
+): Promise<'ok' | 'unavailable'> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -21,7 +30,8 @@ async function check(fn: () => Promise<unknown>, timeoutMs: number): Promise<str
     ]);
     return 'ok';
   } catch (err) {
-    return `unavailable: ${(err as Error).message.split('\n')[0]}`;
+    log(err);
+    return 'unavailable';
   } finally {
     clearTimeout(timer);
   }
@@ -54,9 +64,10 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
       responses: { 200: { description: 'Ready', schema: ReadyResponse } },
       errors: ['service_unavailable'],
       handler: async (ctx) => {
+        const log = (what: string) => (err: unknown) => ctx.state.log.warn({ err }, `readiness: ${what} unavailable`);
         const [postgres, temporal] = await Promise.all([
-          check(() => deps.db.query('SELECT 1'), 2_500),
-          check(() => pingTemporal(deps.temporal), 2_500),
+          check(() => deps.db.query('SELECT 1'), 2_500, log('postgres')),
+          check(() => pingTemporal(deps.temporal), 2_500, log('temporal')),
         ]);
         const checks = { postgres, temporal };
         if (postgres !== 'ok' || temporal !== 'ok') {
@@ -76,9 +87,14 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
       path: '/metrics',
       operationId: 'metrics',
       tag: 'Service',
-      summary: 'Prometheus metrics of this process.',
+      summary: 'Prometheus metrics of this process; with METRICS_TOKEN set, only for `Authorization: Bearer <token>`.',
       responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain' } },
+      errors: ['unauthorized'],
       handler: async (ctx) => {
+        const token = deps.config.METRICS_TOKEN;
+        if (token && !constantTimeEqual(ctx.get('Authorization'), `Bearer ${token}`)) {
+          throw errors.unauthorized('Metrics need Authorization: Bearer <METRICS_TOKEN>');
+        }
         ctx.type = deps.metrics.registry.contentType;
         ctx.body = await deps.metrics.registry.metrics();
       },

@@ -88,7 +88,13 @@ export const OkResponse = z.object({ status: z.literal('ok') }).meta({ id: 'Ok' 
 
 export const HandoffRequest = z.object({ session_id: SessionId }).meta({ id: 'HandoffRequest' });
 export const HandoffResponse = z
-  .object({ status: z.string().describe('`waiting` (or `operator` when a person already replied)') })
+  .object({
+    status: z.string().describe('`waiting` (or `operator` when a person already replied)'),
+    quota_exceeded: z
+      .literal(true)
+      .optional()
+      .describe('Present and true only when a new conversation could not start: the monthly quota is used up.'),
+  })
   .meta({ id: 'HandoffResponse' });
 
 export const EraseRequest = z

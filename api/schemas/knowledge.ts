@@ -4,8 +4,9 @@ import { LIMITS } from '../../lib/limits';
 const MAX_SOURCE_ID_CHARS = LIMITS.sourceIdChars;
 const MAX_TITLE_CHARS = LIMITS.sourceTitleChars;
 
-// Control characters (NUL above all, which Postgres cannot store) have no place in an id.
-const NO_CONTROL = /^[^\p{Cc}]*$/u;
+// Control characters (NUL above all, which Postgres cannot store) have no place in an id. Spelled as ranges (the
+// Unicode `Cc` class) rather than `\p{Cc}`, which test-data generators reading the contract cannot satisfy.
+const NO_CONTROL = /^[^\x00-\x1F\x7F-\x9F]*$/;
 
 export const SourceId = z
   .string()
@@ -26,7 +27,8 @@ export const KnowledgeWriteRequest = z
       .describe('Shown in the list; without it the first line of the text is used.'),
     text: z
       .string({ error: 'is required' })
-      .refine((s) => s.trim().length > 0, 'must not be empty')
+      .min(1, 'must not be empty')
+      .regex(/\S/, 'must not be empty')
       .describe('The knowledge itself, plain text. The whole request body may be up to 5 MiB.'),
   })
   .meta({ id: 'KnowledgeWriteRequest' });

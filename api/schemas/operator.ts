@@ -9,6 +9,9 @@ export const ThreadSummary = z
     session_id: z.string(),
     status: z.string().describe('`waiting` or `operator`'),
     visitor_user: z.string().nullable(),
+    visitor_typing: z
+      .boolean()
+      .describe('The visitor is typing (`POST /v1/api/typing`); goes off about 6 seconds after the last signal.'),
     escalated_at: z.number().int().describe('Unix ms when the conversation was handed over'),
     last_message_at: z.number().int(),
     last_message: z.object({ author: z.string(), text: z.string(), at: z.number().int() }).nullable(),
@@ -24,6 +27,7 @@ export const Transcript = z
     session_id: z.string(),
     status: z.string(),
     visitor_user: z.string().nullable(),
+    visitor_typing: z.boolean().describe('The visitor is typing; goes off about 6 seconds after the last signal.'),
     messages: z.array(Message),
     next_cursor: z.string(),
   })

@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
 import { type Db, withTransaction } from '../db';
 import { ApiError } from '../errors';
+import { LIMITS } from '../limits';
+import { countInWindows, readWindows } from '../rate-windows';
 import { newId } from '../ids';
 import { randomToken } from '../keys';
 import { hashPassword, verifyPassword } from '../passwords';
@@ -33,7 +36,34 @@ const DEFAULT_QUOTA = 1000;
 const WELCOME_CREDITS = 1000;
 
 /** A hash to verify against when the e-mail is unknown, so both failures take the same time. */
-const DUMMY_HASH = 'scrypt$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * Failed sign-ins are counted per (e-mail, client address) and per client address, in one-minute windows shared by
+ * every API replica (docs/decisions.md, "Sign-in limits"). Past either limit the answer is 429 `rate_limited` with
+ * `Retry-After`, before any password is checked; successful sign-ins are not counted, so an office behind one
+ * address is not locked out by its own people.
+ */
+function loginBuckets(email: string, ip: string): { account: string; address: string } {
+  const hashed = createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
+  return { account: `login|${hashed}|${ip}`, address: `login-ip|${ip}` };
+}
+
+async function refuseOverLoginLimits(db: Db, email: string, ip: string): Promise<void> {
+  const { account, address } = loginBuckets(email, ip);
+  const windows = await readWindows(db, [account, address]);
+  const over = windows.find((w) =>
+    w.bucket === account ? w.count >= LIMITS.loginAttemptsPerAccount : w.count >= LIMITS.loginAttemptsPerAddress,
+  );
+  if (over) {
+    throw new ApiError(
+      'rate_limited',
+      `Too many failed sign-ins; retry after ${over.reset} s`,
+      {},
+      { 'Retry-After': String(over.reset) },
+    );
+  }
+}
 
 /** A workspace with its owner (and a password), its welcome credits and a first bot with every key: one transaction. */
 export async function bootstrapWorkspace(db: Db, box: SecretBox, input: BootstrapInput = {}): Promise<BootstrapResult> {
@@ -64,18 +94,36 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox }) {
   return {
     bootstrap: (input: BootstrapInput = {}) => bootstrapWorkspace(deps.db, deps.secrets, input),
 
-    /** Checks the password and opens a session; the same answer and a similar time for an unknown e-mail. */
+    /**
+     * Checks the password and opens a session; the same answer and a similar time for an unknown e-mail. A hash made
+     * with older parameters is replaced by one at today's after a successful check.
+     */
     async login(
       email: string,
       password: string,
+      ip: string,
     ): Promise<{ token: string; user: { user_id: string; workspace_id: string; email: string } }> {
+      await refuseOverLoginLimits(deps.db, email, ip);
       const res = await deps.db.query<{ id: string; workspace_id: string; email: string; password_hash: string }>(
         `SELECT id, workspace_id, email, password_hash FROM users WHERE lower(email) = lower($1)`,
         [email],
       );
       const user = res.rows[0];
-      const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_HASH);
-      if (!user || !ok) throw new ApiError('invalid_credentials', 'Wrong e-mail or password');
+      const checked = await verifyPassword(
+        password,
+        user?.password_hash ?? (await (dummyHash ??= hashPassword(randomToken(16)))),
+      );
+      if (!user || !checked.ok) {
+        const { account, address } = loginBuckets(email, ip);
+        await countInWindows(deps.db, [account, address]);
+        throw new ApiError('invalid_credentials', 'Wrong e-mail or password');
+      }
+      if (checked.rehash) {
+        await deps.db.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [
+          user.id,
+          await hashPassword(password),
+        ]);
+      }
       const token = await createSession(deps.db, user.id, user.workspace_id);
       return { token, user: { user_id: user.id, workspace_id: user.workspace_id, email: user.email } };
     },

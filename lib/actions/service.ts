@@ -1,3 +1,4 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { approvalDecisionSignal } from '../../workflows/messages';
 import type { Db } from '../db';
 import { ApiError, errors } from '../errors';
@@ -26,6 +27,18 @@ const ACTION_COLUMNS = 'id, name, description, method, url, parameters, admin_on
  * approval records it, then signals the workflow waiting for it (the run itself, or a chat turn's `approval/{id}`).
  */
 export function createActionService(deps: ActionServiceDeps) {
+  /** Signals the decision to the workflow waiting for it and records that it arrived (a closed workflow: nothing waits). */
+  async function deliverDecision(workflowId: string, approvalId: string, approved: boolean): Promise<void> {
+    try {
+      await deps.temporal.client.workflow
+        .getHandle(workflowId)
+        .signal(approvalDecisionSignal, { approvalId, approved });
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+    }
+    await deps.db.query(`UPDATE action_approvals SET delivered_at = now() WHERE id = $1`, [approvalId]);
+  }
+
   return {
     async create(botId: string, a: ActionSettings): Promise<ActionSettings & { id: string }> {
       const res = await deps.db.query<ActionSettings & { id: string }>(
@@ -60,6 +73,20 @@ export function createActionService(deps: ActionServiceDeps) {
       const res = await deps.db.query(`DELETE FROM bot_actions WHERE bot_id = $1 AND id = $2`, [botId, actionId]);
       if (!res.rowCount) throw errors.notFound('No such action');
       return { status: 'deleted', id: actionId };
+    },
+
+    /**
+     * Delivers decisions recorded but not delivered (the signal failed, or the process died between the two writes),
+     * older than a minute; the maintenance workflow calls it, so every decision reaches its workflow.
+     */
+    async redeliverStale(): Promise<number> {
+      const res = await deps.db.query<{ id: string; workflow_id: string; status: string }>(
+        `SELECT id, workflow_id, status FROM action_approvals
+          WHERE status <> 'pending' AND delivered_at IS NULL AND decided_at < now() - interval '1 minute'
+          ORDER BY decided_at LIMIT 100`,
+      );
+      for (const a of res.rows) await deliverDecision(a.workflow_id, a.id, a.status === 'approved');
+      return res.rows.length;
     },
 
     /** Action calls waiting for approval and recent decisions, newest first. */
@@ -104,9 +131,7 @@ export function createActionService(deps: ActionServiceDeps) {
         if (!exists.rows[0]) throw errors.notFound('No such approval');
         throw new ApiError('conflict', `This approval was already ${exists.rows[0].status}`);
       }
-      await deps.temporal.client.workflow
-        .getHandle(res.rows[0].workflow_id)
-        .signal(approvalDecisionSignal, { approvalId, approved });
+      await deliverDecision(res.rows[0].workflow_id, approvalId, approved);
       return { id: approvalId, status };
     },
   };

@@ -1,6 +1,5 @@
 import type { Db } from '../db';
 import type { SafeFetch } from '../http/safe-fetch';
-import { notify } from '../notifications/service';
 import { readState, writeState } from '../bots/state';
 import type { AgentRunInput, ToolSpec } from '../../workflows/messages';
 
@@ -116,28 +115,26 @@ export async function executeTool(
   }
 }
 
-/** Records an action call waiting for the owner, and tells the owner (a notification). Idempotent on its id. */
+/**
+ * Records an action call waiting for the owner and its notification, in one statement: a retry after a crash writes
+ * whichever is missing, never one without the other. Idempotent on the approval's id.
+ */
 export async function requestApproval(
   db: Db,
   input: { approvalId: string; runId: string; botId: string; tool: ToolSpec; arguments: string; workflowId: string },
 ): Promise<void> {
-  const inserted = await db.query<{ workspace_id: string; bot_name: string }>(
-    `WITH a AS (INSERT INTO action_approvals (id, run_id, bot_id, action_id, arguments, workflow_id) VALUES ($1, $2, $3, $4, $5, $6)
-                ON CONFLICT (id) DO NOTHING RETURNING bot_id)
-     SELECT b.workspace_id, b.name AS bot_name FROM a JOIN bots b ON b.id = a.bot_id`,
-    [input.approvalId, input.runId, input.botId, input.tool.actionId, input.arguments || '{}', input.workflowId],
+  const args = input.arguments || '{}';
+  await db.query(
+    `WITH a AS (INSERT INTO action_approvals (id, run_id, bot_id, action_id, arguments, workflow_id)
+                VALUES ($1, $2, $3, $4, $5::text::jsonb, $6) ON CONFLICT (id) DO NOTHING)
+     INSERT INTO notifications (id, workspace_id, bot_id, kind, title, body, data)
+     SELECT 'ntf_' || $1::text, b.workspace_id, b.id, 'approval_requested', b.name || ' asks to run "' || $7::text || '"',
+            'The action waits for your approval. Arguments: ' || left($5::text, 500),
+            jsonb_build_object('approval_id', $1::text, 'run_id', $2::text, 'action', $7::text)
+       FROM bots b WHERE b.id = $3
+     ON CONFLICT (id) DO NOTHING`,
+    [input.approvalId, input.runId, input.botId, input.tool.actionId, args, input.workflowId, input.tool.name],
   );
-  const row = inserted.rows[0];
-  if (!row) return;
-  await notify(db, {
-    id: `ntf_${input.approvalId}`,
-    workspaceId: row.workspace_id,
-    botId: input.botId,
-    kind: 'approval_requested',
-    title: `${row.bot_name} asks to run "${input.tool.name}"`,
-    body: `The action waits for your approval. Arguments: ${(input.arguments || '{}').slice(0, 500)}`,
-    data: { approval_id: input.approvalId, run_id: input.runId, action: input.tool.name },
-  });
 }
 
 /** After an approved action ran for a chat turn: its outcome joins the conversation as a bot message. */

@@ -1,5 +1,5 @@
 import { type Queryable, preparedStatement } from '../db';
-import { decodeCursor, encodeCursor } from '../cursor';
+import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import { LIMITS } from '../limits';
 
 const PAGE = LIMITS.pollPageMessages;
@@ -35,7 +35,7 @@ export async function pollMessages(
   sessionId: string,
   cursor?: string,
 ): Promise<PollResult> {
-  const after = cursor ? decodeCursor<{ seq: number }>(cursor, ['seq']).seq : 0;
+  const after = cursor ? decodeCursor(cursor, CURSORS.seq).seq : 0;
   const res = await db.query<{
     status: string;
     typing: boolean;

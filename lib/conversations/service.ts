@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { failureInfo } from '../../workflows/failures';
 import {
   type HandoffResult,
@@ -12,8 +12,8 @@ import {
   resolveUpdate,
   runWorkflowId,
 } from '../../workflows/messages';
-import { decodeCursor, encodeCursor } from '../cursor';
-import type { Db } from '../db';
+import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
+import { type Db, withTransaction } from '../db';
 import { type ApiError, apiErrorForFailure, errors } from '../errors';
 import { signVisitorConfirmation } from '../identity';
 import { LIMITS } from '../limits';
@@ -34,6 +34,7 @@ import {
   loadBot,
   prepareChat,
   runTurn,
+  startConversation,
   startOperation,
   subscribeTurn,
   updateFailureType,
@@ -68,8 +69,14 @@ export type StreamFrame =
 
 export interface ChatStream {
   sessionId: string;
-  /** Runs the turn, writing its frames; always ends with the end frame and never throws. */
-  run(write: (frame: StreamFrame) => void, log: { error(obj: object, msg: string): void }): Promise<void>;
+  /**
+   * Runs the turn, writing its frames; always ends with the end frame and never throws. `turnPending`: an error frame
+   * was written while the turn went on or completed anyway (a retry of the same request joins that turn).
+   */
+  run(
+    write: (frame: StreamFrame) => void,
+    log: { error(obj: object, msg: string): void },
+  ): Promise<{ turnPending: boolean }>;
 }
 
 export interface Page {
@@ -77,19 +84,49 @@ export interface Page {
   cursor?: string;
 }
 
+/**
+ * Deletes every run of a workflow id from Temporal (visibility lists the runs a continue-as-new left behind; the
+ * latest run is deleted by id as well, in case visibility has not caught up). Not found is fine.
+ */
+async function deleteWorkflowHistories(temporal: Temporal, workflowId: string): Promise<void> {
+  const runIds = new Set<string | undefined>([undefined]);
+  const quoted = `'${workflowId.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  for await (const execution of temporal.client.workflow.list({ query: `WorkflowId = ${quoted}` })) {
+    runIds.add(execution.runId);
+  }
+  for (const runId of runIds) {
+    try {
+      await temporal.connection.workflowService.deleteWorkflowExecution({
+        namespace: temporal.namespace,
+        workflowExecution: { workflowId, ...(runId ? { runId } : {}) },
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError) && (err as { code?: number }).code !== 5 /* NOT_FOUND */) throw err;
+    }
+  }
+}
+
 /** Seconds a client should wait after a turn the API stopped waiting for. */
 const TURN_TIMEOUT_RETRY_AFTER = 10;
 
+/** The failures of turns the API stopped waiting for: the turn goes on, and a retry of the request joins it. */
+const STILL_RUNNING = new WeakSet<NonNullable<TurnResult['error']>>();
+
 function timeoutResult(): TurnResult {
-  return {
-    answer: '',
-    error: { type: 'llm_overloaded', message: 'The turn did not finish in time', retryAfter: TURN_TIMEOUT_RETRY_AFTER },
+  const error = {
+    type: 'llm_overloaded' as const,
+    message: 'The turn did not finish in time',
+    retryAfter: TURN_TIMEOUT_RETRY_AFTER,
   };
+  STILL_RUNNING.add(error);
+  return { answer: '', error };
 }
 
 /** Spec, Conversation: 503 `{error, code, session_id}`, plus `retry_after` and `Retry-After` when overloaded. */
 function turnError(error: NonNullable<TurnResult['error']>, sessionId: string): ApiError {
-  return apiErrorForFailure(error, { session_id: sessionId });
+  const e = apiErrorForFailure(error, { session_id: sessionId });
+  e.turnPending = STILL_RUNNING.has(error);
+  return e;
 }
 
 /**
@@ -121,8 +158,8 @@ export function createConversationService(deps: ConversationServiceDeps) {
 
   const service = {
     /** One chat turn answered as one JSON body (`POST /v1/api/chat`). */
-    async answer(botId: string, input: ChatInput): Promise<ChatReply> {
-      const prepared = await prepareChat(cdeps, botId, input);
+    async answer(botId: string, input: ChatInput, turnScope?: string): Promise<ChatReply> {
+      const prepared = await prepareChat(cdeps, botId, input, turnScope);
       if (prepared.kind === 'quota_exceeded') {
         return { answer: QUOTA_PLACEHOLDER, session_id: prepared.sessionId, quota_exceeded: true, notice: 'outage' };
       }
@@ -156,8 +193,8 @@ export function createConversationService(deps: ConversationServiceDeps) {
      * produced a different text, the fragments already sent cannot be taken back: an error frame without `code`
      * says so, and the full answer is in the transcript.
      */
-    async openStream(botId: string, input: ChatInput): Promise<ChatStream> {
-      const prepared = await prepareChat(cdeps, botId, input);
+    async openStream(botId: string, input: ChatInput, turnScope?: string): Promise<ChatStream> {
+      const prepared = await prepareChat(cdeps, botId, input, turnScope);
       const sessionId = prepared.sessionId;
       if (prepared.kind === 'quota_exceeded') {
         return {
@@ -165,6 +202,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
           async run(write) {
             write({ delta: QUOTA_PLACEHOLDER, notice: 'outage' });
             write({ done: true, session_id: sessionId, handoff: false, quota_exceeded: true, notice: 'outage' });
+            return { turnPending: false };
           },
         };
       }
@@ -184,11 +222,13 @@ export function createConversationService(deps: ConversationServiceDeps) {
         async run(sink, log) {
           write = sink;
           let handoff = false;
+          let turnPending = false;
           try {
             const result = await turnOutcome(prepared, subscription, prepared.update.runId);
             handoff = result.handoff === true;
             if (result.error) {
               const e = turnError(result.error, sessionId);
+              turnPending = e.turnPending;
               // Spec: only llm_unavailable and llm_overloaded frames carry `code`; an internal error frame has none.
               write(
                 e.code === 'llm_unavailable' || e.code === 'llm_overloaded'
@@ -212,6 +252,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
               if (final.startsWith(streamed)) {
                 if (final.length > streamed.length) write({ delta: final.slice(streamed.length) });
               } else {
+                turnPending = true; // the turn did answer: a retry joins it and receives the whole answer
                 write({
                   error: 'The answer was interrupted and regenerated; the complete answer is in the transcript',
                 });
@@ -224,15 +265,23 @@ export function createConversationService(deps: ConversationServiceDeps) {
             subscription.close();
             write({ done: true, session_id: sessionId, handoff, quota_exceeded: false });
           }
+          return { turnPending };
         },
       };
     },
 
-    /** `POST /v1/api/handoff`: 404 when handoff is off for the bot or the session is not this bot's. */
-    async handoff(botId: string, sessionId: string): Promise<HandoffResult> {
+    /**
+     * `POST /v1/api/handoff`: 404 when handoff is off for the bot or the session is another bot's. A session with no
+     * message yet (a "talk to a person" button pressed first) starts here, bound to this bot, and goes to `waiting`
+     * with `escalated` sent; a used-up monthly quota starts nothing (`quota_exceeded`, as a chat would answer).
+     */
+    async handoff(botId: string, sessionId: string): Promise<HandoffResult & { quota_exceeded?: true }> {
       const bot = await loadBot(deps.db, botId);
       if (!bot.handoff_enabled) throw errors.notFound('Handoff is disabled for this bot');
-      const conversation = await conversationOf(bot.id, sessionId);
+      const conversation =
+        (await findConversation(deps.db, bot.id, sessionId)) ??
+        (await startConversation(deps.db, bot, sessionId, { checkQuota: true }));
+      if (!conversation) return { status: 'bot', quota_exceeded: true };
       try {
         return await deps.temporal.client.workflow.executeUpdateWithStart(handoffUpdate, {
           args: [{ handoffEnabled: bot.handoff_enabled, at: Date.now() }],
@@ -277,40 +326,53 @@ export function createConversationService(deps: ConversationServiceDeps) {
         `SELECT id FROM runs WHERE bot_id = $1 AND session_id = ANY($2)`,
         [botId, ids],
       );
-      // Workflow histories hold message texts too: delete them before the rows that point at them.
+      const runIds = runs.rows.map((r) => r.id);
+      const approvals = await deps.db.query<{ id: string; workflow_id: string }>(
+        `SELECT id, workflow_id FROM action_approvals WHERE bot_id = $1 AND run_id = ANY($2)`,
+        [botId, runIds],
+      );
+      // Workflow histories hold message texts and action arguments too: every run of each workflow id (a
+      // conversation continues as new, so it has several) is deleted before the rows that point at them.
       const workflowIds = [
         ...ids.map((sid) => conversationWorkflowId(botId, sid)),
-        ...runs.rows.map((r) => runWorkflowId(r.id)),
+        ...runIds.map((id) => runWorkflowId(id)),
+        ...approvals.rows.map((a) => a.workflow_id).filter((id) => id.startsWith('approval/')),
       ];
-      for (const workflowId of workflowIds) {
-        try {
-          await deps.temporal.connection.workflowService.deleteWorkflowExecution({
-            namespace: deps.temporal.namespace,
-            workflowExecution: { workflowId },
-          });
-        } catch (err) {
-          if (!(err instanceof WorkflowNotFoundError) && (err as { code?: number }).code !== 5 /* NOT_FOUND */)
-            throw err;
-        }
-      }
-      await deps.db.query(`DELETE FROM webhook_deliveries WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
-      await deps.db.query(`DELETE FROM runs WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
-      await deps.db.query(`DELETE FROM conversations WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
+      for (const workflowId of workflowIds) await deleteWorkflowHistories(deps.temporal, workflowId);
+      const approvalIds = approvals.rows.map((a) => a.id);
+      await withTransaction(deps.db, async (tx) => {
+        // Notifications quote an approval's arguments: they go with it.
+        await tx.query(`DELETE FROM notifications WHERE bot_id = $1 AND id = ANY($2)`, [
+          botId,
+          approvalIds.map((id) => `ntf_${id}`),
+        ]);
+        await tx.query(`DELETE FROM action_approvals WHERE bot_id = $1 AND id = ANY($2)`, [botId, approvalIds]);
+        await tx.query(`DELETE FROM webhook_deliveries WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
+        await tx.query(`DELETE FROM runs WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
+        // Stored answers of idempotent requests repeat the visitor's words: those of this bot's keys go too.
+        await tx.query(
+          `DELETE FROM idempotency_keys WHERE session_id = ANY($2)
+              AND (api_key_id IN (SELECT id FROM api_keys WHERE bot_id = $1) OR api_key_id = 'public:' || $1)`,
+          [botId, ids],
+        );
+        await tx.query(`DELETE FROM conversations WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
+      });
       return { conversations: ids.length };
     },
 
     /** Open requests (handed to a person, `waiting` or `operator`), most recently handed over first. */
     async listThreads(botId: string, page: Page) {
-      const after = page.cursor ? decodeCursor<{ e: number; s: string }>(page.cursor, ['e', 's']) : undefined;
+      const after = page.cursor ? decodeCursor(page.cursor, CURSORS.threads) : undefined;
       const res = await deps.db.query<{
         session_id: string;
         status: string;
         visitor_user: string | null;
+        visitor_typing: boolean;
         escalated_ms: number;
         last_ms: number;
         last: { author: string; text: string; at: number } | null;
       }>(
-        `SELECT c.session_id, c.status, c.visitor_user,
+        `SELECT c.session_id, c.status, c.visitor_user, COALESCE(c.visitor_typing_until > now(), false) AS visitor_typing,
                 (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms,
                 (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
                 (SELECT json_build_object('author', m.author, 'text', m.text, 'at', m.at) FROM messages m
@@ -329,6 +391,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
           session_id: r.session_id,
           status: r.status,
           visitor_user: r.visitor_user,
+          visitor_typing: r.visitor_typing,
           escalated_at: Number(r.escalated_ms),
           last_message_at: Number(r.last_ms),
           last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
@@ -343,10 +406,11 @@ export function createConversationService(deps: ConversationServiceDeps) {
     /** The full transcript, messages and events; opening it tells the visitor an operator is reading. */
     async transcript(botId: string, sessionId: string, page: Page) {
       const conversation = await conversationOf(botId, sessionId);
-      const after = page.cursor ? decodeCursor<{ seq: number }>(page.cursor, ['seq']).seq : 0;
+      const after = page.cursor ? decodeCursor(page.cursor, CURSORS.seq).seq : 0;
       const [meta, rows] = await Promise.all([
-        deps.db.query<{ visitor_user: string | null; status: string }>(
-          `UPDATE conversations SET operator_seen_at = COALESCE(operator_seen_at, now()) WHERE session_id = $1 RETURNING visitor_user, status`,
+        deps.db.query<{ visitor_user: string | null; status: string; visitor_typing: boolean }>(
+          `UPDATE conversations SET operator_seen_at = COALESCE(operator_seen_at, now()) WHERE session_id = $1
+           RETURNING visitor_user, status, COALESCE(visitor_typing_until > now(), false) AS visitor_typing`,
           [conversation.session_id],
         ),
         deps.db.query<{
@@ -366,6 +430,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
         session_id: conversation.session_id,
         status: meta.rows[0]?.status ?? conversation.status,
         visitor_user: meta.rows[0]?.visitor_user ?? null,
+        visitor_typing: meta.rows[0]?.visitor_typing ?? false,
         messages: messages.map((m) => ({
           id: m.id,
           author: m.author,
@@ -378,10 +443,20 @@ export function createConversationService(deps: ConversationServiceDeps) {
     },
 
     /** An operator reply: reaches the visitor at the next poll; the conversation becomes `operator`. */
-    async operatorReply(botId: string, sessionId: string, text: string): Promise<OperatorReplyResult> {
+    async operatorReply(
+      botId: string,
+      sessionId: string,
+      text: string,
+      replyScope?: string,
+    ): Promise<OperatorReplyResult> {
       const conversation = await conversationOf(botId, sessionId);
+      // A retried reply (same Idempotency-Key) is the same update: Temporal applies it once.
+      const messageId = replyScope
+        ? `msg_op_${createHash('sha256').update(`reply\n${replyScope}`).digest('hex').slice(0, 32)}`
+        : `msg_op_${randomUUID()}`;
       return deps.temporal.client.workflow.executeUpdateWithStart(operatorReplyUpdate, {
-        args: [{ messageId: `msg_op_${randomUUID()}`, text, at: Date.now() }],
+        args: [{ messageId, text, at: Date.now() }],
+        updateId: messageId,
         startWorkflowOperation: startOperation(deps, conversation),
       });
     },

@@ -1,5 +1,5 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { conversationWorkflow } from '../../workflows/conversation';
 import {
   type ConversationInput,
@@ -134,8 +134,26 @@ const PREPARE_CHAT = preparedStatement(
 );
 
 /** Everything before the turn itself: session binding, quota, visitor identity, escalation intent. */
-export async function prepareChat(deps: ConversationDeps, botId: string, body: ChatInput): Promise<PreparedChat> {
-  const sessionId = body.session_id ?? randomUUID();
+/**
+ * The ids of one turn: random, or derived from the request's idempotency scope, so that a retry of the same request
+ * (even after the API gave up waiting, even after an idempotency takeover) is the same Temporal update — which
+ * Temporal runs once — with the same message and run rows.
+ */
+export function turnIds(turnScope?: string): { messageId: string; runId: string; sessionId: string } {
+  if (!turnScope) return { messageId: newId('msg'), runId: newId('run'), sessionId: randomUUID() };
+  const h = createHash('sha256').update(`turn\n${turnScope}`).digest('hex');
+  const uuid = `${h.slice(40, 48)}-${h.slice(48, 52)}-4${h.slice(53, 56)}-a${h.slice(57, 60)}-${h.slice(20, 32)}`;
+  return { messageId: `msg_${h.slice(0, 20)}`, runId: `run_${h.slice(20, 40)}`, sessionId: uuid };
+}
+
+export async function prepareChat(
+  deps: ConversationDeps,
+  botId: string,
+  body: ChatInput,
+  turnScope?: string,
+): Promise<PreparedChat> {
+  const ids = turnIds(turnScope);
+  const sessionId = body.session_id ?? ids.sessionId;
   // One round trip for the bot, the session (if it exists) and whether the bot has actions, by who may use them.
   const res = await deps.db.query<
     BotRow & { c_bot: string | null; c_status: ConversationStatus | null; visitor_tools: boolean; admin_tools: boolean }
@@ -164,8 +182,8 @@ export async function prepareChat(deps: ConversationDeps, botId: string, body: C
     sessionId,
     conversation,
     update: {
-      messageId: newId('msg'),
-      runId: newId('run'),
+      messageId: ids.messageId,
+      runId: ids.runId,
       text: body.message,
       at: Date.now(),
       user: confirmed?.user ?? body.user_token,

@@ -27,6 +27,11 @@ export interface SafeFetchInit {
   /** Total budget for DNS, connect, headers, body and all redirects. */
   timeoutMs?: number;
   maxBytes?: number;
+  /**
+   * A body over `maxBytes`: `error` (default) fails the request with `too_large`; `truncate` keeps the first
+   * `maxBytes` and drops the rest (`truncated: true`) — for callers that only need the status, such as webhooks.
+   */
+  overflow?: 'error' | 'truncate';
   followRedirects?: boolean;
   signal?: AbortSignal;
 }
@@ -38,8 +43,8 @@ export interface SafeResponse {
   body: Buffer;
   /** Final URL after redirects. */
   url: string;
-  /** Bodies are never truncated: over the limit is an error. */
-  truncated?: never;
+  /** True when the body was cut at `maxBytes` (only with `overflow: 'truncate'`). */
+  truncated?: boolean;
 }
 
 export type SafeFetch = (url: string, init?: SafeFetchInit) => Promise<SafeResponse>;
@@ -252,12 +257,16 @@ function checkUrlShape(url: URL): void {
   if (!url.hostname) throw new OutboundError('bad_url', 'URL has no host');
 }
 
-function blockedAddress(url: URL, address: string, reason: string): OutboundBlockedError {
-  return new OutboundBlockedError(
-    reason,
-    `Outbound request to ${describe(url)} blocked: ${address} is not a public address (${reason})`,
-    address,
-  );
+/**
+ * The refusal names the host as the caller wrote it, never the address a name resolved to: the message reaches
+ * tenants (scan rows, the run log, tool results), and an internal address is exactly what they must not learn. The
+ * address stays on the error for the platform's own logs.
+ */
+function blockedAddress(url: URL, address: string, reason: string, resolved: boolean): OutboundBlockedError {
+  const what = resolved
+    ? `${url.hostname} resolves to an address that is not public`
+    : `${address} is not a public address`;
+  return new OutboundBlockedError(reason, `Outbound request to ${describe(url)} blocked: ${what} (${reason})`, address);
 }
 
 /** Rejects as soon as `signal` aborts, for steps that cannot be cancelled themselves (DNS lookup). */
@@ -289,7 +298,7 @@ async function resolveTarget(url: URL, allowLoopback: boolean, signal: AbortSign
   if (ip !== null) {
     const literal = ip.kind() === 'ipv6' ? hostname : ip.toString();
     const verdict = classifyAddress(literal, { allowLoopback });
-    if (!verdict.allowed) throw blockedAddress(url, literal, verdict.reason!);
+    if (!verdict.allowed) throw blockedAddress(url, literal, verdict.reason!, false);
     return { url, hostname: literal, addresses: [{ address: literal, family: ip.kind() === 'ipv6' ? 6 : 4 }] };
   }
 
@@ -304,7 +313,7 @@ async function resolveTarget(url: URL, allowLoopback: boolean, signal: AbortSign
   // One bad address is enough to refuse: otherwise the attacker just adds an internal A record next to a public one.
   for (const { address } of resolved) {
     const verdict = classifyAddress(address, { allowLoopback });
-    if (!verdict.allowed) throw blockedAddress(url, address, verdict.reason!);
+    if (!verdict.allowed) throw blockedAddress(url, address, verdict.reason!, true);
   }
   return {
     url,
@@ -390,32 +399,46 @@ function discard({ req, res }: Exchange): void {
   res.socket?.destroy();
 }
 
-function readBody(exchange: Exchange, maxBytes: number, expectBody: boolean, signal: AbortSignal): Promise<Buffer> {
+function readBody(
+  exchange: Exchange,
+  maxBytes: number,
+  expectBody: boolean,
+  signal: AbortSignal,
+  truncate = false,
+): Promise<{ body: Buffer; truncated: boolean }> {
   const { res } = exchange;
   const declared = Number(res.headers['content-length']);
   // Refuse before reading a byte when the server announces too much (HEAD/204/304 announce without sending).
-  if (expectBody && Number.isFinite(declared) && declared > maxBytes) {
+  if (!truncate && expectBody && Number.isFinite(declared) && declared > maxBytes) {
     discard(exchange);
     return Promise.reject(tooLarge(maxBytes));
   }
-  return new Promise<Buffer>((resolve, reject) => {
+  return new Promise<{ body: Buffer; truncated: boolean }>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
-    const finish = (err: unknown, body?: Buffer) => {
+    const finish = (err: unknown, body?: Buffer, truncated = false) => {
       if (settled) return;
       settled = true;
       signal.removeEventListener('abort', onAbort);
       if (err) {
         discard(exchange);
         reject(err);
-      } else resolve(body!);
+      } else {
+        // A cut body: the rest is not read; the connection is dropped rather than drained.
+        if (truncated) discard(exchange);
+        resolve({ body: body!, truncated });
+      }
     };
     const onAbort = () => finish(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     res.on('data', (chunk: Buffer) => {
+      if (size + chunk.length > maxBytes) {
+        if (!truncate) return finish(tooLarge(maxBytes));
+        chunks.push(chunk.subarray(0, maxBytes - size));
+        return finish(null, Buffer.concat(chunks, maxBytes), true);
+      }
       size += chunk.length;
-      if (size > maxBytes) return finish(tooLarge(maxBytes));
       chunks.push(chunk);
     });
     res.on('end', () => finish(null, Buffer.concat(chunks, size)));
@@ -503,8 +526,14 @@ export function createSafeFetch(opts: SafeFetchOptions): SafeFetch {
         }
 
         const expectBody = method !== 'HEAD' && status !== 204 && status !== 304 && !(status >= 100 && status < 200);
-        const responseBody = await readBody(exchange, maxBytes, expectBody, signal);
-        return { status, headers: responseHeaders(res), body: responseBody, url: url.href };
+        const read = await readBody(exchange, maxBytes, expectBody, signal, init.overflow === 'truncate');
+        return {
+          status,
+          headers: responseHeaders(res),
+          body: read.body,
+          url: url.href,
+          ...(read.truncated ? { truncated: true } : {}),
+        };
       }
     } catch (err) {
       if (err instanceof OutboundError || err instanceof OutboundBlockedError) throw err;

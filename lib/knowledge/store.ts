@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { decodeCursor, encodeCursor } from '../cursor';
+import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import { withTransaction, type Db, type DbClient, type Queryable } from '../db';
 import { newId } from '../ids';
 import { LIMITS } from '../limits';
@@ -234,7 +234,7 @@ export async function listSources(
 ): Promise<{ sources: SourceSummary[]; next_cursor: string }> {
   const { min, max, default: fallback } = LIMITS.pageSize;
   const limit = Math.min(max, Math.max(min, Math.trunc(page.limit ?? fallback)));
-  const after = page.cursor ? decodeCursor<{ seq: number }>(page.cursor, ['seq']).seq : 0;
+  const after = page.cursor ? decodeCursor(page.cursor, CURSORS.seq).seq : 0;
   const res = await db.query<SourceSummary & { seq: number }>(
     `SELECT ${SUMMARY_COLUMNS}, seq FROM knowledge_sources
       WHERE bot_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,

@@ -17,25 +17,31 @@ export interface NotificationInput {
   data: Record<string, unknown>;
 }
 
-/** Records a notification; with `mailer`, also e-mails the workspace owner. Idempotent on the id. */
-export async function notify(
-  db: Queryable,
-  n: NotificationInput,
-  opts: { mailer?: Mailer | null } = {},
-): Promise<void> {
+/** Records a notification. Idempotent on the id: a retried caller writes it once. */
+export async function notify(db: Queryable, n: NotificationInput): Promise<void> {
   await db.query(
     `INSERT INTO notifications (id, workspace_id, bot_id, kind, title, body, data) VALUES ($1, $2, $3, $4, $5, $6, $7)
      ON CONFLICT (id) DO NOTHING`,
     [n.id, n.workspaceId, n.botId, n.kind, n.title, n.body, JSON.stringify(n.data)],
   );
-  if (!opts.mailer) return;
-  const owner = await db.query<{ email: string }>(
-    `SELECT email FROM users WHERE workspace_id = $1 AND role = 'owner' LIMIT 1`,
-    [n.workspaceId],
+}
+
+/**
+ * E-mails a recorded notification to its workspace's owner, once: a notification already e-mailed is skipped. A
+ * failure to send throws (the caller decides how often to try); the notification stays in the dashboard either way.
+ */
+export async function emailNotification(db: Queryable, mailer: Mailer, notificationId: string): Promise<boolean> {
+  const res = await db.query<{ title: string; body: string; email: string | null }>(
+    `SELECT n.title, n.body,
+            (SELECT u.email FROM users u WHERE u.workspace_id = n.workspace_id AND u.role = 'owner' LIMIT 1) AS email
+       FROM notifications n WHERE n.id = $1 AND n.emailed_at IS NULL`,
+    [notificationId],
   );
-  if (!owner.rows[0]) return;
-  await opts.mailer.send(owner.rows[0].email, n.title, n.body);
-  await db.query(`UPDATE notifications SET emailed_at = now() WHERE id = $1`, [n.id]);
+  const row = res.rows[0];
+  if (!row?.email) return false;
+  await mailer.send(row.email, row.title, row.body);
+  await db.query(`UPDATE notifications SET emailed_at = now() WHERE id = $1`, [notificationId]);
+  return true;
 }
 
 /** The workspace's notifications, newest first. */

@@ -2,6 +2,7 @@ import { failure } from '../../workflows/failures';
 import type { AgentRunInput, GeneratedAnswer, ToolTurn } from '../../workflows/messages';
 import { type Llm, LlmError } from '../llm';
 import type { DeltaPublisher } from '../streams';
+import { storableText } from '../text';
 import type { RunContext } from './bookkeeping';
 import { buildPrompt, chunkWords, extractiveAnswer, toolFollowUps } from './prompt';
 
@@ -46,7 +47,8 @@ export async function generateAnswer(
       onDelta,
     });
     return {
-      text: result.text,
+      // The model's text goes into Postgres: a NUL or an unpaired surrogate in it must not fail the run.
+      text: storableText(result.text),
       model: result.model,
       promptTokens: result.promptTokens,
       completionTokens: result.completionTokens,

@@ -1,4 +1,4 @@
-import { decodeCursor, encodeCursor } from '../cursor';
+import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import type { Db } from '../db';
 import { type Temporal, workflowUiUrl } from '../temporal';
 
@@ -7,7 +7,7 @@ export function createRunService(deps: { db: Db; temporal: Pick<Temporal, 'uiUrl
   return {
     /** One page of the bot's runs, each with a link to its workflow in the Temporal UI. */
     async list(botId: string, page: { limit: number; cursor?: string }) {
-      const after = page.cursor ? decodeCursor<{ t: string; i: string }>(page.cursor, ['t', 'i']) : undefined;
+      const after = page.cursor ? decodeCursor(page.cursor, CURSORS.runs) : undefined;
       const res = await deps.db.query(
         `SELECT id, status, skipped_reason, trigger_kind, trigger_id, session_id, workflow_id, input, answer, error_code, error, model,
                 prompt_tokens, completion_tokens, credits,

@@ -60,8 +60,40 @@ export function createScanService(deps: ScanServiceDeps) {
         trigger: 'api',
         maxPages: input.maxPages,
       }).catch((err: unknown) => log.warn({ err, runId }, 'scan row not recorded at start'));
-      const schedule = await setScanSchedule(deps.temporal, { ...input, refreshDays: request.refresh_days });
+      // The schedule the address should have is recorded first, then set in Temporal: a failure in between is
+      // converged by the maintenance workflow (`resyncStale`).
+      const wanted = { ...input, refreshDays: request.refresh_days };
+      const rev = await recordWantedSchedule(deps.db, wanted);
+      const schedule = await setScanSchedule(deps.temporal, wanted);
+      await markScheduleSynced(deps.db, wanted, rev);
       return { status: 'scanning' as const, url, max_pages: input.maxPages, schedule };
+    },
+
+    /** Sets every refresh Schedule that lags what its address should have (rows older than a minute). */
+    async resyncStale(): Promise<number> {
+      const res = await deps.db.query<{
+        bot_id: string;
+        workspace_id: string;
+        url: string;
+        max_pages: number;
+        refresh_days: number;
+        rev: number;
+      }>(
+        `SELECT bot_id, workspace_id, url, max_pages, refresh_days, rev FROM scan_schedules
+          WHERE synced_rev < rev AND updated_at < now() - interval '1 minute' ORDER BY updated_at LIMIT 100`,
+      );
+      for (const r of res.rows) {
+        const wanted = {
+          botId: r.bot_id,
+          workspaceId: r.workspace_id,
+          url: r.url,
+          maxPages: r.max_pages,
+          refreshDays: r.refresh_days,
+        };
+        await setScanSchedule(deps.temporal, wanted);
+        await markScheduleSynced(deps.db, wanted, r.rev);
+      }
+      return res.rows.length;
     },
 
     /** The bot's recent scans with their progress, and whether one runs now. */
@@ -137,6 +169,29 @@ export async function runningScan(t: Temporal, botId: string): Promise<string | 
     if (err instanceof WorkflowNotFoundError) return null;
     throw err;
   }
+}
+
+type WantedSchedule = { botId: string; workspaceId: string; url: string; maxPages: number; refreshDays: number };
+
+/** Records the refresh schedule an address should have; returns its revision. */
+async function recordWantedSchedule(db: Db, s: WantedSchedule): Promise<number> {
+  const res = await db.query<{ rev: number }>(
+    `INSERT INTO scan_schedules (bot_id, scan_key, workspace_id, url, max_pages, refresh_days)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (bot_id, scan_key) DO UPDATE
+       SET url = EXCLUDED.url, max_pages = EXCLUDED.max_pages, refresh_days = EXCLUDED.refresh_days,
+           rev = scan_schedules.rev + 1, updated_at = now()
+     RETURNING rev`,
+    [s.botId, scanKey(s.url), s.workspaceId, s.url, s.maxPages, s.refreshDays],
+  );
+  return res.rows[0].rev;
+}
+
+async function markScheduleSynced(db: Db, s: WantedSchedule, rev: number): Promise<void> {
+  await db.query(
+    `UPDATE scan_schedules SET synced_rev = GREATEST(synced_rev, $3) WHERE bot_id = $1 AND scan_key = $2`,
+    [s.botId, scanKey(s.url), rev],
+  );
 }
 
 /** One refresh schedule per (bot, address). */

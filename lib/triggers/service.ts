@@ -2,6 +2,7 @@ import {
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
   type ScheduleSpec,
+  WithStartWorkflowOperation,
   WorkflowFailedError,
 } from '@temporalio/client';
 import { createHmac } from 'node:crypto';
@@ -10,7 +11,7 @@ import {
   type AgentRunInput,
   type ScheduledRunInput,
   agentRunSearchAttributes,
-  runFinishedSignal,
+  runFinishedUpdate,
   runWorkflowId,
   triggerHealthWorkflowId,
   triggerScheduleId,
@@ -23,7 +24,7 @@ import { constantTimeEqual, fingerprint, generateKey } from '../keys';
 import { LIMITS } from '../limits';
 import type { SecretBox } from '../secret-box';
 import type { Temporal } from '../temporal';
-import { type TriggerRow, composeRunInput, findTrigger } from './store';
+import { type TriggerRow, composeRunInput, findTrigger, findTriggerForRun, signalText } from './store';
 
 export interface TriggerServiceDeps {
   db: Db;
@@ -87,9 +88,9 @@ export function createTriggerService(deps: TriggerServiceDeps) {
    * trigger. Called after every change: creates, replaces or deletes the schedule so it matches the row. Overlap
    * SKIP: a run still going is not doubled by the next tick.
    */
-  async function syncSchedule(t: TriggerRow, opts: { deleted?: boolean } = {}): Promise<void> {
+  async function syncSchedule(t: TriggerRow): Promise<void> {
     const handle = deps.temporal.client.schedule.getHandle(triggerScheduleId(t.id));
-    if (opts.deleted || (t.kind !== 'schedule' && t.kind !== 'poll')) {
+    if (t.deleted_at || (t.kind !== 'schedule' && t.kind !== 'poll')) {
       await handle.delete().catch((err) => {
         if (!(err instanceof ScheduleNotFoundError)) throw err;
       });
@@ -133,10 +134,68 @@ export function createTriggerService(deps: TriggerServiceDeps) {
     }
   }
 
+  /**
+   * Makes the Schedule match the row, then records that this revision of the row is in Temporal. A change whose
+   * sync failed (Temporal down, a crash between the two writes) stays behind by a revision, and the maintenance
+   * workflow converges it (`resyncStale`).
+   */
+  async function converge(t: TriggerRow): Promise<void> {
+    await syncSchedule(t);
+    await deps.db.query(`UPDATE triggers SET schedule_synced_rev = GREATEST(schedule_synced_rev, $2) WHERE id = $1`, [
+      t.id,
+      t.schedule_rev,
+    ]);
+  }
+
   function checkInterval(every?: number): void {
     if (every !== undefined && every < deps.minIntervalSeconds) {
       throw errors.badRequest(`every_seconds: must be at least ${deps.minIntervalSeconds}`);
     }
+  }
+
+  /**
+   * The shortest interval applies to cron too (a seconds field, `@every 1s`, a minute list). Temporal's own reading
+   * of the expression is the judge: a probe Schedule, paused and starting in 2100 so it never fires, lists its next
+   * ten times, and the smallest gap between them must not be below the minimum. An expression Temporal refuses is a
+   * 400 as well.
+   */
+  async function checkCron(cron: string): Promise<void> {
+    const handle = await deps.temporal.client.schedule
+      .create({
+        scheduleId: `trigger-schedule-probe/${newId('trg')}`,
+        spec: { cronExpressions: [cron], startAt: new Date('2100-01-01T00:00:00Z') },
+        action: {
+          type: 'startWorkflow',
+          workflowType: agentRunWorkflow,
+          taskQueue: deps.temporal.taskQueue,
+          args: [
+            { triggerId: 'probe', triggerKind: 'schedule', botId: 'probe', workspaceId: 'probe', turnTimeoutMs: 0 },
+          ],
+        },
+        state: { paused: true, note: 'probe of a cron expression; deleted at once' },
+      })
+      .catch((err: unknown) => {
+        // The client checks the expression's shape itself (TypeError); the server refuses the rest (INVALID_ARGUMENT).
+        if (err instanceof TypeError || (err as { code?: number }).code === 3)
+          throw errors.badRequest(`schedule.cron: ${(err as Error).message}`);
+        throw err;
+      });
+    try {
+      const times = (await handle.describe()).info.nextActionTimes.map((t) => t.getTime());
+      const gaps = times.slice(1).map((t, i) => (t - times[i]) / 1000);
+      if (gaps.length && Math.min(...gaps) < deps.minIntervalSeconds) {
+        throw errors.badRequest(`schedule.cron: runs more often than every ${deps.minIntervalSeconds} seconds`);
+      }
+    } finally {
+      await handle.delete().catch(() => undefined);
+    }
+  }
+
+  /** A poll trigger has no schedule, a schedule trigger no poll address: a field that would be ignored is refused. */
+  function checkShape(kind: TriggerRow['kind'], s: { schedule?: unknown; poll?: unknown }): void {
+    if (s.schedule !== undefined && kind !== 'schedule')
+      throw errors.badRequest(`schedule: a ${kind} trigger has no schedule`);
+    if (s.poll !== undefined && kind !== 'poll') throw errors.badRequest(`poll: a ${kind} trigger polls nothing`);
   }
 
   async function load(botId: string, triggerId: string): Promise<TriggerRow> {
@@ -194,7 +253,9 @@ export function createTriggerService(deps: TriggerServiceDeps) {
       s: TriggerSettings,
       baseUrl: string,
     ): Promise<TriggerView & { secret?: string }> {
+      checkShape(s.kind, s);
       checkInterval(s.schedule?.every_seconds ?? s.poll?.every_seconds);
+      if (s.schedule?.cron) await checkCron(s.schedule.cron);
       const id = newId('trg');
       const secret = s.kind === 'webhook' ? generateKey('trigger') : undefined;
       const res = await deps.db.query<TriggerRow>(
@@ -220,7 +281,7 @@ export function createTriggerService(deps: TriggerServiceDeps) {
       );
       const t = res.rows[0];
       try {
-        await syncSchedule(t);
+        await converge(t);
       } catch (err) {
         // The schedule is part of the trigger: without it, no trigger (an invalid cron lands here).
         await deps.db.query(`DELETE FROM triggers WHERE id = $1`, [id]);
@@ -246,13 +307,15 @@ export function createTriggerService(deps: TriggerServiceDeps) {
     /** Changes name, task, mode, schedule or poll settings; the schedule follows. */
     async update(botId: string, triggerId: string, p: TriggerPatch, baseUrl: string): Promise<TriggerView> {
       const t = await load(botId, triggerId);
+      checkShape(t.kind, p);
       checkInterval(p.schedule?.every_seconds ?? p.poll?.every_seconds);
+      if (p.schedule?.cron) await checkCron(p.schedule.cron);
       const res = await deps.db.query<TriggerRow>(
         `UPDATE triggers SET name = COALESCE($2, name), task = COALESCE($3, task), mode = COALESCE($4, mode),
                 schedule_cron = CASE WHEN $5::boolean THEN $6 ELSE schedule_cron END,
                 every_seconds = COALESCE($7, every_seconds), poll_url = COALESCE($8, poll_url),
                 poll_last_hash = CASE WHEN $8::text IS NOT NULL AND $8 IS DISTINCT FROM poll_url THEN NULL ELSE poll_last_hash END,
-                updated_at = now()
+                schedule_rev = schedule_rev + 1, updated_at = now()
           WHERE id = $1 RETURNING *`,
         [
           t.id,
@@ -265,7 +328,7 @@ export function createTriggerService(deps: TriggerServiceDeps) {
           p.poll?.url ?? null,
         ],
       );
-      await syncSchedule(res.rows[0]);
+      await converge(res.rows[0]);
       return view(res.rows[0], baseUrl);
     },
 
@@ -274,18 +337,22 @@ export function createTriggerService(deps: TriggerServiceDeps) {
       const t = await load(botId, triggerId);
       const res = await deps.db.query<TriggerRow>(
         `UPDATE triggers SET enabled = $2, disabled_reason = $3, consecutive_failures = CASE WHEN $2 THEN 0 ELSE consecutive_failures END,
-                updated_at = now() WHERE id = $1 RETURNING *`,
+                schedule_rev = schedule_rev + 1, updated_at = now() WHERE id = $1 RETURNING *`,
         [t.id, enabled, enabled ? null : 'owner'],
       );
-      await syncSchedule(res.rows[0]);
+      await converge(res.rows[0]);
       return view(res.rows[0], baseUrl);
     },
 
     /** Deletes a trigger: its hook answers 404 and its schedule is removed. */
     async remove(botId: string, triggerId: string): Promise<{ status: 'deleted'; id: string }> {
       const t = await load(botId, triggerId);
-      await deps.db.query(`UPDATE triggers SET deleted_at = now(), enabled = false WHERE id = $1`, [t.id]);
-      await syncSchedule(t, { deleted: true });
+      const res = await deps.db.query<TriggerRow>(
+        `UPDATE triggers SET deleted_at = now(), enabled = false, schedule_rev = schedule_rev + 1, updated_at = now()
+          WHERE id = $1 RETURNING *`,
+        [t.id],
+      );
+      await converge(res.rows[0]);
       return { status: 'deleted', id: t.id };
     },
 
@@ -312,29 +379,44 @@ export function createTriggerService(deps: TriggerServiceDeps) {
           t.disabled_reason === 'failures' ? 'The trigger was paused after failed runs' : 'The trigger is turned off',
         );
       }
-      // The body is handed to the model as text; bytes that are not UTF-8 become replacement characters.
-      return startRun(t, 'webhook', rawBody.toString('utf8'));
+      return startRun(t, 'webhook', signalText(rawBody));
     },
 
-    /** Tells the trigger's health workflow how a run ended, starting it on the trigger's first run. */
+    /**
+     * Tells the trigger's health workflow how a run ended (starting it on the trigger's first run) and waits until
+     * the report is counted: a fifth failure's pause is recorded before the failing run ends (spec, Trigger states).
+     * The update id is the run's, so a retried report is counted once.
+     */
     async reportRunOutcome(input: { triggerId: string; runId: string; ok: boolean }): Promise<void> {
-      await deps.temporal.client.workflow.signalWithStart(triggerHealthWorkflow, {
-        workflowId: triggerHealthWorkflowId(input.triggerId),
-        taskQueue: deps.temporal.taskQueue,
-        args: [{ triggerId: input.triggerId, failures: 0 }],
-        signal: runFinishedSignal,
-        signalArgs: [{ runId: input.runId, ok: input.ok, pauseAfter: LIMITS.triggerPauseAfterFailures }],
+      await deps.temporal.client.workflow.executeUpdateWithStart(runFinishedUpdate, {
+        args: [{ runId: input.runId, ok: input.ok, pauseAfter: LIMITS.triggerPauseAfterFailures }],
+        updateId: `report/${input.runId}`,
+        startWorkflowOperation: new WithStartWorkflowOperation(triggerHealthWorkflow, {
+          workflowId: triggerHealthWorkflowId(input.triggerId),
+          taskQueue: deps.temporal.taskQueue,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          args: [{ triggerId: input.triggerId, failures: 0 }],
+        }),
       });
     },
 
-    /** Pauses a schedule or poll trigger's Schedule (the row is paused by the health workflow's activity). */
-    async pauseSchedule(triggerId: string, note: string): Promise<void> {
-      await deps.temporal.client.schedule
-        .getHandle(triggerScheduleId(triggerId))
-        .pause(note)
-        .catch((err) => {
-          if (!(err instanceof ScheduleNotFoundError)) throw err;
-        });
+    /** Makes a trigger's Schedule match its row again (after the health workflow paused the row). */
+    async resyncSchedule(triggerId: string): Promise<void> {
+      const t = await findTriggerForRun(deps.db, triggerId);
+      if (t) await converge(t);
+    },
+
+    /**
+     * Converges every trigger whose Schedule lags its row (a sync that failed, or a process that died between the
+     * two writes). Rows changed in the last minute are left to the request still syncing them.
+     */
+    async resyncStale(): Promise<number> {
+      const res = await deps.db.query<TriggerRow>(
+        `SELECT * FROM triggers WHERE schedule_synced_rev < schedule_rev AND updated_at < now() - interval '1 minute'
+          ORDER BY updated_at LIMIT 100`,
+      );
+      for (const t of res.rows) await converge(t);
+      return res.rows.length;
     },
   };
 }

@@ -6,6 +6,22 @@ import { TRIGGER_BODY_LINE } from '../../workflows/messages';
  * Nothing here talks to Temporal, so activities may import it without importing workflow code.
  */
 
+/**
+ * A signal's body as the run's text (spec: "any bytes"). UTF-8 text without NUL is handed over as it is; anything
+ * else (NUL, 0xFF, a binary payload) as base64 behind a fixed note, so the model and the run log can hold every
+ * acknowledged body exactly (docs/decisions.md, "Hook bodies that are not text").
+ */
+export function signalText(body: Buffer): string {
+  let text: string | null;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
+  } catch {
+    text = null;
+  }
+  if (text !== null && !text.includes('\u0000')) return text;
+  return `(The body is ${body.length} bytes that are not UTF-8 text; here they are in base64.)\n${body.toString('base64')}`;
+}
+
 /** Spec, Incoming trigger call: the run task text, then the platform's fixed line, then the raw body. */
 export function composeRunInput(task: string, body: string): string {
   return `${task}\n\n${TRIGGER_BODY_LINE}\n${body}`;
@@ -18,7 +34,8 @@ export function composeRunInput(task: string, body: string): string {
  */
 export interface TriggerRuntime {
   reportRunOutcome(input: { triggerId: string; runId: string; ok: boolean }): Promise<void>;
-  pauseSchedule(triggerId: string, note: string): Promise<void>;
+  /** Makes the trigger's Temporal Schedule match its row (paused with it, removed with it). */
+  resyncSchedule(triggerId: string): Promise<void>;
 }
 
 export interface TriggerRow {
@@ -38,6 +55,9 @@ export interface TriggerRow {
   poll_url: string | null;
   poll_last_hash: string | null;
   consecutive_failures: number;
+  /** Bumped by every change of what the Schedule follows; `schedule_synced_rev` is the revision Temporal has. */
+  schedule_rev: number;
+  schedule_synced_rev: number;
   deleted_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -83,7 +103,7 @@ export async function pauseTriggerForFailures(
     kind: TriggerRow['kind'];
     bot_name: string;
   }>(
-    `UPDATE triggers t SET enabled = false, disabled_reason = 'failures', updated_at = now()
+    `UPDATE triggers t SET enabled = false, disabled_reason = 'failures', schedule_rev = t.schedule_rev + 1, updated_at = now()
        FROM bots b WHERE t.id = $1 AND b.id = t.bot_id AND t.deleted_at IS NULL
      RETURNING t.bot_id, t.workspace_id, t.name, t.kind, b.name AS bot_name`,
     [id],

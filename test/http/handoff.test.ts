@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { ESCALATION_CONFIRMATION } from '../../workflows/conversation';
-import { http, newBot, testDb } from '../support/helpers';
+import { http, newBot, testDb, waitUntil } from '../support/helpers';
 import { startWebhookReceiver, verifyDelivery } from '../support/webhook-receiver';
 
 type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
@@ -87,6 +87,25 @@ describe('handoff lifecycle: bot → waiting → operator → bot', () => {
     }
   });
 
+  it('an operator who takes over a conversation the bot was answering hands it over: escalated comes before resolved', async () => {
+    const bot = await botWithWebhook(receiver);
+    const session = randomUUID();
+    expect((await chat(bot, { session_id: session, message: 'Do you ship to Norway?' })).status).toBe(200);
+    const reply = await http(`/v1/api/operator/threads/${session}/reply`, {
+      key: bot.keys.secret_key,
+      body: { text: 'Hello, a person here: yes we do.' },
+    });
+    expect(reply.body.status).toBe('operator');
+    await http(`/v1/api/operator/threads/${session}/resolve`, { key: bot.keys.secret_key, method: 'POST' });
+    const events = await waitUntil('escalated and resolved', async () => {
+      const got = receiver.received.filter((d) => d.body.session_id === session).map((d) => d.body);
+      return got.length >= 2 ? got : undefined;
+    });
+    expect(events.map((e) => e.event)).toEqual(['escalated', 'resolved']);
+    expect(events[0].transcript).toContain('Visitor: Do you ship to Norway?');
+    expect(events[0].transcript).toContain('Operator: Hello, a person here: yes we do.');
+  });
+
   it('a visitor asking for a person in plain text is handed over', async () => {
     const bot = await botWithWebhook(receiver);
     const session = randomUUID();
@@ -119,15 +138,35 @@ describe('handoff lifecycle: bot → waiting → operator → bot', () => {
     expect(handoff.body.code).toBe('not_found');
   });
 
-  it("POST /handoff of an unknown session, or another bot's, is 404", async () => {
+  it("POST /handoff of another bot's session is 404, and changes nothing there", async () => {
     const bot = await botWithWebhook(receiver);
     const other = await newBot();
     const session = randomUUID();
     await chat(other, { session_id: session, message: 'mine' });
-    for (const sid of [randomUUID(), session]) {
-      const res = await http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: sid } });
-      expect(res.status).toBe(404);
-    }
+    const res = await http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: session } });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('not_found');
+    const poll = await http(`/v1/api/messages?session_id=${session}`, { key: other.keys.secret_key });
+    expect(poll.body.status).toBe('bot');
+  });
+
+  it('POST /handoff before any message (a "talk to a person" button) starts the conversation in waiting and sends escalated', async () => {
+    const bot = await botWithWebhook(receiver);
+    const session = randomUUID();
+    const res = await http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: session } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'waiting' });
+    const events = await waitUntil('escalated delivery', async () => {
+      const got = receiver.received.filter((r) => r.body.session_id === session);
+      return got.length ? got : undefined;
+    });
+    expect(events.map((e) => e.body.event)).toEqual(['escalated']);
+    expect(events[0].body.bot_id).toBe(bot.bot_id);
+    // The session is now this bot's: the operator API lists it, and the visitor's first message is forwarded.
+    const threads = await http('/v1/api/operator/threads', { key: bot.keys.secret_key });
+    expect(threads.body.threads.map((t: { session_id: string }) => t.session_id)).toContain(session);
+    const msg = await chat(bot, { session_id: session, message: 'hello, anyone there?' });
+    expect(msg.body).toMatchObject({ answer: '', handoff: true });
   });
 });
 

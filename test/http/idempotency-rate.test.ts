@@ -104,10 +104,10 @@ describe('rate limits', () => {
     // Wait for a fresh window if this one is about to end, so all 61 requests fall in one minute.
     const msIntoMinute = Date.now() % 60_000;
     if (msIntoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - msIntoMinute + 200));
-    // POST /handoff of an unknown session is cheap and counts in the dialogue group.
+    // DELETE of an unknown knowledge source is cheap and counts in the dialogue group.
     let last;
     for (let i = 1; i <= 60; i++) {
-      last = await http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: `nope-${i}` } });
+      last = await http(`/v1/api/knowledge/nope-${i}`, { method: 'DELETE', key: bot.keys.secret_key });
       expect([i, last.status]).toEqual([i, 404]);
     }
     expect(last!.headers.get('ratelimit-limit')).toBe('60');
@@ -140,7 +140,7 @@ describe('rate limits under concurrency', () => {
     if (msIntoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - msIntoMinute + 200));
     const results = await Promise.all(
       Array.from({ length: 70 }, (_, i) =>
-        http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: `nope-${i}` } }),
+        http(`/v1/api/knowledge/nope-${i}`, { method: 'DELETE', key: bot.keys.secret_key }),
       ),
     );
     const passed = results.filter((r) => r.status === 404);

@@ -122,6 +122,30 @@ describe('POST /v1/hooks/{tid}', () => {
     expect((await hook(t.id, 'ok', sign(t.secret, 'ok'))).status).toBe(200);
   }, 60_000);
 
+  it('the pause holds before the fifth failure is answered: a call right after the fifth 502 is 409', async () => {
+    const { bot, session } = await setup('fake-fail-500');
+    const t = await createTrigger(bot, session, { kind: 'webhook', task: 'x', mode: 'wait' });
+    for (let i = 0; i < 5; i++) expect((await hook(t.id, `try ${i}`, sign(t.secret, `try ${i}`))).status).toBe(502);
+    // No waiting: the fifth run reported its failure, and the pause was recorded, before its 502 was sent.
+    const next = await hook(t.id, 'at once', sign(t.secret, 'at once'));
+    expect([next.status, next.body.code]).toEqual([409, 'trigger_disabled']);
+  }, 60_000);
+
+  it('a body that is not UTF-8 text (NUL, 0xFF) becomes a run whose input carries it in base64', async () => {
+    const { bot, session } = await setup();
+    const t = await createTrigger(bot, session, { kind: 'webhook', task: 'Look at this', mode: 'ack' });
+    const bytes = Buffer.from([0x00, 0xff, 0x41, 0x0a]);
+    const res = await hook(t.id, bytes, sign(t.secret, bytes));
+    expect(res.status).toBe(202);
+    const run = await waitUntil('the run', async () => {
+      const r = await testDb().query(`SELECT status, input FROM runs WHERE id = $1`, [res.body.run_id]);
+      return r.rows[0]?.status === 'done' ? r.rows[0] : undefined;
+    });
+    expect(run.input).toContain(TRIGGER_BODY_LINE);
+    expect(run.input).toContain('4 bytes that are not UTF-8 text');
+    expect(run.input).toContain(bytes.toString('base64'));
+  }, 30_000);
+
   it('a success resets the failure count', async () => {
     const { bot, session } = await setup('fake-fail-500');
     const t = await createTrigger(bot, session, { kind: 'webhook', task: 'x', mode: 'wait' });

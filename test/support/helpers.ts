@@ -198,3 +198,32 @@ export async function startOwnPlatform(
   await waitForApi(own.baseUrl, api);
   return own;
 }
+
+/**
+ * A request through node:http, for what fetch() will not send: headers a browser sets itself (`Origin`,
+ * `Sec-Fetch-Site`) and methods such as TRACE. The body is parsed as JSON when it is JSON.
+ */
+export async function rawRequest(
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: any; text: string }> {
+  const { request } = await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: init.method ?? 'GET', headers: init.headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        let body: unknown = text;
+        try {
+          body = text ? JSON.parse(text) : undefined;
+        } catch {
+          // not JSON: the text as is
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
+      });
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}

@@ -264,6 +264,22 @@ describe('refused by default, before connecting', () => {
     await expect(loose(url)).rejects.toMatchObject({ code: 'bad_url' });
   });
 
+  it('names the host a tenant wrote, never the internal address it resolved to (the address stays on the error)', async () => {
+    const lookup = jest
+      .spyOn(dns.promises, 'lookup')
+      .mockResolvedValueOnce([{ address: '10.20.30.40', family: 4 }] as never);
+    try {
+      const err = (await loose('http://intranet.example.test/x').catch((e: Error) => e)) as Error & {
+        address?: string;
+      };
+      expect(err.message).toContain('intranet.example.test');
+      expect(err.message).not.toContain('10.20.30.40');
+      expect(err.address).toBe('10.20.30.40');
+    } finally {
+      lookup.mockRestore();
+    }
+  });
+
   it('does not put the path or query of the URL in error messages', async () => {
     const err = await strict('http://10.0.0.1/hook?token=s3cret').catch((e: Error) => e);
     expect(String((err as Error).message)).not.toContain('s3cret');

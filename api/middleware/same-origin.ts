@@ -1,0 +1,34 @@
+import { ApiError } from '../../lib/errors';
+import type { AppMiddleware } from '../context';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Cookie-authenticated writes are refused from other sites, beyond what SameSite=Lax does (docs/decisions.md,
+ * "Cross-site requests"): a browser names the page's site in `Sec-Fetch-Site` and `Origin` on every cross-origin
+ * write, and either one naming another site is 403 `forbidden`; a body in anything but JSON (the types an HTML form
+ * or a "simple" fetch can send without asking) is 415 `unsupported_media_type`. Clients that are not browsers send
+ * neither header and are not affected.
+ */
+export function sameOriginWrites(opts: { allowedOrigins: () => string[] }): AppMiddleware {
+  return async function sameOriginWritesMiddleware(ctx, next) {
+    if (!SAFE_METHODS.has(ctx.method)) {
+      const site = ctx.get('Sec-Fetch-Site');
+      if (site && site !== 'same-origin' && site !== 'none') {
+        throw new ApiError('forbidden', 'Cross-site requests cannot change anything here');
+      }
+      const origin = ctx.get('Origin');
+      // Our own origin as the request reached us (through trusted proxies); Koa's `ctx.origin` echoes the header.
+      const ours = `${ctx.protocol}://${ctx.host}`;
+      if (origin && origin !== ours && !opts.allowedOrigins().includes(origin)) {
+        throw new ApiError('forbidden', 'Cross-site requests cannot change anything here');
+      }
+      const length = Number(ctx.get('Content-Length') || 0);
+      const hasBody = length > 0 || Boolean(ctx.get('Transfer-Encoding'));
+      if (hasBody && !ctx.is('application/json')) {
+        throw new ApiError('unsupported_media_type', 'Send the body as application/json');
+      }
+    }
+    await next();
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * Text Postgres can store. A `text` column refuses NUL, and `jsonb` refuses NUL and unpaired surrogate escapes
+ * (`\ud800`); the `pg` driver turns an unpaired surrogate of a text parameter into U+FFFD on the way. Input that
+ * carries them is refused at the edge (api/route.ts); text the platform produces or receives as bytes (model output,
+ * hook bodies, fetched pages) is made storable with `storableText`.
+ */
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Why a string cannot be stored as is, or null when it can. */
+export function unstorableReason(text: string): string | null {
+  if (text.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(text)) return 'must not contain unpaired surrogate characters';
+  return null;
+}
+
+/** The text with NUL removed and unpaired surrogates replaced by U+FFFD. */
+export function storableText(text: string): string {
+  return text.replace(/\u0000/g, '').replace(LONE_SURROGATES, '\uFFFD');
+}
