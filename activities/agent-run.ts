@@ -4,7 +4,8 @@ import type { Db } from '../lib/db';
 import type { Passage } from '../lib/knowledge/retrieve';
 import { toolsFor } from '../lib/actions/tools';
 import { type RunContext, finishRun, recordFailedBeforeStart, startRun } from '../lib/runs/bookkeeping';
-import { type GenerateDeps, generateAnswer } from '../lib/runs/generate';
+import { cacheKey, cachedAnswer } from '../lib/runs/answer-cache';
+import { type GenerateDeps, generateAnswer, replayCached } from '../lib/runs/generate';
 import { type FailureInfo, failureInfo } from '../workflows/failures';
 import {
   type AgentRunInput,
@@ -105,8 +106,22 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
         });
         // A retry of a turn whose answer was already stored (the worker died before reporting it) repeats nothing.
         if (ctx.finished) return { answer: ctx.finished.answer };
-        const answer = await generateAnswer(deps, input.run, ctx, [], attemptKey());
-        await finishRun(deps.db, { run: input.run, status: 'done', answer });
+        // The same question with the same knowledge, settings, model, page and conversation: no model call.
+        const key = deps.llm
+          ? cacheKey({
+              knowledgeVersion: ctx.knowledgeVersion,
+              model: ctx.model ?? deps.defaultModel,
+              instructions: ctx.instructions,
+              question: input.run.input,
+              pageContext: input.run.pageContext,
+              history: ctx.history,
+            })
+          : undefined;
+        const cached = key ? await cachedAnswer(deps.db, input.run.botId, key) : null;
+        const answer = cached
+          ? await replayCached(deps, input.run, cached, attemptKey())
+          : await generateAnswer(deps, input.run, ctx, [], attemptKey());
+        await finishRun(deps.db, { run: input.run, status: 'done', answer, cacheKey: cached ? undefined : key });
         return { answer: answer.text };
       } catch (err) {
         const failure = failureInfo(err);

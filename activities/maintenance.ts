@@ -22,11 +22,17 @@ export function createMaintenanceActivities({ db, convergence }: MaintenanceDeps
      * Housekeeping the spec's limits imply: idempotency keys are kept 24 hours, rate windows one minute. Each
      * statement is idempotent, so a retried activity is harmless.
      */
-    async expireStaleRecords(): Promise<{ idempotencyKeys: number; rateWindows: number }> {
+    async expireStaleRecords(): Promise<{ idempotencyKeys: number; rateWindows: number; cachedAnswers: number }> {
       const idem = await db.query(`DELETE FROM idempotency_keys WHERE expires_at < now()`);
       // Windows older than two minutes can no longer be the current one for any request.
       const rate = await db.query(`DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'`);
-      return { idempotencyKeys: idem.rowCount ?? 0, rateWindows: rate.rowCount ?? 0 };
+      // Expired answers are never read; removing them only keeps the table small.
+      const cache = await db.query(`DELETE FROM answer_cache WHERE expires_at < now()`);
+      return {
+        idempotencyKeys: idem.rowCount ?? 0,
+        rateWindows: rate.rowCount ?? 0,
+        cachedAnswers: cache.rowCount ?? 0,
+      };
     },
 
     /** Brings every lagging Schedule and undelivered decision in line with Postgres; returns how many of each. */

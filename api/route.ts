@@ -92,19 +92,24 @@ export const IDEMPOTENCY_HEADER = {
 };
 
 function zodMessage(error: z.ZodError, where: string): string {
-  return error.issues
-    .map((i) => {
-      const path = i.path.length ? i.path.join('.') : where;
+  const describe = (issues: z.core.$ZodIssue[], prefix: PropertyKey[]): string[] =>
+    issues.map((i) => {
+      // Alternatives (e.g. "user_token, session_id or both"): what each one lacks, joined with "or".
+      if (i.code === 'invalid_union' && i.errors.length) {
+        return i.errors.map((branch) => describe(branch.slice(0, 1), [...prefix, ...i.path])[0]).join(' or ');
+      }
+      const full = [...prefix, ...i.path];
+      const path = full.length ? full.join('.') : where;
       const message = i.code === 'invalid_type' && /received undefined/.test(i.message) ? 'is required' : i.message;
       return `${path}: ${message}`;
-    })
-    .join('; ');
+    });
+  return describe(error.issues, []).join('; ');
 }
 
 /**
- * Every string of a request's input must be text Postgres can store (lib/text.ts): a NUL or an unpaired surrogate
- * anywhere — a chat message, a setting, a path or query parameter — is 400 `bad_request` naming the field, before
- * anything is written or any workflow sees it.
+ * Every string of a request's validated input must be text Postgres can store (lib/text.ts): a NUL or an unpaired
+ * surrogate in any field a route uses — a chat message, a setting, a path or query parameter — is 400 `bad_request`
+ * naming the field, before anything is written or any workflow sees it.
  */
 function refuseUnstorable(value: unknown, path: string): void {
   if (typeof value === 'string') {
@@ -124,9 +129,10 @@ function validate(def: RouteDef): AppMiddleware {
   return async function validateMiddleware(ctx, next) {
     const parse = (schema: z.ZodType | undefined, value: unknown, where: string) => {
       if (!schema) return undefined;
-      refuseUnstorable(value, where === 'body' ? '' : where);
       const result = schema.safeParse(value);
       if (!result.success) throw new ApiError('bad_request', zodMessage(result.error, where));
+      // What the route will use (unknown fields are already dropped) must be storable text.
+      refuseUnstorable(result.data, where === 'body' ? '' : where);
       return result.data;
     };
     ctx.state.input = {

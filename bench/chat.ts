@@ -14,7 +14,7 @@ import {
   summarize,
 } from './stack';
 
-const HELP = `Usage: npm run bench -- chat [--turns N] [--concurrency 1,4,16] [--live-turns N]
+const HELP = `Usage: npm run bench -- chat [--turns N] [--concurrency 1,4,16] [--live-turns N] [--cache-turns N]
 
 Platform overhead per chat turn over a zero-latency fake LLM, for POST /v1/api/chat (JSON) and the first fragment
 of POST /v1/api/chat/stream. Starts its own platform (as the tests do). Two kinds of load:
@@ -23,6 +23,9 @@ of POST /v1/api/chat/stream. Starts its own platform (as the tests do). Two kind
                 arrives: latency at saturation, throughput (turns/s) and CPU per turn of each process;
   live          16 sessions open at once, each visitor reading the answer and typing for a second before the
                 next message (--live-turns each): the load 16 concurrent conversations put on the platform.
+
+  answer cache  a first question answered by a model taking 100 ms, beside the same question answered from the
+                bot's answer cache (--cache-turns of each, alternating).
 
 Beside them, the same load on a bare Koa route doing one Postgres query (the baseline), in the same run.
 Target: chat overhead p50 under 30 ms at 16 concurrent sessions (the live load). Results: bench/results/chat.json.`;
@@ -33,6 +36,7 @@ async function main() {
   const turns = Number(arg('--turns', '200'));
   const levels = arg('--concurrency', '1,4,16').split(',').map(Number);
   const liveTurns = Number(arg('--live-turns', '15'));
+  const cacheTurns = Number(arg('--cache-turns', '40'));
 
   const stack = await startBenchStack();
   const db = createDb(stack.platform.env.DATABASE_URL, { max: 4 });
@@ -43,11 +47,13 @@ async function main() {
     const headers = { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' };
     await liftRateLimits(db);
 
-    const chatOnce = async (session: string) => {
+    // Every question is new, so the answer cache never answers for the model in the overhead figures.
+    let asked = 0;
+    const chatOnce = async (session: string, message = `hello ${++asked}`) => {
       const res = await fetch(`${api}/v1/api/chat`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ session_id: session, message: 'hello' }),
+        body: JSON.stringify({ session_id: session, message }),
       });
       if (res.status !== 200) throw new Error(`chat ${res.status}: ${await res.text()}`);
       await res.json();
@@ -57,7 +63,7 @@ async function main() {
       const res = await fetch(`${api}/v1/api/chat/stream`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ session_id: session, message: 'hello' }),
+        body: JSON.stringify({ session_id: session, message: `hello ${++asked}` }),
       });
       const reader = res.body!.getReader();
       let first = NaN;
@@ -159,6 +165,27 @@ async function main() {
     liveRow.chat_overhead_p50_ms = Math.round((liveRow.chat_ms.p50 - liveRow.fake_llm_ms.p50) * 10) / 10;
     liveRow.target_met = liveRow.chat_overhead_p50_ms < 30;
     console.log(JSON.stringify(liveRow));
+    // The answer cache: a first question in a new session, answered by a model that takes 100 ms, against the
+    // same question already answered once (served from the cache, no model call). One turn at a time, in rounds.
+    const cachedQuestion = '[[fake:slow-100]] What are your opening hours on Sundays?';
+    await chatOnce(randomUUID(), cachedQuestion);
+    const uncachedTimes: number[] = [];
+    const cachedTimes: number[] = [];
+    for (let i = 0; i < cacheTurns; i++) {
+      let started = performance.now();
+      await chatOnce(randomUUID(), `[[fake:slow-100]] What are your opening hours on day ${i} of the month?`);
+      uncachedTimes.push(performance.now() - started);
+      started = performance.now();
+      await chatOnce(randomUUID(), cachedQuestion);
+      cachedTimes.push(performance.now() - started);
+    }
+    const cacheRow = {
+      load: 'answer cache',
+      model_ms: 100,
+      uncached_turn_ms: summarize(uncachedTimes),
+      cached_turn_ms: summarize(cachedTimes),
+    };
+    console.log(JSON.stringify(cacheRow));
     const out = {
       benchmark: 'chat',
       at: new Date().toISOString(),
@@ -166,6 +193,7 @@ async function main() {
       target: 'chat overhead p50 < 30 ms at 16 concurrent sessions',
       results,
       live: liveRow,
+      answer_cache: cacheRow,
     };
     writeFileSync(path.join(__dirname, 'results', 'chat.json'), JSON.stringify(out, null, 2));
   } finally {

@@ -29,6 +29,8 @@ export const LIMITS = {
   /** Failed sign-ins per minute, per (e-mail, client address) and per client address (docs/decisions.md). */
   loginAttemptsPerAccount: 10,
   loginAttemptsPerAddress: 30,
+  /** How long a cached answer is reused at most (docs/decisions.md, "Answer cache"). */
+  answerCacheTtlHours: 24,
   /** Knowledge sources (not in the spec's table; chosen in docs/decisions.md). */
   sourceIdChars: 200,
   sourceTitleChars: 1000,

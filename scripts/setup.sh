@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TEMPORAL_CLI_VERSION=v1.5.1  # later tags carry a `replace` directive and cannot be `go install`ed
+SCHEMATHESIS_VERSION=4.32.5  # the contract fuzzer the tests run (test/http/fuzz.test.ts)
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: installing npm packages" >&2
@@ -21,4 +22,16 @@ if [ -z "${TEMPORAL_ADDRESS:-}" ] && [ ! -x .tools/bin/temporal ] && ! command -
   echo "setup: building the Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (a few minutes, once)" >&2
   mkdir -p .tools/bin
   GOBIN="$PWD/.tools/bin" GOFLAGS=-mod=mod go install "github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}" >&2
+fi
+
+# `npm test` also fuzzes the public contract with schemathesis, from a virtualenv of the project's own.
+if [ "${1:-}" = "--test" ] && [ ! -x .tools/venv/bin/st ]; then
+  if ! command -v python3 >/dev/null 2>&1; then
+    echo "setup: the tests need Python 3 (for schemathesis); install python3 and python3-venv" >&2
+    exit 1
+  fi
+  echo "setup: installing schemathesis ${SCHEMATHESIS_VERSION} into .tools/venv (once)" >&2
+  mkdir -p .tools
+  python3 -m venv .tools/venv >&2
+  .tools/venv/bin/pip install --quiet --disable-pip-version-check "schemathesis==${SCHEMATHESIS_VERSION}" >&2
 fi

@@ -9,12 +9,14 @@ const { expireStaleRecords, convergeWrites } = proxyActivities<MaintenanceActivi
 });
 
 /**
- * Housekeeping, run by a Temporal Schedule every few minutes: removes expired idempotency keys and old rate windows,
+ * Housekeeping, run by a Temporal Schedule every few minutes: removes expired idempotency keys, old rate windows and
+ * expired cached answers,
  * and converges writes that span Postgres and Temporal (Schedules behind their rows, decisions not delivered).
  */
 export async function maintenanceWorkflow(): Promise<{
   idempotencyKeys: number;
   rateWindows: number;
+  cachedAnswers: number;
   converged: { triggers: number; scans: number; approvals: number };
 }> {
   const expired = await expireStaleRecords();

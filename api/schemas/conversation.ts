@@ -97,18 +97,19 @@ export const HandoffResponse = z
   })
   .meta({ id: 'HandoffResponse' });
 
+const VisitorToken = z
+  .string()
+  .min(1)
+  .max(LIMITS.userTokenChars)
+  .describe('The visitor, as identified by user_token or by a confirmed `user`.');
+
+/** `user_token`, `session_id` or both: declared as two alternatives, so the contract says what the server refuses. */
 export const EraseRequest = z
-  .object({
-    user_token: z
-      .string()
-      .min(1)
-      .max(LIMITS.userTokenChars)
-      .optional()
-      .describe('The visitor, as identified by user_token or by a confirmed `user`.'),
-    session_id: SessionId.optional(),
-  })
-  .refine((v) => v.user_token || v.session_id, { message: 'give user_token, session_id, or both' })
-  .meta({ id: 'EraseRequest' });
+  .union([
+    z.object({ user_token: VisitorToken, session_id: SessionId.optional() }),
+    z.object({ user_token: VisitorToken.optional(), session_id: SessionId }),
+  ])
+  .meta({ id: 'EraseRequest', description: 'Give `user_token`, `session_id`, or both.' });
 export const EraseResponse = z
   .object({ status: z.literal('erased'), conversations: z.number().int() })
   .meta({ id: 'EraseResponse' });

@@ -1,4 +1,5 @@
 import { type Db, preparedStatement } from '../db';
+import { LIMITS } from '../limits';
 import type { Passage } from '../knowledge/retrieve';
 import { DELTA_CHANNEL, answerNotice } from '../streams';
 import { failure } from '../../workflows/failures';
@@ -19,6 +20,8 @@ export interface RunContext {
   botName: string;
   instructions: string;
   model: string | null;
+  /** The bot's knowledge version when the run started (part of an answer-cache key). */
+  knowledgeVersion: number;
   passages: Passage[];
   history: { author: string; text: string }[];
   tools: ToolSpec[];
@@ -42,7 +45,7 @@ const START_RUN = preparedStatement(
          -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
          -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
          relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
-    SELECT b.name, b.instructions, b.model, w.credit_balance, prev.status AS run_status, prev.answer AS run_answer
+    SELECT b.name, b.instructions, b.model, b.knowledge_version, w.credit_balance, prev.status AS run_status, prev.answer AS run_answer
       FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
      WHERE b.id = $2`,
 );
@@ -67,7 +70,13 @@ const FINISH_RUN = preparedStatement(
          m AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
                SELECT $12, $13, $14, 'bot', $3, $15 WHERE $2::text = 'done' AND $13::text IS NOT NULL
                ON CONFLICT (id) DO NOTHING RETURNING 1),
-         c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 RETURNING 1)
+         c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 RETURNING 1),
+         ac AS (INSERT INTO answer_cache (bot_id, key, answer, model, run_id, expires_at)
+                SELECT $14, $17, $3, $6, $1, now() + make_interval(hours => $18) WHERE $2::text = 'done' AND $17::bytea IS NOT NULL
+                ON CONFLICT (bot_id, key) DO UPDATE
+                  SET answer = EXCLUDED.answer, model = EXCLUDED.model, run_id = EXCLUDED.run_id,
+                      created_at = now(), expires_at = EXCLUDED.expires_at
+                RETURNING 1)
     SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL`,
 );
 
@@ -109,6 +118,7 @@ export async function startRun(
       name: string;
       instructions: string;
       model: string | null;
+      knowledge_version: number;
       credit_balance: number;
       run_status: string | null;
       run_answer: string | null;
@@ -152,6 +162,7 @@ export async function startRun(
     botName: bot.name,
     instructions: bot.instructions,
     model: bot.model,
+    knowledgeVersion: Number(bot.knowledge_version),
     passages,
     history: history.rows,
     tools,
@@ -172,6 +183,8 @@ export async function finishRun(
     answer?: GeneratedAnswer;
     errorCode?: string;
     error?: string;
+    /** A chat turn's answer-cache key: the answer is kept under it (lib/runs/answer-cache.ts). */
+    cacheKey?: Buffer;
   },
 ): Promise<void> {
   const { run, answer } = input;
@@ -195,6 +208,8 @@ export async function finishRun(
       Date.now(),
       // A message run's answer is announced at commit to the API process waiting for the turn (lib/streams).
       input.status === 'done' && run.sessionId ? answerNotice(run.runId, answer?.text ?? '') : null,
+      input.cacheKey ?? null,
+      LIMITS.answerCacheTtlHours,
     ]),
   );
 }

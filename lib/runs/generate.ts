@@ -61,3 +61,20 @@ export async function generateAnswer(
     if (input.streamTurnId) await deps.deltas.flush(input.streamTurnId);
   }
 }
+
+/**
+ * A cached answer given as this run's answer: streamed like a model's (a few words a fragment) when the turn streams,
+ * with no tokens used (the run costs its base credit only).
+ */
+export async function replayCached(
+  deps: Pick<GenerateDeps, 'deltas'>,
+  input: AgentRunInput,
+  cached: { answer: string; model: string },
+  attemptKey: string,
+): Promise<GeneratedAnswer> {
+  if (input.streamTurnId) {
+    for (const part of chunkWords(cached.answer)) await deps.deltas.publish(input.streamTurnId, attemptKey, part);
+    await deps.deltas.flush(input.streamTurnId);
+  }
+  return { text: cached.answer, model: `cache:${cached.model}`, promptTokens: 0, completionTokens: 0 };
+}

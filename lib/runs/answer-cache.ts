@@ -1,0 +1,62 @@
+import { createHash } from 'node:crypto';
+import { type Queryable, preparedStatement } from '../db';
+
+/**
+ * The bot's answer cache (spec: a knowledge write "resets the bot's answer cache"; docs/decisions.md, "Answer
+ * cache"). A question already answered with the same knowledge, settings and model, on the same page and after the
+ * same conversation, is answered again without a model call. Everything an answer depends on is in its key, so
+ * nothing is ever purged for correctness: a knowledge write bumps the version, a settings change changes the
+ * instructions or model, and an entry older than its TTL is not read.
+ */
+
+/** What goes into a cache key. */
+export interface CacheKeyParts {
+  knowledgeVersion: number;
+  model: string;
+  instructions: string;
+  question: string;
+  pageContext?: string;
+  /** The conversation before this question, oldest first. */
+  history: { author: string; text: string }[];
+}
+
+/** The question as it is compared: Unicode-normalized, lower case, spaces collapsed, closing punctuation dropped. */
+export function normalizeQuestion(text: string): string {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[\s?!.…。？！]+$/u, '');
+}
+
+export function cacheKey(p: CacheKeyParts): Buffer {
+  return createHash('sha256')
+    .update(
+      JSON.stringify([
+        1,
+        p.knowledgeVersion,
+        p.model,
+        p.instructions,
+        normalizeQuestion(p.question),
+        p.pageContext ?? '',
+        p.history.map((m) => [m.author, m.text]),
+      ]),
+    )
+    .digest();
+}
+
+const LOOKUP = preparedStatement(
+  'answer-cache-lookup',
+  `SELECT answer, model FROM answer_cache WHERE bot_id = $1 AND key = $2 AND expires_at > now()`,
+);
+
+/** The cached answer for this key, if one is fresh. */
+export async function cachedAnswer(
+  db: Queryable,
+  botId: string,
+  key: Buffer,
+): Promise<{ answer: string; model: string } | null> {
+  const res = await db.query<{ answer: string; model: string }>(LOOKUP([botId, key]));
+  return res.rows[0] ?? null;
+}
