@@ -69,3 +69,30 @@ export function workflowUiUrl(t: Pick<Temporal, 'uiUrl' | 'namespace'>, workflow
 export async function pingTemporal(t: Temporal, timeoutMs = 2_000): Promise<void> {
   await t.connection.withDeadline(Date.now() + timeoutMs, () => t.connection.workflowService.getSystemInfo({}));
 }
+
+/** The server's words for an update it dropped unseen: no workflow code ran for it, so sending it again is safe. */
+const UNPROCESSED_UPDATE = /wasn't processed by worker|was not processed by (?:the )?worker/i;
+
+function isUnprocessedUpdate(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (UNPROCESSED_UPDATE.test(String((e as Error).message ?? ''))) return true;
+  }
+  return false;
+}
+
+/**
+ * Sends an update again when the server rejected it because no worker took it up: under many concurrent updates to
+ * one workflow whose tasks run local activities, the server (dev server 1.29 with SDK 1.24 here) sometimes drops one
+ * that way. Nothing of it ran, and our chat updates carry their message id as update id, so a resend is safe; any
+ * other failure is the caller's.
+ */
+export async function resendUnprocessedUpdate<T>(send: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      if (attempt >= attempts || !isUnprocessedUpdate(err)) throw err;
+      await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
+    }
+  }
+}

@@ -19,7 +19,7 @@ import { signVisitorConfirmation } from '../identity';
 import { LIMITS } from '../limits';
 import type { SecretBox } from '../secret-box';
 import type { DeltaHub } from '../streams';
-import type { Temporal } from '../temporal';
+import { type Temporal, resendUnprocessedUpdate } from '../temporal';
 import { type PollResult, pollMessages } from './poll';
 import {
   type ChatInput,
@@ -283,10 +283,12 @@ export function createConversationService(deps: ConversationServiceDeps) {
         (await startConversation(deps.db, bot, sessionId, { checkQuota: true }));
       if (!conversation) return { status: 'bot', quota_exceeded: true };
       try {
-        return await deps.temporal.client.workflow.executeUpdateWithStart(handoffUpdate, {
-          args: [{ handoffEnabled: bot.handoff_enabled, at: Date.now() }],
-          startWorkflowOperation: startOperation(deps, conversation),
-        });
+        return await resendUnprocessedUpdate(() =>
+          deps.temporal.client.workflow.executeUpdateWithStart(handoffUpdate, {
+            args: [{ handoffEnabled: bot.handoff_enabled, at: Date.now() }],
+            startWorkflowOperation: startOperation(deps, conversation),
+          }),
+        );
       } catch (err) {
         // The workflow decides with the settings it was sent; its refusal (`handoff_disabled`) is the same 404.
         if (updateFailureType(err)) throw apiErrorForFailure(failureInfo(err));
@@ -454,11 +456,13 @@ export function createConversationService(deps: ConversationServiceDeps) {
       const messageId = replyScope
         ? `msg_op_${createHash('sha256').update(`reply\n${replyScope}`).digest('hex').slice(0, 32)}`
         : `msg_op_${randomUUID()}`;
-      return deps.temporal.client.workflow.executeUpdateWithStart(operatorReplyUpdate, {
-        args: [{ messageId, text, at: Date.now() }],
-        updateId: messageId,
-        startWorkflowOperation: startOperation(deps, conversation),
-      });
+      return resendUnprocessedUpdate(() =>
+        deps.temporal.client.workflow.executeUpdateWithStart(operatorReplyUpdate, {
+          args: [{ messageId, text, at: Date.now() }],
+          updateId: messageId,
+          startWorkflowOperation: startOperation(deps, conversation),
+        }),
+      );
     },
 
     /** The operator is typing: the visitor's poll shows it for about 6 seconds. */
@@ -473,10 +477,12 @@ export function createConversationService(deps: ConversationServiceDeps) {
     /** Closes the request: the bot answers again and `resolved` is sent; a conversation not handed over is unchanged. */
     async resolve(botId: string, sessionId: string): Promise<ResolveResult> {
       const conversation = await conversationOf(botId, sessionId);
-      return deps.temporal.client.workflow.executeUpdateWithStart(resolveUpdate, {
-        args: [{ at: Date.now() }],
-        startWorkflowOperation: startOperation(deps, conversation),
-      });
+      return resendUnprocessedUpdate(() =>
+        deps.temporal.client.workflow.executeUpdateWithStart(resolveUpdate, {
+          args: [{ at: Date.now() }],
+          startWorkflowOperation: startOperation(deps, conversation),
+        }),
+      );
     },
   };
   return service;

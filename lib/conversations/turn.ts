@@ -16,7 +16,7 @@ import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
 import type { SecretBox } from '../secret-box';
 import { type DeltaHub, isAnswer } from '../streams';
-import type { Temporal } from '../temporal';
+import { type Temporal, resendUnprocessedUpdate } from '../temporal';
 import { asksForHuman } from './escalation';
 
 /**
@@ -209,11 +209,13 @@ export async function runTurn(
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      deps.temporal.client.workflow.executeUpdateWithStart(visitorMessageUpdate, {
-        args: [update],
-        updateId: update.messageId,
-        startWorkflowOperation: startOperation(deps, prepared.conversation),
-      }),
+      resendUnprocessedUpdate(() =>
+        deps.temporal.client.workflow.executeUpdateWithStart(visitorMessageUpdate, {
+          args: [update],
+          updateId: update.messageId,
+          startWorkflowOperation: startOperation(deps, prepared.conversation),
+        }),
+      ),
       new Promise<never>((_, reject) => {
         // The model has the whole turn budget; the extra seconds cover the hops around it.
         timer = setTimeout(() => reject(new TurnTimeoutError('turn timed out')), deps.turnTimeoutMs + 5_000);

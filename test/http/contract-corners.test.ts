@@ -5,6 +5,8 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { encodeCursor } from '../../lib/cursor';
+import { scanScheduleId } from '../../lib/scans/service';
+import { scanKey } from '../../lib/scans/sources';
 import { actionApprovalWorkflow } from '../../workflows/action-approval';
 import { maintenanceWorkflow } from '../../workflows/maintenance';
 import { approvalWorkflowId, conversationWorkflowId, triggerScheduleId } from '../../workflows/messages';
@@ -338,7 +340,7 @@ describe('visitor erase removes everything', () => {
 });
 
 describe('writes that span Postgres and Temporal converge', () => {
-  it('a trigger whose Schedule was never made, and a decision never delivered, are converged by maintenance', async () => {
+  it('a trigger and a scanned address whose Schedules were never made, and a decision never delivered, are converged by maintenance', async () => {
     const bot = await newBot();
     const db = testDb();
     // A schedule trigger as a crash between the row and its Schedule leaves it.
@@ -347,6 +349,13 @@ describe('writes that span Postgres and Temporal converge', () => {
       `INSERT INTO triggers (id, bot_id, workspace_id, kind, name, task, every_seconds, schedule_rev, schedule_synced_rev, updated_at)
        VALUES ($1, $2, $3, 'schedule', 'orphan', 'tick', 3600, 1, 0, now() - interval '5 minutes')`,
       [tid, bot.bot_id, bot.workspace_id],
+    );
+    // A scanned address whose refresh Schedule was wanted but never set.
+    const url = `https://converge-${randomUUID().slice(0, 8)}.example.test/`;
+    await db.query(
+      `INSERT INTO scan_schedules (bot_id, scan_key, workspace_id, url, max_pages, refresh_days, rev, synced_rev, updated_at)
+       VALUES ($1, $2, $3, $4, 1, 7, 1, 0, now() - interval '5 minutes')`,
+      [bot.bot_id, scanKey(url), bot.workspace_id, url],
     );
     // An approval decided in Postgres whose signal never reached the waiting workflow.
     const sid = randomUUID();
@@ -377,6 +386,10 @@ describe('writes that span Postgres and Temporal converge', () => {
     });
     expect(result.converged.triggers).toBeGreaterThanOrEqual(1);
     expect(result.converged.approvals).toBeGreaterThanOrEqual(1);
+    expect(result.converged.scans).toBeGreaterThanOrEqual(1);
+    const refresh = await client.schedule.getHandle(scanScheduleId(bot.bot_id, url)).describe();
+    expect(refresh.spec.intervals?.[0]?.every).toBe(7 * 86_400_000);
+    await client.schedule.getHandle(scanScheduleId(bot.bot_id, url)).delete();
     const schedule = await client.schedule.getHandle(triggerScheduleId(tid)).describe();
     expect(schedule.state.paused).toBe(false);
     const row = await db.query(`SELECT schedule_synced_rev, schedule_rev FROM triggers WHERE id = $1`, [tid]);

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../lib/config';
-import { temporalConnectionOptions } from '../../lib/temporal';
+import { resendUnprocessedUpdate, temporalConnectionOptions } from '../../lib/temporal';
 
 const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) };
 
@@ -48,5 +48,43 @@ describe('Temporal connection options', () => {
     expect(source('lib/temporal.ts')).toMatch(/const options = temporalConnectionOptions\(config\)/);
     for (const entry of ['api/server.ts', 'cli/agentctl.ts', 'worker/main.ts'])
       expect(source(entry)).toMatch(/createTemporal\(config/);
+  });
+});
+
+describe('resendUnprocessedUpdate', () => {
+  const unprocessed = () =>
+    Object.assign(new Error('Update failed'), {
+      cause: new Error(
+        "Workflow Update is rejected because it wasn't processed by worker. Probably, Workflow Update is not supported by the worker.",
+      ),
+    });
+
+  it('sends again an update the server dropped unseen, and gives back its result', async () => {
+    let calls = 0;
+    const result = await resendUnprocessedUpdate(async () => {
+      calls++;
+      if (calls < 3) throw unprocessed();
+      return 'answered';
+    });
+    expect([result, calls]).toEqual(['answered', 3]);
+  });
+
+  it('does not resend any other failure, and stops after its attempts', async () => {
+    let calls = 0;
+    await expect(
+      resendUnprocessedUpdate(async () => {
+        calls++;
+        throw new Error('handoff_disabled');
+      }),
+    ).rejects.toThrow('handoff_disabled');
+    expect(calls).toBe(1);
+    calls = 0;
+    await expect(
+      resendUnprocessedUpdate(async () => {
+        calls++;
+        throw unprocessed();
+      }, 2),
+    ).rejects.toThrow('Update failed');
+    expect(calls).toBe(2);
   });
 });
