@@ -3,6 +3,12 @@ import type { Principal } from '../lib/auth';
 import type { Logger } from '../lib/logger';
 import type { UserSession } from '../lib/sessions';
 
+/** Something that sees every chunk of an event stream as it is produced (the idempotency step records it). */
+export interface StreamTap {
+  data(chunk: Buffer): void;
+  end(): void;
+}
+
 /** What middleware leaves on `ctx.state` for the handlers after it. */
 export interface AppState {
   requestId: string;
@@ -20,6 +26,10 @@ export interface AppState {
   turnPending?: boolean;
   /** The conversation a request concerned, recorded with its stored response (erased with the visitor). */
   sessionId?: string;
+  /** Who sees an event stream's frames as they are produced (see `openEventStream`). */
+  streamTaps?: StreamTap[];
+  /** Set when the response is an event stream opened by `openEventStream`. */
+  streamed?: boolean;
   /** Parsed and validated input, left by the validate step of each route. */
   input: { body?: unknown; query?: unknown; params?: unknown };
 }

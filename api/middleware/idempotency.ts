@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { PassThrough, Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
 import { LIMITS } from '../../lib/limits';
-import type { AppContext, AppMiddleware } from '../context';
+import type { AppContext, AppMiddleware, StreamTap } from '../context';
 
 /** Response headers worth replaying; the rest (dates, request id, rate headers) belong to the new request. */
 const REPLAYED_HEADERS = ['content-type', 'retry-after'];
@@ -110,6 +110,20 @@ export function idempotency(db: Db, opts: { takeoverSeconds: number }): AppMiddl
         [apiKeyId, key, status, headersToReplay(ctx), body, ctx.state.sessionId ?? null],
       );
 
+    // An event stream is recorded as it is produced, not from what reaches the client: a client that disconnects
+    // does not stop the turn, and the complete stream is stored when it ends (a retry meanwhile is
+    // `idempotency_in_progress`, then a replay). A stream that carried an error frame is released instead: like a
+    // 5xx, it is not a result.
+    const chunks: Buffer[] = [];
+    const tap: StreamTap = {
+      data: (chunk) => chunks.push(chunk),
+      end: () => {
+        const done = ctx.state.replayable === false ? release() : store(ctx.status, Buffer.concat(chunks));
+        done.catch(() => release().catch(() => undefined));
+      },
+    };
+    ctx.state.streamTaps = [...(ctx.state.streamTaps ?? []), tap];
+
     try {
       await next();
     } catch (err) {
@@ -128,22 +142,11 @@ export function idempotency(db: Db, opts: { takeoverSeconds: number }): AppMiddl
       await release();
       return;
     }
+    if (ctx.state.streamed) return; // stored by the tap when the stream ends
     const body = ctx.body;
     if (body instanceof Readable) {
-      // Record the stream from its source, not from what reaches the client: a client that disconnects does not stop
-      // the turn, and the complete stream is stored when it ends (a retry meanwhile is `idempotency_in_progress`,
-      // then a replay). A stream that carried an error frame is released instead: like a 5xx, it is not a result.
-      const chunks: Buffer[] = [];
-      const status = ctx.status;
-      body.on('data', (c: Buffer | string) => chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c)));
-      body.on('error', () => void release().catch(() => undefined));
-      body.on('end', () => {
-        const done = ctx.state.replayable === false ? release() : store(status, Buffer.concat(chunks));
-        done.catch(() => release().catch(() => undefined));
-      });
-      const tee = new PassThrough();
-      body.pipe(tee);
-      ctx.body = tee;
+      // No route answers another kind of stream; storing one would need it whole, so it is not stored.
+      await release();
       return;
     }
     const serialized =

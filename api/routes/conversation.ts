@@ -1,4 +1,4 @@
-import { PassThrough } from 'node:stream';
+import { openEventStream } from '../event-stream';
 import type { StreamFrame } from '../../lib/conversations/service';
 import type { AppDeps } from '../deps';
 import { AUTH_ERRORS, type RouteDef, route } from '../route';
@@ -85,18 +85,11 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
         // Everything that can fail as JSON fails here, before the first byte of the stream.
         const chat = await conversations.openStream(keyBot(ctx).botId, body, ctx.state.idempotencyScope);
         ctx.state.sessionId = chat.sessionId;
-        const stream = new PassThrough();
-        ctx.req.socket.setNoDelay(true);
-        ctx.req.socket.setTimeout(0);
-        ctx.status = 200;
-        ctx.type = 'text/event-stream';
-        ctx.set('Cache-Control', 'no-cache, no-transform');
-        ctx.set('X-Accel-Buffering', 'no'); // nginx: do not buffer the stream
-        ctx.body = stream;
+        const stream = openEventStream(ctx);
         const write = (frame: StreamFrame) => {
           // An error frame is a failed turn, not an answer: with an Idempotency-Key, a retry runs (joins) it again.
           if ('error' in frame) ctx.state.replayable = false;
-          stream.write(`data: ${JSON.stringify(frame)}\n\n`);
+          stream.write(frame);
         };
         void chat
           .run(write, ctx.state.log)
