@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../lib/errors';
 import { IDEMPOTENCY_HEADER, type RouteDef } from './route';
-import { ErrorBody } from './schemas/common';
+import { ErrorBody } from '../lib/schemas/common';
 
 export const API_VERSION = '1.3.0';
 

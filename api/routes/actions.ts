@@ -8,8 +8,8 @@ import {
   ApprovalDecided,
   ApprovalList,
   ApprovalParams,
-} from '../schemas/actions';
-import { BotParams } from '../schemas/common';
+} from '../../lib/schemas/actions';
+import { BotParams } from '../../lib/schemas/common';
 import { sessionBot, sessionUser } from '../session';
 
 /** Agent actions: HTTP tools a run may call, and the owner's approvals of those that need one (dashboard only). */

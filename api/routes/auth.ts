@@ -1,7 +1,7 @@
 import { SESSION_COOKIE, SESSION_DAYS } from '../../lib/sessions';
 import type { AppDeps } from '../deps';
 import { type RouteDef, route } from '../route';
-import { LoginRequest, LoginResponse } from '../schemas/auth';
+import { LoginRequest, LoginResponse } from '../../lib/schemas/auth';
 
 /** Spec: login is `POST /v1/auth/login`; the session is a cookie (`ap_session`, HttpOnly, SameSite=Lax). */
 export function authRoutes(deps: AppDeps): RouteDef[] {

@@ -14,7 +14,7 @@ import {
   PollResponse,
   StreamFrame as StreamFrameSchema,
   TypingRequest,
-} from '../schemas/conversation';
+} from '../../lib/schemas/conversation';
 import { keyBot } from '../session';
 
 /** Spec, Endpoints → Conversation. */

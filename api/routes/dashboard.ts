@@ -1,6 +1,6 @@
 import type { AppDeps } from '../deps';
 import { type RouteDef, route } from '../route';
-import { ChatResponse } from '../schemas/conversation';
+import { ChatResponse } from '../../lib/schemas/conversation';
 import {
   BotParams,
   BotPatch,
@@ -12,7 +12,7 @@ import {
   StatePut,
   StateView,
   TestChatRequest,
-} from '../schemas/dashboard';
+} from '../../lib/schemas/dashboard';
 import { sessionBot, sessionUser } from '../session';
 
 /** `/v1/dashboard/*`: the dashboard's own API (not a stable contract; spec, "Dashboard calls named as public"). */

@@ -10,7 +10,7 @@ import {
   KnowledgeWriteRequest,
   PageQuery,
   SourceIdParams,
-} from '../schemas/knowledge';
+} from '../../lib/schemas/knowledge';
 import { keyBot } from '../session';
 
 /**

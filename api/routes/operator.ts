@@ -1,7 +1,7 @@
 import type { AppDeps } from '../deps';
 import { AUTH_ERRORS, type RouteDef, route } from '../route';
-import { PageQuery } from '../schemas/common';
-import { OkResponse } from '../schemas/conversation';
+import { PageQuery } from '../../lib/schemas/common';
+import { OkResponse } from '../../lib/schemas/conversation';
 import {
   ReplyRequest,
   ReplyResponse,
@@ -9,7 +9,7 @@ import {
   ThreadList,
   ThreadParams,
   Transcript,
-} from '../schemas/operator';
+} from '../../lib/schemas/operator';
 import { keyBot } from '../session';
 
 const COMMON_ERRORS = ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'] as const;

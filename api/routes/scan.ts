@@ -1,6 +1,6 @@
 import type { AppDeps } from '../deps';
 import { AUTH_ERRORS, type RouteDef, route } from '../route';
-import { BotParams, ScanList, ScanListQuery, ScrapeAccepted, ScrapeRequest } from '../schemas/scan';
+import { BotParams, ScanList, ScanListQuery, ScrapeAccepted, ScrapeRequest } from '../../lib/schemas/scan';
 import { keyBot, sessionBot } from '../session';
 
 /** Spec, Admin helpers → POST /v1/admin/scrape, and the dashboard's view of scan progress. */

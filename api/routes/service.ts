@@ -7,7 +7,7 @@ import { serveDocsAsset } from '../docs/static';
 import { buildOpenApi } from '../openapi';
 import { type RouteDef, route } from '../route';
 import { z } from 'zod';
-import { HealthResponse, ReadyResponse } from '../schemas/common';
+import { HealthResponse, ReadyResponse } from '../../lib/schemas/common';
 
 const AssetParams = z.object({ name: z.string().min(1).max(200) });
 

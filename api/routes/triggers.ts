@@ -3,7 +3,7 @@ import type { RunStarted } from '../../lib/triggers/service';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import { type RouteDef, route } from '../route';
-import { BotParams } from '../schemas/common';
+import { BotParams } from '../../lib/schemas/common';
 import {
   HookAccepted,
   HookDone,
@@ -15,7 +15,7 @@ import {
   TriggerParams,
   TriggerPatch,
   TriggerView,
-} from '../schemas/triggers';
+} from '../../lib/schemas/triggers';
 import { publicBaseUrl, sessionBot } from '../session';
 
 /** Spec, Incoming trigger webhook table: 202 `{status: accepted}` at once, or 200 with the run's answer. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../../lib/limits';
+import { LIMITS } from '../limits';
 import { Message, SessionId } from './conversation';
 
 export const ThreadParams = z.object({ sid: SessionId });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../../lib/limits';
+import { LIMITS } from '../limits';
 
 // Limits from the spec's Limits table (lib/limits.ts): validation and the OpenAPI document both read them.
 const MAX_MESSAGE_CHARS = LIMITS.messageChars;

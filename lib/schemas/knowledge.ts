@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../../lib/limits';
+import { LIMITS } from '../limits';
 
 const MAX_SOURCE_ID_CHARS = LIMITS.sourceIdChars;
 const MAX_TITLE_CHARS = LIMITS.sourceTitleChars;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../../lib/limits';
+import { LIMITS } from '../limits';
 
 const PAGES = LIMITS.scanMaxPages;
 const MAX_SCAN_URL_CHARS = LIMITS.scanUrlChars;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../../lib/limits';
+import { LIMITS } from '../limits';
 
 export const TriggerParams = z.object({ id: z.string().min(1).max(64), tid: z.string().min(1).max(64) });
 export const HookParams = z.object({ tid: z.string().min(1).max(64) });
