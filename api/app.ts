@@ -1,5 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
+import { createPairingService } from '../lib/builder/pairing';
+import { createSecretBox } from '../lib/secret-box';
 import type { AppState } from './context';
 import type { AppDeps } from './deps';
 import { accessLog } from './middleware/access-log';
@@ -11,6 +13,7 @@ import { actionRoutes } from './routes/actions';
 import { apiRoutes } from './routes/api';
 import { authRoutes } from './routes/auth';
 import { dashboardRoutes } from './routes/dashboard';
+import { pairingRoutes } from './routes/pairing';
 import { triggerRoutes } from './routes/triggers';
 import { serviceRoutes } from './routes/service';
 
@@ -27,6 +30,11 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...actionRoutes(deps),
     ...authRoutes(deps),
     ...dashboardRoutes(deps),
+    // Until lib/services.ts builds it with the others: the pairing service needs only the database and the secret box.
+    ...pairingRoutes(
+      deps,
+      createPairingService({ db: deps.db, secrets: createSecretBox(deps.config.SECRET_ENCRYPTION_KEY) }),
+    ),
   );
 
   const router = new Router<AppState>();

@@ -29,6 +29,19 @@ export const LIMITS = {
   /** Failed sign-ins per minute, per (e-mail, client address) and per client address (docs/decisions.md). */
   loginAttemptsPerAccount: 10,
   loginAttemptsPerAddress: 30,
+  /**
+   * Builder key pairing (docs/decisions.md, "Builder key pairing"): a started pairing lives 10 minutes; once approved,
+   * its client has at least 2 more minutes to collect the key. Starts and polls are counted per client address.
+   */
+  pairing: {
+    lifetimeSeconds: 600,
+    collectGraceSeconds: 120,
+    /** Seconds a client should wait between polls (told in the start answer). */
+    pollIntervalSeconds: 3,
+    startsPerAddress: 10,
+    pollsPerAddress: 120,
+    deviceChars: 100,
+  },
   /** How long a cached answer is reused at most (docs/decisions.md, "Answer cache"). */
   answerCacheTtlHours: 24,
   /** Knowledge sources (not in the spec's table; chosen in docs/decisions.md). */

@@ -1,7 +1,8 @@
 import { SESSION_COOKIE, SESSION_DAYS } from '../../lib/sessions';
 import type { AppDeps } from '../deps';
 import { type RouteDef, route } from '../route';
-import { LoginRequest, LoginResponse } from '../../lib/schemas/auth';
+import { LoginRequest, LoginResponse, MeResponse } from '../../lib/schemas/auth';
+import { sessionUser } from '../session';
 
 /** Spec: login is `POST /v1/auth/login`; the session is a cookie (`ap_session`, HttpOnly, SameSite=Lax). */
 export function authRoutes(deps: AppDeps): RouteDef[] {
@@ -29,6 +30,21 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
           path: '/',
         });
         ctx.body = user;
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/auth/me',
+      operationId: 'me',
+      tag: 'Account',
+      summary: 'The signed-in user (id, e-mail, role) and their workspace; 401 `unauthorized` without a session.',
+      unstable: true,
+      session: true,
+      responses: { 200: { description: 'Signed-in user', schema: MeResponse } },
+      errors: ['unauthorized', 'service_unavailable'],
+      handler: async (ctx) => {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await accounts.me(sessionUser(ctx));
       },
     }),
     route({

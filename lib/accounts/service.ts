@@ -89,6 +89,11 @@ export async function bootstrapWorkspace(db: Db, box: SecretBox, input: Bootstra
   });
 }
 
+export interface SignedInView {
+  user: { id: string; email: string; role: 'owner' | 'member' };
+  workspace: { id: string; name: string };
+}
+
 /** Accounts and sessions of the dashboard's people (`/v1/auth/*`). */
 export function createAccountService(deps: { db: Db; secrets: SecretBox }) {
   return {
@@ -129,6 +134,28 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox }) {
     },
 
     logout: (token: string) => endSession(deps.db, token),
+
+    /** The signed-in user and their workspace, as the dashboard's pages show them (`GET /v1/auth/me`). */
+    async me(session: { userId: string; workspaceId: string }): Promise<SignedInView> {
+      const res = await deps.db.query<{
+        id: string;
+        email: string;
+        role: 'owner' | 'member';
+        ws_id: string;
+        ws_name: string;
+      }>(
+        `SELECT u.id, u.email, u.role, w.id AS ws_id, w.name AS ws_name
+           FROM users u JOIN workspaces w ON w.id = u.workspace_id
+          WHERE u.id = $1 AND u.workspace_id = $2`,
+        [session.userId, session.workspaceId],
+      );
+      const row = res.rows[0];
+      if (!row) throw new ApiError('unauthorized', 'The session expired; sign in again');
+      return {
+        user: { id: row.id, email: row.email, role: row.role },
+        workspace: { id: row.ws_id, name: row.ws_name },
+      };
+    },
   };
 }
 

@@ -40,8 +40,8 @@ export async function createBot(
       fingerprint(identitySecret),
     ],
   );
-  const secretKey = await insertApiKey(tx, { workspaceId: input.workspaceId, botId, kind: 'secret' });
-  const builderKey = await insertApiKey(tx, { workspaceId: input.workspaceId, botId, kind: 'builder' });
+  const { key: secretKey } = await insertApiKey(tx, { workspaceId: input.workspaceId, botId, kind: 'secret' });
+  const { key: builderKey } = await insertApiKey(tx, { workspaceId: input.workspaceId, botId, kind: 'builder' });
   return {
     botId,
     keys: {
@@ -54,16 +54,21 @@ export async function createBot(
   };
 }
 
-async function insertApiKey(
+/**
+ * Issues an API key: stored as its hash and fingerprint only, the full value returned once. `botId` null is a key of
+ * the whole workspace (a builder key from pairing); `issuedVia` says how it came to be (`api_keys.issued_via`).
+ */
+export async function insertApiKey(
   tx: Queryable,
-  input: { workspaceId: string; botId: string | null; kind: 'secret' | 'builder' | 'access' },
-): Promise<string> {
+  input: { workspaceId: string; botId: string | null; kind: 'secret' | 'builder' | 'access'; issuedVia?: string },
+): Promise<{ id: string; key: string }> {
+  const id = newId('key');
   const key = generateKey(input.kind);
   await tx.query(
-    `INSERT INTO api_keys (id, workspace_id, bot_id, kind, key_hash, fingerprint) VALUES ($1, $2, $3, $4, $5, $6)`,
-    [newId('key'), input.workspaceId, input.botId, input.kind, hashKey(key), fingerprint(key)],
+    `INSERT INTO api_keys (id, workspace_id, bot_id, kind, key_hash, fingerprint, issued_via) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [id, input.workspaceId, input.botId, input.kind, hashKey(key), fingerprint(key), input.issuedVia ?? null],
   );
-  return key;
+  return { id, key };
 }
 
 export type RotatableKind = 'secret' | 'identity' | 'builder' | 'webhook';
@@ -89,7 +94,7 @@ export async function rotateKey(
         botId,
         kind,
       ]);
-      const key = await insertApiKey(tx, { workspaceId, botId, kind });
+      const { key } = await insertApiKey(tx, { workspaceId, botId, kind });
       return { key, fingerprint: fingerprint(key) };
     }
     const key = generateKey(kind);

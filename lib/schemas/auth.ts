@@ -6,3 +6,9 @@ export const LoginRequest = z
 export const LoginResponse = z
   .object({ user_id: z.string(), workspace_id: z.string(), email: z.string() })
   .meta({ id: 'LoginResponse' });
+export const MeResponse = z
+  .object({
+    user: z.object({ id: z.string(), email: z.string(), role: z.enum(['owner', 'member']) }),
+    workspace: z.object({ id: z.string(), name: z.string() }),
+  })
+  .meta({ id: 'SignedInUser' });
