@@ -22,6 +22,8 @@ export default tseslint.config(
       'dist/',
       'coverage/',
       'bench/results/',
+      'web/dashboard/dist*/',
+      'test-artifacts/',
       '**/*.js',
       '**/*.mjs',
       '**/*.cjs',
@@ -31,7 +33,8 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   prettier,
   {
-    files: ['**/*.ts'],
+    // The dashboard's pages (web/dashboard/src/*.tsx) are typed by web/dashboard/tsconfig.json, found per file.
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parserOptions: {
         projectService: {

@@ -13,6 +13,7 @@ import { actionRoutes } from './routes/actions';
 import { apiRoutes } from './routes/api';
 import { authRoutes } from './routes/auth';
 import { dashboardRoutes } from './routes/dashboard';
+import { pageRoutes } from './routes/pages';
 import { pairingRoutes } from './routes/pairing';
 import { triggerRoutes } from './routes/triggers';
 import { serviceRoutes } from './routes/service';
@@ -35,6 +36,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
       deps,
       createPairingService({ db: deps.db, secrets: createSecretBox(deps.config.SECRET_ENCRYPTION_KEY) }),
     ),
+    ...pageRoutes(),
   );
 
   const router = new Router<AppState>();

@@ -35,3 +35,30 @@ if [ "${1:-}" = "--test" ] && [ ! -x .tools/venv/bin/st ]; then
   python3 -m venv .tools/venv >&2
   .tools/venv/bin/pip install --quiet --disable-pip-version-check "schemathesis==${SCHEMATHESIS_VERSION}" >&2
 fi
+
+# The dashboard's pages (web/dashboard, Vite + Preact), which the API serves from web/dashboard/dist: built when the
+# build is missing or older than any of its sources (or the installed packages). Built beside the old one and swapped
+# in, so an API serving the old build never sees a half-written one.
+DASHBOARD=web/dashboard
+if [ ! -f "$DASHBOARD/dist/index.html" ] \
+  || [ -n "$(find "$DASHBOARD" -path "$DASHBOARD/dist" -prune -o -path "$DASHBOARD/dist.*" -prune -o -type f -newer "$DASHBOARD/dist/index.html" -print -quit)" ] \
+  || [ node_modules/.package-lock.json -nt "$DASHBOARD/dist/index.html" ]; then
+  echo "setup: building the dashboard pages (web/dashboard)" >&2
+  rm -rf "$DASHBOARD/dist.new"
+  node_modules/.bin/vite build --config "$DASHBOARD/vite.config.ts" --outDir dist.new --emptyOutDir --logLevel warn >&2
+  rm -rf "$DASHBOARD/dist.old"
+  if [ -d "$DASHBOARD/dist" ]; then mv "$DASHBOARD/dist" "$DASHBOARD/dist.old"; fi
+  mv "$DASHBOARD/dist.new" "$DASHBOARD/dist"
+  rm -rf "$DASHBOARD/dist.old"
+fi
+
+# The browser tests (test/browser) drive Debian's Chromium with playwright-core; nothing is downloaded by playwright.
+if [ "${1:-}" = "--test" ] && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Debian's chromium for the browser tests (once)" >&2
+    apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >&2
+  else
+    echo "setup: the browser tests need /usr/bin/chromium: install Debian's 'chromium' package (apt-get install -y chromium, as root)" >&2
+    exit 1
+  fi
+fi

@@ -6,6 +6,7 @@ import { LIMITS } from '../../lib/limits';
 import { http, newBot, ownerSession, rawRequest, testDb } from '../support/helpers';
 import { type InProcessApi, startInProcessApi } from '../support/in-process-api';
 import { addMember, sessionOf } from '../support/members';
+import { stackInfo } from '../support/stack-info';
 
 /**
  * Builder key pairing (spec, Builder key pairing; docs/decisions.md): start, poll, the approval page's calls, and the
@@ -376,5 +377,31 @@ describe('GET /v1/auth/me', () => {
     });
     const anonymous = await http('/v1/auth/me');
     expect([anonymous.status, anonymous.body.code]).toEqual([401, 'unauthorized']);
+  });
+});
+
+describe('the dashboard pages', () => {
+  it('/connect is the built app, never cached stale, never framed; its assets are immutable', async () => {
+    const page = await http('/connect?code=ABCD-EFGH');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('cache-control')).toBe('no-cache');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    const assets = [...page.text.matchAll(/(?:src|href)="(\/app\/assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(assets.some((a) => a.endsWith('.js'))).toBe(true);
+    for (const asset of assets) {
+      const res = await http(asset);
+      expect([asset, res.status]).toEqual([asset, 200]);
+      expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      // node:http, since fetch() adds `Cache-Control: no-cache` to a conditional request it did not make itself.
+      const again = await rawRequest(`${stackInfo().apiUrl}${asset}`, {
+        headers: { 'If-None-Match': res.headers.get('etag')! },
+      });
+      expect(again.status).toBe(304);
+    }
+    expect((await http('/app/assets/nothing-here.js')).status).toBe(404);
+    expect((await http('/app/assets/..%2Fpackage.json')).status).toBe(404);
   });
 });
