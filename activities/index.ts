@@ -1,5 +1,6 @@
 import { type ActionDeps, createActionActivities } from './actions';
 import { type AgentRunDeps, createAgentRunActivities } from './agent-run';
+import { type BuilderDeps, createBuilderActivities } from './builder';
 import { type ConversationDeps, createConversationActivities } from './conversation';
 import { type MaintenanceDeps, createMaintenanceActivities } from './maintenance';
 import { type SiteScanDeps, createSiteScanActivities } from './site-scan';
@@ -12,6 +13,7 @@ import { type WebhookDeps, createWebhookActivities } from './webhooks';
  */
 export type ActivityDeps = ActionDeps &
   AgentRunDeps &
+  BuilderDeps &
   ConversationDeps &
   MaintenanceDeps &
   SiteScanDeps &
@@ -22,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createActionActivities(deps),
     ...createAgentRunActivities(deps),
+    ...createBuilderActivities(deps),
     ...createConversationActivities(deps),
     ...createMaintenanceActivities(deps),
     ...createSiteScanActivities(deps),

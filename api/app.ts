@@ -1,7 +1,5 @@
 import Router from '@koa/router';
 import Koa from 'koa';
-import { createPairingService } from '../lib/builder/pairing';
-import { createSecretBox } from '../lib/secret-box';
 import type { AppState } from './context';
 import type { AppDeps } from './deps';
 import { accessLog } from './middleware/access-log';
@@ -12,6 +10,7 @@ import { mountRoutes, type RouteDef } from './route';
 import { actionRoutes } from './routes/actions';
 import { apiRoutes } from './routes/api';
 import { authRoutes } from './routes/auth';
+import { builderRoutes } from './routes/builder';
 import { dashboardRoutes } from './routes/dashboard';
 import { pageRoutes } from './routes/pages';
 import { pairingRoutes } from './routes/pairing';
@@ -31,11 +30,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...actionRoutes(deps),
     ...authRoutes(deps),
     ...dashboardRoutes(deps),
-    // Until lib/services.ts builds it with the others: the pairing service needs only the database and the secret box.
-    ...pairingRoutes(
-      deps,
-      createPairingService({ db: deps.db, secrets: createSecretBox(deps.config.SECRET_ENCRYPTION_KEY) }),
-    ),
+    ...builderRoutes(deps),
+    ...pairingRoutes(deps, deps.services.pairing),
     ...pageRoutes(),
   );
 

@@ -138,7 +138,11 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
           : {}),
       responses,
       ...(def.keys
-        ? { security: def.keys.map((k) => ({ [KEY_SCHEMES[k] ?? k]: [] })) }
+        ? {
+            security: def.keys.map((k) => ({
+              [k === 'builder' && def.keyHeader !== 'authorization' ? 'builderKeyHeader' : (KEY_SCHEMES[k] ?? k)]: [],
+            })),
+          }
         : def.session
           ? { security: [{ session: [] }] }
           : {}),
@@ -170,7 +174,13 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
       securitySchemes: {
         secretKey: { type: 'apiKey', in: 'header', name: 'X-Bot-Key', description: 'Secret bot key `sk_…`' },
         publicKey: { type: 'apiKey', in: 'header', name: 'X-Bot-Key', description: 'Public bot key `pk_…` (widget)' },
-        builderKey: { type: 'http', scheme: 'bearer', description: 'Builder key `ck_…`' },
+        builderKey: { type: 'http', scheme: 'bearer', description: 'Builder key `ck_…` (MCP)' },
+        builderKeyHeader: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Bot-Key',
+          description: 'Builder key `ck_…` (the HTTP builder call)',
+        },
         session: {
           type: 'apiKey',
           in: 'cookie',

@@ -36,8 +36,10 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
   summary: string;
   description?: string;
   tag: string;
-  /** Keys accepted in `X-Bot-Key`; absent = no key auth on this route. */
+  /** Keys accepted (in `X-Bot-Key` unless `keyHeader` says otherwise); absent = no key auth on this route. */
   keys?: PrincipalKind[];
+  /** Where the key is sent: `X-Bot-Key` (default), or `Authorization: Bearer` (the MCP endpoint). */
+  keyHeader?: 'x-bot-key' | 'authorization';
   /** Requires a dashboard user session (cookie). */
   session?: boolean;
   /** Not part of the stable public contract (the dashboard surface). */
@@ -178,7 +180,8 @@ export function mountRoutes(
     if (def.session || def.path.startsWith('/v1/auth/')) chain.push(writesFromOurPages);
     // DESIGN.md, A chat turn: auth → rate limit → body limit → zod → idempotency → handler.
     // With a key, the key check and the rate window are one round trip (requireKey counts it).
-    if (def.keys) chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup, checker }));
+    if (def.keys)
+      chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup, checker, header: def.keyHeader }));
     if (def.session) chain.push(requireSession(deps.db));
     if (def.rateGroup && !def.keys) chain.push(rateLimit(deps.db, def.rateGroup));
     if (def.method !== 'get' && def.method !== 'delete') {

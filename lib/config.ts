@@ -51,6 +51,8 @@ export const configSchema = z.object({
   EMBEDDING_MODEL: z.string().min(1).optional(),
 
   /** Shortest interval of schedule and poll triggers; tests lower it to see runs within seconds. */
+  /** A builder message queued behind a running turn of its conversation answers "busy" after this long. */
+  BUILDER_QUEUE_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   TRIGGER_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /** smtp(s)://user:pass@host:port — e-mails notifications to the workspace owner when set. */
   SMTP_URL: z

@@ -42,6 +42,20 @@ export const LIMITS = {
     pollsPerAddress: 120,
     deviceChars: 100,
   },
+  /** The builder (spec, Limits: builder messages and turn; docs/decisions.md, "The builder over MCP"). */
+  builder: {
+    /** `constructor` messages (and HTTP builder calls) per minute per workspace. */
+    messagesPerMinute: 12,
+    /** Handshake, tool list, `agents` and `incidents` per minute per workspace: more generous (spec). */
+    readsPerMinute: 120,
+    turnSeconds: 180,
+    /** A call queued behind a running turn of its thread waits this long, then answers "busy". */
+    queueWaitSeconds: 30,
+    messageChars: 8000,
+    threadChars: 200,
+    /** The line in square brackets naming what awaits confirmation. */
+    summaryChars: 300,
+  },
   /** How long a cached answer is reused at most (docs/decisions.md, "Answer cache"). */
   answerCacheTtlHours: 24,
   /** Knowledge sources (not in the spec's table; chosen in docs/decisions.md). */

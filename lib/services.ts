@@ -7,6 +7,8 @@ import type { Temporal } from './temporal';
 import { createAccountService } from './accounts/service';
 import { createActionService } from './actions/service';
 import { createBotService } from './bots/service';
+import { createPairingService } from './builder/pairing';
+import { createBuilderService } from './builder/service';
 import { createConversationService } from './conversations/service';
 import { createCreditService } from './credits/service';
 import { createKnowledgeService } from './knowledge/service';
@@ -17,7 +19,14 @@ import { createTriggerService } from './triggers/service';
 
 /** What the services run on; built once per process (API, worker, agentctl) and shared by every surface. */
 export interface ServiceDeps {
-  config: Pick<Config, 'LLM_TURN_TIMEOUT_MS' | 'TRIGGER_MIN_INTERVAL_SECONDS' | 'SSRF_ALLOW_LOOPBACK'>;
+  config: Pick<
+    Config,
+    | 'LLM_TURN_TIMEOUT_MS'
+    | 'TRIGGER_MIN_INTERVAL_SECONDS'
+    | 'SSRF_ALLOW_LOOPBACK'
+    | 'OPENAI_API_KEY'
+    | 'BUILDER_QUEUE_WAIT_MS'
+  >;
   db: Db;
   temporal: Temporal;
   secrets: SecretBox;
@@ -37,6 +46,13 @@ export function createServices(deps: ServiceDeps) {
     accounts: createAccountService({ db, secrets }),
     actions: createActionService({ db, temporal }),
     bots: createBotService({ db, secrets }),
+    builder: createBuilderService({
+      db,
+      temporal,
+      secrets,
+      llmConfigured: Boolean(config.OPENAI_API_KEY),
+      queueWaitMs: config.BUILDER_QUEUE_WAIT_MS,
+    }),
     conversations: createConversationService({
       db,
       temporal,
@@ -47,6 +63,7 @@ export function createServices(deps: ServiceDeps) {
     credits: createCreditService({ db }),
     knowledge: createKnowledgeService({ db, embed: deps.embed }),
     notifications: createNotificationService({ db }),
+    pairing: createPairingService({ db, secrets }),
     runs: createRunService({ db, temporal }),
     scans: createScanService({ db, temporal, allowLoopback: config.SSRF_ALLOW_LOOPBACK }),
     triggers: createTriggerService({

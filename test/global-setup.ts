@@ -32,6 +32,8 @@ export default async function globalSetup(): Promise<void> {
     // Schedule and poll triggers every second, so their runs are seen within a test.
     TRIGGER_MIN_INTERVAL_SECONDS: '1',
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    // A builder message queued behind a slow turn answers "busy" after 2 s (30 s by default).
+    BUILDER_QUEUE_WAIT_MS: '2000',
   };
   const started = Date.now();
   const platform = await startPlatform({

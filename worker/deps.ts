@@ -96,6 +96,16 @@ export function buildActivityDeps(
     // Activities reach Temporal only through the services that own the resources (health reports, Schedules,
     // decisions), injected here: activity modules import no service that starts workflows.
     triggers: services.triggers,
+    builder: {
+      services,
+      overview: services.builder.overview,
+      keys: services.builder,
+      findIdenticalKnowledge: (botId, text) => services.builder.findIdenticalKnowledge(botId, text),
+      secrets,
+      publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`,
+      log: { warn: (obj, msg) => warn(msg, obj as Record<string, unknown>) },
+      stepTimeoutMs: config.LLM_TURN_TIMEOUT_MS,
+    },
     convergence: {
       resyncTriggerSchedules: () => services.triggers.resyncStale(),
       resyncScanSchedules: () => services.scans.resyncStale(),

@@ -6,3 +6,4 @@ export { maintenanceWorkflow } from './maintenance';
 export { siteScanWorkflow } from './site-scan';
 export { triggerHealthWorkflow } from './trigger-health';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
+export { builderThreadWorkflow } from './builder-thread';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import { http, newBot } from '../support/helpers';
 import { addMember } from '../support/members';
@@ -107,6 +108,20 @@ describe('/connect', () => {
       expect(await page.textContent('body')).not.toContain('ck_');
       expect(received.length).toBeGreaterThan(4);
       for (const body of received) expect(body).not.toContain(key);
+
+      // The key works: an MCP client connects with it and sees the workspace (a paired key marks no agent).
+      const client = new Client({ name: 'paired-client', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${stackInfo().apiUrl}/v1/api/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${key}` } },
+        }),
+      );
+      const agents = await client.callTool({ name: 'agents', arguments: {} });
+      await client.close();
+      expect(agents.isError).toBeFalsy();
+      expect((agents.structuredContent as { agents: { id: string; issued_for_this_key: boolean }[] }).agents).toEqual([
+        expect.objectContaining({ id: bot.bot_id, issued_for_this_key: false }),
+      ]);
     } finally {
       await context.close();
     }

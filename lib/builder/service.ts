@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { insertApiKey } from '../bots/service';
+import type { Db } from '../db';
+import { LIMITS } from '../limits';
+import { countInWindows } from '../rate-windows';
+import type { SecretBox } from '../secret-box';
+import { type Temporal, resendUnprocessedUpdate } from '../temporal';
+import { builderThreadWorkflow } from '../../workflows/builder-thread';
+import {
+  type BuilderPrincipal,
+  type BuilderReply,
+  type BuilderSurface,
+  type BuilderThreadInput,
+  builderDeliveredSignal,
+  builderThreadWorkflowId,
+  builderTurnUpdate,
+} from '../../workflows/messages';
+import { createBuilderOverview } from './overview';
+
+export const NO_LLM_TEXT =
+  'The builder needs an LLM to talk: the platform has none configured (OPENAI_API_KEY). Nothing was changed. ' +
+  'The agents and incidents tools work without one.';
+
+/** The 13th builder message of a minute (spec, Limits): nothing was changed; try again in `retryAfter` seconds. */
+export class BuilderRateLimited extends Error {
+  constructor(readonly retryAfter: number) {
+    super(
+      `Too many builder messages in this workspace this minute: nothing was changed. Try again in ${retryAfter} s.`,
+    );
+    this.name = 'BuilderRateLimited';
+  }
+}
+
+export interface BuilderAnswer {
+  /** The reply as the caller reads it: results of turns it missed first, then this one, secrets shown once. */
+  text: string;
+  reply: BuilderReply;
+  late: BuilderReply[];
+  /** Tell the thread these were written to the caller (`acknowledge`), so they are not repeated. */
+  turnIds: string[];
+}
+
+export interface BuilderServiceDeps {
+  db: Db;
+  temporal: Temporal;
+  secrets: SecretBox;
+  /** Whether an LLM is configured (without one, `converse` says so and starts nothing). */
+  llmConfigured: boolean;
+  /** A call queued behind a running turn of its thread answers "busy" after this long. */
+  queueWaitMs?: number;
+}
+
+/**
+ * The builder (spec, Builder over MCP): every surface — the MCP tool `constructor`, `POST /v1/dashboard/builder`, the
+ * dashboard's panel — talks to it here. Each builder conversation is a builderThread workflow; the read-only views
+ * (`agents`, `incidents`) are SQL over the read model.
+ */
+export function createBuilderService(deps: BuilderServiceDeps) {
+  const overview = createBuilderOverview({ db: deps.db });
+  const queueWaitMs = deps.queueWaitMs ?? LIMITS.builder.queueWaitSeconds * 1000;
+
+  function thread(workspaceId: string, surface: BuilderSurface, thread: string | null): BuilderThreadInput {
+    return { workspaceId, surface, thread };
+  }
+
+  return {
+    overview,
+
+    /**
+     * Counts a request in the workspace's builder budget: `messages` (12 a minute) or `reads` (handshakes, tool
+     * lists, `agents`, `incidents`: 120). Over it: BuilderRateLimited with the seconds to wait.
+     */
+    async countRequest(workspaceId: string, kind: 'messages' | 'reads'): Promise<void> {
+      const limit = kind === 'messages' ? LIMITS.builder.messagesPerMinute : LIMITS.builder.readsPerMinute;
+      const [window] = await countInWindows(deps.db, [`builder-${kind}|${workspaceId}`]);
+      if (window.count > limit) throw new BuilderRateLimited(Math.max(1, window.reset));
+    },
+
+    /**
+     * One message to the builder: a turn of the conversation's workflow (started on first use). Waits for the turn;
+     * the caller writes the answer and then calls `acknowledge` with its `turnIds`. A resent call with the same
+     * `turnId` is the same turn (Temporal runs an update once).
+     */
+    async converse(input: {
+      workspaceId: string;
+      principal: BuilderPrincipal;
+      surface: BuilderSurface;
+      thread: string | null;
+      message: string;
+      turnId?: string;
+    }): Promise<BuilderAnswer> {
+      const turnId = input.turnId ?? `bt_${randomUUID()}`;
+      if (!deps.llmConfigured) {
+        const reply = { turnId, text: NO_LLM_TEXT, at: Date.now() };
+        return { text: NO_LLM_TEXT, reply, late: [], turnIds: [] };
+      }
+      const args = thread(input.workspaceId, input.surface, input.thread);
+      const workflowId = builderThreadWorkflowId(args);
+      const now = Date.now();
+      const result = await resendUnprocessedUpdate(() =>
+        deps.temporal.client.workflow.executeUpdateWithStart(builderTurnUpdate, {
+          args: [{ turnId, message: input.message, principal: input.principal, waitUntil: now + queueWaitMs, at: now }],
+          updateId: turnId,
+          startWorkflowOperation: new WithStartWorkflowOperation(builderThreadWorkflow, {
+            workflowId,
+            taskQueue: deps.temporal.taskQueue,
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            args: [args],
+            searchAttributes: { WorkspaceId: [input.workspaceId] },
+          }),
+        }),
+      );
+      const shown = [...result.late, result.reply].map((r) => this.render(r));
+      const text =
+        result.late.length === 0
+          ? shown[0]
+          : `${shown
+              .slice(0, -1)
+              .map((t, i) => `Result of your earlier message (${new Date(result.late[i].at).toISOString()}):\n${t}`)
+              .join('\n\n')}\n\nNow, to this message:\n${shown.at(-1)}`;
+      return {
+        text,
+        reply: result.reply,
+        late: result.late,
+        turnIds: [...result.late.map((r) => r.turnId), ...(result.reply.busy ? [] : [result.reply.turnId])],
+      };
+    },
+
+    /** A reply as its reader sees it: the text, then the secrets shown once (opened only here, never stored open). */
+    render(reply: BuilderReply): string {
+      const secrets = (reply.sealedSecrets ?? []).map((s) => deps.secrets.open(s));
+      return secrets.length ? `${reply.text}\n\n${secrets.join('\n')}` : reply.text;
+    },
+
+    /** The caller received these turns' results: they are not put before the next response. */
+    async acknowledge(
+      conversation: { workspaceId: string; surface: BuilderSurface; thread: string | null },
+      turnIds: string[],
+    ): Promise<void> {
+      if (turnIds.length === 0) return;
+      const workflowId = builderThreadWorkflowId(
+        thread(conversation.workspaceId, conversation.surface, conversation.thread),
+      );
+      await deps.temporal.client.workflow.getHandle(workflowId).signal(builderDeliveredSignal, { turnIds });
+    },
+
+    /** A new workspace builder key asked of the builder by a signed-in person: earlier keys keep working (rule 5). */
+    async issueBuilderKey(workspaceId: string): Promise<string> {
+      const { key } = await insertApiKey(deps.db, { workspaceId, botId: null, kind: 'builder', issuedVia: 'builder' });
+      return key;
+    },
+
+    /** Revokes every builder key of the workspace, the asking one included (rule 5: asking to revoke revokes all). */
+    async revokeBuilderKeys(workspaceId: string): Promise<number> {
+      const res = await deps.db.query(
+        `UPDATE api_keys SET revoked_at = now() WHERE workspace_id = $1 AND kind = 'builder' AND revoked_at IS NULL`,
+        [workspaceId],
+      );
+      return res.rowCount ?? 0;
+    },
+
+    /** A source of the bot whose text is exactly this one (the builder does not add a text twice). */
+    async findIdenticalKnowledge(botId: string, text: string): Promise<string | null> {
+      const res = await deps.db.query<{ source_id: string }>(
+        `SELECT source_id FROM knowledge_sources WHERE bot_id = $1 AND md5(text) = md5($2) AND text = $2 LIMIT 1`,
+        [botId, text],
+      );
+      return res.rows[0]?.source_id ?? null;
+    },
+  };
+}
+
+export type BuilderService = ReturnType<typeof createBuilderService>;

@@ -1,0 +1,362 @@
+import { z } from 'zod';
+import { ApiError } from '../errors';
+import { LIMITS } from '../limits';
+import { ActionCreate } from '../schemas/actions';
+import { BotPatch } from '../schemas/dashboard';
+import { KnowledgeWriteRequest } from '../schemas/knowledge';
+import { ScrapeRequest } from '../schemas/scan';
+import { TriggerCreate, TriggerPatch } from '../schemas/triggers';
+import type { SecretBox } from '../secret-box';
+import type { ActionService } from '../actions/service';
+import type { BotService } from '../bots/service';
+import type { KnowledgeService } from '../knowledge/service';
+import type { RunService } from '../runs/service';
+import type { ScanService } from '../scans/service';
+import type { TriggerService } from '../triggers/service';
+import type { BuilderActOutcome, BuilderPrincipal } from '../../workflows/messages';
+
+/**
+ * The builder's tools (spec, Builder over MCP): each is a service function — the same code path as the HTTP API —
+ * with its arguments validated by the contract's own schemas. What a tool may do is decided here, not in the prompt:
+ * - `read`: reads only; `now`: applied at once; `consent`: visible to customers at once, irreversible or landing in
+ *   another system, so it is asked first and applied only after the owner's `yes` (behaviour 2).
+ * - what the builder never does (rules 6 and 7: invitations, handovers, payments, the account, the team, deleting
+ *   agents, reissuing their keys, answering customers, approving actions) has no tool at all, so the model is never
+ *   offered it; issuing a builder key exists for a signed-in person only (rule 7: a key cannot issue another).
+ */
+export interface BuilderPorts {
+  /** The services the tools are (the same code paths as the HTTP API). */
+  services: {
+    bots: BotService;
+    knowledge: KnowledgeService;
+    scans: ScanService;
+    triggers: TriggerService;
+    actions: ActionService;
+    runs: RunService;
+  };
+  /** The read-only views of the MCP tools `agents` and `incidents` (lib/builder/overview.ts). */
+  overview: {
+    agents(workspaceId: string, markedBotId: string | null): Promise<unknown>;
+    incidents(workspaceId: string, agentId: string): Promise<unknown>;
+  };
+  keys: {
+    /** A new workspace builder key; earlier ones keep working (rule 5: issued by asking the builder). */
+    issueBuilderKey(workspaceId: string): Promise<string>;
+    /** Revokes every builder key of the workspace (rule 5: asking to revoke revokes all). */
+    revokeBuilderKeys(workspaceId: string): Promise<number>;
+  };
+  /** The id of a source of this bot whose text is exactly this one, if any. */
+  findIdenticalKnowledge(botId: string, text: string): Promise<string | null>;
+  secrets: SecretBox;
+  /** Where incoming trigger webhooks are reached from outside. */
+  publicBaseUrl: string;
+  log: { warn(obj: object, msg: string): void };
+}
+
+type Effect = 'read' | 'now' | 'consent';
+
+interface ToolContext {
+  workspaceId: string;
+  principal: BuilderPrincipal;
+  ports: BuilderPorts;
+}
+
+interface ToolResult {
+  content: string;
+  changed?: boolean;
+  showOnce?: string[];
+}
+
+interface ToolSpec<S extends z.ZodType> {
+  description: string;
+  args: S;
+  /** Fixed, or decided by the arguments (a webhook trigger is made at once, a schedule is asked first). */
+  effect: Effect | ((args: z.output<S>) => Effect);
+  /** Who may be offered the tool (default: anyone who may use the builder). */
+  onlyFor?: BuilderPrincipal['kind'];
+  /** The line in square brackets when the tool needs consent. */
+  summary?: (args: z.output<S>, agentName: string) => string;
+  run(ctx: ToolContext, args: z.output<S>): Promise<ToolResult>;
+}
+
+const AgentId = z.string().min(1).max(64).describe('The agent (bot) id, from list_agents');
+const TriggerId = z.string().min(1).max(64).describe('The trigger id, from list_triggers');
+const onAgent = <T extends z.ZodRawShape>(shape: T) => z.object({ agent_id: AgentId, ...shape });
+
+function tool<S extends z.ZodType>(spec: ToolSpec<S>): ToolSpec<S> {
+  return spec;
+}
+
+const json = (v: unknown) => JSON.stringify(v);
+
+/** The agent, if it is in this workspace (404 otherwise, like every surface). */
+async function agent(ctx: ToolContext, botId: string) {
+  await ctx.ports.services.bots.findInWorkspace(ctx.workspaceId, botId);
+  return ctx.ports.services.bots.get(botId);
+}
+
+export const BUILDER_TOOLS = {
+  list_agents: tool({
+    description: 'Lists the agents of the workspace with their knowledge and channel counts.',
+    args: z.object({}),
+    effect: 'read',
+    run: async (ctx) => ({
+      content: json(await ctx.ports.overview.agents(ctx.workspaceId, markedBot(ctx.principal))),
+    }),
+  }),
+  get_agent: tool({
+    description: "Reads an agent's settings: name, instructions, model, handoff and its webhook address.",
+    args: onAgent({}),
+    effect: 'read',
+    run: async (ctx, a) => {
+      const { public_key: _pk, ...settings } = await agent(ctx, a.agent_id);
+      return { content: json(settings) };
+    },
+  }),
+  update_agent: tool({
+    description:
+      "Changes an agent's name, instructions, model or whether conversations can be handed to a person. " +
+      'Customers see these at once, so the owner is asked first.',
+    args: onAgent({ changes: BotPatch.omit({ handoff_webhook_url: true }) }),
+    effect: 'consent',
+    summary: (a, name) => `change ${Object.keys(a.changes).join(', ') || 'nothing'} of agent "${name}"`,
+    run: async (ctx, a) => {
+      await agent(ctx, a.agent_id);
+      const bot = await ctx.ports.services.bots.update(a.agent_id, a.changes);
+      const { public_key: _pk, ...settings } = bot;
+      return { content: `Updated. The agent now reads: ${json(settings)}`, changed: true };
+    },
+  }),
+  set_handoff_webhook: tool({
+    description:
+      'Sets (or with null removes) the address that receives the handoff webhooks (escalated, visitor_message, resolved).',
+    args: onAgent({ url: BotPatch.shape.handoff_webhook_url.unwrap() }),
+    effect: 'consent',
+    summary: (a, name) =>
+      a.url ? `send agent "${name}"'s handoff webhooks to ${a.url}` : `stop agent "${name}"'s handoff webhooks`,
+    run: async (ctx, a) => {
+      await agent(ctx, a.agent_id);
+      const bot = await ctx.ports.services.bots.update(a.agent_id, { handoff_webhook_url: a.url ?? null });
+      return { content: `Handoff webhook address is now ${bot.handoff_webhook_url ?? 'not set'}.`, changed: true };
+    },
+  }),
+  add_knowledge: tool({
+    description: "Adds a text to an agent's knowledge base (searchable at once). An identical text is not added twice.",
+    args: onAgent(KnowledgeWriteRequest.pick({ title: true, text: true }).shape),
+    effect: 'now',
+    run: async (ctx, a) => {
+      await agent(ctx, a.agent_id);
+      const existing = await ctx.ports.findIdenticalKnowledge(a.agent_id, a.text);
+      if (existing) return { content: `Not added: a source with exactly this text exists already (${existing}).` };
+      const r = await ctx.ports.services.knowledge.write(a.agent_id, { title: a.title, text: a.text });
+      return { content: `Added to the knowledge base as source ${r.source_id}.`, changed: true };
+    },
+  }),
+  start_site_scan: tool({
+    description: 'Reads a website into the knowledge base (one scan per agent at a time), optionally re-reading it.',
+    args: onAgent({ scan: ScrapeRequest }),
+    effect: 'now',
+    run: async (ctx, a) => {
+      await agent(ctx, a.agent_id);
+      const r = await ctx.ports.services.scans.start(
+        { botId: a.agent_id, workspaceId: ctx.workspaceId },
+        a.scan,
+        ctx.ports.log,
+      );
+      return { content: `Scan started: ${json(r)}`, changed: true };
+    },
+  }),
+  list_triggers: tool({
+    description: "Lists an agent's triggers (webhook, schedule, poll, manual) with their state.",
+    args: onAgent({}),
+    effect: 'read',
+    run: async (ctx, a) => {
+      await agent(ctx, a.agent_id);
+      return { content: json(await ctx.ports.services.triggers.list(a.agent_id, ctx.ports.publicBaseUrl)) };
+    },
+  }),
+  create_trigger: tool({
+    description:
+      'Creates a trigger that wakes the agent: webhook (signed incoming calls), manual, schedule (cron or interval) ' +
+      "or poll (watches an address). A webhook trigger's address and secret are shown to the owner once.",
+    args: onAgent({ trigger: TriggerCreate }),
+    // Webhook and manual triggers do nothing until someone calls them; schedules and polls start running (and
+    // spending credits, or calling another system) on their own.
+    effect: (a) => (a.trigger.kind === 'webhook' || a.trigger.kind === 'manual' ? 'now' : 'consent'),
+    summary: (a, name) =>
+      `create a ${a.trigger.kind} trigger for agent "${name}"` +
+      (a.trigger.schedule?.cron ? ` (cron ${a.trigger.schedule.cron})` : '') +
+      (a.trigger.schedule?.every_seconds ? ` (every ${a.trigger.schedule.every_seconds} s)` : '') +
+      (a.trigger.poll ? ` (polling ${a.trigger.poll.url})` : ''),
+    run: async (ctx, a) => {
+      const bot = await ctx.ports.services.bots.findInWorkspace(ctx.workspaceId, a.agent_id);
+      const { secret, ...view } = await ctx.ports.services.triggers.create(bot, a.trigger, ctx.ports.publicBaseUrl);
+      return {
+        content: `Created trigger ${view.id}: ${json(view)}${secret ? ' Its secret is shown to the owner once, below your answer.' : ''}`,
+        changed: true,
+        ...(secret
+          ? { showOnce: [ctx.ports.secrets.seal(`Secret of trigger ${view.id} (shown once): ${secret}`)] }
+          : {}),
+      };
+    },
+  }),
+  update_trigger: tool({
+    description: "Changes a trigger's name, task, mode, schedule or polled address.",
+    args: onAgent({ trigger_id: TriggerId, changes: TriggerPatch }),
+    effect: 'consent',
+    summary: (a, name) => `change ${Object.keys(a.changes).join(', ')} of trigger ${a.trigger_id} of agent "${name}"`,
+    run: async (ctx, a) => {
+      await agent(ctx, a.agent_id);
+      const t = await ctx.ports.services.triggers.update(a.agent_id, a.trigger_id, a.changes, ctx.ports.publicBaseUrl);
+      return { content: `Updated: ${json(t)}`, changed: true };
+    },
+  }),
+  enable_trigger: tool({
+    description: 'Turns a trigger on again (also one paused after failed runs): it starts waking the agent.',
+    args: onAgent({ trigger_id: TriggerId }),
+    effect: 'consent',
+    summary: (a, name) => `turn on trigger ${a.trigger_id} of agent "${name}"`,
+    run: async (ctx, a) => {
+      await agent(ctx, a.agent_id);
+      const t = await ctx.ports.services.triggers.setEnabled(a.agent_id, a.trigger_id, true, ctx.ports.publicBaseUrl);
+      return { content: `Trigger ${t.id} is on.`, changed: true };
+    },
+  }),
+  disable_trigger: tool({
+    description: 'Turns a trigger off: it stops waking the agent until turned on again.',
+    args: onAgent({ trigger_id: TriggerId }),
+    effect: 'now',
+    run: async (ctx, a) => {
+      await agent(ctx, a.agent_id);
+      const t = await ctx.ports.services.triggers.setEnabled(a.agent_id, a.trigger_id, false, ctx.ports.publicBaseUrl);
+      return { content: `Trigger ${t.id} is off.`, changed: true };
+    },
+  }),
+  add_http_action: tool({
+    description: 'Gives the agent an HTTP action (a tool it may call on another system during conversations and runs).',
+    args: onAgent({ action: ActionCreate }),
+    effect: 'consent',
+    summary: (a, name) => `let agent "${name}" call ${a.action.method} ${a.action.url} as action "${a.action.name}"`,
+    run: async (ctx, a) => {
+      await agent(ctx, a.agent_id);
+      const action = await ctx.ports.services.actions.create(a.agent_id, a.action);
+      return { content: `Action ${action.id} ("${action.name}") added.`, changed: true };
+    },
+  }),
+  read_runs: tool({
+    description: "Reads an agent's run log (every wake-up, newest first).",
+    args: onAgent({ limit: z.number().int().min(1).max(50).default(10) }),
+    effect: 'read',
+    run: async (ctx, a) => {
+      await agent(ctx, a.agent_id);
+      return { content: json(await ctx.ports.services.runs.list(a.agent_id, { limit: a.limit })) };
+    },
+  }),
+  read_incidents: tool({
+    description: 'What is broken in an agent, with how to fix it.',
+    args: onAgent({}),
+    effect: 'read',
+    run: async (ctx, a) => ({ content: json(await ctx.ports.overview.incidents(ctx.workspaceId, a.agent_id)) }),
+  }),
+  issue_builder_key: tool({
+    description:
+      'Issues a new builder key for connecting a program (MCP client) to this workspace; earlier keys keep working.',
+    args: z.object({}),
+    effect: 'now',
+    onlyFor: 'session',
+    run: async (ctx) => {
+      const key = await ctx.ports.keys.issueBuilderKey(ctx.workspaceId);
+      return {
+        content: 'A new builder key was issued; it is shown to the owner once, below your answer.',
+        changed: true,
+        showOnce: [ctx.ports.secrets.seal(`New builder key (shown once): ${key}`)],
+      };
+    },
+  }),
+  revoke_builder_keys: tool({
+    description: 'Revokes every builder key of the workspace (including the one in use): connected programs stop.',
+    args: z.object({}),
+    effect: 'consent',
+    summary: () => 'revoke every builder key of this workspace (connected programs stop working at once)',
+    run: async (ctx) => {
+      const n = await ctx.ports.keys.revokeBuilderKeys(ctx.workspaceId);
+      return { content: `Revoked ${n} builder key${n === 1 ? '' : 's'}.`, changed: true };
+    },
+  }),
+} satisfies Record<string, ToolSpec<any>>;
+
+export type BuilderToolName = keyof typeof BUILDER_TOOLS;
+
+function markedBot(principal: BuilderPrincipal): string | null {
+  return principal.kind === 'builder_key' ? principal.botId : null;
+}
+
+function offered(principal: BuilderPrincipal): [BuilderToolName, ToolSpec<any>][] {
+  return (Object.entries(BUILDER_TOOLS) as [BuilderToolName, ToolSpec<any>][]).filter(
+    ([, spec]) => !spec.onlyFor || spec.onlyFor === principal.kind,
+  );
+}
+
+/** The tools the model is offered for this principal, in the OpenAI function-calling shape. */
+export function builderToolDefinitions(principal: BuilderPrincipal) {
+  return offered(principal).map(([name, spec]) => ({
+    type: 'function' as const,
+    function: {
+      name,
+      description: spec.description,
+      parameters: z.toJSONSchema(spec.args, { io: 'input', unrepresentable: 'any', target: 'draft-7' }) as Record<
+        string,
+        unknown
+      >,
+    },
+  }));
+}
+
+/**
+ * Runs one tool call for the model: refuses a tool that is not offered to this principal, validates the arguments
+ * with the contract's schema, and asks for consent instead of acting when the tool needs it and the owner has not
+ * said yes to exactly this call. Refusals by the services (not found, conflicts, bad input) are results for the model,
+ * not failures: the builder tells the owner.
+ */
+export async function runBuilderTool(
+  ports: BuilderPorts,
+  input: { workspaceId: string; principal: BuilderPrincipal; name: string; arguments: string; consented: boolean },
+): Promise<BuilderActOutcome> {
+  const spec = offered(input.principal).find(([name]) => name === input.name)?.[1];
+  if (!spec) return { content: `Not available: there is no tool "${input.name}" for this connection.` };
+  let raw: unknown;
+  try {
+    raw = input.arguments.trim() ? JSON.parse(input.arguments) : {};
+  } catch {
+    return { content: 'Not done: the arguments were not valid JSON.' };
+  }
+  const parsed = spec.args.safeParse(raw);
+  if (!parsed.success) {
+    const detail = parsed.error.issues
+      .slice(0, 5)
+      .map((i: z.core.$ZodIssue) => `${i.path.join('.') || '(arguments)'}: ${i.message}`)
+      .join('; ');
+    return { content: `Not done: invalid arguments (${detail}).` };
+  }
+  const args = parsed.data;
+  const ctx: ToolContext = { workspaceId: input.workspaceId, principal: input.principal, ports };
+  try {
+    const effect = typeof spec.effect === 'function' ? spec.effect(args) : spec.effect;
+    if (effect === 'consent' && !input.consented) {
+      const name =
+        'agent_id' in (args as object) ? (await agent(ctx, (args as { agent_id: string }).agent_id)).name : '';
+      return {
+        content: 'Needs consent.',
+        needsConsent: { summary: truncate(spec.summary?.(args, name) ?? input.name, LIMITS.builder.summaryChars) },
+      };
+    }
+    return await spec.run(ctx, args);
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) return { content: `Not done: ${err.message}` };
+    throw err;
+  }
+}
+
+function truncate(s: string, n: number): string {
+  return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
+}

@@ -1,0 +1,243 @@
+import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { BuilderActivities } from '../activities/builder';
+import { failureInfo } from './failures';
+import {
+  type BuilderMessage,
+  type BuilderPrincipal,
+  type BuilderReply,
+  type BuilderThreadInput,
+  type BuilderToolCall,
+  type BuilderTurnInput,
+  type BuilderTurnResult,
+  builderDeliveredSignal,
+  builderTurnUpdate,
+} from './messages';
+
+/** A turn has up to three minutes (spec, Limits: builder turn). */
+export const TURN_BUDGET_MS = 3 * 60_000;
+/** Model steps in one turn: each is a model call and the tool calls it asked for. */
+export const MAX_STEPS = 8;
+/** Messages of earlier turns the model sees (user and assistant texts). */
+export const HISTORY_MESSAGES = 40;
+/** A result finished this recently may still be on its way to its own caller: the next turn waits for its receipt. */
+export const RECEIPT_GRACE_MS = 3_000;
+/** Start afresh well before the history gets long (each turn is a handful of events per step). */
+export const TURNS_BEFORE_CONTINUE_AS_NEW = 100;
+/** A builder conversation untouched this long ends; its next message starts a new one. */
+export const IDLE_END_MS = 30 * 24 * 3600 * 1000;
+
+export const BUSY_TEXT =
+  'The builder is still working on the previous message of this conversation, so nothing was changed. ' +
+  'Send your message again in a moment.';
+
+/** Answers that apply what awaits confirmation; anything else declines it. */
+const CONSENT = /^\s*(yes|y|yes please|ok|okay|confirm|confirmed|go ahead|do it|apply it)\s*[.!]*\s*$/i;
+
+// The model's step: one LLM call. Heartbeats while it waits, so a worker that dies is noticed in seconds and the step
+// runs again elsewhere; the backend refusing the key or funds is not retried.
+const { thinkBuilderStep } = proxyActivities<BuilderActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: ['llm_unavailable'] },
+});
+// One tool call: a service function (SQL, a workflow start). Bounded, retried on infrastructure errors only.
+const { actBuilderTool } = proxyActivities<BuilderActivities>({
+  startToCloseTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
+});
+
+interface Pending {
+  call: BuilderToolCall;
+  summary: string;
+}
+
+interface Carried {
+  history: BuilderMessage[];
+  pending: Pending | null;
+  undelivered: BuilderReply[];
+}
+
+/**
+ * One builder conversation (spec, Builder over MCP, behaviour of `constructor`): its memory, what awaits the owner's
+ * consent, and the results its callers have not received yet. Turns run one after another; a call queued past its
+ * wait answers "busy" and changes nothing; a turn whose caller went still finishes, and its result leads the next
+ * response. Each turn is an agent loop of activities — a model step, then the tool calls it asked for — so a worker
+ * that dies mid-turn costs only the step in flight.
+ */
+export async function builderThreadWorkflow(input: BuilderThreadInput, carried?: Carried): Promise<void> {
+  let history: BuilderMessage[] = carried?.history ?? [];
+  let pending: Pending | null = carried?.pending ?? null;
+  let undelivered: BuilderReply[] = carried?.undelivered ?? [];
+  let turns = 0;
+  let running = false;
+  const queue: string[] = [];
+
+  setHandler(builderDeliveredSignal, ({ turnIds }) => {
+    undelivered = undelivered.filter((r) => !turnIds.includes(r.turnId));
+  });
+
+  setHandler(builderTurnUpdate, async (turn): Promise<BuilderTurnResult> => {
+    turns++;
+    queue.push(turn.turnId);
+    const inLine = await condition(
+      () => !running && queue[0] === turn.turnId,
+      Math.max(0, turn.waitUntil - Date.now()),
+    );
+    if (!inLine) {
+      queue.splice(queue.indexOf(turn.turnId), 1);
+      return { late: [], reply: { turnId: turn.turnId, text: BUSY_TEXT, busy: true, at: Date.now() } };
+    }
+    queue.shift();
+    running = true;
+    try {
+      // A result that has just finished is probably being written to its own caller: wait for that receipt briefly.
+      await condition(() => undelivered.every((r) => Date.now() - r.at >= RECEIPT_GRACE_MS), RECEIPT_GRACE_MS);
+      const late = [...undelivered];
+      const reply = await runTurn(turn);
+      undelivered.push(reply);
+      return { late, reply };
+    } finally {
+      running = false;
+    }
+  });
+
+  async function runTurn(turn: BuilderTurnInput): Promise<BuilderReply> {
+    const deadline = Date.now() + TURN_BUDGET_MS;
+    const base = { workspaceId: input.workspaceId, principal: turn.principal };
+    const asked = pending;
+    pending = null;
+
+    if (asked && CONSENT.test(turn.message)) {
+      // Consent applies exactly what was asked, without the model: nothing else can slip in.
+      const text = await applyConsented(base, asked);
+      remember(turn.message, text);
+      return { turnId: turn.turnId, text, at: Date.now() };
+    }
+
+    const user: BuilderMessage = { role: 'user', content: turn.message };
+    const steps: BuilderMessage[] = [];
+    const secrets: string[] = [];
+    let lastChange = '';
+    let text: string;
+    try {
+      for (let step = 0; ; step++) {
+        if (step >= MAX_STEPS || Date.now() > deadline) {
+          text = 'I stopped here: this took longer than one turn may. Everything listed above as done is done.';
+          break;
+        }
+        const thought = await thinkBuilderStep({
+          ...base,
+          screen: step === 0,
+          declined: asked && step === 0 ? asked.summary : undefined,
+          messages: [...history, user, ...steps],
+        });
+        if (thought.toolCalls.length === 0) {
+          text = thought.text;
+          break;
+        }
+        steps.push({
+          role: 'assistant',
+          content: thought.text || null,
+          tool_calls: thought.toolCalls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        });
+        for (const call of thought.toolCalls) {
+          const signature = `${call.name}\n${canonical(call.arguments)}`;
+          let content: string;
+          if (signature === lastChange) {
+            content = 'Not performed: the same change was just made in this turn.';
+          } else {
+            const outcome = await actBuilderTool({ ...base, call, consented: false });
+            content = outcome.content;
+            if (outcome.showOnce) secrets.push(...outcome.showOnce);
+            if (outcome.changed) lastChange = signature;
+            if (outcome.needsConsent) {
+              if (!pending) {
+                pending = { call, summary: outcome.needsConsent.summary };
+                content = `Not applied yet: ${outcome.needsConsent.summary} needs the owner's confirmation. It will be applied if they answer "yes". Tell them what will change.`;
+              } else {
+                content = 'Not applied: another change already awaits confirmation. Offer this one after it.';
+              }
+            }
+          }
+          steps.push({ role: 'tool', tool_call_id: call.id, content });
+        }
+      }
+    } catch (err) {
+      const info = failureInfo(err, { fallbackMessage: 'The builder could not finish this turn' });
+      text =
+        info.type === 'llm_unavailable'
+          ? `The builder's AI backend refused the request (${info.message}). Nothing more was changed; the owner needs to check the LLM key or funds.`
+          : `The builder could not finish this turn (${info.message}). Send the message again.`;
+    }
+    const awaiting = pending?.summary;
+    const reply = text + (awaiting ? `\n\n[Awaiting confirmation: ${awaiting}. Reply "yes" to apply it.]` : '');
+    remember(turn.message, reply);
+    return {
+      turnId: turn.turnId,
+      text: reply,
+      ...(awaiting ? { awaitingConfirmation: awaiting } : {}),
+      ...(secrets.length ? { sealedSecrets: secrets } : {}),
+      at: Date.now(),
+    };
+  }
+
+  async function applyConsented(
+    base: { workspaceId: string; principal: BuilderPrincipal },
+    asked: Pending,
+  ): Promise<string> {
+    try {
+      const outcome = await actBuilderTool({ ...base, call: asked.call, consented: true });
+      return `Done: ${asked.summary}.\n\n${outcome.content}`;
+    } catch (err) {
+      return `That could not be applied (${failureInfo(err).message}). Nothing was changed.`;
+    }
+  }
+
+  function remember(message: string, reply: string) {
+    history = [
+      ...history,
+      { role: 'user' as const, content: message },
+      { role: 'assistant' as const, content: reply },
+    ].slice(-HISTORY_MESSAGES);
+  }
+
+  // Live until the history gets long (then continue as new with the memory) or the conversation sits idle.
+  for (;;) {
+    const seen = turns;
+    await condition(() => turns >= TURNS_BEFORE_CONTINUE_AS_NEW, IDLE_END_MS);
+    if (turns >= TURNS_BEFORE_CONTINUE_AS_NEW) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof builderThreadWorkflow>(input, { history, pending, undelivered });
+    }
+    if (turns === seen) {
+      await condition(allHandlersFinished);
+      return;
+    }
+  }
+}
+
+/** Arguments compared by meaning, not spelling: key order and spacing do not make a call different. */
+function canonical(json: string): string {
+  try {
+    return JSON.stringify(sortKeys(JSON.parse(json)));
+  } catch {
+    return json.trim();
+  }
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(
+      Object.keys(v as Record<string, unknown>)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
+  }
+  return v;
+}
