@@ -90,10 +90,13 @@ export async function rotateKey(
     if (!bot.rows[0]) throw errors.notFound(`No bot with id ${botId}`);
     const workspaceId = bot.rows[0].workspace_id;
     if (kind === 'secret' || kind === 'builder') {
-      await tx.query(`UPDATE api_keys SET revoked_at = now() WHERE bot_id = $1 AND kind = $2 AND revoked_at IS NULL`, [
-        botId,
-        kind,
-      ]);
+      // Spec, Authentication rule 5: reissuing the builder key stops every earlier builder key of the workspace at
+      // once, the ones connected by pairing or issued by the builder included.
+      await tx.query(
+        `UPDATE api_keys SET revoked_at = now()
+          WHERE kind = $2 AND revoked_at IS NULL AND (bot_id = $1 OR ($2 = 'builder' AND workspace_id = $3))`,
+        [botId, kind, workspaceId],
+      );
       const { key } = await insertApiKey(tx, { workspaceId, botId, kind });
       return { key, fingerprint: fingerprint(key) };
     }

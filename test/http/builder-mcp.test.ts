@@ -3,7 +3,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { stackInfo } from '../support/stack-info';
 import { pauseTriggerForFailures } from '../../lib/triggers/store';
-import { insertApiKey } from '../../lib/bots/service';
+import { insertApiKey, rotateKey } from '../../lib/bots/service';
+import { createSecretBox } from '../../lib/secret-box';
 import { fakeRequests, http, newBot, ownerSession, rawRequest, testDb, waitUntil } from '../support/helpers';
 
 /**
@@ -521,5 +522,34 @@ describe('POST /v1/dashboard/builder', () => {
     expect(wrong.body.code).toBe('wrong_key_type');
     const empty = await http('/v1/dashboard/builder', { key: bot.keys.builder_key, body: { message: '  ' } });
     expect(empty.status).toBe(400);
+  });
+});
+
+describe('builder keys (rule 5)', () => {
+  it('reissuing the builder key stops every earlier builder key of the workspace; other workspaces keep theirs', async () => {
+    const bot = await newBot();
+    const other = await newBot();
+    const { key: paired } = await insertApiKey(testDb(), {
+      workspaceId: bot.workspace_id,
+      botId: null,
+      kind: 'builder',
+      issuedVia: 'pairing',
+    });
+    const list = (key: string) =>
+      http('/v1/api/mcp', {
+        headers: {
+          Authorization: `Bearer ${key}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'MCP-Protocol-Version': '2025-11-25',
+        },
+        rawBody: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+    expect((await list(paired)).status).toBe(200);
+    const fresh = await rotateKey(testDb(), createSecretBox(stackInfo().secretEncryptionKey), bot.bot_id, 'builder');
+    for (const old of [bot.keys.builder_key, paired])
+      expect((await list(old)).body).toMatchObject({ code: 'invalid_key' });
+    expect((await list(fresh.key)).status).toBe(200);
+    expect((await list(other.keys.builder_key)).status).toBe(200);
   });
 });
