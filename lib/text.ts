@@ -19,3 +19,10 @@ export function unstorableReason(text: string): string | null {
 export function storableText(text: string): string {
   return text.replace(/\u0000/g, '').replace(LONE_SURROGATES, '\uFFFD');
 }
+
+/**
+ * "Not blank", spelled so that JavaScript and the contract's readers agree: a character that is whitespace to neither
+ * JavaScript's `trim` nor Python's `\s` (schemathesis generates from this pattern). `\s` alone differs between the two
+ * (U+FEFF is space to JavaScript only, U+001C–U+001F to Python only), so the union is excluded explicitly.
+ */
+export const NOT_BLANK = /[^\s\u001c-\u001f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;

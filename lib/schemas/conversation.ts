@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NOT_BLANK } from '../text';
 import { LIMITS } from '../limits';
 
 // Limits from the spec's Limits table (lib/limits.ts): validation and the OpenAPI document both read them.
@@ -16,6 +17,7 @@ export const ChatRequest = z
     session_id: SessionId.optional(),
     message: z
       .string({ error: 'is required' })
+      .regex(NOT_BLANK, 'must not be empty')
       .trim()
       .min(1, 'must not be empty')
       .max(MAX_MESSAGE_CHARS, `must be at most ${MAX_MESSAGE_CHARS} characters`),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NOT_BLANK } from '../text';
 import { LIMITS } from '../limits';
 
 const MAX_SOURCE_ID_CHARS = LIMITS.sourceIdChars;
@@ -28,7 +29,7 @@ export const KnowledgeWriteRequest = z
     text: z
       .string({ error: 'is required' })
       .min(1, 'must not be empty')
-      .regex(/\S/, 'must not be empty')
+      .regex(NOT_BLANK, 'must not be empty')
       .describe('The knowledge itself, plain text. The whole request body may be up to 5 MiB.'),
   })
   .meta({ id: 'KnowledgeWriteRequest' });
