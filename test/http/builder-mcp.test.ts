@@ -553,3 +553,101 @@ describe('builder keys (rule 5)', () => {
     expect((await list(other.keys.builder_key)).status).toBe(200);
   });
 });
+
+describe('the builder reaches every capability through the services', () => {
+  it('scans, triggers, webhook, actions, run log and key revocation: at once or after "yes", as classified', async () => {
+    const bot = await newBot({ botName: 'Everything' });
+    const client = await connect(bot.keys.builder_key, 'auto');
+    const one = async (rows: string, params: unknown[] = [bot.bot_id]) => (await testDb().query(rows, params)).rows;
+    try {
+      // At once: a manual trigger, a site scan, reading the run log and the agent.
+      const marker = await script([
+        {
+          toolCalls: [
+            call('create_trigger', { agent_id: bot.bot_id, trigger: { kind: 'manual', task: 'Digest' } }),
+            call('start_site_scan', { agent_id: bot.bot_id, scan: { url: 'http://127.0.0.1:9/', refresh_days: 0 } }),
+            call('read_runs', { agent_id: bot.bot_id }),
+            call('get_agent', { agent_id: bot.bot_id }),
+          ],
+        },
+        { text: 'Trigger made, scan started.' },
+      ]);
+      const first = await constructor(client, `${marker} set things up`, `all-${randomUUID()}`);
+      expect(textOf(first)).not.toContain('[Awaiting confirmation');
+      const [trigger] = await one(`SELECT id, enabled FROM triggers WHERE bot_id = $1`);
+      expect(trigger.enabled).toBe(true);
+      expect(await one(`SELECT 1 FROM site_scans WHERE bot_id = $1`)).toHaveLength(1);
+      const toolAnswers = async (m: string) =>
+        (
+          (await fakeRequests(m.slice('[[fake:script:'.length, -2))).at(-1)!.body.messages as {
+            role: string;
+            content: string;
+          }[]
+        )
+          .filter((x) => x.role === 'tool')
+          .map((x) => x.content);
+      const answers = await toolAnswers(marker);
+      expect(answers[2]).toContain('"runs"');
+      expect(answers[3]).toContain('"name":"Everything"');
+
+      // Turning a trigger off is at once; each of the others waits for "yes", then is applied exactly.
+      const consented: [string, Record<string, unknown>, () => Promise<void>][] = [
+        ['disable_trigger', { agent_id: bot.bot_id, trigger_id: trigger.id }, async () => undefined],
+        [
+          'enable_trigger',
+          { agent_id: bot.bot_id, trigger_id: trigger.id },
+          async () => expect((await one(`SELECT enabled FROM triggers WHERE bot_id = $1`))[0].enabled).toBe(true),
+        ],
+        [
+          'update_trigger',
+          { agent_id: bot.bot_id, trigger_id: trigger.id, changes: { task: 'Weekly digest' } },
+          async () => expect((await one(`SELECT task FROM triggers WHERE bot_id = $1`))[0].task).toBe('Weekly digest'),
+        ],
+        [
+          'set_handoff_webhook',
+          { agent_id: bot.bot_id, url: 'https://hooks.example.com/handoff' },
+          async () =>
+            expect((await one(`SELECT handoff_webhook_url FROM bots WHERE id = $1`))[0].handoff_webhook_url).toBe(
+              'https://hooks.example.com/handoff',
+            ),
+        ],
+        [
+          'add_http_action',
+          {
+            agent_id: bot.bot_id,
+            action: { name: 'lookup_order', description: 'Finds an order', url: 'https://shop.example.com/orders' },
+          },
+          async () =>
+            expect(await one(`SELECT name FROM bot_actions WHERE bot_id = $1`)).toEqual([{ name: 'lookup_order' }]),
+        ],
+      ];
+      for (const [name, args, applied] of consented) {
+        const m = await script([{ toolCalls: [call(name, args)] }, { text: `About ${name}.` }]);
+        const thread = `${name}-${randomUUID()}`;
+        const asked = await constructor(client, `${m} please ${name}`, thread);
+        if (name === 'disable_trigger') {
+          expect(textOf(asked)).not.toContain('[Awaiting confirmation');
+          expect((await one(`SELECT enabled FROM triggers WHERE bot_id = $1`))[0].enabled).toBe(false);
+          continue;
+        }
+        expect(textOf(asked)).toMatch(/\[Awaiting confirmation: .+\]$/);
+        await constructor(client, 'yes', thread);
+        await applied();
+      }
+
+      // Revoking builder keys is irreversible: asked first; after "yes" this very key stops working.
+      const m = await script([
+        { toolCalls: [call('revoke_builder_keys', {})] },
+        { text: 'This disconnects every program.' },
+      ]);
+      const thread = `revoke-${randomUUID()}`;
+      const asked = await constructor(client, `${m} cut every program off`, thread);
+      expect(textOf(asked)).toMatch(/\[Awaiting confirmation: revoke every builder key/);
+      const done = await constructor(client, 'yes', thread);
+      expect(textOf(done)).toContain('Revoked 1 builder key');
+      await expect(client.listTools()).rejects.toThrow();
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  });
+});
