@@ -42,6 +42,8 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
   keyHeader?: 'x-bot-key' | 'authorization';
   /** Requires a dashboard user session (cookie). */
   session?: boolean;
+  /** Writes from pages of other sites are refused, as on the cookie surfaces (a key a page got hold of is no pass). */
+  sameOrigin?: boolean;
   /** Not part of the stable public contract (the dashboard surface). */
   unstable?: boolean;
   /**
@@ -177,7 +179,7 @@ export function mountRoutes(
     const chain: AppMiddleware[] = [];
     if (def.deprecated) chain.push(deprecationHeaders(def.deprecated));
     // Cookie surfaces (the dashboard, accounts): writes only from our own pages.
-    if (def.session || def.path.startsWith('/v1/auth/')) chain.push(writesFromOurPages);
+    if (def.session || def.sameOrigin || def.path.startsWith('/v1/auth/')) chain.push(writesFromOurPages);
     // DESIGN.md, A chat turn: auth → rate limit → body limit → zod → idempotency → handler.
     // With a key, the key check and the rate window are one round trip (requireKey counts it).
     if (def.keys)

@@ -99,8 +99,6 @@ export function buildActivityDeps(
     builder: {
       services,
       overview: services.builder.overview,
-      keys: services.builder,
-      findIdenticalKnowledge: (botId, text) => services.builder.findIdenticalKnowledge(botId, text),
       secrets,
       publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`,
       log: { warn: (obj, msg) => warn(msg, obj as Record<string, unknown>) },

@@ -219,18 +219,6 @@ function acknowledgeWhenWritten(
   });
 }
 
-/** Our own origins: a browser page of another site may not drive the builder with a key it got hold of. */
-function refuseOtherSites(ctx: AppContext, deps: AppDeps): void {
-  const origin = ctx.get('Origin');
-  if (!origin) return;
-  const ours = [deps.config.PUBLIC_BASE_URL, deps.config.DASHBOARD_URL, `${ctx.protocol}://${ctx.host}`]
-    .filter((u): u is string => Boolean(u))
-    .map((u) => new URL(u).origin);
-  if (!ours.includes(origin)) {
-    throw new ApiError('forbidden', 'Requests from pages of another site are not accepted by the MCP endpoint');
-  }
-}
-
 function builderPrincipal(ctx: AppContext): { workspaceId: string; principal: BuilderPrincipal } {
   const p = ctx.state.principal!;
   return { workspaceId: p.workspaceId, principal: { kind: 'builder_key', keyId: p.keyId, botId: p.botId } };
@@ -277,6 +265,7 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
         "site is 403. The builder's own limits are tool results with `isError: true` (with `Retry-After`), not 429.",
       keys: ['builder'],
       keyHeader: 'authorization',
+      sameOrigin: true,
       rawBody: true,
       headers: [
         {
@@ -301,7 +290,6 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
         'internal_error',
       ],
       handler: async (ctx) => {
-        refuseOtherSites(ctx, deps);
         const { workspaceId, principal } = builderPrincipal(ctx);
         const raw = ctx.state.rawBody ?? Buffer.alloc(0);
         let message: { method?: unknown } | undefined;

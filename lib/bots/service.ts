@@ -170,6 +170,21 @@ export function createBotService(deps: { db: Db; secrets: SecretBox }) {
     },
 
     /** Issues a new key of one kind; the previous one stops working at once. The full value is in this answer only. */
+    /** A new workspace builder key asked of the builder by a signed-in person: earlier keys keep working (rule 5). */
+    async issueBuilderKey(workspaceId: string): Promise<string> {
+      const { key } = await insertApiKey(deps.db, { workspaceId, botId: null, kind: 'builder', issuedVia: 'builder' });
+      return key;
+    },
+
+    /** Revokes every builder key of the workspace, the asking one included (rule 5: asking to revoke revokes all). */
+    async revokeBuilderKeys(workspaceId: string): Promise<number> {
+      const res = await deps.db.query(
+        `UPDATE api_keys SET revoked_at = now() WHERE workspace_id = $1 AND kind = 'builder' AND revoked_at IS NULL`,
+        [workspaceId],
+      );
+      return res.rowCount ?? 0;
+    },
+
     rotateKey(botId: string, kind: RotatableKind): Promise<{ key: string; fingerprint: string }> {
       return rotateKey(deps.db, deps.secrets, botId, kind);
     },

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation } from '@temporalio/client';
-import { insertApiKey } from '../bots/service';
 import type { Db } from '../db';
 import { LIMITS } from '../limits';
 import { countInWindows } from '../rate-windows';
@@ -143,30 +142,6 @@ export function createBuilderService(deps: BuilderServiceDeps) {
         thread(conversation.workspaceId, conversation.surface, conversation.thread),
       );
       await deps.temporal.client.workflow.getHandle(workflowId).signal(builderDeliveredSignal, { turnIds });
-    },
-
-    /** A new workspace builder key asked of the builder by a signed-in person: earlier keys keep working (rule 5). */
-    async issueBuilderKey(workspaceId: string): Promise<string> {
-      const { key } = await insertApiKey(deps.db, { workspaceId, botId: null, kind: 'builder', issuedVia: 'builder' });
-      return key;
-    },
-
-    /** Revokes every builder key of the workspace, the asking one included (rule 5: asking to revoke revokes all). */
-    async revokeBuilderKeys(workspaceId: string): Promise<number> {
-      const res = await deps.db.query(
-        `UPDATE api_keys SET revoked_at = now() WHERE workspace_id = $1 AND kind = 'builder' AND revoked_at IS NULL`,
-        [workspaceId],
-      );
-      return res.rowCount ?? 0;
-    },
-
-    /** A source of the bot whose text is exactly this one (the builder does not add a text twice). */
-    async findIdenticalKnowledge(botId: string, text: string): Promise<string | null> {
-      const res = await deps.db.query<{ source_id: string }>(
-        `SELECT source_id FROM knowledge_sources WHERE bot_id = $1 AND md5(text) = md5($2) AND text = $2 LIMIT 1`,
-        [botId, text],
-      );
-      return res.rows[0]?.source_id ?? null;
     },
   };
 }

@@ -39,14 +39,6 @@ export interface BuilderPorts {
     agents(workspaceId: string, markedBotId: string | null): Promise<unknown>;
     incidents(workspaceId: string, agentId: string): Promise<unknown>;
   };
-  keys: {
-    /** A new workspace builder key; earlier ones keep working (rule 5: issued by asking the builder). */
-    issueBuilderKey(workspaceId: string): Promise<string>;
-    /** Revokes every builder key of the workspace (rule 5: asking to revoke revokes all). */
-    revokeBuilderKeys(workspaceId: string): Promise<number>;
-  };
-  /** The id of a source of this bot whose text is exactly this one, if any. */
-  findIdenticalKnowledge(botId: string, text: string): Promise<string | null>;
   secrets: SecretBox;
   /** Where incoming trigger webhooks are reached from outside. */
   publicBaseUrl: string;
@@ -89,9 +81,14 @@ function tool<S extends z.ZodType>(spec: ToolSpec<S>): ToolSpec<S> {
 
 const json = (v: unknown) => JSON.stringify(v);
 
-/** The agent, if it is in this workspace (404 otherwise, like every surface). */
-async function agent(ctx: ToolContext, botId: string) {
+/** 404 unless the agent is in this workspace, like every surface. */
+async function inWorkspace(ctx: ToolContext, botId: string): Promise<void> {
   await ctx.ports.services.bots.findInWorkspace(ctx.workspaceId, botId);
+}
+
+/** The agent's settings, if it is in this workspace. */
+async function agent(ctx: ToolContext, botId: string) {
+  await inWorkspace(ctx, botId);
   return ctx.ports.services.bots.get(botId);
 }
 
@@ -121,7 +118,7 @@ export const BUILDER_TOOLS = {
     effect: 'consent',
     summary: (a, name) => `change ${Object.keys(a.changes).join(', ') || 'nothing'} of agent "${name}"`,
     run: async (ctx, a) => {
-      await agent(ctx, a.agent_id);
+      await inWorkspace(ctx, a.agent_id);
       const bot = await ctx.ports.services.bots.update(a.agent_id, a.changes);
       const { public_key: _pk, ...settings } = bot;
       return { content: `Updated. The agent now reads: ${json(settings)}`, changed: true };
@@ -135,7 +132,7 @@ export const BUILDER_TOOLS = {
     summary: (a, name) =>
       a.url ? `send agent "${name}"'s handoff webhooks to ${a.url}` : `stop agent "${name}"'s handoff webhooks`,
     run: async (ctx, a) => {
-      await agent(ctx, a.agent_id);
+      await inWorkspace(ctx, a.agent_id);
       const bot = await ctx.ports.services.bots.update(a.agent_id, { handoff_webhook_url: a.url ?? null });
       return { content: `Handoff webhook address is now ${bot.handoff_webhook_url ?? 'not set'}.`, changed: true };
     },
@@ -145,8 +142,8 @@ export const BUILDER_TOOLS = {
     args: onAgent(KnowledgeWriteRequest.pick({ title: true, text: true }).shape),
     effect: 'now',
     run: async (ctx, a) => {
-      await agent(ctx, a.agent_id);
-      const existing = await ctx.ports.findIdenticalKnowledge(a.agent_id, a.text);
+      await inWorkspace(ctx, a.agent_id);
+      const existing = await ctx.ports.services.knowledge.findByText(a.agent_id, a.text);
       if (existing) return { content: `Not added: a source with exactly this text exists already (${existing}).` };
       const r = await ctx.ports.services.knowledge.write(a.agent_id, { title: a.title, text: a.text });
       return { content: `Added to the knowledge base as source ${r.source_id}.`, changed: true };
@@ -157,7 +154,7 @@ export const BUILDER_TOOLS = {
     args: onAgent({ scan: ScrapeRequest }),
     effect: 'now',
     run: async (ctx, a) => {
-      await agent(ctx, a.agent_id);
+      await inWorkspace(ctx, a.agent_id);
       const r = await ctx.ports.services.scans.start(
         { botId: a.agent_id, workspaceId: ctx.workspaceId },
         a.scan,
@@ -171,7 +168,7 @@ export const BUILDER_TOOLS = {
     args: onAgent({}),
     effect: 'read',
     run: async (ctx, a) => {
-      await agent(ctx, a.agent_id);
+      await inWorkspace(ctx, a.agent_id);
       return { content: json(await ctx.ports.services.triggers.list(a.agent_id, ctx.ports.publicBaseUrl)) };
     },
   }),
@@ -206,7 +203,7 @@ export const BUILDER_TOOLS = {
     effect: 'consent',
     summary: (a, name) => `change ${Object.keys(a.changes).join(', ')} of trigger ${a.trigger_id} of agent "${name}"`,
     run: async (ctx, a) => {
-      await agent(ctx, a.agent_id);
+      await inWorkspace(ctx, a.agent_id);
       const t = await ctx.ports.services.triggers.update(a.agent_id, a.trigger_id, a.changes, ctx.ports.publicBaseUrl);
       return { content: `Updated: ${json(t)}`, changed: true };
     },
@@ -217,7 +214,7 @@ export const BUILDER_TOOLS = {
     effect: 'consent',
     summary: (a, name) => `turn on trigger ${a.trigger_id} of agent "${name}"`,
     run: async (ctx, a) => {
-      await agent(ctx, a.agent_id);
+      await inWorkspace(ctx, a.agent_id);
       const t = await ctx.ports.services.triggers.setEnabled(a.agent_id, a.trigger_id, true, ctx.ports.publicBaseUrl);
       return { content: `Trigger ${t.id} is on.`, changed: true };
     },
@@ -227,7 +224,7 @@ export const BUILDER_TOOLS = {
     args: onAgent({ trigger_id: TriggerId }),
     effect: 'now',
     run: async (ctx, a) => {
-      await agent(ctx, a.agent_id);
+      await inWorkspace(ctx, a.agent_id);
       const t = await ctx.ports.services.triggers.setEnabled(a.agent_id, a.trigger_id, false, ctx.ports.publicBaseUrl);
       return { content: `Trigger ${t.id} is off.`, changed: true };
     },
@@ -238,7 +235,7 @@ export const BUILDER_TOOLS = {
     effect: 'consent',
     summary: (a, name) => `let agent "${name}" call ${a.action.method} ${a.action.url} as action "${a.action.name}"`,
     run: async (ctx, a) => {
-      await agent(ctx, a.agent_id);
+      await inWorkspace(ctx, a.agent_id);
       const action = await ctx.ports.services.actions.create(a.agent_id, a.action);
       return { content: `Action ${action.id} ("${action.name}") added.`, changed: true };
     },
@@ -248,7 +245,7 @@ export const BUILDER_TOOLS = {
     args: onAgent({ limit: z.number().int().min(1).max(50).default(10) }),
     effect: 'read',
     run: async (ctx, a) => {
-      await agent(ctx, a.agent_id);
+      await inWorkspace(ctx, a.agent_id);
       return { content: json(await ctx.ports.services.runs.list(a.agent_id, { limit: a.limit })) };
     },
   }),
@@ -265,7 +262,7 @@ export const BUILDER_TOOLS = {
     effect: 'now',
     onlyFor: 'session',
     run: async (ctx) => {
-      const key = await ctx.ports.keys.issueBuilderKey(ctx.workspaceId);
+      const key = await ctx.ports.services.bots.issueBuilderKey(ctx.workspaceId);
       return {
         content: 'A new builder key was issued; it is shown to the owner once, below your answer.',
         changed: true,
@@ -279,7 +276,7 @@ export const BUILDER_TOOLS = {
     effect: 'consent',
     summary: () => 'revoke every builder key of this workspace (connected programs stop working at once)',
     run: async (ctx) => {
-      const n = await ctx.ports.keys.revokeBuilderKeys(ctx.workspaceId);
+      const n = await ctx.ports.services.bots.revokeBuilderKeys(ctx.workspaceId);
       return { content: `Revoked ${n} builder key${n === 1 ? '' : 's'}.`, changed: true };
     },
   }),

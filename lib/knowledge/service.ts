@@ -35,6 +35,15 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
       return { status: 'indexed', source_id: sourceId };
     },
 
+    /** A source of the bot whose text is exactly this one, if any (the builder does not add a text twice). */
+    async findByText(botId: string, text: string): Promise<string | null> {
+      const res = await deps.db.query<{ source_id: string }>(
+        `SELECT source_id FROM knowledge_sources WHERE bot_id = $1 AND text = $2 LIMIT 1`,
+        [botId, text],
+      );
+      return res.rows[0]?.source_id ?? null;
+    },
+
     list(
       botId: string,
       page: { limit: number; cursor?: string },
