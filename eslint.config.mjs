@@ -23,6 +23,7 @@ export default tseslint.config(
       'coverage/',
       'bench/results/',
       'web/dashboard/dist*/',
+      'web/widget/dist*/',
       'test-artifacts/',
       '**/*.js',
       '**/*.mjs',

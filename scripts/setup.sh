@@ -52,6 +52,21 @@ if [ ! -f "$DASHBOARD/dist/index.html" ] \
   rm -rf "$DASHBOARD/dist.old"
 fi
 
+# The visitor's widget (web/widget, Vite + Preact, one self-contained IIFE) that the API serves at /widget.js from
+# web/widget/dist/widget.js: built like the pages above, when missing or older than its sources or the packages.
+WIDGET=web/widget
+if [ ! -f "$WIDGET/dist/widget.js" ] \
+  || [ -n "$(find "$WIDGET" -path "$WIDGET/dist" -prune -o -path "$WIDGET/dist.*" -prune -o -type f -newer "$WIDGET/dist/widget.js" -print -quit)" ] \
+  || [ node_modules/.package-lock.json -nt "$WIDGET/dist/widget.js" ]; then
+  echo "setup: building the widget (web/widget)" >&2
+  rm -rf "$WIDGET/dist.new"
+  node_modules/.bin/vite build --config "$WIDGET/vite.config.ts" --outDir dist.new --emptyOutDir --logLevel warn >&2
+  rm -rf "$WIDGET/dist.old"
+  if [ -d "$WIDGET/dist" ]; then mv "$WIDGET/dist" "$WIDGET/dist.old"; fi
+  mv "$WIDGET/dist.new" "$WIDGET/dist"
+  rm -rf "$WIDGET/dist.old"
+fi
+
 # The browser tests (test/browser) drive Debian's Chromium with playwright-core; nothing is downloaded by playwright.
 if [ "${1:-}" = "--test" ] && [ ! -x /usr/bin/chromium ]; then
   if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then

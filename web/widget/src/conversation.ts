@@ -1,0 +1,537 @@
+import type { Attachment, Failure, Identity, Message, Session, WidgetApi, WidgetConfig } from './api';
+import type { StreamFrame } from './sse';
+import { forgetSession, loadSession, saveSession } from './storage';
+
+/**
+ * The visitor's side of one conversation, apart from how it is drawn: what the timeline holds, the conversation's
+ * status, and every call behind it (docs/widget.md). The Preact components subscribe to `state` and call the methods;
+ * nothing here touches the DOM, so the rules (dedupe, pausing the poll, never losing typed text) live in one place.
+ */
+
+export type Rating = 'up' | 'down';
+
+export type Item =
+  | {
+      kind: 'message';
+      key: string;
+      id?: string;
+      author: string;
+      text: string;
+      attachment?: Attachment;
+      /** Shown before the API confirmed it (a visitor message on its way, an answer still streaming). */
+      pending?: boolean;
+      /** A bot answer of this page's turns: its id came in the end frame, so it can be rated. */
+      rateable?: boolean;
+      rating?: Rating;
+    }
+  | {
+      kind: 'notice';
+      key: string;
+      id?: string;
+      tone: 'error' | 'warning' | 'info';
+      text: string;
+      /** A notice about one failed action: it goes when the next action succeeds. */
+      transient?: boolean;
+      action?: 'retry-send' | 'reload';
+    };
+
+export interface State {
+  open: boolean;
+  config: WidgetConfig | null;
+  /** The configuration could not be read: the widget cannot work on this page (or right now). */
+  unavailable: string | null;
+  items: Item[];
+  /** `bot` until a person is asked for; `waiting` and `operator` from the poll (spec, Poll response). */
+  status: string;
+  operatorHere: boolean;
+  operatorTyping: boolean;
+  /** A message is on its way and its answer has not started. */
+  awaitingAnswer: boolean;
+  sending: boolean;
+  uploading: boolean;
+  /** What the visitor typed and has not sent: kept here so that no failure and no closing of the panel loses it. */
+  draft: string;
+  /** Operator messages that came while the panel was closed. */
+  unread: number;
+}
+
+const TYPING_EVERY_MS = 3_000;
+const DEFAULT_POLL_MS = 3_000;
+const human = (status: string) => status === 'waiting' || status === 'operator';
+
+export class Conversation {
+  state: State = {
+    open: false,
+    config: null,
+    unavailable: null,
+    items: [],
+    status: 'bot',
+    operatorHere: false,
+    operatorTyping: false,
+    awaitingAnswer: false,
+    sending: false,
+    uploading: false,
+    draft: '',
+    unread: 0,
+  };
+
+  private listeners = new Set<() => void>();
+  private session: Session | null;
+  private creating: Promise<Session | Failure> | null = null;
+  private cursor: string | undefined;
+  /** Ids of messages already on the timeline (from the transcript, the poll, end frames and uploads). */
+  private known = new Set<string>();
+  /** Bumped when a send starts: a poll that began before it is discarded (its messages may be that send's). */
+  private epoch = 0;
+  private sendsInFlight = 0;
+  private pollTimer: ReturnType<typeof setTimeout> | undefined;
+  private pollRunning = false;
+  private lastTypingAt = 0;
+  private seq = 0;
+
+  constructor(
+    private readonly api: WidgetApi,
+    private readonly publicKey: string,
+    private identity: Identity,
+  ) {
+    this.session = loadSession(publicKey);
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private set(patch: Partial<State>): void {
+    this.state = { ...this.state, ...patch };
+    for (const listener of this.listeners) listener();
+  }
+
+  private nextKey(): string {
+    return `k${++this.seq}`;
+  }
+
+  private update(key: string, patch: Partial<Item>): void {
+    this.set({ items: this.state.items.map((it) => (it.key === key ? ({ ...it, ...patch } as Item) : it)) });
+  }
+
+  private remove(key: string): void {
+    this.set({ items: this.state.items.filter((it) => it.key !== key) });
+  }
+
+  private add(item: Item): void {
+    this.set({ items: [...this.state.items, item] });
+  }
+
+  private notice(text: string, tone: 'error' | 'warning' | 'info', extra: Partial<Item> = {}): void {
+    this.add({ kind: 'notice', key: this.nextKey(), tone, text, ...extra } as Item);
+  }
+
+  /** Drops the notices about earlier failed actions (an action just worked). */
+  private clearTransient(): void {
+    if (this.state.items.some((it) => it.kind === 'notice' && it.transient)) {
+      this.set({ items: this.state.items.filter((it) => !(it.kind === 'notice' && it.transient)) });
+    }
+  }
+
+  private failed(failure: Failure, action?: 'retry-send'): void {
+    this.notice(describeFailure(failure), failure.status === 0 || failure.status >= 500 ? 'error' : 'warning', {
+      transient: true,
+      action: failure.code === 'network' ? action : undefined,
+    });
+  }
+
+  identify(identity: Identity): void {
+    this.identity = { ...this.identity, ...identity };
+  }
+
+  setDraft(draft: string): void {
+    this.set({ draft });
+  }
+
+  setOpen(open: boolean): void {
+    if (open === this.state.open) return;
+    this.set({ open, unread: open ? 0 : this.state.unread });
+    this.schedulePoll(0);
+  }
+
+  /** Reads the configuration and, with a stored session, the whole transcript so far. */
+  async start(): Promise<void> {
+    this.set({ unavailable: null });
+    const config = await this.api.config();
+    if (!config.ok) {
+      this.set({
+        unavailable:
+          config.status === 0 || config.status === 403
+            ? 'The chat is not available on this page right now.'
+            : describeFailure(config),
+      });
+      return;
+    }
+    this.set({ config: config.value });
+    if (this.session && this.state.items.length === 0) await this.loadTranscript(this.session);
+    this.schedulePoll(0);
+  }
+
+  /** `GET /v1/widget/messages` from the start, following `next_cursor` until a page comes back empty. */
+  private async loadTranscript(session: Session): Promise<void> {
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const res = await this.api.messages(session, cursor);
+      if (!res.ok) {
+        if (res.status === 404) this.dropSession();
+        return;
+      }
+      this.applyPoll(res.value.messages, res.value);
+      cursor = res.value.next_cursor ?? cursor;
+      this.cursor = cursor;
+      if (res.value.messages.length === 0 || !res.value.next_cursor) return;
+    }
+  }
+
+  /** The stored conversation is gone (erased, or its token no longer matches): start afresh. */
+  private dropSession(): void {
+    forgetSession(this.publicKey);
+    this.session = null;
+    this.cursor = undefined;
+    this.set({ status: 'bot', operatorHere: false, operatorTyping: false });
+  }
+
+  private async ensureSession(): Promise<Session | Failure> {
+    if (this.session) return this.session;
+    this.creating ??= this.api.createSession().then((res) => {
+      this.creating = null;
+      if (!res.ok) return res;
+      this.session = res.value;
+      saveSession(this.publicKey, res.value);
+      return res.value;
+    });
+    return this.creating;
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // Polling: while the panel is open, and while a person handles the conversation (their replies must arrive).
+
+  private shouldPoll(): boolean {
+    return !!this.session && !!this.state.config && (this.state.open || human(this.state.status));
+  }
+
+  private schedulePoll(delayMs = this.state.config?.poll_interval_ms ?? DEFAULT_POLL_MS): void {
+    clearTimeout(this.pollTimer);
+    this.pollTimer = undefined;
+    if (!this.shouldPoll()) return;
+    this.pollTimer = setTimeout(() => void this.pollOnce(), delayMs);
+  }
+
+  private async pollOnce(): Promise<void> {
+    const session = this.session;
+    if (!session || this.pollRunning) return;
+    // A send in flight owns the timeline: its messages get their ids from its end frame first.
+    if (this.sendsInFlight > 0) return this.schedulePoll();
+    this.pollRunning = true;
+    const epoch = this.epoch;
+    let next: number | undefined;
+    try {
+      const res = await this.api.messages(session, this.cursor);
+      if (session !== this.session) return;
+      if (!res.ok) {
+        if (res.status === 404) this.dropSession();
+        if (res.status === 429) next = (res.retryAfter ?? 5) * 1000;
+        return;
+      }
+      if (epoch !== this.epoch || this.sendsInFlight > 0) return; // read again with the same cursor
+      this.applyPoll(res.value.messages, res.value);
+      this.cursor = res.value.next_cursor ?? this.cursor;
+    } finally {
+      this.pollRunning = false;
+      this.schedulePoll(next);
+    }
+  }
+
+  private applyPoll(messages: Message[], poll: { status: string; operator_here?: boolean; operator_typing?: boolean }) {
+    let items = this.state.items;
+    let unread = this.state.unread;
+    for (const m of messages) {
+      if (this.known.has(m.id)) continue;
+      this.known.add(m.id);
+      // A message of this page that has no id yet (an end frame without one): the same author and text is that one.
+      const twin = items.find(
+        (it) => !it.id && !(it.kind === 'message' && it.pending) && it.text === m.text && sameAuthor(it, m.author),
+      );
+      if (twin) {
+        items = items.map((it) => (it === twin ? ({ ...it, id: m.id } as Item) : it));
+        continue;
+      }
+      items = [
+        ...items,
+        { kind: 'message', key: this.nextKey(), id: m.id, author: m.author, text: m.text, attachment: m.attachment },
+      ];
+      if (m.author === 'operator' && !this.state.open) unread++;
+    }
+    const status = typeof poll.status === 'string' && poll.status ? poll.status : this.state.status;
+    this.set({
+      items,
+      unread,
+      status,
+      operatorHere: status === 'waiting' && poll.operator_here === true,
+      operatorTyping: human(status) && poll.operator_typing === true,
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // Sending
+
+  /** Sends the draft and streams the answer into the timeline. Returns false when nothing was sent. */
+  async send(): Promise<boolean> {
+    const text = this.state.draft;
+    if (!text.trim() || this.state.sending) return false;
+    const visitorKey = this.nextKey();
+    this.epoch++;
+    this.sendsInFlight++;
+    this.set({ draft: '', sending: true, awaitingAnswer: true });
+    this.add({ kind: 'message', key: visitorKey, author: 'visitor', text, pending: true });
+    try {
+      const session = await this.ensureSession();
+      if ('ok' in session) return this.unsent(visitorKey, text, session);
+      return await this.stream(session, visitorKey, text);
+    } finally {
+      this.sendsInFlight--;
+      this.set({ sending: false, awaitingAnswer: false });
+      this.schedulePoll(human(this.state.status) ? 0 : undefined);
+    }
+  }
+
+  /** The message never reached the API: it leaves the timeline and goes back into the message box. */
+  private unsent(visitorKey: string, text: string, failure: Failure): false {
+    this.remove(visitorKey);
+    const draft = this.state.draft;
+    this.set({ draft: draft ? `${text}\n${draft}` : text });
+    this.failed(failure, 'retry-send');
+    return false;
+  }
+
+  private async stream(session: Session, visitorKey: string, text: string): Promise<boolean> {
+    let answerKey: string | undefined;
+    let outageKey: string | undefined;
+    let error: Extract<StreamFrame, { type: 'error' }> | undefined;
+    let end: Extract<StreamFrame, { type: 'end' }> | undefined;
+
+    const onFrame = (frame: StreamFrame) => {
+      if (frame.type === 'delta') {
+        this.set({ awaitingAnswer: false });
+        if (frame.outage) {
+          // A service message (quota, outage): a notice, never a bot reply (spec, ChatResponse `notice`).
+          if (outageKey) this.appendText(outageKey, frame.delta);
+          else this.notice(frame.delta, 'warning', { key: (outageKey = this.nextKey()) });
+        } else if (answerKey) {
+          this.appendText(answerKey, frame.delta);
+        } else {
+          answerKey = this.nextKey();
+          this.add({ kind: 'message', key: answerKey, author: 'bot', text: frame.delta, pending: true });
+        }
+      } else if (frame.type === 'error') {
+        error = frame;
+      } else {
+        end = frame;
+      }
+    };
+
+    const res = await this.api.chatStream(
+      session,
+      { message: text, ...this.identity, page_context: pageContext() },
+      onFrame,
+    );
+    if (!res.ok && res.code !== 'interrupted') {
+      if (answerKey) this.remove(answerKey);
+      if (res.status === 404) this.dropSession();
+      return this.unsent(visitorKey, text, res);
+    }
+    this.clearTransient();
+    if (!end) {
+      // Accepted, then the connection broke: the message is the conversation's, and the poll brings the answer.
+      this.update(visitorKey, { pending: false });
+      if (answerKey) this.remove(answerKey);
+      this.notice('The connection broke off during the answer. It will appear here when it is ready.', 'warning', {
+        transient: true,
+      });
+      return true;
+    }
+    if (end.visitorMessageId) this.known.add(end.visitorMessageId);
+    this.update(visitorKey, { pending: false, id: end.visitorMessageId });
+
+    if (error) {
+      // Whatever streamed is not the answer; a complete one, if any, is in the transcript and the poll brings it.
+      if (answerKey) this.remove(answerKey);
+      this.notice(describeStreamError(error), 'error');
+    } else if (end.quotaExceeded || end.outage) {
+      if (answerKey) {
+        const item = this.state.items.find((it) => it.key === answerKey);
+        this.remove(answerKey);
+        if (item && !outageKey) this.notice(item.text, 'warning', { key: (outageKey = this.nextKey()) });
+      }
+      if (end.messageId) this.known.add(end.messageId);
+      if (outageKey) this.update(outageKey, { id: end.messageId });
+    } else if (answerKey) {
+      const item = this.state.items.find((it) => it.key === answerKey);
+      if (end.messageId) this.known.add(end.messageId);
+      if (!item?.text)
+        this.remove(answerKey); // an empty answer is never shown (spec, ChatResponse)
+      // The escalation confirmation is shown as the bot's words, but it is not an answer to rate.
+      else this.update(answerKey, { pending: false, id: end.messageId, rateable: !!end.messageId && !end.handoff });
+    } else if (end.messageId) {
+      this.known.add(end.messageId);
+    }
+    if (end.handoff && !human(this.state.status)) this.set({ status: 'waiting' });
+    return true;
+  }
+
+  private appendText(key: string, delta: string): void {
+    this.set({
+      items: this.state.items.map((it) => (it.key === key ? ({ ...it, text: it.text + delta } as Item) : it)),
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+  // The other actions
+
+  async handoff(): Promise<void> {
+    const session = await this.ensureSession();
+    if ('ok' in session) return this.failed(session);
+    const res = await this.api.handoff(session);
+    if (!res.ok) {
+      if (res.status === 404) {
+        this.notice('Talking to a person is not available right now.', 'warning', { transient: true });
+      } else this.failed(res);
+      return;
+    }
+    this.clearTransient();
+    this.set({ status: res.value.status === 'bot' ? 'bot' : 'waiting' });
+    this.schedulePoll(0);
+  }
+
+  async rate(key: string, rating: Rating): Promise<void> {
+    const item = this.state.items.find((it) => it.key === key);
+    if (!this.session || item?.kind !== 'message' || !item.id) return;
+    const before = item.rating;
+    this.update(key, { rating });
+    const res = await this.api.rating(this.session, item.id, rating);
+    if (!res.ok) {
+      this.update(key, { rating: before });
+      this.failed(res);
+    }
+  }
+
+  /** Checks the image before sending it: an image type the API takes, within its size. */
+  async attach(file: File): Promise<void> {
+    const limits = this.state.config?.attachments;
+    const types = limits?.types?.length ? limits.types : ACCEPTED_IMAGES.split(',');
+    if (!types.includes(file.type)) {
+      return this.notice('Only PNG, JPEG, GIF or WebP images can be sent.', 'warning', { transient: true });
+    }
+    if (limits && file.size > limits.max_bytes) {
+      return this.notice(
+        `That image is too large (${megabytes(file.size)}). Images can be up to ${megabytes(limits.max_bytes)}.`,
+        'warning',
+        { transient: true },
+      );
+    }
+    const session = await this.ensureSession();
+    if ('ok' in session) return this.failed(session);
+    this.epoch++;
+    this.sendsInFlight++;
+    this.set({ uploading: true });
+    try {
+      const res = await this.api.upload(session, file);
+      if (!res.ok) {
+        if (res.status === 413) {
+          this.notice(`That image is too large. Images can be up to ${megabytes(limits?.max_bytes)}.`, 'warning', {
+            transient: true,
+          });
+        } else if (res.status === 415) {
+          this.notice('That file is not an image we can take: send a PNG, JPEG, GIF or WebP.', 'warning', {
+            transient: true,
+          });
+        } else this.failed(res);
+        return;
+      }
+      this.clearTransient();
+      const m = res.value.message;
+      this.known.add(m.id);
+      this.add({
+        kind: 'message',
+        key: this.nextKey(),
+        id: m.id,
+        author: m.author || 'visitor',
+        text: m.text,
+        attachment: m.attachment,
+      });
+    } finally {
+      this.sendsInFlight--;
+      this.set({ uploading: false });
+    }
+  }
+
+  /** Leaves the visitor's contact for the team; true when the API took it (the form then closes). */
+  async contact(input: { contact: string; name?: string; note?: string }): Promise<boolean> {
+    const session = await this.ensureSession();
+    if ('ok' in session) {
+      this.failed(session);
+      return false;
+    }
+    const res = await this.api.contact(session, input);
+    if (!res.ok) {
+      this.failed(res);
+      return false;
+    }
+    this.clearTransient();
+    this.notice('Thank you! We have your contact and will get back to you.', 'info');
+    return true;
+  }
+
+  /** The visitor is typing: operators see it (at most every 3 s, and only while a person handles the conversation). */
+  typing(): void {
+    const now = Date.now();
+    if (!this.session || !human(this.state.status) || now - this.lastTypingAt < TYPING_EVERY_MS) return;
+    this.lastTypingAt = now;
+    void this.api.typing(this.session);
+  }
+
+  dispose(): void {
+    clearTimeout(this.pollTimer);
+    this.listeners.clear();
+  }
+}
+
+export const ACCEPTED_IMAGES = 'image/png,image/jpeg,image/gif,image/webp';
+
+function sameAuthor(item: Item, author: string): boolean {
+  if (item.kind === 'notice') return author === 'bot'; // an outage text stored as the bot's words
+  return item.author === author;
+}
+
+function megabytes(bytes = 5 * 1024 * 1024): string {
+  const mb = bytes / (1024 * 1024);
+  return `${mb >= 10 ? Math.round(mb) : Math.round(mb * 10) / 10} MB`;
+}
+
+/** What the page is, for the bot (ChatRequest `page_context`): its title and address. */
+function pageContext(): string {
+  return `Page: ${document.title}\nAddress: ${location.href}`.slice(0, 1000);
+}
+
+export function describeFailure(f: Failure): string {
+  if (f.code === 'rate_limited' || f.status === 429) {
+    return `You're sending messages too fast — try again in ${f.retryAfter ?? 60} s.`;
+  }
+  if (f.status === 0) return 'The chat service cannot be reached. Check your connection.';
+  if (f.code === 'llm_overloaded') return `The assistant is busy — try again in ${f.retryAfter ?? 10} s.`;
+  if (f.code === 'llm_unavailable') return 'The assistant is unavailable right now. Please try again later.';
+  if (f.status >= 500) return 'Something went wrong on our side. Please try again.';
+  return f.message;
+}
+
+function describeStreamError(e: Extract<StreamFrame, { type: 'error' }>): string {
+  if (e.code === 'llm_overloaded') return `The assistant is busy — try again in ${e.retryAfter ?? 10} s.`;
+  if (e.code === 'llm_unavailable') return 'The assistant is unavailable right now. Please try again later.';
+  return 'The answer could not be completed. Please try again.';
+}

@@ -1,0 +1,83 @@
+/**
+ * The frames of `POST /v1/widget/chat/stream` (spec, chat/stream; docs/widget.md): each is one `data: <json>` line
+ * ended by an empty line, told apart by which field is present — `error` (an error frame, HTTP status stays 200),
+ * `done` (the end frame, always last), else `delta` (a fragment of the answer).
+ */
+export type StreamFrame =
+  | { type: 'delta'; delta: string; outage: boolean }
+  | { type: 'error'; message: string; code?: string; retryAfter?: number }
+  | {
+      type: 'end';
+      sessionId?: string;
+      handoff: boolean;
+      quotaExceeded: boolean;
+      outage: boolean;
+      messageId?: string;
+      visitorMessageId?: string;
+    };
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** One frame's JSON as the widget reads it; null for anything that is not a frame (ignored, not fatal). */
+export function toFrame(json: unknown): StreamFrame | null {
+  if (!json || typeof json !== 'object') return null;
+  const f = json as Record<string, unknown>;
+  // Errors are detected by the presence of `error` (spec): the internal error frame has no `code`.
+  if ('error' in f) {
+    const retryAfter = typeof f.retry_after === 'number' && f.retry_after > 0 ? f.retry_after : undefined;
+    return {
+      type: 'error',
+      message: str(f.error) ?? 'The answer could not be produced.',
+      code: str(f.code),
+      retryAfter,
+    };
+  }
+  if (f.done === true) {
+    return {
+      type: 'end',
+      sessionId: str(f.session_id),
+      // Flags are checked as `=== true` (spec, ChatResponse).
+      handoff: f.handoff === true,
+      quotaExceeded: f.quota_exceeded === true,
+      outage: f.notice === 'outage',
+      messageId: str(f.message_id),
+      visitorMessageId: str(f.visitor_message_id),
+    };
+  }
+  if (typeof f.delta === 'string') return { type: 'delta', delta: f.delta, outage: f.notice === 'outage' };
+  return null;
+}
+
+/**
+ * Splits what has been received so far into complete frames and the unfinished rest, which the caller keeps and
+ * prepends to the next chunk. Pure: no I/O, so it is tested and reasoned about on strings alone. Lines other than
+ * `data:` (comments, `event:`, `id:`) are ignored; several `data:` lines of one event are joined with a newline, as
+ * the EventSource standard does.
+ */
+export function parseSse(buffer: string): { frames: StreamFrame[]; rest: string } {
+  // CRLF and CR line ends read as LF; a CR last in the buffer waits, since its LF may come in the next chunk.
+  const text = buffer.replace(/\r\n|\r(?!$)/g, '\n');
+  const frames: StreamFrame[] = [];
+  let start = 0;
+  for (;;) {
+    const end = text.indexOf('\n\n', start);
+    if (end < 0) break;
+    const block = text.slice(start, end);
+    start = end + 2;
+    const data = block
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
+      .join('\n');
+    if (!data) continue;
+    let json: unknown;
+    try {
+      json = JSON.parse(data);
+    } catch {
+      continue; // a broken frame is skipped; the end frame (or the connection's end) still finishes the turn
+    }
+    const frame = toFrame(json);
+    if (frame) frames.push(frame);
+  }
+  return { frames, rest: text.slice(start) };
+}

@@ -1,0 +1,119 @@
+import type { ComponentChildren } from 'preact';
+import type { Item, Rating } from './conversation';
+import { ThumbDownIcon, ThumbUpIcon } from './icons';
+
+type MessageItem = Extract<Item, { kind: 'message' }>;
+type NoticeItem = Extract<Item, { kind: 'notice' }>;
+
+/** Addresses in a message become links; everything else stays text (never HTML from the wire). */
+function Linkified(props: { text: string }) {
+  const parts: ComponentChildren[] = [];
+  const pattern = /\bhttps?:\/\/[^\s<>"']+[^\s<>"'.,;:!?)\]]/g;
+  let last = 0;
+  for (const match of props.text.matchAll(pattern)) {
+    const at = match.index ?? 0;
+    if (at > last) parts.push(props.text.slice(last, at));
+    parts.push(
+      <a href={match[0]} target="_blank" rel="noopener noreferrer">
+        {match[0]}
+      </a>,
+    );
+    last = at + match[0].length;
+  }
+  if (last < props.text.length) parts.push(props.text.slice(last));
+  return <>{parts}</>;
+}
+
+/** Who wrote it, as a screen reader announces it and as the label above a person's message reads. */
+const AUTHORS: Record<string, string> = { visitor: 'You', bot: 'Assistant', operator: 'From the team' };
+
+export function MessageView(props: {
+  item: MessageItem;
+  botName: string;
+  onRate: (key: string, rating: Rating) => void;
+  resolveUrl: (url: string) => string;
+}) {
+  const { item } = props;
+  const known = item.author in AUTHORS;
+  // Spec, Message: an unknown author is shown as its text line, not dropped.
+  if (!known) {
+    return (
+      <p class="line">
+        <Linkified text={item.text} />
+      </p>
+    );
+  }
+  const who = item.author === 'bot' ? props.botName : AUTHORS[item.author];
+  return (
+    <div class={`msg msg-${item.author}${item.pending ? ' msg-pending' : ''}`}>
+      {item.author === 'operator' && (
+        <span class="author" aria-hidden="true">
+          From the team
+        </span>
+      )}
+      <div class="bubble">
+        <span class="sr-only">{who}: </span>
+        {item.attachment && (
+          <a class="thumb" href={props.resolveUrl(item.attachment.url)} target="_blank" rel="noopener noreferrer">
+            <img
+              src={props.resolveUrl(item.attachment.url)}
+              alt={item.text ? `Image: ${item.text}` : item.author === 'visitor' ? 'Image you sent' : 'Image'}
+              loading="lazy"
+            />
+          </a>
+        )}
+        {item.text && !item.attachment && <Linkified text={item.text} />}
+      </div>
+      {item.rateable && item.id && (
+        <div class="rating" role="group" aria-label="Was this answer helpful?">
+          <RateButton item={item} value="up" label="Helpful" onRate={props.onRate}>
+            <ThumbUpIcon />
+          </RateButton>
+          <RateButton item={item} value="down" label="Not helpful" onRate={props.onRate}>
+            <ThumbDownIcon />
+          </RateButton>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function RateButton(props: {
+  item: MessageItem;
+  value: Rating;
+  label: string;
+  onRate: (key: string, rating: Rating) => void;
+  children: ComponentChildren;
+}) {
+  const pressed = props.item.rating === props.value;
+  return (
+    <button
+      type="button"
+      class="rate"
+      aria-label={props.label}
+      aria-pressed={pressed ? 'true' : 'false'}
+      title={props.label}
+      onClick={() => props.onRate(props.item.key, props.value)}
+    >
+      {props.children}
+    </button>
+  );
+}
+
+/** Service messages, failures and confirmations: apart from the conversation's words, never rated. */
+export function NoticeView(props: { item: NoticeItem; onAction: (action: NonNullable<NoticeItem['action']>) => void }) {
+  const { item } = props;
+  return (
+    <div class={`notice notice-${item.tone}`} role={item.tone === 'error' ? 'alert' : 'status'}>
+      <span class="notice-mark" aria-hidden="true">
+        {item.tone === 'info' ? 'i' : '!'}
+      </span>
+      <span class="notice-text">{item.text}</span>
+      {item.action === 'retry-send' && (
+        <button type="button" class="link" onClick={() => props.onAction('retry-send')}>
+          Retry
+        </button>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,323 @@
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { ACCEPTED_IMAGES, type Conversation, type State } from './conversation';
+import { ChatIcon, CloseIcon, ImageIcon, NoteIcon, PersonIcon, SendIcon } from './icons';
+import { MessageView, NoticeView } from './timeline';
+
+/** The conversation's state, re-read whenever it changes. */
+function useConversation(conversation: Conversation): State {
+  const [state, setState] = useState(conversation.state);
+  useEffect(() => {
+    setState(conversation.state);
+    return conversation.subscribe(() => setState(conversation.state));
+  }, [conversation]);
+  return state;
+}
+
+/** The line under the title: where the conversation stands with a person (spec, Poll response). */
+function statusLine(state: State): string {
+  if (state.status === 'operator') return 'You are chatting with a person';
+  if (state.status === 'waiting')
+    return state.operatorHere ? 'Someone from the team is reading' : 'Waiting for a person…';
+  if (state.unavailable) return 'Unavailable';
+  if (!state.config) return 'Connecting…';
+  return 'We usually answer right away';
+}
+
+export function Widget(props: { conversation: Conversation; resolveUrl: (url: string) => string }) {
+  const { conversation } = props;
+  const state = useConversation(conversation);
+  const launcher = useRef<HTMLButtonElement>(null);
+  const input = useRef<HTMLTextAreaElement>(null);
+  const log = useRef<HTMLDivElement>(null);
+  const wasOpen = useRef(state.open);
+  const [contactOpen, setContactOpen] = useState(false);
+
+  // Opening moves focus to the message box (not when the page asked for the panel open at load).
+  useEffect(() => {
+    if (state.open && !wasOpen.current) input.current?.focus();
+    wasOpen.current = state.open;
+  }, [state.open]);
+
+  /** Closing from inside the panel returns focus to the launcher. */
+  const close = () => {
+    conversation.setOpen(false);
+    launcher.current?.focus();
+  };
+
+  // The newest message stays in view while the answer grows, unless the visitor scrolled up to read.
+  const stick = useRef(true);
+  useLayoutEffect(() => {
+    const el = log.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [state.items, state.awaitingAnswer, state.operatorTyping, state.open]);
+
+  const botName = state.config?.bot.name || 'Chat';
+  const human = state.status === 'waiting' || state.status === 'operator';
+  const canHandoff = !!state.config?.handoff_enabled && state.status === 'bot';
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.key === 'Escape') {
+      e.stopPropagation();
+      close();
+    }
+  };
+
+  return (
+    <div class="root">
+      <div
+        class="panel"
+        id="ap-panel"
+        role="dialog"
+        aria-labelledby="ap-title"
+        hidden={!state.open}
+        onKeyDown={onKeyDown}
+      >
+        <header class="header">
+          <div class="header-text">
+            <h2 id="ap-title" class="title">
+              {botName}
+            </h2>
+            <p class="subtitle" role="status">
+              {human && <span class="dot" aria-hidden="true" />}
+              {statusLine(state)}
+            </p>
+          </div>
+          <button type="button" class="icon-button header-close" aria-label="Close chat" onClick={close}>
+            <CloseIcon />
+          </button>
+        </header>
+
+        <div
+          class="log"
+          role="log"
+          aria-live="polite"
+          aria-label="Conversation"
+          ref={log}
+          tabIndex={0}
+          onScroll={(e) => {
+            const el = e.currentTarget;
+            stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+          }}
+        >
+          {state.items.length === 0 && !state.unavailable && (
+            <p class="empty">Hi! Ask us anything — we are here to help.</p>
+          )}
+          {state.items.map((item) =>
+            item.kind === 'message' ? (
+              <MessageView
+                key={item.key}
+                item={item}
+                botName={botName}
+                resolveUrl={props.resolveUrl}
+                onRate={(key, rating) => void conversation.rate(key, rating)}
+              />
+            ) : (
+              <NoticeView key={item.key} item={item} onAction={() => void conversation.send()} />
+            ),
+          )}
+          {state.awaitingAnswer && (
+            <div class="typing" aria-label="The assistant is writing">
+              <span />
+              <span />
+              <span />
+            </div>
+          )}
+          {state.operatorTyping && <p class="typing-line">Someone from the team is typing…</p>}
+        </div>
+
+        {state.unavailable && (
+          <div class="notice notice-error unavailable" role="alert">
+            <span class="notice-mark" aria-hidden="true">
+              !
+            </span>
+            <span class="notice-text">{state.unavailable}</span>
+            <button type="button" class="link" onClick={() => void conversation.start()}>
+              Try again
+            </button>
+          </div>
+        )}
+
+        {contactOpen ? (
+          <ContactForm conversation={conversation} onDone={() => setContactOpen(false)} />
+        ) : (
+          state.config && (
+            <div class="actions">
+              {canHandoff && (
+                <button type="button" class="chip" onClick={() => void conversation.handoff()}>
+                  <PersonIcon />
+                  Talk to a person
+                </button>
+              )}
+              <button type="button" class="chip" onClick={() => setContactOpen(true)}>
+                <NoteIcon />
+                Leave your contact
+              </button>
+            </div>
+          )
+        )}
+
+        <Composer conversation={conversation} state={state} input={input} />
+      </div>
+
+      <button
+        type="button"
+        class="launcher"
+        ref={launcher}
+        aria-label={`Chat with ${botName === 'Chat' ? 'us' : botName}`}
+        aria-expanded={state.open ? 'true' : 'false'}
+        aria-controls="ap-panel"
+        onClick={() => (state.open ? close() : conversation.setOpen(true))}
+      >
+        {state.open ? <CloseIcon size={24} /> : <ChatIcon />}
+        {state.unread > 0 && !state.open && (
+          <span class="badge" aria-label={`${state.unread} new`}>
+            {state.unread}
+          </span>
+        )}
+      </button>
+    </div>
+  );
+}
+
+function Composer(props: { conversation: Conversation; state: State; input: { current: HTMLTextAreaElement | null } }) {
+  const { conversation, state } = props;
+  const file = useRef<HTMLInputElement>(null);
+  const disabled = !!state.unavailable;
+
+  const submit = (e?: Event) => {
+    e?.preventDefault();
+    void conversation.send();
+  };
+
+  return (
+    <form class="composer" onSubmit={submit}>
+      <input
+        ref={file}
+        type="file"
+        accept={ACCEPTED_IMAGES}
+        class="file"
+        tabIndex={-1}
+        aria-hidden="true"
+        onChange={(e) => {
+          const el = e.currentTarget;
+          const chosen = el.files?.[0];
+          el.value = '';
+          if (chosen) void conversation.attach(chosen);
+        }}
+      />
+      <button
+        type="button"
+        class="icon-button attach"
+        aria-label="Attach an image"
+        title="Attach an image"
+        disabled={disabled || state.uploading}
+        onClick={() => file.current?.click()}
+      >
+        <ImageIcon />
+      </button>
+      <textarea
+        ref={props.input}
+        class="input"
+        rows={1}
+        aria-label="Message"
+        placeholder={state.uploading ? 'Sending the image…' : 'Write a message…'}
+        maxLength={8000}
+        disabled={disabled}
+        value={state.draft}
+        onInput={(e) => {
+          conversation.setDraft(e.currentTarget.value);
+          conversation.typing();
+        }}
+        onKeyDown={(e) => {
+          // Enter sends, Shift+Enter is a new line; never while an input method is composing a character.
+          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) submit(e);
+        }}
+      />
+      <button
+        type="submit"
+        class="icon-button send"
+        aria-label="Send"
+        title="Send"
+        disabled={disabled || state.sending || !state.draft.trim()}
+      >
+        <SendIcon />
+      </button>
+    </form>
+  );
+}
+
+/** "Leave your contact": the team gets it as an event of the conversation (docs/widget.md); the visitor, a thank-you. */
+function ContactForm(props: { conversation: Conversation; onDone: () => void }) {
+  const [name, setName] = useState('');
+  const [contact, setContact] = useState('');
+  const [note, setNote] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => first.current?.focus(), []);
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    const value = contact.trim();
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value) && !/^\+?[\d\s().-]{6,}$/.test(value)) {
+      setError('Enter an e-mail address or a phone number.');
+      return;
+    }
+    setError(null);
+    setBusy(true);
+    const ok = await props.conversation.contact({
+      contact: value,
+      name: name.trim() || undefined,
+      note: note.trim() || undefined,
+    });
+    setBusy(false);
+    if (ok) props.onDone();
+  }
+
+  return (
+    <form class="contact" aria-labelledby="ap-contact-title" onSubmit={(e) => void submit(e)} noValidate>
+      <div class="contact-head">
+        <h3 id="ap-contact-title">Leave your contact</h3>
+        <button type="button" class="icon-button" aria-label="Cancel" onClick={props.onDone}>
+          <CloseIcon size={18} />
+        </button>
+      </div>
+      <label for="ap-contact-name">Name</label>
+      <input
+        id="ap-contact-name"
+        ref={first}
+        autoComplete="name"
+        maxLength={200}
+        value={name}
+        onInput={(e) => setName(e.currentTarget.value)}
+      />
+      <label for="ap-contact-value">E-mail or phone (required)</label>
+      <input
+        id="ap-contact-value"
+        autoComplete="email"
+        required
+        maxLength={200}
+        aria-invalid={error ? 'true' : 'false'}
+        aria-describedby={error ? 'ap-contact-error' : undefined}
+        value={contact}
+        onInput={(e) => setContact(e.currentTarget.value)}
+      />
+      {error && (
+        <p id="ap-contact-error" class="field-error" role="alert">
+          {error}
+        </p>
+      )}
+      <label for="ap-contact-note">Note</label>
+      <textarea
+        id="ap-contact-note"
+        rows={2}
+        maxLength={2000}
+        value={note}
+        onInput={(e) => setNote(e.currentTarget.value)}
+      />
+      <button type="submit" class="primary" disabled={busy}>
+        {busy ? 'Sending…' : 'Send contact'}
+      </button>
+    </form>
+  );
+}
