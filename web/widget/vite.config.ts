@@ -19,6 +19,11 @@ export default defineConfig({
     minify: true,
     sourcemap: false,
     cssCodeSplit: false,
+    rolldownOptions: {
+      // Pure ASCII (the rest escaped): a host page without a charset, or an old one in Latin-1, decodes the script
+      // with its own encoding, and "…" would arrive as "â€¦".
+      output: { charset: 'ascii' },
+    },
     lib: {
       entry: 'src/main.tsx',
       formats: ['iife'],
