@@ -16,6 +16,9 @@ import { pageRoutes } from './routes/pages';
 import { pairingRoutes } from './routes/pairing';
 import { triggerRoutes } from './routes/triggers';
 import { serviceRoutes } from './routes/service';
+import { mediaRoutes } from './routes/media';
+import { widgetRoutes } from './routes/widget';
+import { ownOriginsOf, widgetPreflight } from './middleware/widget';
 
 /** Builds the Koa app; never listens (api/server.ts does), so tests can drive `app.callback()` too. */
 export function createApp(deps: AppDeps): Koa<AppState> {
@@ -26,6 +29,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   routes.push(
     ...serviceRoutes(deps, () => routes),
     ...apiRoutes(deps),
+    ...mediaRoutes(deps),
+    ...widgetRoutes(deps),
     ...triggerRoutes(deps),
     ...actionRoutes(deps),
     ...authRoutes(deps),
@@ -44,6 +49,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(accessLog(deps.metrics, deps.logger));
   app.use(errorHandler());
   app.use(defaultRateHeaders());
+  // CORS preflights of the widget, answered for the bot's allowed origins before routing (the router has no OPTIONS).
+  app.use(widgetPreflight(deps.db, ownOriginsOf(deps.config)));
   app.use(router.routes());
   app.use(
     router.allowedMethods({

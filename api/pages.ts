@@ -41,13 +41,14 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
-interface Loaded {
+export interface Loaded {
   body: Buffer;
   gzip: Buffer;
   etag: string;
 }
 
-async function load(file: string): Promise<Loaded> {
+/** A file read once with its gzip form and a strong ETag of its content. */
+export async function load(file: string): Promise<Loaded> {
   const body = await readFile(file);
   return {
     body,
@@ -56,7 +57,8 @@ async function load(file: string): Promise<Loaded> {
   };
 }
 
-function send(ctx: AppContext, loaded: Loaded, type: string, cacheControl: string): void {
+/** Answers a loaded file: 304 when the client's copy is current, gzip when accepted. */
+export function send(ctx: AppContext, loaded: Loaded, type: string, cacheControl: string): void {
   ctx.status = 200;
   ctx.type = type;
   ctx.set('Cache-Control', cacheControl);

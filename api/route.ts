@@ -12,6 +12,7 @@ import { readBody } from './middleware/body';
 import { idempotency, idempotencyTakeoverSeconds } from './middleware/idempotency';
 import { rateLimit } from './middleware/rate-limit';
 import { sameOriginWrites } from './middleware/same-origin';
+import { ownOriginsOf, widgetAccess } from './middleware/widget';
 
 type Schema = z.ZodType | undefined;
 /** A schema's parsed (output) type; `undefined` when the route declares none. */
@@ -40,6 +41,11 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
   keys?: PrincipalKind[];
   /** Where the key is sent: `X-Bot-Key` (default), or `Authorization: Bearer` (the MCP endpoint). */
   keyHeader?: 'x-bot-key' | 'authorization';
+  /**
+   * The widget surface (`/v1/widget/*`): the public key in the `key` query parameter or `X-Bot-Key`, CORS for the
+   * bot's allowed origins, the rate window per (public key + IP) of `rateGroup` (api/middleware/widget.ts).
+   */
+  widget?: boolean;
   /** Requires a dashboard user session (cookie). */
   session?: boolean;
   /** Writes from pages of other sites are refused, as on the cookie surfaces (a key a page got hold of is no pass). */
@@ -175,6 +181,7 @@ export function mountRoutes(
     .filter((u): u is string => Boolean(u))
     .map((u) => new URL(u).origin);
   const writesFromOurPages = sameOriginWrites({ allowedOrigins: () => ourOrigins });
+  const ownOrigins = ownOriginsOf(deps.config);
   for (const def of defs) {
     const chain: AppMiddleware[] = [];
     if (def.deprecated) chain.push(deprecationHeaders(def.deprecated));
@@ -182,10 +189,14 @@ export function mountRoutes(
     if (def.session || def.sameOrigin || def.path.startsWith('/v1/auth/')) chain.push(writesFromOurPages);
     // DESIGN.md, A chat turn: auth → rate limit → body limit → zod → idempotency → handler.
     // With a key, the key check and the rate window are one round trip (requireKey counts it).
-    if (def.keys)
+    if (def.widget) {
+      if (!def.rateGroup) throw new Error(`widget route ${def.path} needs a rate group`);
+      chain.push(widgetAccess(deps.db, { rateGroup: def.rateGroup, checker, own: ownOrigins }));
+    } else if (def.keys) {
       chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup, checker, header: def.keyHeader }));
+    }
     if (def.session) chain.push(requireSession(deps.db));
-    if (def.rateGroup && !def.keys) chain.push(rateLimit(deps.db, def.rateGroup));
+    if (def.rateGroup && !def.keys && !def.widget) chain.push(rateLimit(deps.db, def.rateGroup));
     if (def.method !== 'get' && def.method !== 'delete') {
       chain.push(readBody({ limit: def.bodyLimit ?? LIMITS.bodyBytes, json: !def.rawBody }));
     }

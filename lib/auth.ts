@@ -8,6 +8,8 @@ export interface Principal {
   keyId: string;
   botId: string | null;
   workspaceId: string;
+  /** A public key's bot: the origins whose pages may use it from a browser (CORS on `/v1/widget/*`). */
+  allowedOrigins?: string[];
 }
 
 const FIND_KEY = preparedStatement(
@@ -25,6 +27,44 @@ const FIND_KEY_COUNTING = preparedStatement(
     SELECT k.*, w.count, w.reset FROM k LEFT JOIN w ON true`,
 );
 
+/** A public key is the bot's own column (not secret: it is in every visitor's page); its window is counted alike. */
+const FIND_PUBLIC_KEY_COUNTING = preparedStatement(
+  'find-public-key-counting',
+  `WITH b AS (SELECT id, workspace_id, public_key, allowed_origins FROM bots WHERE public_key = $1),
+         w AS (INSERT INTO rate_windows (bucket, window_start, count)
+               SELECT 'public:' || b.id || '|' || $2 || '|' || $3, date_trunc('minute', now()), $5 FROM b WHERE 'public' = ANY($4)
+               ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_windows.count + EXCLUDED.count
+               RETURNING count, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset)
+    SELECT b.*, w.count, w.reset FROM b LEFT JOIN w ON true`,
+);
+
+async function findPublicKeyCounting(
+  db: Queryable,
+  key: string,
+  rate: { ip: string; group: string; accept: PrincipalKind[]; increment?: number },
+): Promise<{ principal: Principal; window?: { count: number; reset: number } } | null> {
+  const res = await db.query<{
+    id: string;
+    workspace_id: string;
+    public_key: string;
+    allowed_origins: string[];
+    count: number | null;
+    reset: number | null;
+  }>(FIND_PUBLIC_KEY_COUNTING([key, rate.ip, rate.group, rate.accept, rate.increment ?? 1]));
+  const bot = res.rows[0];
+  if (!bot || !constantTimeEqual(bot.public_key, key)) return null;
+  return {
+    principal: {
+      kind: 'public',
+      keyId: `public:${bot.id}`,
+      botId: bot.id,
+      workspaceId: bot.workspace_id,
+      allowedOrigins: bot.allowed_origins,
+    },
+    ...(bot.count !== null ? { window: { count: bot.count, reset: bot.reset ?? 60 } } : {}),
+  };
+}
+
 /**
  * Finds who a presented key belongs to, or null when it is unknown or revoked. The lookup is by the key's hash
  * (an indexed equality), and the stored hash is compared again in constant time. Database errors propagate: the
@@ -32,13 +72,19 @@ const FIND_KEY_COUNTING = preparedStatement(
  */
 export async function findPrincipal(db: Queryable, key: string): Promise<Principal | null> {
   if (key.startsWith('pk_')) {
-    const res = await db.query<{ id: string; workspace_id: string; public_key: string }>(
-      `SELECT id, workspace_id, public_key FROM bots WHERE public_key = $1`,
+    const res = await db.query<{ id: string; workspace_id: string; public_key: string; allowed_origins: string[] }>(
+      `SELECT id, workspace_id, public_key, allowed_origins FROM bots WHERE public_key = $1`,
       [key],
     );
     const bot = res.rows[0];
     if (!bot || !constantTimeEqual(bot.public_key, key)) return null;
-    return { kind: 'public', keyId: `public:${bot.id}`, botId: bot.id, workspaceId: bot.workspace_id };
+    return {
+      kind: 'public',
+      keyId: `public:${bot.id}`,
+      botId: bot.id,
+      workspaceId: bot.workspace_id,
+      allowedOrigins: bot.allowed_origins,
+    };
   }
   const hash = hashKey(key);
   const res = await db.query<{
@@ -62,10 +108,7 @@ export async function findPrincipalCounting(
   key: string,
   rate: { ip: string; group: string; accept: PrincipalKind[]; increment?: number },
 ): Promise<{ principal: Principal; window?: { count: number; reset: number } } | null> {
-  if (key.startsWith('pk_')) {
-    const principal = await findPrincipal(db, key);
-    return principal ? { principal } : null;
-  }
+  if (key.startsWith('pk_')) return findPublicKeyCounting(db, key, rate);
   const hash = hashKey(key);
   const res = await db.query<{
     id: string;

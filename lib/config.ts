@@ -61,6 +61,18 @@ export const configSchema = z.object({
     .optional(),
   SMTP_FROM: z.string().default('Agent Platform <no-reply@localhost>'),
 
+  /**
+   * Where attached images are kept: `postgres` (default; in the database, shared by every replica, in its backups) or
+   * `s3` (an S3-compatible bucket: AWS S3, MinIO, R2…; MEDIA_S3_* below).
+   */
+  MEDIA_STORE: z.enum(['postgres', 's3']).default('postgres'),
+  /** `https://s3.eu-west-1.amazonaws.com`, `http://minio:9000`, …: path-style addressing, SigV4. */
+  MEDIA_S3_ENDPOINT: z.url().optional(),
+  MEDIA_S3_BUCKET: z.string().min(1).optional(),
+  MEDIA_S3_REGION: z.string().min(1).default('us-east-1'),
+  MEDIA_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  MEDIA_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+
   /** Outbound HTTP may reach loopback addresses. Tests set it; production never should. */
   SSRF_ALLOW_LOOPBACK: bool.default(false),
 });
@@ -85,6 +97,14 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = configSchema.safeParse(cleaned);
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  if (result.data.MEDIA_STORE === 's3') {
+    const missing = (
+      ['MEDIA_S3_ENDPOINT', 'MEDIA_S3_BUCKET', 'MEDIA_S3_ACCESS_KEY_ID', 'MEDIA_S3_SECRET_ACCESS_KEY'] as const
+    )
+      .filter((name) => !result.data[name])
+      .map((name) => `${name}: is required when MEDIA_STORE=s3`);
+    if (missing.length) throw new ConfigError(missing);
   }
   return result.data;
 }

@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   invalid_credentials: 401,
   wrong_key_type: 403,
   forbidden: 403,
+  origin_not_allowed: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,

@@ -10,6 +10,14 @@ export const LIMITS = {
     dialogue: 60,
     /** GET /messages, /knowledge, /knowledge/{id}, POST /typing, all /operator/* */
     reads: 240,
+    /**
+     * The widget (`/v1/widget/*`, docs/decisions.md "The visitor's widget"), counted per (public key + IP): one
+     * visitor sends a few messages a minute, but many visitors may share an address (an office, a mobile carrier).
+     */
+    widgetDialogue: 60,
+    /** Config, polling (a visitor polls every 2.5 s: 24 a minute), typing: room for a couple dozen visitors per IP. */
+    widgetReads: 600,
+    widgetUploads: 10,
   },
   bodyBytes: 1024 * 1024,
   knowledgeBodyBytes: 5 * 1024 * 1024,
@@ -55,6 +63,19 @@ export const LIMITS = {
     threadChars: 200,
     /** The line in square brackets naming what awaits confirmation. */
     summaryChars: 300,
+  },
+  /** The visitor's widget (docs/widget.md). */
+  widget: {
+    /** An attached image, in bytes. */
+    attachmentBytes: 5 * 1024 * 1024,
+    /** How often the widget polls while open. */
+    pollIntervalMs: 2_500,
+    contactNameChars: 200,
+    contactChars: 320,
+    contactNoteChars: 2000,
+    /** Allowed origins per bot, and the length of one. */
+    allowedOrigins: 50,
+    originChars: 300,
   },
   /** How long a cached answer is reused at most (docs/decisions.md, "Answer cache"). */
   answerCacheTtlHours: 24,

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
  * Signing secrets (`whsec_`, `idsec_`, trigger secrets) must be usable again by the platform to sign or verify,
@@ -8,12 +8,26 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 export interface SecretBox {
   seal(plain: string): string;
   open(sealed: string): string;
+  /**
+   * HMAC-SHA256 of `data` under a key derived from SECRET_ENCRYPTION_KEY for one `purpose` (HKDF): tokens the platform
+   * hands out and later checks without storing them (a widget visitor's token), never usable for another purpose.
+   */
+  mac(purpose: string, data: string): Buffer;
 }
 
 export function createSecretBox(hexKey: string): SecretBox {
   const key = Buffer.from(hexKey, 'hex');
   if (key.length !== 32) throw new Error('SECRET_ENCRYPTION_KEY must be 32 bytes of hex');
+  const macKeys = new Map<string, Buffer>();
   return {
+    mac(purpose, data) {
+      let macKey = macKeys.get(purpose);
+      if (!macKey) {
+        macKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `agent-platform mac ${purpose}`, 32));
+        macKeys.set(purpose, macKey);
+      }
+      return createHmac('sha256', macKey).update(data, 'utf8').digest();
+    },
     seal(plain) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);

@@ -12,10 +12,13 @@ import { createBuilderService } from './builder/service';
 import { createConversationService } from './conversations/service';
 import { createCreditService } from './credits/service';
 import { createKnowledgeService } from './knowledge/service';
+import { mediaBucketOf } from './media/bucket';
+import { createMediaService } from './media/service';
 import { createNotificationService } from './notifications/service';
 import { createRunService } from './runs/service';
 import { createScanService } from './scans/service';
 import { createTriggerService } from './triggers/service';
+import { createWidgetService } from './widget/service';
 
 /** What the services run on; built once per process (API, worker, agentctl) and shared by every surface. */
 export interface ServiceDeps {
@@ -26,6 +29,12 @@ export interface ServiceDeps {
     | 'SSRF_ALLOW_LOOPBACK'
     | 'OPENAI_API_KEY'
     | 'BUILDER_QUEUE_WAIT_MS'
+    | 'MEDIA_STORE'
+    | 'MEDIA_S3_ENDPOINT'
+    | 'MEDIA_S3_BUCKET'
+    | 'MEDIA_S3_REGION'
+    | 'MEDIA_S3_ACCESS_KEY_ID'
+    | 'MEDIA_S3_SECRET_ACCESS_KEY'
   >;
   db: Db;
   temporal: Temporal;
@@ -42,6 +51,8 @@ export interface ServiceDeps {
  */
 export function createServices(deps: ServiceDeps) {
   const { db, temporal, secrets, config } = deps;
+  // Attached images: in Postgres, or in the bucket MEDIA_STORE=s3 names.
+  const media = createMediaService({ db, bucket: mediaBucketOf(config) });
   return {
     accounts: createAccountService({ db, secrets }),
     actions: createActionService({ db, temporal }),
@@ -59,13 +70,16 @@ export function createServices(deps: ServiceDeps) {
       secrets,
       turnTimeoutMs: config.LLM_TURN_TIMEOUT_MS,
       deltaHub: deps.deltaHub,
+      media,
     }),
     credits: createCreditService({ db }),
     knowledge: createKnowledgeService({ db, embed: deps.embed }),
+    media,
     notifications: createNotificationService({ db }),
     pairing: createPairingService({ db, secrets }),
     runs: createRunService({ db, temporal }),
     scans: createScanService({ db, temporal, allowLoopback: config.SSRF_ALLOW_LOOPBACK }),
+    widget: createWidgetService({ db, secrets }),
     triggers: createTriggerService({
       db,
       temporal,

@@ -27,6 +27,7 @@ import {
   resolveUpdate,
   runWorkflowId,
   statusQuery,
+  visitorAttachmentUpdate,
   visitorMessageUpdate,
 } from './messages';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
@@ -189,6 +190,28 @@ export async function conversationWorkflow(
           error: { type: 'internal_error', message: 'The answer could not be generated' },
         };
       }
+    }),
+  );
+
+  // An image is stored like a message and, while a person handles the conversation, forwarded like one; the bot does
+  // not answer it (it reads text only).
+  setHandler(visitorAttachmentUpdate, (msg) =>
+    serialized(async () => {
+      await transition({
+        messages: [{ id: msg.messageId, author: 'visitor', text: '', at: msg.at, attachment: msg.attachment }],
+        user: msg.user,
+        ...(status !== 'bot'
+          ? {
+              event: {
+                deliveryId: `dlv_${uuid4()}`,
+                kind: 'visitor_message' as const,
+                text: `[image] ${msg.url}`,
+                at: msg.at,
+              },
+            }
+          : {}),
+      });
+      return { status };
     }),
   );
 

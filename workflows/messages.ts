@@ -20,6 +20,23 @@ export interface ConversationInput {
 
 export type HandoffEvent = 'escalated' | 'visitor_message' | 'resolved';
 
+/** An image a message holds (`messages.attachment`); its address is `/media/{id}`. */
+export interface MessageAttachment {
+  id: string;
+  content_type: string;
+  size: number;
+  width?: number;
+  height?: number;
+}
+
+export interface TranscriptMessage {
+  id: string;
+  author: 'visitor' | 'bot' | 'operator';
+  text: string;
+  at: number;
+  attachment?: MessageAttachment;
+}
+
 /** One change of a conversation's read model in Postgres (the conversation workflow's only writes). */
 export interface TransitionInput {
   botId: string;
@@ -28,7 +45,7 @@ export interface TransitionInput {
   escalated?: boolean;
   resolved?: boolean;
   user?: string;
-  messages: { id: string; author: 'visitor' | 'bot' | 'operator'; text: string; at: number }[];
+  messages: TranscriptMessage[];
   /** An outgoing webhook to record; delivered by a webhookDelivery workflow when the bot has an address. */
   event?: { deliveryId: string; kind: HandoffEvent; text?: string; at: number };
 }
@@ -50,6 +67,20 @@ export interface VisitorMessageInput {
   /** Set for `/chat/stream`: fragments are published under this id. */
   streamTurnId?: string;
   turnTimeoutMs: number;
+}
+
+/** A visitor attached an image (the widget): a message of the conversation, not a question the bot answers. */
+export interface VisitorAttachmentInput {
+  messageId: string;
+  attachment: MessageAttachment;
+  /** Its address, for the `visitor_message` webhook when a person handles the conversation. */
+  url: string;
+  at: number;
+  user?: string;
+}
+
+export interface VisitorAttachmentResult {
+  status: ConversationStatus;
 }
 
 export interface TurnResult {
@@ -83,6 +114,9 @@ export interface ResolveResult {
 }
 
 export const visitorMessageUpdate = defineUpdate<TurnResult, [VisitorMessageInput]>('visitorMessage');
+export const visitorAttachmentUpdate = defineUpdate<VisitorAttachmentResult, [VisitorAttachmentInput]>(
+  'visitorAttachment',
+);
 export const handoffUpdate = defineUpdate<HandoffResult, [{ handoffEnabled: boolean; at: number }]>('handoff');
 export const operatorReplyUpdate = defineUpdate<OperatorReplyResult, [OperatorReplyInput]>('operatorReply');
 export const resolveUpdate = defineUpdate<ResolveResult, [{ at: number }]>('resolve');

@@ -15,7 +15,7 @@ import {
   StreamFrame as StreamFrameSchema,
   TypingRequest,
 } from '../../lib/schemas/conversation';
-import { keyBot } from '../session';
+import { keyBot, publicBaseUrl } from '../session';
 
 /** Spec, Endpoints → Conversation. */
 export function conversationRoutes(deps: AppDeps): RouteDef[] {
@@ -139,7 +139,12 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Poll response', schema: PollResponse } },
       errors: ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'],
       handler: async (ctx, { query }) => {
-        ctx.body = await conversations.poll(keyBot(ctx).botId, query.session_id, query.cursor);
+        ctx.body = await conversations.poll(
+          keyBot(ctx).botId,
+          query.session_id,
+          query.cursor,
+          publicBaseUrl(deps, ctx),
+        );
       },
     }),
     route({

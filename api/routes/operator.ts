@@ -10,7 +10,7 @@ import {
   ThreadParams,
   Transcript,
 } from '../../lib/schemas/operator';
-import { keyBot } from '../session';
+import { keyBot, publicBaseUrl } from '../session';
 
 const COMMON_ERRORS = ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'] as const;
 
@@ -45,7 +45,7 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'One page of the transcript', schema: Transcript } },
       errors: [...COMMON_ERRORS, 'not_found'],
       handler: async (ctx, { params, query }) => {
-        ctx.body = await conversations.transcript(keyBot(ctx).botId, params.sid, query);
+        ctx.body = await conversations.transcript(keyBot(ctx).botId, params.sid, query, publicBaseUrl(deps, ctx));
       },
     }),
     route({

@@ -111,7 +111,7 @@ export async function rotateKey(
 }
 
 /** What the dashboard shows of a bot: its settings, the public key and the fingerprints of its secrets. */
-const BOT_COLUMNS = `id, name, instructions, model, handoff_enabled, handoff_webhook_url, public_key,
+const BOT_COLUMNS = `id, name, instructions, model, handoff_enabled, handoff_webhook_url, allowed_origins, public_key,
   webhook_secret_fingerprint AS handoff_webhook_secret_fingerprint, identity_secret_fingerprint AS visitor_identity_secret_fingerprint`;
 
 export interface BotView {
@@ -121,6 +121,8 @@ export interface BotView {
   model: string | null;
   handoff_enabled: boolean;
   handoff_webhook_url: string | null;
+  /** Origins whose pages may use the widget (CORS on `/v1/widget/*`). */
+  allowed_origins: string[];
   public_key: string;
   handoff_webhook_secret_fingerprint: string;
   visitor_identity_secret_fingerprint: string;
@@ -132,9 +134,17 @@ export interface BotSettings {
   model?: string | null;
   handoff_enabled?: boolean;
   handoff_webhook_url?: string | null;
+  allowed_origins?: string[];
 }
 
-const SETTINGS: (keyof BotSettings)[] = ['name', 'instructions', 'model', 'handoff_enabled', 'handoff_webhook_url'];
+const SETTINGS: (keyof BotSettings)[] = [
+  'name',
+  'instructions',
+  'model',
+  'handoff_enabled',
+  'handoff_webhook_url',
+  'allowed_origins',
+];
 
 /**
  * Bots and their keys (spec, Dashboard calls named as public for key handling): reading and changing an agent's

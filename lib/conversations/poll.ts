@@ -1,11 +1,27 @@
 import { type Queryable, preparedStatement } from '../db';
 import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import { LIMITS } from '../limits';
+import { type AttachmentRef, mediaUrl } from '../media/service';
+
+/** An attachment as clients see it: what the message holds, and its address. */
+export type AttachmentView = AttachmentRef & { url: string };
+
+export function attachmentView(ref: AttachmentRef, mediaBaseUrl: string): AttachmentView {
+  return { ...ref, url: mediaUrl(mediaBaseUrl, ref.id) };
+}
 
 const PAGE = LIMITS.pollPageMessages;
 
+export interface PolledMessage {
+  id: string;
+  author: string;
+  text: string;
+  at: number;
+  attachment?: AttachmentView;
+}
+
 export interface PollResult {
-  messages: { id: string; author: string; text: string; at: number }[];
+  messages: PolledMessage[];
   status: string;
   operator_typing: boolean;
   operator_here?: boolean;
@@ -18,7 +34,7 @@ const POLL = preparedStatement(
           COALESCE(c.operator_typing_until > now(), false) AS typing,
           (c.status = 'waiting' AND c.operator_seen_at IS NOT NULL) AS here,
           COALESCE((SELECT json_agg(m ORDER BY m.seq)
-                      FROM (SELECT id, author, text, at, seq FROM messages
+                      FROM (SELECT id, author, text, at, seq, attachment FROM messages
                              WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
                              ORDER BY seq LIMIT ${PAGE}) m), '[]'::json) AS messages
      FROM conversations c
@@ -33,20 +49,27 @@ export async function pollMessages(
   db: Queryable,
   botId: string,
   sessionId: string,
-  cursor?: string,
+  cursor: string | undefined,
+  mediaBaseUrl: string,
 ): Promise<PollResult> {
   const after = cursor ? decodeCursor(cursor, CURSORS.seq).seq : 0;
   const res = await db.query<{
     status: string;
     typing: boolean;
     here: boolean;
-    messages: { id: string; author: string; text: string; at: number; seq: number }[];
+    messages: { id: string; author: string; text: string; at: number; seq: number; attachment: AttachmentRef | null }[];
   }>(POLL([sessionId, botId, after]));
   const row = res.rows[0];
   if (!row) return { messages: [], status: 'bot', operator_typing: false, next_cursor: encodeCursor({ seq: after }) };
   const last = row.messages.at(-1)?.seq ?? after;
   return {
-    messages: row.messages.map(({ id, author, text, at }) => ({ id, author, text, at: Number(at) })),
+    messages: row.messages.map(({ id, author, text, at, attachment }) => ({
+      id,
+      author,
+      text,
+      at: Number(at),
+      ...(attachment ? { attachment: attachmentView(attachment, mediaBaseUrl) } : {}),
+    })),
     status: row.status,
     operator_typing: row.typing,
     ...(row.here ? { operator_here: true } : {}),

@@ -11,6 +11,7 @@ import {
   operatorReplyUpdate,
   resolveUpdate,
   runWorkflowId,
+  visitorAttachmentUpdate,
 } from '../../workflows/messages';
 import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import { type Db, withTransaction } from '../db';
@@ -20,7 +21,10 @@ import { LIMITS } from '../limits';
 import type { SecretBox } from '../secret-box';
 import type { DeltaHub } from '../streams';
 import { type Temporal, resendUnprocessedUpdate } from '../temporal';
-import { type PollResult, pollMessages } from './poll';
+import type { AttachmentRef, MediaService } from '../media/service';
+import { notify } from '../notifications/service';
+import { answerMessageId } from '../runs/bookkeeping';
+import { type AttachmentView, type PollResult, attachmentView, pollMessages } from './poll';
 import {
   type ChatInput,
   type ConversationDeps,
@@ -50,6 +54,8 @@ export interface ConversationServiceDeps {
   turnTimeoutMs: number;
   /** Committed answers and stream fragments (API processes); without it answers come from the workflow update. */
   deltaHub?: DeltaHub;
+  /** Images visitors attach: stored with their conversation, erased with it. */
+  media: MediaService;
 }
 
 /** Spec, ChatResponse: one of its three modes. */
@@ -67,8 +73,21 @@ export type StreamFrame =
   | { error: string; code?: string; retry_after?: number }
   | { done: true; session_id: string; handoff: boolean; quota_exceeded: boolean; notice?: 'outage' };
 
+/** A chat turn's reply, and the ids of the messages it wrote (the widget rates answers by their id). */
+export interface ChatTurn {
+  reply: ChatReply;
+  /** The visitor's message, absent when nothing was stored (monthly quota used up). */
+  visitorMessageId?: string;
+  /** The bot's answer, present when the bot answered. */
+  answerMessageId?: string;
+}
+
 export interface ChatStream {
   sessionId: string;
+  /** The visitor's message of this turn; absent when nothing is stored (monthly quota used up). */
+  visitorMessageId?: string;
+  /** The id the bot's answer gets if the bot answers (not when handed over, failed or over quota). */
+  answerMessageId?: string;
   /**
    * Runs the turn, writing its frames; always ends with the end frame and never throws. `turnPending`: an error frame
    * was written while the turn went on or completed anyway (a retry of the same request joins that turn).
@@ -159,17 +178,28 @@ export function createConversationService(deps: ConversationServiceDeps) {
   const service = {
     /** One chat turn answered as one JSON body (`POST /v1/api/chat`). */
     async answer(botId: string, input: ChatInput, turnScope?: string): Promise<ChatReply> {
+      return (await service.converse(botId, input, turnScope)).reply;
+    },
+
+    /** A chat turn with the ids of the messages it wrote (the widget's chat). */
+    async converse(botId: string, input: ChatInput, turnScope?: string): Promise<ChatTurn> {
       const prepared = await prepareChat(cdeps, botId, input, turnScope);
       if (prepared.kind === 'quota_exceeded') {
-        return { answer: QUOTA_PLACEHOLDER, session_id: prepared.sessionId, quota_exceeded: true, notice: 'outage' };
+        return {
+          reply: { answer: QUOTA_PLACEHOLDER, session_id: prepared.sessionId, quota_exceeded: true, notice: 'outage' },
+        };
       }
       const subscription = await subscribeTurn(cdeps, prepared.update.runId);
       const result = await turnOutcome(prepared, subscription).finally(() => subscription?.close());
       if (result.error) throw turnError(result.error, prepared.sessionId);
       return {
-        answer: result.answer,
-        session_id: prepared.sessionId,
-        ...(result.handoff ? { handoff: true as const } : {}),
+        reply: {
+          answer: result.answer,
+          session_id: prepared.sessionId,
+          ...(result.handoff ? { handoff: true as const } : {}),
+        },
+        visitorMessageId: prepared.update.messageId,
+        ...(result.handoff ? {} : { answerMessageId: answerMessageId(prepared.update.runId) }),
       };
     },
 
@@ -219,6 +249,8 @@ export function createConversationService(deps: ConversationServiceDeps) {
 
       return {
         sessionId,
+        visitorMessageId: prepared.update.messageId,
+        answerMessageId: answerMessageId(prepared.update.runId),
         async run(sink, log) {
           write = sink;
           let handoff = false;
@@ -296,9 +328,12 @@ export function createConversationService(deps: ConversationServiceDeps) {
       }
     },
 
-    /** `GET /v1/api/messages`, the hottest path: one indexed query, no Temporal. */
-    poll(botId: string, sessionId: string, cursor?: string): Promise<PollResult> {
-      return pollMessages(deps.db, botId, sessionId, cursor);
+    /**
+     * `GET /v1/api/messages`, the hottest path: one indexed query, no Temporal. `mediaBaseUrl` is where attachments
+     * are fetched (`{base}/media/{id}`).
+     */
+    poll(botId: string, sessionId: string, cursor: string | undefined, mediaBaseUrl: string): Promise<PollResult> {
+      return pollMessages(deps.db, botId, sessionId, cursor, mediaBaseUrl);
     },
 
     /** The visitor is typing: shown to operators for about 6 seconds. */
@@ -341,6 +376,8 @@ export function createConversationService(deps: ConversationServiceDeps) {
         ...approvals.rows.map((a) => a.workflow_id).filter((id) => id.startsWith('approval/')),
       ];
       for (const workflowId of workflowIds) await deleteWorkflowHistories(deps.temporal, workflowId);
+      // Attached images leave their store first; their rows go with the conversations.
+      await deps.media.deleteForSessions(botId, ids);
       const approvalIds = approvals.rows.map((a) => a.id);
       await withTransaction(deps.db, async (tx) => {
         // Notifications quote an approval's arguments: they go with it.
@@ -360,6 +397,122 @@ export function createConversationService(deps: ConversationServiceDeps) {
         await tx.query(`DELETE FROM conversations WHERE bot_id = $1 AND session_id = ANY($2)`, [botId, ids]);
       });
       return { conversations: ids.length };
+    },
+
+    /**
+     * A visitor rates one of the bot's answers (spec, Message: a `rating` event). One rating per answer: rating it
+     * again replaces the earlier one (and moves it to now in the transcript). 404 for an answer that is not the bot's
+     * in this conversation.
+     */
+    async rate(botId: string, sessionId: string, ref: string, rating: 'up' | 'down'): Promise<void> {
+      const conversation = await conversationOf(botId, sessionId);
+      const id = `evt_rating_${createHash('sha256').update(`${conversation.session_id}\n${ref}`).digest('hex').slice(0, 32)}`;
+      const event = { kind: 'rating', rating, ref };
+      const text = rating === 'up' ? 'Rated an answer as helpful' : 'Rated an answer as not helpful';
+      await withTransaction(deps.db, async (tx) => {
+        const answer = await tx.query(`SELECT 1 FROM messages WHERE id = $1 AND session_id = $2 AND author = 'bot'`, [
+          ref,
+          conversation.session_id,
+        ]);
+        if (!answer.rowCount) throw errors.notFound('No answer of the bot with this id in this conversation');
+        await tx.query(`DELETE FROM messages WHERE id = $1`, [id]);
+        await tx.query(
+          `INSERT INTO messages (id, session_id, bot_id, author, text, event, at) VALUES ($1, $2, $3, 'event', $4, $5, $6)`,
+          [id, conversation.session_id, botId, text, event, Date.now()],
+        );
+      });
+    },
+
+    /**
+     * A visitor leaves a way to reach them (spec, Message: a `contact` event), shown in the operator's transcript and
+     * announced in the dashboard's notifications. It is accepted even before any message and with the monthly quota
+     * used up: it is how a visitor reaches the team when the chat cannot (docs/decisions.md).
+     */
+    async leaveContact(
+      botId: string,
+      sessionId: string,
+      contact: { contact: string; name?: string; note?: string },
+    ): Promise<void> {
+      const bot = await loadBot(deps.db, botId);
+      const conversation =
+        (await findConversation(deps.db, bot.id, sessionId)) ??
+        (await startConversation(deps.db, bot, sessionId, { checkQuota: false }));
+      if (!conversation) throw errors.notFound('No conversation with this session_id');
+      const name = contact.name?.trim() || undefined;
+      const note = contact.note?.trim() || undefined;
+      const event = { kind: 'contact', contact: contact.contact, ...(name ? { name } : {}), ...(note ? { note } : {}) };
+      const line = [name, contact.contact].filter(Boolean).join(', ') + (note ? ` — ${note}` : '');
+      const id = `evt_contact_${randomUUID().replace(/-/g, '')}`;
+      await withTransaction(deps.db, async (tx) => {
+        await tx.query(
+          `INSERT INTO messages (id, session_id, bot_id, author, text, event, at) VALUES ($1, $2, $3, 'event', $4, $5, $6)`,
+          [id, conversation.session_id, botId, `Left a contact: ${line}`, event, Date.now()],
+        );
+        await notify(tx, {
+          id: `ntf_${id}`,
+          workspaceId: bot.workspace_id,
+          botId,
+          kind: 'contact_left',
+          title: 'A visitor left a contact',
+          body: line,
+          data: { session_id: conversation.session_id, ...event },
+        });
+      });
+    },
+
+    /**
+     * A visitor attaches an image (the widget): checked and stored (lib/media), then a message of the conversation
+     * holding it, written by the conversation workflow so it lands in order and, while a person handles the
+     * conversation, is forwarded to them (`visitor_message`). A new conversation counts against the monthly quota
+     * like a first message; over it, nothing is stored.
+     */
+    async attach(
+      botId: string,
+      sessionId: string,
+      bytes: Buffer,
+      opts: { mediaBaseUrl: string; user?: string },
+    ): Promise<
+      | {
+          kind: 'stored';
+          message: { id: string; author: 'visitor'; text: string; at: number; attachment: AttachmentView };
+        }
+      | { kind: 'quota_exceeded'; reply: ChatReply }
+    > {
+      const bot = await loadBot(deps.db, botId);
+      const conversation =
+        (await findConversation(deps.db, bot.id, sessionId)) ??
+        (await startConversation(deps.db, bot, sessionId, { checkQuota: true }));
+      if (!conversation) {
+        return {
+          kind: 'quota_exceeded',
+          reply: { answer: QUOTA_PLACEHOLDER, session_id: sessionId, quota_exceeded: true, notice: 'outage' },
+        };
+      }
+      const attachment = await deps.media.save({ botId, sessionId: conversation.session_id, bytes });
+      const view = attachmentView(attachment, opts.mediaBaseUrl);
+      const message = { id: `msg_${randomUUID().replace(/-/g, '')}`, at: Date.now() };
+      try {
+        await resendUnprocessedUpdate(() =>
+          deps.temporal.client.workflow.executeUpdateWithStart(visitorAttachmentUpdate, {
+            args: [{ messageId: message.id, attachment, url: view.url, at: message.at, user: opts.user }],
+            updateId: message.id,
+            startWorkflowOperation: startOperation(deps, conversation),
+          }),
+        );
+      } catch (err) {
+        // The message was not written (Temporal unreachable, the update refused): the file would be held by nothing.
+        // If the update did apply and only its answer was lost, the message holds the file and it stays.
+        const held = await deps.db
+          .query(`SELECT 1 FROM messages WHERE id = $1`, [message.id])
+          .then((r) => Boolean(r.rowCount))
+          .catch(() => true);
+        if (!held) await deps.media.discard(attachment.id).catch(() => undefined);
+        throw err;
+      }
+      return {
+        kind: 'stored',
+        message: { id: message.id, author: 'visitor', text: '', at: message.at, attachment: view },
+      };
     },
 
     /** Open requests (handed to a person, `waiting` or `operator`), most recently handed over first. */
@@ -406,7 +559,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
     },
 
     /** The full transcript, messages and events; opening it tells the visitor an operator is reading. */
-    async transcript(botId: string, sessionId: string, page: Page) {
+    async transcript(botId: string, sessionId: string, page: Page, mediaBaseUrl: string) {
       const conversation = await conversationOf(botId, sessionId);
       const after = page.cursor ? decodeCursor(page.cursor, CURSORS.seq).seq : 0;
       const [meta, rows] = await Promise.all([
@@ -422,8 +575,10 @@ export function createConversationService(deps: ConversationServiceDeps) {
           text: string;
           at: number;
           event: Record<string, unknown> | null;
+          attachment: AttachmentRef | null;
         }>(
-          `SELECT seq, id, author, text, at, event FROM messages WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+          `SELECT seq, id, author, text, at, event, attachment FROM messages WHERE session_id = $1 AND seq > $2
+            ORDER BY seq LIMIT $3`,
           [conversation.session_id, after, page.limit + 1],
         ),
       ]);
@@ -439,6 +594,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
           text: m.text,
           at: Number(m.at),
           ...(m.event ? { event: m.event } : {}),
+          ...(m.attachment ? { attachment: attachmentView(m.attachment, mediaBaseUrl) } : {}),
         })),
         next_cursor: rows.rows.length > page.limit ? encodeCursor({ seq: Number(messages.at(-1)!.seq) }) : '',
       };

@@ -13,8 +13,9 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
   return withTransaction(db, async (client) => {
     for (const m of input.messages) {
       await client.query(
-        `INSERT INTO messages (id, session_id, bot_id, author, text, at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-        [m.id, input.sessionId, input.botId, m.author, m.text, m.at],
+        `INSERT INTO messages (id, session_id, bot_id, author, text, at, attachment) VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (id) DO NOTHING`,
+        [m.id, input.sessionId, input.botId, m.author, m.text, m.at, m.attachment ?? null],
       );
     }
     await client.query(
@@ -53,8 +54,9 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
         };
         if (input.event.kind === 'escalated') {
           const recent = await client.query<{ author: string; text: string }>(
-            `SELECT author, text FROM (SELECT seq, author, text FROM messages WHERE session_id = $1 AND author <> 'event'
-                   ORDER BY seq DESC LIMIT ${TRANSCRIPT_MESSAGES}) m ORDER BY seq`,
+            `SELECT author, CASE WHEN attachment IS NOT NULL AND text = '' THEN '[image]' ELSE text END AS text
+               FROM (SELECT seq, author, text, attachment FROM messages WHERE session_id = $1 AND author <> 'event'
+                      ORDER BY seq DESC LIMIT ${TRANSCRIPT_MESSAGES}) m ORDER BY seq`,
             [input.sessionId],
           );
           body.transcript = recent.rows.map((r) => `${AUTHOR_LABEL[r.author] ?? r.author}: ${r.text}`).join('\n');

@@ -11,7 +11,7 @@ export interface NotificationInput {
   id: string;
   workspaceId: string;
   botId: string | null;
-  kind: 'trigger_paused' | 'approval_requested';
+  kind: 'trigger_paused' | 'approval_requested' | 'contact_left';
   title: string;
   body: string;
   data: Record<string, unknown>;

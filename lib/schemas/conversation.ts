@@ -51,12 +51,24 @@ export const ChatResponse = z
   })
   .meta({ id: 'ChatResponse' });
 
+export const Attachment = z
+  .object({
+    id: z.string(),
+    url: z.string().describe('`GET /media/{id}`: the file itself; no key needed (the id is unguessable).'),
+    content_type: z.string().describe('`image/png`, `image/jpeg`, `image/gif` or `image/webp`'),
+    size: z.number().int().describe('Bytes'),
+    width: z.number().int().optional(),
+    height: z.number().int().optional(),
+  })
+  .meta({ id: 'Attachment', description: 'An image a visitor attached (the widget).' });
+
 export const Message = z
   .object({
     id: z.string(),
     author: z.string().describe('`visitor`, `bot`, `operator`, or `event` (transcripts only).'),
     text: z.string(),
     at: z.number().int().describe('Unix milliseconds'),
+    attachment: Attachment.optional().describe('Present when the message holds an image.'),
     event: z
       .object({
         kind: z.string(),

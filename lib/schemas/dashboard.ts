@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ChatRequest } from './conversation';
 import { PageQuery } from './common';
+import { LIMITS } from '../limits';
 
 export { BotParams } from './common';
 
@@ -12,11 +13,40 @@ export const BotView = z
     model: z.string().nullable(),
     handoff_enabled: z.boolean(),
     handoff_webhook_url: z.string().nullable(),
+    allowed_origins: z.array(z.string()).describe('Origins whose pages may use the widget'),
     public_key: z.string(),
     handoff_webhook_secret_fingerprint: z.string(),
     visitor_identity_secret_fingerprint: z.string(),
   })
   .meta({ id: 'DashboardBot' });
+
+/**
+ * One origin a widget may be embedded from: `scheme://host[:port]` exactly as browsers send it in `Origin` (lower-case
+ * host, no default port, no path). Written otherwise, it is normalized; anything with a path, query or credentials is
+ * refused, since a browser never sends one.
+ */
+export const WidgetOrigin = z
+  .string()
+  .trim()
+  .max(LIMITS.widget.originChars)
+  .transform((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `not an origin (scheme://host[:port]): ${value}` });
+      return z.NEVER;
+    }
+    const bare = url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+    if (!/^https?:$/.test(url.protocol) || !bare) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `an origin is scheme://host[:port] with http or https, nothing after: ${value}`,
+      });
+      return z.NEVER;
+    }
+    return url.origin;
+  });
 
 export const BotPatch = z
   .object({
@@ -29,6 +59,14 @@ export const BotPatch = z
       .max(2000)
       .nullable()
       .optional(),
+    allowed_origins: z
+      .array(WidgetOrigin)
+      .max(LIMITS.widget.allowedOrigins)
+      .transform((origins) => [...new Set(origins)])
+      .optional()
+      .describe(
+        'Origins (`https://shop.example.com`, `http://localhost:3000`) whose pages may use the widget; replaces the list',
+      ),
   })
   .meta({ id: 'DashboardBotPatch' });
 

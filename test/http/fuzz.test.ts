@@ -52,7 +52,7 @@ const GROUPS: Group[] = [
   },
   {
     name: 'admin, hooks and service',
-    operations: ['scrapeSite', 'adminWriteSource', 'triggerHook', 'healthz', 'readyz', 'openapi'],
+    operations: ['scrapeSite', 'adminWriteSource', 'triggerHook', 'healthz', 'readyz', 'openapi', 'getMedia'],
   },
 ];
 

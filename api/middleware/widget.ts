@@ -1,0 +1,121 @@
+import { type KeyRateChecker, findPrincipal, findPrincipalCounting } from '../../lib/auth';
+import type { Db } from '../../lib/db';
+import { ApiError } from '../../lib/errors';
+import type { RateGroup } from '../../lib/limits';
+import type { AppContext, AppMiddleware } from '../context';
+import { enforceRateWindow } from './rate-limit';
+
+/**
+ * The widget surface (`/v1/widget/*`, docs/widget.md) is called from visitors' browsers on the integrator's sites
+ * with the bot's public key. Browsers may use it only from the bot's allowed origins (CORS): the key travels in the
+ * `key` query parameter — a preflight carries no header values, so only the address can say which bot it is for —
+ * or in `X-Bot-Key` for callers that are not browsers.
+ */
+export const WIDGET_PREFIX = '/v1/widget/';
+
+const ALLOWED_HEADERS = 'Content-Type, X-Bot-Key, X-Visitor-Token, X-Request-Id';
+const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';
+/** Browsers cache a preflight this long (Chromium caps it at 2 hours). */
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
+
+function presentedKey(ctx: AppContext): string {
+  const fromQuery = typeof ctx.query.key === 'string' ? ctx.query.key : '';
+  return (fromQuery || ctx.get('X-Bot-Key')).trim();
+}
+
+/** The platform's own origins (its pages may use any bot's widget, e.g. to preview it). */
+export type OwnOrigins = (ctx: AppContext) => string[];
+
+/** PUBLIC_BASE_URL's and DASHBOARD_URL's origins, and the address the request reached us at. */
+export function ownOriginsOf(config: { PUBLIC_BASE_URL?: string; DASHBOARD_URL?: string }): OwnOrigins {
+  const configured = [config.PUBLIC_BASE_URL, config.DASHBOARD_URL]
+    .filter((u): u is string => Boolean(u))
+    .map((u) => new URL(u).origin);
+  return (ctx) => [...configured, `${ctx.protocol}://${ctx.host}`];
+}
+
+function originAllowed(ctx: AppContext, origin: string, allowed: string[] | undefined, own: OwnOrigins): boolean {
+  return (allowed ?? []).includes(origin) || own(ctx).includes(origin);
+}
+
+function setCors(ctx: AppContext, origin: string): void {
+  ctx.set('Access-Control-Allow-Origin', origin);
+  ctx.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+  ctx.vary('Origin');
+}
+
+/**
+ * Answers CORS preflights of `/v1/widget/*`: 204 with the allowance for the bot's allowed origins, and 204 without
+ * any `Access-Control-Allow-*` header for every other origin or key (the browser then refuses the call; nothing
+ * about the bot is told).
+ */
+export function widgetPreflight(db: Db, own: OwnOrigins): AppMiddleware {
+  return async function widgetPreflightMiddleware(ctx, next) {
+    if (ctx.method !== 'OPTIONS' || !ctx.path.startsWith(WIDGET_PREFIX) || !ctx.get('Access-Control-Request-Method')) {
+      return next();
+    }
+    const origin = ctx.get('Origin');
+    const key = presentedKey(ctx);
+    ctx.status = 204;
+    ctx.vary('Origin');
+    if (!origin || !key.startsWith('pk_')) return;
+    let principal;
+    try {
+      principal = await findPrincipal(db, key);
+    } catch {
+      throw new ApiError('service_unavailable', 'The key could not be checked right now; retry shortly');
+    }
+    if (!principal || !originAllowed(ctx, origin, principal.allowedOrigins, own)) return;
+    ctx.set('Access-Control-Allow-Origin', origin);
+    ctx.set('Access-Control-Allow-Methods', 'GET, POST');
+    ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+    ctx.set('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_SECONDS));
+  };
+}
+
+/**
+ * The widget's key check, rate window (per public key + IP, in the same round trip) and origin check. A request from a
+ * page whose origin the bot does not allow is refused with 403 `origin_not_allowed` before anything runs (a browser
+ * would not let the page read the answer, but the request would still have been made). No `Origin` means no browser
+ * page: the public key is public, so such callers get what any page of an allowed site would. A secret key here is
+ * 403 `wrong_key_type` (spec, Authentication rule 4: it must never reach a browser).
+ */
+export function widgetAccess(
+  db: Db,
+  opts: { rateGroup: RateGroup; checker?: KeyRateChecker; own: OwnOrigins },
+): AppMiddleware {
+  return async function widgetAccessMiddleware(ctx, next) {
+    const key = presentedKey(ctx);
+    if (!key) throw new ApiError('missing_key', 'Missing the public key: `key` query parameter or X-Bot-Key header');
+    let found;
+    try {
+      const rate = { ip: ctx.ip, group: opts.rateGroup, accept: ['public' as const] };
+      found = opts.checker ? await opts.checker(key, rate) : await findPrincipalCounting(db, key, rate);
+    } catch (err) {
+      ctx.state.log.warn({ err }, 'key check failed: storage unavailable');
+      throw new ApiError('service_unavailable', 'The key could not be checked right now; retry shortly');
+    }
+    if (!found) throw new ApiError('invalid_key', 'Unknown or revoked key');
+    const { principal, window } = found;
+    if (principal.kind !== 'public') {
+      throw new ApiError(
+        'wrong_key_type',
+        'The widget takes the public key (pk_…); a secret key must never be sent from a browser',
+      );
+    }
+    const origin = ctx.get('Origin');
+    if (origin) {
+      if (!originAllowed(ctx, origin, principal.allowedOrigins, opts.own)) {
+        throw new ApiError(
+          'origin_not_allowed',
+          `Pages of ${origin} may not use this widget: add the origin to the bot's allowed widget origins`,
+        );
+      }
+      // From here on, errors too are readable by the page (the widget shows them).
+      setCors(ctx, origin);
+    }
+    ctx.state.principal = principal;
+    if (window) enforceRateWindow(ctx, opts.rateGroup, window.count, window.reset);
+    await next();
+  };
+}

@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../db';
+import { ApiError } from '../errors';
+import { randomToken } from '../keys';
+import { LIMITS } from '../limits';
+import { IMAGE_TYPES, sniffImage } from './image';
+import type { ObjectStore } from './s3';
+
+/** What a message says of the image it holds (`messages.attachment`), and what the API shows of it with its `url`. */
+export interface AttachmentRef {
+  id: string;
+  content_type: string;
+  size: number;
+  width?: number;
+  height?: number;
+}
+
+export interface StoredMedia {
+  contentType: string;
+  size: number;
+  etag: string;
+  body: Buffer;
+}
+
+/** Media ids are the address of the file (`GET /media/{id}`, no key): 32 random base62 characters, ~190 bits. */
+export function newMediaId(): string {
+  return `med_${randomToken(32)}`;
+}
+
+const MEDIA_ID = /^med_[A-Za-z0-9]{32}$/;
+
+/** The address of an attachment as clients fetch it. */
+export function mediaUrl(baseUrl: string, id: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/media/${id}`;
+}
+
+/**
+ * Images visitors attach (docs/widget.md): checked from their bytes, stored durably — in Postgres by default, or in
+ * an S3-compatible bucket (`MEDIA_STORE=s3`) — and served at their unguessable address. Rows belong to a conversation
+ * and go with it; objects in a bucket are deleted here, before their rows.
+ */
+export function createMediaService(deps: { db: Db; bucket?: ObjectStore }) {
+  const objectKey = (id: string) => `media/${id}`;
+
+  /** Deletes the bucket's objects of these media (rows are the caller's: they go with their conversation). */
+  async function deleteObjects(ids: string[]): Promise<void> {
+    if (!deps.bucket) return;
+    for (const id of ids) await deps.bucket.delete(objectKey(id));
+  }
+
+  return {
+    /**
+     * Checks and stores one image of a conversation; 415 `unsupported_media_type` for anything but PNG, JPEG, GIF or
+     * WebP (by the bytes), 413 `payload_too_large` past the limit. Returns what the message will hold.
+     */
+    async save(input: { botId: string; sessionId: string; bytes: Buffer }): Promise<AttachmentRef> {
+      if (input.bytes.length > LIMITS.widget.attachmentBytes) {
+        throw new ApiError(
+          'payload_too_large',
+          `Images may be at most ${LIMITS.widget.attachmentBytes / 1024 / 1024} MiB`,
+        );
+      }
+      const info = input.bytes.length ? sniffImage(input.bytes) : null;
+      if (!info) {
+        throw new ApiError(
+          'unsupported_media_type',
+          `Only images can be attached: ${IMAGE_TYPES.map((t) => t.slice(6).toUpperCase()).join(', ')}`,
+        );
+      }
+      const id = newMediaId();
+      const ref: AttachmentRef = {
+        id,
+        content_type: info.contentType,
+        size: input.bytes.length,
+        ...(info.width ? { width: info.width, height: info.height } : {}),
+      };
+      // In a bucket first: a row never points at an object that is not there.
+      if (deps.bucket) await deps.bucket.put(objectKey(id), input.bytes, info.contentType);
+      await deps.db.query(
+        `INSERT INTO media (id, bot_id, session_id, content_type, size, width, height, sha256, store, data)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+        [
+          id,
+          input.botId,
+          input.sessionId,
+          info.contentType,
+          input.bytes.length,
+          info.width ?? null,
+          info.height ?? null,
+          createHash('sha256').update(input.bytes).digest(),
+          deps.bucket ? 's3' : 'postgres',
+          deps.bucket ? null : input.bytes,
+        ],
+      );
+      return ref;
+    },
+
+    /** One stored file, or null when there is none (unknown, malformed or erased id). */
+    async read(id: string): Promise<StoredMedia | null> {
+      if (!MEDIA_ID.test(id)) return null;
+      const res = await deps.db.query<{
+        content_type: string;
+        size: number;
+        sha256: Buffer;
+        store: 'postgres' | 's3';
+        data: Buffer | null;
+      }>(`SELECT content_type, size, sha256, store, data FROM media WHERE id = $1`, [id]);
+      const row = res.rows[0];
+      if (!row) return null;
+      const body = row.store === 'postgres' ? row.data : ((await deps.bucket?.get(objectKey(id))) ?? null);
+      if (!body) return null;
+      return {
+        contentType: row.content_type,
+        size: row.size,
+        etag: `"${row.sha256.toString('base64url').slice(0, 27)}"`,
+        body,
+      };
+    },
+
+    /** Deletes an attachment whose message could not be written (the rest of a failed upload). */
+    async discard(id: string): Promise<void> {
+      await deleteObjects([id]);
+      await deps.db.query(`DELETE FROM media WHERE id = $1`, [id]);
+    },
+
+    /**
+     * Before conversations are deleted (a visitor erased): their files leave the bucket; the rows go with the
+     * conversations' own rows (foreign key), in the caller's transaction.
+     */
+    async deleteForSessions(botId: string, sessionIds: string[]): Promise<void> {
+      if (!sessionIds.length) return;
+      const res = await deps.db.query<{ id: string }>(
+        `SELECT id FROM media WHERE bot_id = $1 AND session_id = ANY($2)`,
+        [botId, sessionIds],
+      );
+      await deleteObjects(res.rows.map((r) => r.id));
+    },
+
+    /** Before a bot is deleted: its files leave the bucket (rows go with the bot). */
+    async deleteForBot(botId: string): Promise<void> {
+      const res = await deps.db.query<{ id: string }>(`SELECT id FROM media WHERE bot_id = $1`, [botId]);
+      await deleteObjects(res.rows.map((r) => r.id));
+    },
+  };
+}
+
+export type MediaService = ReturnType<typeof createMediaService>;

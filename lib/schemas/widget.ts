@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { LIMITS } from '../limits';
+import { NOT_BLANK } from '../text';
+import { ChatRequest, ChatResponse, Message, SessionId, StreamFrame } from './conversation';
+
+/** The widget surface (`/v1/widget/*`, docs/widget.md): the conversation's shapes, bound to a visitor's session. */
+
+export const WidgetConfig = z
+  .object({
+    bot: z.object({ name: z.string() }),
+    handoff_enabled: z.boolean().describe('Whether the visitor may ask for a person.'),
+    attachments: z.object({
+      max_bytes: z.number().int(),
+      types: z.array(z.string()).describe('Image types accepted (recognised from the bytes).'),
+    }),
+    poll_interval_ms: z.number().int().describe('How often to poll for new messages while the chat is open.'),
+  })
+  .meta({ id: 'WidgetConfig' });
+
+export const WidgetSession = z
+  .object({
+    session_id: z.string(),
+    visitor_token: z.string().describe('Send it in `X-Visitor-Token` with every call about this session.'),
+  })
+  .meta({ id: 'WidgetSession' });
+
+export const WidgetChatRequest = ChatRequest.extend({ session_id: SessionId }).meta({ id: 'WidgetChatRequest' });
+
+const MessageIds = {
+  visitor_message_id: z.string().optional().describe("The visitor's message (absent when nothing was stored)."),
+  message_id: z.string().optional().describe("The bot's answer, when the bot answered: what a rating refers to."),
+};
+
+export const WidgetChatResponse = ChatResponse.extend(MessageIds).meta({ id: 'WidgetChatResponse' });
+export const WidgetStreamFrame = StreamFrame.extend(MessageIds).meta({
+  id: 'WidgetStreamFrame',
+  description: 'The frames of `POST /v1/api/chat/stream`; the end frame also carries the message ids.',
+});
+
+export const WidgetSessionBody = z.object({ session_id: SessionId }).meta({ id: 'WidgetSessionRef' });
+export const WidgetSessionQuery = z.object({ session_id: SessionId });
+
+export const WidgetRating = z
+  .object({
+    session_id: SessionId,
+    ref: z.string().min(1).max(100).describe("The id of the bot's answer rated (`message_id` of the chat answer)."),
+    rating: z.enum(['up', 'down']),
+  })
+  .meta({ id: 'WidgetRating' });
+
+export const WidgetContact = z
+  .object({
+    session_id: SessionId,
+    contact: z
+      .string({ error: 'is required' })
+      .regex(NOT_BLANK, 'must not be empty')
+      .trim()
+      .max(LIMITS.widget.contactChars, `must be at most ${LIMITS.widget.contactChars} characters`)
+      .describe('How to reach the visitor: an e-mail address, a phone number…'),
+    name: z.string().trim().max(LIMITS.widget.contactNameChars).optional(),
+    note: z.string().trim().max(LIMITS.widget.contactNoteChars).optional(),
+  })
+  .meta({ id: 'WidgetContact' });
+
+export const WidgetAttachmentResponse = z
+  .object({ message: Message.describe("The visitor's message holding the image.") })
+  .meta({ id: 'WidgetAttachmentResult' });
