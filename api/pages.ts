@@ -13,8 +13,27 @@ import type { AppContext } from './context';
 export const DASHBOARD_DIST = path.join(__dirname, '..', 'web', 'dashboard', 'dist');
 /** Where Vite's `base` puts the assets (web/dashboard/vite.config.ts). */
 export const ASSET_PREFIX = '/app/assets/';
-/** The pages the dashboard app draws; each answers the same `index.html`. */
-export const DASHBOARD_PAGES = ['/connect'] as const;
+/**
+ * The pages the dashboard app draws (it routes on the path); each answers the same `index.html`. `{x}` segments are
+ * ids or tab names the app reads.
+ */
+export const DASHBOARD_PAGES = [
+  '/',
+  '/signin',
+  '/signup',
+  '/reset-password',
+  '/invite',
+  '/connect',
+  '/agents',
+  '/agents/{id}',
+  '/agents/{id}/{tab}',
+  '/inbox',
+  '/notifications',
+  '/billing',
+  '/team',
+  '/account',
+  '/builder',
+] as const;
 
 const NOT_BUILT =
   'The dashboard pages are not built.\n\n' +

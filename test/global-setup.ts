@@ -18,6 +18,8 @@ export default async function globalSetup(): Promise<void> {
   chmodSync(dataDir, 0o755); // Postgres runs as the postgres user under root and must reach its folder
   const fake = await startFakeOpenAI();
   const taskQueue = `agent-platform-test-${randomBytes(4).toString('hex')}`;
+  // The Temporal UI runs too: the dashboard links each run to its workflow there, and a browser test follows a link.
+  const temporalUiPort = await freePort();
   const env = {
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
@@ -34,6 +36,7 @@ export default async function globalSetup(): Promise<void> {
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     // A builder message queued behind a slow turn answers "busy" after 2 s (30 s by default).
     BUILDER_QUEUE_WAIT_MS: '2000',
+    TEMPORAL_UI_URL: `http://127.0.0.1:${temporalUiPort}`,
   };
   const started = Date.now();
   const platform = await startPlatform({
@@ -42,6 +45,7 @@ export default async function globalSetup(): Promise<void> {
     apiPort: await freePort(),
     postgresPort: await freePort(),
     temporalPort: await freePort(),
+    temporalUiPort,
     persistTemporal: false,
     quiet: true,
     logDir: path.join(dataDir, 'logs'),

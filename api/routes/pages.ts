@@ -4,6 +4,14 @@ import { ASSET_PREFIX, DASHBOARD_PAGES, type DashboardPages, createDashboardPage
 import { type RouteDef, route } from '../route';
 
 const AssetParams = z.object({ name: z.string().min(1).max(200) });
+/** Path segments of page addresses: ids and tab names, never anything the app would not draw. */
+const Segment = z.string().regex(/^[\w-]{1,64}$/, 'not a page');
+const PageParams = z.object({ id: Segment.optional(), tab: Segment.optional() });
+
+const PAGE_SUMMARIES: Record<string, string> = {
+  '/connect': 'The page where the workspace owner approves a builder client (`verify_url` of `/v1/mcp-pair/start`).',
+  '/': 'The dashboard: agents, the operator inbox, notifications, billing and the team.',
+};
 
 const pageResponses = {
   200: { description: 'The dashboard app (HTML)', contentType: 'text/html' },
@@ -17,13 +25,14 @@ export function pageRoutes(pages: DashboardPages = createDashboardPages()): Rout
       route({
         method: 'get',
         path: page,
-        operationId: `page${page.replace(/\W+(\w)/g, (_, c: string) => c.toUpperCase())}`,
+        operationId:
+          page === '/'
+            ? 'pageHome'
+            : `page${page.replace(/\W+(\w)/g, (_, c: string) => c.toUpperCase()).replace(/\W+$/, '')}`,
         tag: 'Pages',
         unstable: true,
-        summary:
-          page === '/connect'
-            ? 'The page where the workspace owner approves a builder client (`verify_url` of `/v1/mcp-pair/start`).'
-            : 'A dashboard page.',
+        summary: PAGE_SUMMARIES[page] ?? 'A dashboard page.',
+        ...(page.includes('{') ? { params: PageParams } : {}),
         responses: pageResponses,
         handler: (ctx) => pages.page(ctx),
       }),
