@@ -149,8 +149,11 @@ export function createApi(base: string, key: string) {
         json: { session_id: session.session_id, ...input },
       }),
 
-    /** The image's bytes as the body, with its own type (the API recognises the type from the bytes anyway). */
-    async upload(session: Session, file: Blob): Promise<Result<{ message: Message }>> {
+    /**
+     * The image's bytes as the body, with its own type (the API recognises the type from the bytes anyway). 201 is
+     * the visitor's message holding it; 200 is a ChatResponse instead when the monthly quota is used up (nothing kept).
+     */
+    async upload(session: Session, file: Blob): Promise<Result<{ message?: Message; answer?: string }>> {
       let res: Response;
       try {
         res = await fetch(url('/v1/widget/attachments', { session_id: session.session_id }), {
@@ -163,8 +166,10 @@ export function createApi(base: string, key: string) {
         return NETWORK;
       }
       if (!res.ok) return failure(res);
-      const value = (await res.json().catch(() => undefined)) as { message: Message } | undefined;
-      return value?.message ? { ok: true, value } : { ...NETWORK, status: res.status };
+      const value = (await res.json().catch(() => undefined)) as { message?: Message; answer?: string } | undefined;
+      return value?.message || typeof value?.answer === 'string'
+        ? { ok: true, value }
+        : { ...NETWORK, status: res.status };
     },
 
     /**

@@ -404,8 +404,13 @@ export class Conversation {
       } else this.failed(res);
       return;
     }
+    if (res.value.status === 'bot') {
+      // Nobody could be asked for (the monthly quota is used up): the conversation stays with the bot.
+      this.notice('Talking to a person is not available right now.', 'warning', { transient: true });
+      return;
+    }
     this.clearTransient();
-    this.set({ status: res.value.status === 'bot' ? 'bot' : 'waiting' });
+    this.set({ status: 'waiting' });
     this.schedulePoll(0);
   }
 
@@ -430,7 +435,7 @@ export class Conversation {
     }
     if (limits && file.size > limits.max_bytes) {
       return this.notice(
-        `That image is too large (${megabytes(file.size)}). Images can be up to ${megabytes(limits.max_bytes)}.`,
+        `That image is too large (${megabytes(file.size, Math.ceil)}). Images can be up to ${megabytes(limits.max_bytes)}.`,
         'warning',
         { transient: true },
       );
@@ -456,6 +461,10 @@ export class Conversation {
       }
       this.clearTransient();
       const m = res.value.message;
+      if (!m) {
+        // The monthly quota is used up: its placeholder is a service message, like the chat's.
+        return this.notice(res.value.answer || 'The image could not be sent right now.', 'warning');
+      }
       this.known.add(m.id);
       this.add({
         kind: 'message',
@@ -509,9 +518,9 @@ function sameAuthor(item: Item, author: string): boolean {
   return item.author === author;
 }
 
-function megabytes(bytes = 5 * 1024 * 1024): string {
-  const mb = bytes / (1024 * 1024);
-  return `${mb >= 10 ? Math.round(mb) : Math.round(mb * 10) / 10} MB`;
+/** Sizes for people: a file over the limit rounds up and the limit rounds down, so "5.1 MB" is never "up to 5 MB". */
+function megabytes(bytes = 5 * 1024 * 1024, round: (n: number) => number = Math.floor): string {
+  return `${round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 }
 
 /** What the page is, for the bot (ChatRequest `page_context`): its title and address. */

@@ -51,7 +51,7 @@ export function MessageView(props: {
           From the team
         </span>
       )}
-      <div class="bubble">
+      <div class={item.attachment ? 'bubble bubble-image' : 'bubble'}>
         <span class="sr-only">{who}: </span>
         {item.attachment && (
           <a class="thumb" href={props.resolveUrl(item.attachment.url)} target="_blank" rel="noopener noreferrer">

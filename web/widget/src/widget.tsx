@@ -116,26 +116,26 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
             ),
           )}
           {state.awaitingAnswer && (
-            <div class="typing" aria-label="The assistant is writing">
-              <span />
-              <span />
-              <span />
+            <div class="typing">
+              <span class="sr-only">The assistant is writing…</span>
+              <span class="dot-anim" aria-hidden="true" />
+              <span class="dot-anim" aria-hidden="true" />
+              <span class="dot-anim" aria-hidden="true" />
             </div>
           )}
           {state.operatorTyping && <p class="typing-line">Someone from the team is typing…</p>}
+          {state.unavailable && (
+            <div class="notice notice-error unavailable" role="alert">
+              <span class="notice-mark" aria-hidden="true">
+                !
+              </span>
+              <span class="notice-text">{state.unavailable}</span>
+              <button type="button" class="link" onClick={() => void conversation.start()}>
+                Try again
+              </button>
+            </div>
+          )}
         </div>
-
-        {state.unavailable && (
-          <div class="notice notice-error unavailable" role="alert">
-            <span class="notice-mark" aria-hidden="true">
-              !
-            </span>
-            <span class="notice-text">{state.unavailable}</span>
-            <button type="button" class="link" onClick={() => void conversation.start()}>
-              Try again
-            </button>
-          </div>
-        )}
 
         {contactOpen ? (
           <ContactForm conversation={conversation} onDone={() => setContactOpen(false)} />
@@ -300,7 +300,10 @@ function ContactForm(props: { conversation: Conversation; onDone: () => void }) 
         aria-invalid={error ? 'true' : 'false'}
         aria-describedby={error ? 'ap-contact-error' : undefined}
         value={contact}
-        onInput={(e) => setContact(e.currentTarget.value)}
+        onInput={(e) => {
+          setContact(e.currentTarget.value);
+          setError(null);
+        }}
       />
       {error && (
         <p id="ap-contact-error" class="field-error" role="alert">

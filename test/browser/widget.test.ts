@@ -1,0 +1,431 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdirSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import path from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import type { BootstrapResult } from '../../lib/accounts/service';
+import { http, newBot, ownerSession, waitUntil } from '../support/helpers';
+import { stackInfo } from '../support/stack-info';
+
+/**
+ * The visitor's widget (web/widget, served by the API at /widget.js) embedded in a page of ANOTHER origin — a small
+ * shop page on its own port, with hostile CSS — in Debian's headless Chromium against the test stack. The visitor gets
+ * a streamed answer, rates it, asks for a person, sees the operator type and reply (through the operator API), sends
+ * an image and a contact, and keeps the conversation across a reload; service messages are notices apart from the
+ * bot's replies; a page of an origin the bot does not allow gets a widget that says it cannot work. Screenshots go to
+ * test-artifacts/widget/ for people to look at.
+ */
+const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'widget');
+
+/** Styles a careless (or hostile) host page might have: none of them may reach the widget. */
+const HOSTILE_CSS = `
+  * { color: red !important; font-size: 40px; font-family: "Times New Roman", serif !important; line-height: 3 !important; }
+  button { background: yellow !important; border: 4px dashed green !important; padding: 20px !important; }
+  div, p, h2 { margin: 25px !important; letter-spacing: 4px !important; }
+  textarea, input { background: black !important; }
+  body > * { opacity: 0.9; }
+`;
+
+let browser: Browser;
+let shop: Server;
+let shopOrigin: string;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  // The integrator's site: a page with the script tag, on an origin of its own (another port is another origin).
+  shop = createServer((req, res) => {
+    const q = new URL(req.url ?? '/', 'http://x').searchParams;
+    const attrs = [
+      `src="${stackInfo().apiUrl}/widget.js"`,
+      `data-key="${q.get('key') ?? ''}"`,
+      ...(q.get('open') ? ['data-open="true"'] : []),
+      ...(q.get('user') ? [`data-user-token="${q.get('user')}"`] : []),
+    ];
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Acme shop</title><style>${HOSTILE_CSS}</style></head>
+<body><h1>Acme shop</h1><p>Handmade things, shipped worldwide.</p><button>Buy now</button>
+<script ${attrs.join(' ')} async></script></body></html>`);
+  });
+  await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
+  shopOrigin = `http://127.0.0.1:${(shop.address() as { port: number }).port}`;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((r) => (shop ? shop.close(() => r()) : r()));
+});
+
+async function allowShop(bot: BootstrapResult, origins = [shopOrigin]): Promise<void> {
+  const res = await http(`/v1/dashboard/bots/${bot.bot_id}`, {
+    method: 'PATCH',
+    body: { allowed_origins: origins },
+    headers: await ownerSession(bot),
+  });
+  expect([res.status, res.text]).toEqual([200, expect.any(String)]);
+}
+
+async function openShop(
+  bot: BootstrapResult,
+  opts: { open?: boolean; viewport?: { width: number; height: number } } = {},
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1100, height: 760 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(`${shopOrigin}/?key=${encodeURIComponent(bot.keys.public_key)}${opts.open ? '&open=1' : ''}`);
+  await page.getByRole('button', { name: /^Chat with/ }).waitFor();
+  return { context, page, errors };
+}
+
+const shot = (page: Page, name: string) =>
+  page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+const messageBox = (page: Page) => page.getByRole('textbox', { name: 'Message' });
+const log = (page: Page) => page.getByRole('log', { name: 'Conversation' });
+
+async function send(page: Page, text: string): Promise<void> {
+  await messageBox(page).fill(text);
+  await messageBox(page).press('Enter');
+}
+
+/** The session the widget keeps in the page's localStorage (docs/widget.md): what the operator API is asked about. */
+async function storedSession(page: Page, bot: BootstrapResult): Promise<{ session_id: string; visitor_token: string }> {
+  const raw = await page.evaluate<string | null>(`localStorage.getItem('ap-widget:${bot.keys.public_key}')`);
+  expect(raw).toBeTruthy();
+  return JSON.parse(raw!) as { session_id: string; visitor_token: string };
+}
+
+interface TranscriptMessage {
+  id: string;
+  author: string;
+  text: string;
+  event?: Record<string, unknown>;
+  attachment?: { url: string; content_type: string };
+}
+
+async function operatorTranscript(bot: BootstrapResult, sid: string): Promise<TranscriptMessage[]> {
+  const res = await http(`/v1/api/operator/threads/${sid}?limit=100`, { key: bot.keys.secret_key });
+  expect(res.status).toBe(200);
+  return res.body.messages as TranscriptMessage[];
+}
+
+/** A real PNG (64×40, a gradient), built here: signature, IHDR, one zlib-compressed IDAT, IEND. */
+function makePng(width = 64, height = 40): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8 bits, truecolour, no interlace
+  const rows = Buffer.alloc((width * 3 + 1) * height);
+  for (let y = 0; y < height; y++) {
+    const row = y * (width * 3 + 1);
+    rows[row] = 0; // filter: none
+    for (let x = 0; x < width; x++)
+      rows.set([Math.round((x / width) * 255), 90, Math.round((y / height) * 255)], row + 1 + x * 3);
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/**
+ * Evaluates an expression in the page with `root` bound to the widget's shadow root. The test files are typed without
+ * the DOM library, so what runs in the browser is written as source text.
+ */
+const inWidget = <T>(page: Page, expression: string): Promise<T> =>
+  page.evaluate<T>(
+    `(() => { const root = document.querySelector('agent-platform-widget').shadowRoot; return ${expression}; })()`,
+  );
+
+/** The computed style of an element of the widget's shadow tree. */
+const styleOf = (page: Page, selector: string, props: string[]) =>
+  inWidget<Record<string, string>>(
+    page,
+    `(() => { const s = getComputedStyle(root.querySelector(${JSON.stringify(selector)}));
+       return Object.fromEntries(${JSON.stringify(props)}.map((n) => [n, s.getPropertyValue(n)])); })()`,
+  );
+
+/** What has focus inside the widget. */
+const focused = (page: Page) =>
+  inWidget<{ label: string | null; className: string } | null>(
+    page,
+    `root.activeElement && { label: root.activeElement.getAttribute('aria-label'), className: root.activeElement.className }`,
+  );
+
+describe('the widget on an integrator’s page', () => {
+  it('streams an answer, hands over to a person, takes a rating, an image and a contact, and survives a reload', async () => {
+    const bot = await newBot({ botName: 'Acme helper', workspaceName: 'Acme' });
+    await allowShop(bot);
+    // Knowledge with many FACT lines makes the fake model's answer long (it repeats them): many fragments.
+    const facts = Array.from({ length: 40 }, (_, i) => `FACT: Acme shop opening hours note ${i + 1}: open from nine.`);
+    const written = await http('/v1/api/knowledge', {
+      key: bot.keys.secret_key,
+      body: { title: 'Opening hours', text: `Acme shop opening hours.\n${facts.join('\n')}` },
+    });
+    expect(written.status).toBe(202);
+
+    const { context, page, errors } = await openShop(bot);
+    try {
+      const launcher = page.getByRole('button', { name: 'Chat with Acme helper' });
+      expect(await launcher.getAttribute('aria-expanded')).toBe('false');
+      expect(await launcher.getAttribute('aria-controls')).toBe('ap-panel');
+      await shot(page, '01-launcher');
+
+      // The page's `* { color: red !important; font-size: 40px }` and `button { … }` do not reach inside.
+      expect(await styleOf(page, '.launcher', ['background-color', 'padding-top', 'border-top-style'])).toEqual({
+        'background-color': 'rgb(79, 70, 229)',
+        'padding-top': '0px',
+        'border-top-style': 'none',
+      });
+
+      await launcher.click();
+      const dialog = page.getByRole('dialog', { name: 'Acme helper' });
+      await dialog.waitFor();
+      expect(await launcher.getAttribute('aria-expanded')).toBe('true');
+      // Focus goes to the message box.
+      expect((await focused(page))?.label).toBe('Message');
+      expect(await styleOf(page, '.title', ['color', 'font-size', 'margin-top'])).toEqual({
+        color: 'rgb(255, 255, 255)',
+        'font-size': '16px',
+        'margin-top': '0px',
+      });
+      expect((await styleOf(page, '.input', ['background-color']))['background-color']).toBe('rgb(255, 255, 255)');
+
+      // A streamed answer: the bot's bubble grows while frames arrive, before the end frame brings the rating.
+      await inWidget(
+        page,
+        `(() => {
+          window.seen = [];
+          new MutationObserver(() => {
+            const bot = [...root.querySelectorAll('.msg-bot')].at(-1);
+            const bubble = bot && bot.querySelector('.bubble');
+            if (bubble) window.seen.push({ len: bubble.textContent.length, ended: !!bot.querySelector('.rating') });
+          }).observe(root, { subtree: true, childList: true, characterData: true });
+        })()`,
+      );
+      await send(page, 'What are the Acme shop opening hours?');
+      const helpful = page.getByRole('button', { name: 'Helpful', exact: true });
+      await helpful.waitFor();
+      const answer = await page.locator('.msg-bot .bubble').last().textContent();
+      expect(answer).toContain('Fake answer: What are the Acme shop opening hours?');
+      expect(answer).toContain('FACT: Acme shop opening hours note');
+      const seen = await page.evaluate<{ len: number; ended: boolean }[]>('window.seen');
+      const finalLength = answer!.length;
+      const partial = seen.filter((s) => !s.ended && s.len > 0 && s.len < finalLength);
+      expect(partial.length).toBeGreaterThan(0);
+      expect(await messageBox(page).inputValue()).toBe('');
+      await shot(page, '02-streamed-answer');
+
+      // Rating: aria-pressed, and a rating event in the operator's transcript referring to the answer.
+      const { session_id: sid } = await storedSession(page, bot);
+      await helpful.click();
+      expect(await helpful.getAttribute('aria-pressed')).toBe('true');
+      expect(await page.getByRole('button', { name: 'Not helpful' }).getAttribute('aria-pressed')).toBe('false');
+      const rated = await waitUntil('the rating event', async () =>
+        (await operatorTranscript(bot, sid)).find((m) => m.author === 'event' && m.event?.kind === 'rating'),
+      );
+      const botAnswer = (await operatorTranscript(bot, sid)).filter((m) => m.author === 'bot').at(-1)!;
+      expect(rated.event).toEqual({ kind: 'rating', rating: 'up', ref: botAnswer.id });
+      await shot(page, '03-rated');
+
+      // Reloaded, the widget shows the conversation so far (localStorage + GET /v1/widget/messages).
+      await page.reload();
+      await launcher.click();
+      await page.locator('.msg-visitor', { hasText: 'What are the Acme shop opening hours?' }).waitFor();
+      await page.locator('.msg-bot', { hasText: 'FACT: Acme shop opening hours note 1:' }).waitFor();
+      expect(await page.locator('.msg-bot').count()).toBe(1);
+      expect(await page.locator('.msg-visitor').count()).toBe(1);
+      expect((await storedSession(page, bot)).session_id).toBe(sid);
+      await shot(page, '04-after-reload');
+
+      // A person: waiting, then an operator reads and types (the indicator shows), then replies.
+      await page.getByRole('button', { name: 'Talk to a person' }).click();
+      await dialog.getByText('Waiting for a person…').waitFor();
+      expect(await page.getByRole('button', { name: 'Talk to a person' }).count()).toBe(0);
+      await shot(page, '05-waiting');
+
+      const operator = (p: string, body?: unknown) =>
+        http(`/v1/api/operator/threads/${sid}${p}`, { key: bot.keys.secret_key, method: 'POST', body });
+      // An operator opens the conversation (operator_here), then types (operator_typing).
+      await operatorTranscript(bot, sid);
+      await dialog.getByText('Someone from the team is reading').waitFor();
+      expect((await operator('/typing')).status).toBeLessThan(300);
+      await dialog.getByText('Someone from the team is typing…').waitFor();
+      await shot(page, '06-operator-typing');
+
+      expect((await operator('/reply', { text: 'Hi, this is Ana from Acme. Happy to help!' })).status).toBeLessThan(
+        300,
+      );
+      await log(page).getByText('Hi, this is Ana from Acme. Happy to help!').waitFor();
+      await dialog.getByText('You are chatting with a person').waitFor();
+      await page.getByText('Someone from the team is typing…').waitFor({ state: 'detached' });
+      expect(await page.locator('.msg-operator .author').textContent()).toBe('From the team');
+
+      // The visitor types: operators see it (POST /v1/widget/typing while a person handles the conversation).
+      const typingCall = page.waitForRequest((r) => r.url().includes('/v1/widget/typing') && r.method() === 'POST');
+      await messageBox(page).pressSequentially('Thanks', { delay: 20 });
+      await typingCall;
+      const threads = await http('/v1/api/operator/threads', { key: bot.keys.secret_key });
+      expect(threads.body.threads.find((t: { session_id: string }) => t.session_id === sid)).toMatchObject({
+        visitor_typing: true,
+      });
+      await messageBox(page).press('Enter');
+      await waitUntil('the visitor message forwarded', async () =>
+        (await operatorTranscript(bot, sid)).find((m) => m.author === 'visitor' && m.text === 'Thanks'),
+      );
+      await shot(page, '07-operator-replied');
+
+      // An image: a message of the conversation the operator sees; its address serves the PNG.
+      const png = makePng();
+      await page.locator('input[type=file]').setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: png });
+      const thumb = page.locator('.msg-visitor img');
+      await thumb.waitFor();
+      expect(await thumb.getAttribute('alt')).toBeTruthy();
+      await waitUntil('the thumbnail loaded', () =>
+        inWidget<boolean>(page, `root.querySelector('.msg-visitor img').naturalWidth === 64`),
+      );
+      const withImage = await waitUntil('the image in the transcript', async () =>
+        (await operatorTranscript(bot, sid)).find((m) => m.attachment?.url),
+      );
+      const media = await fetch(new URL(withImage.attachment!.url, stackInfo().apiUrl));
+      expect(media.status).toBe(200);
+      expect(media.headers.get('content-type')).toBe('image/png');
+      expect(Buffer.from(await media.arrayBuffer()).equals(png)).toBe(true);
+      expect(await thumb.getAttribute('src')).toBe(new URL(withImage.attachment!.url, stackInfo().apiUrl).href);
+
+      // Too large an image is refused before it is sent, with a notice.
+      await page.locator('input[type=file]').setInputFiles({
+        name: 'huge.png',
+        mimeType: 'image/png',
+        buffer: Buffer.alloc(5 * 1024 * 1024 + 1),
+      });
+      await log(page).getByText('That image is too large', { exact: false }).waitFor();
+      await shot(page, '08-image');
+
+      // A contact: an event of the conversation for the team; the visitor gets a thank-you.
+      await page.getByRole('button', { name: 'Leave your contact' }).click();
+      await page.getByLabel('Name').fill('Ana Visitor');
+      await page.getByLabel('E-mail or phone (required)').fill('not a contact');
+      await page.getByRole('button', { name: 'Send contact' }).click();
+      await page.getByText('Enter an e-mail address or a phone number.').waitFor();
+      await page.getByLabel('E-mail or phone (required)').fill('ana@example.com');
+      await page.getByLabel('Note').fill('Call me after 5');
+      await shot(page, '09-contact-form');
+      await page.getByRole('button', { name: 'Send contact' }).click();
+      await log(page).getByText('Thank you! We have your contact', { exact: false }).waitFor();
+      const contact = await waitUntil('the contact event', async () =>
+        (await operatorTranscript(bot, sid)).find((m) => m.author === 'event' && m.event?.kind === 'contact'),
+      );
+      expect(contact.event).toMatchObject({ kind: 'contact', name: 'Ana Visitor', contact: 'ana@example.com' });
+      await shot(page, '10-contact-left');
+
+      // Keyboard: Escape closes and focus returns to the launcher.
+      await messageBox(page).focus();
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      expect(await launcher.getAttribute('aria-expanded')).toBe('false');
+      expect((await focused(page))?.className).toBe('launcher');
+
+      // A phone: the panel takes the whole screen.
+      await page.setViewportSize({ width: 390, height: 844 });
+      await launcher.click();
+      await dialog.waitFor();
+      expect(await dialog.boundingBox()).toEqual({ x: 0, y: 0, width: 390, height: 844 });
+      await shot(page, '11-phone');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 180_000);
+
+  it('shows service messages and failures as notices apart from the bot’s replies, with nothing to rate', async () => {
+    const full = await newBot({ monthlyConversationQuota: 0, botName: 'Quota bot' });
+    await allowShop(full);
+    const { context, page } = await openShop(full, { open: true });
+    try {
+      await send(page, 'Hello?');
+      const notice = log(page).locator('.notice');
+      await notice.waitFor();
+      expect(await notice.getAttribute('role')).toMatch(/^(status|alert)$/);
+      expect((await notice.textContent())!.length).toBeGreaterThan(10);
+      expect(await page.locator('.msg-bot').count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Helpful', exact: true }).count()).toBe(0);
+      await shot(page, '12-quota-notice');
+    } finally {
+      await context.close();
+    }
+
+    const bot = await newBot({ botName: 'Failing bot' });
+    await allowShop(bot);
+    const second = await openShop(bot, { open: true });
+    try {
+      const p = second.page;
+      // The network fails: the typed text comes back into the message box, and Retry sends it.
+      await p.route('**/v1/widget/chat/stream**', (route) => route.abort('internetdisconnected'));
+      await send(p, 'Do you ship to Norway?');
+      await log(p).getByText('cannot be reached', { exact: false }).waitFor();
+      expect(await messageBox(p).inputValue()).toBe('Do you ship to Norway?');
+      expect(await p.locator('.msg-visitor').count()).toBe(0);
+      await shot(p, '13-network-failure');
+      await p.unroute('**/v1/widget/chat/stream**');
+      await log(p).getByRole('button', { name: 'Retry' }).click();
+      await log(p).getByText('Fake answer: Do you ship to Norway?').waitFor();
+      expect(await messageBox(p).inputValue()).toBe('');
+      expect(await log(p).getByText('cannot be reached', { exact: false }).count()).toBe(0);
+
+      // The model's key is refused: an error frame, shown as an alert apart from the replies, with nothing to rate.
+      // (Last: the marker stays in the conversation's history, which every later turn sends to the model.)
+      await send(p, 'Anyone there? [[fake:fail-401]]');
+      const alert = log(p).getByRole('alert');
+      await alert.waitFor();
+      expect(await alert.textContent()).toContain('The assistant is unavailable right now');
+      expect(await p.locator('.msg-bot').count()).toBe(1);
+      expect(await p.locator('.msg-bot .rating').count()).toBe(1);
+      expect(await alert.locator('button').count()).toBe(0);
+      await shot(p, '14-llm-failure');
+    } finally {
+      await second.context.close();
+    }
+  }, 120_000);
+
+  it('on a page of an origin the bot does not allow, says it cannot work instead of hanging', async () => {
+    const bot = await newBot({ botName: 'Elsewhere bot' });
+    await allowShop(bot, ['https://the-real-shop.example']);
+    const { context, page } = await openShop(bot, { open: true });
+    try {
+      const alert = page.getByRole('alert');
+      await alert.waitFor({ timeout: 10_000 });
+      expect(await alert.textContent()).toContain('The chat is not available on this page right now.');
+      expect(await messageBox(page).isDisabled()).toBe(true);
+      await shot(page, '15-origin-refused');
+    } finally {
+      await context.close();
+    }
+  });
+});
