@@ -1,15 +1,167 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { type SignedIn, auth } from './api/auth';
+import { type Failure, onUnauthorized } from './api/client';
+import { notifications } from './api/notifications';
 import { ConnectPage } from './connect';
-import { Card, Shell } from './layout';
+import { AppShell, Shell } from './layout';
+import { AccountPage } from './pages/account';
+import { AgentPage } from './pages/agent/agent';
+import { AgentsPage } from './pages/agents';
+import { BillingPage } from './pages/billing';
+import { BuilderPage } from './pages/builder';
+import { InboxPage } from './pages/inbox';
+import { InvitePage } from './pages/invite';
+import { NotificationsPage } from './pages/notifications';
+import { ResetPasswordPage } from './pages/reset-password';
+import { SignInPage } from './pages/signin';
+import { SignUpPage } from './pages/signup';
+import { TeamPage } from './pages/team';
+import { type Place, currentAddress, navigate, usePlace } from './router';
+import { type Session, SessionContext, sessionOf } from './session';
+import { ErrorBox, Loading, Page } from './ui';
 
-/** The dashboard's pages, by path (the API answers this app for each of them: api/pages.ts). */
+/** Pages anyone may open; every other page needs a session (without one: /signin?next=…). */
+const PUBLIC = new Set(['/signin', '/signup', '/reset-password', '/invite', '/connect']);
+
 export function App() {
-  const path = location.pathname.replace(/\/+$/, '') || '/';
-  if (path === '/connect') return <ConnectPage />;
+  const place = usePlace();
+  if (place.path === '/connect') return <ConnectPage />;
+  if (place.path === '/signin') return <SignInPage />;
+  if (place.path === '/signup') return <SignUpPage />;
+  if (place.path === '/reset-password') return <ResetPasswordPage />;
+  if (place.path === '/invite') return <InvitePage />;
+  return <SignedInApp place={place} />;
+}
+
+export const signInAddress = (next = currentAddress()) =>
+  next === '/' || next === '/signin' ? '/signin' : `/signin?next=${encodeURIComponent(next)}`;
+
+type Me = { state: 'loading' } | { state: 'ready'; me: SignedIn } | { state: 'error'; failure: Failure };
+
+/** How often the nav's unread count is read again while the app is open. */
+const UNREAD_POLL_MS = 30_000;
+
+/** The pages behind a session: reads who is signed in once, then draws the shell and the page for the path. */
+function SignedInApp(props: { place: Place }) {
+  const [me, setMe] = useState<Me>({ state: 'loading' });
+  const [unread, setUnread] = useState(0);
+
+  async function loadMe() {
+    const res = await auth.me();
+    if (res.ok) setMe({ state: 'ready', me: res.value });
+    else if (res.status !== 401) setMe({ state: 'error', failure: res });
+    // 401: the listener below has sent the browser to the sign-in page.
+  }
+
+  async function loadUnread() {
+    const res = await notifications.unread();
+    if (res.ok) setUnread(res.value);
+  }
+
+  useEffect(() => {
+    // A session that ends while a page is open (signed out elsewhere, expired): sign in again, then come back.
+    onUnauthorized(() => {
+      if (!PUBLIC.has(location.pathname)) navigate(signInAddress(), { replace: true });
+    });
+    void loadMe();
+    return () => onUnauthorized(undefined);
+  }, []);
+
+  useEffect(() => {
+    if (me.state !== 'ready') return;
+    void loadUnread();
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') void loadUnread();
+    }, UNREAD_POLL_MS);
+    return () => clearInterval(timer);
+  }, [me.state]);
+
+  if (me.state === 'loading') {
+    return (
+      <Shell>
+        <Loading label="Opening your workspace…" />
+      </Shell>
+    );
+  }
+  if (me.state === 'error') {
+    return (
+      <Shell>
+        <div class="card">
+          <h1>The dashboard cannot open</h1>
+          <ErrorBox failure={me.failure} onRetry={() => void loadMe()} />
+        </div>
+      </Shell>
+    );
+  }
+
+  const session: Session = sessionOf(me.me, {
+    unread,
+    refreshUnread: () => void loadUnread(),
+    refreshMe: () => void loadMe(),
+    signOut: async () => {
+      await auth.logout();
+      onUnauthorized(undefined);
+      navigate('/signin', { replace: true });
+    },
+  });
   return (
-    <Shell>
-      <Card title="Page not found">
+    <SessionContext.Provider value={session}>
+      <AppShell>{route(props.place, session)}</AppShell>
+    </SessionContext.Provider>
+  );
+}
+
+function route(place: Place, session: Session): ComponentChildren {
+  const parts = place.path.split('/').filter(Boolean).map(decodeURIComponent);
+  const [first, id, tab] = parts;
+  if (parts.length === 0) {
+    return <Redirect to={session.admin ? '/agents' : '/inbox'} />;
+  }
+  if (first === 'agents' && parts.length === 1) return <AgentsPage />;
+  if (first === 'agents' && parts.length <= 3 && id) return <AgentPage key={id} botId={id} tab={tab} />;
+  if (parts.length === 1) {
+    switch (first) {
+      case 'inbox':
+        return <InboxPage />;
+      case 'notifications':
+        return <NotificationsPage />;
+      case 'account':
+        return <AccountPage />;
+      case 'billing':
+        return session.admin ? <BillingPage /> : <NoAccess title="Billing" />;
+      case 'team':
+        return session.admin ? <TeamPage /> : <NoAccess title="Team" />;
+      case 'builder':
+        return session.admin ? <BuilderPage /> : <NoAccess title="Builder" />;
+    }
+  }
+  return <NotFound />;
+}
+
+function Redirect(props: { to: string }) {
+  useEffect(() => navigate(props.to, { replace: true }), [props.to]);
+  return <Loading />;
+}
+
+function NoAccess(props: { title: string }) {
+  return (
+    <Page title={props.title}>
+      <div class="panel">
+        <p>
+          Only the workspace&rsquo;s owner and admins can open this page. Ask one of them if you need something here.
+        </p>
+      </div>
+    </Page>
+  );
+}
+
+function NotFound() {
+  return (
+    <Page title="Page not found">
+      <div class="panel">
         <p>There is no page at this address.</p>
-      </Card>
-    </Shell>
+      </div>
+    </Page>
   );
 }

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, type Pairing, type SignedIn } from './api';
-import { Card, Notice, Shell } from './layout';
+import { type SignedIn, auth } from './api/auth';
+import { type Pairing, pairing as pairings } from './api/pairing';
+import { Card, Notice, Shell, roleLabel } from './layout';
 import { SignInForm } from './sign-in';
 
 /**
@@ -33,7 +34,7 @@ export function ConnectPage() {
   const [now, setNow] = useState(Date.now());
 
   async function load(forCode = code) {
-    const who = await api.me();
+    const who = await auth.me();
     if (!who.ok) {
       setMe(null);
       setView(who.status === 401 ? { kind: 'signin' } : { kind: 'failed', message: who.message });
@@ -44,7 +45,7 @@ export function ConnectPage() {
       setView({ kind: 'enter-code' });
       return;
     }
-    const found = await api.pairing(forCode);
+    const found = await pairings.get(forCode);
     if (found.ok) {
       const pairing = found.value;
       setView(pairing.status === 'pending' ? { kind: 'review', pairing } : { kind: 'connected', pairing });
@@ -72,7 +73,7 @@ export function ConnectPage() {
 
   async function approve(pairing: Pairing) {
     setView({ kind: 'review', pairing, busy: true });
-    const res = await api.approve(pairing.code);
+    const res = await pairings.approve(pairing.code);
     if (res.ok) setView({ kind: 'connected', pairing: res.value });
     else if (res.status === 404) setView({ kind: 'gone' });
     else if (res.status === 401) setView({ kind: 'signin' });
@@ -81,7 +82,7 @@ export function ConnectPage() {
   }
 
   async function signOut() {
-    await api.logout();
+    await auth.logout();
     setMe(null);
     setView({ kind: 'signin' });
   }
@@ -160,8 +161,8 @@ export function ConnectPage() {
           </p>
           {me.user.role !== 'owner' ? (
             <Notice tone="warning">
-              Only the owner of {me.workspace.name} can connect a builder client. You are signed in as {me.user.email},
-              a member. Ask the workspace owner to open this page and approve the code.
+              Only the owner of {me.workspace.name} can connect a builder client. You are signed in as {me.user.email} (
+              {roleLabel(me.user.role).toLowerCase()}). Ask the workspace owner to open this page and approve the code.
             </Notice>
           ) : (
             <>

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
-import { api } from './api';
-import { Notice } from './layout';
+import { auth } from './api/auth';
+import { Link } from './router';
+import { Notice } from './ui';
 
 /** Sign-in with the dashboard account (`POST /v1/auth/login`); the session is an HttpOnly cookie. */
-export function SignInForm(props: { onSignedIn: () => void }) {
+export function SignInForm(props: { onSignedIn: () => void; forgotLink?: boolean }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | undefined>();
@@ -13,7 +14,7 @@ export function SignInForm(props: { onSignedIn: () => void }) {
     event.preventDefault();
     setBusy(true);
     setError(undefined);
-    const res = await api.login(email.trim(), password);
+    const res = await auth.login(email.trim(), password);
     setBusy(false);
     if (res.ok) {
       setPassword('');
@@ -41,7 +42,14 @@ export function SignInForm(props: { onSignedIn: () => void }) {
         value={email}
         onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
       />
-      <label for="password">Password</label>
+      <div class="label-row">
+        <label for="password">Password</label>
+        {props.forgotLink && (
+          <Link class="small" href="/reset-password">
+            Forgot your password?
+          </Link>
+        )}
+      </div>
       <input
         id="password"
         name="password"

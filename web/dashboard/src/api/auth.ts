@@ -1,0 +1,49 @@
+import { call, seg } from './client';
+
+/** Accounts and sessions: `/v1/auth/*`. The session is an HttpOnly cookie the API sets and clears. */
+
+export type Role = 'owner' | 'admin' | 'operator';
+
+export interface User {
+  id: string;
+  email: string;
+  name?: string | null;
+  role: Role;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+}
+
+export interface SignedIn {
+  user: User;
+  workspace: Workspace;
+}
+
+export interface Invitation {
+  email: string;
+  role: Role;
+  workspace: { name: string };
+  invited_by?: string | null;
+}
+
+/** Owners and admins manage agents, keys, the team, billing and the builder; operators work the inbox. */
+export const isAdmin = (role: Role | undefined) => role === 'owner' || role === 'admin';
+
+export const auth = {
+  me: () => call<SignedIn>('GET', '/v1/auth/me'),
+  login: (email: string, password: string) =>
+    call<{ user_id: string; workspace_id: string; email: string }>('POST', '/v1/auth/login', { email, password }),
+  logout: () => call<unknown>('POST', '/v1/auth/logout'),
+  signup: (body: { email: string; password: string; name?: string; workspace_name: string }) =>
+    call<SignedIn>('POST', '/v1/auth/signup', body),
+  changePassword: (current_password: string, new_password: string) =>
+    call<{ status: 'changed' }>('POST', '/v1/auth/password', { current_password, new_password }),
+  requestReset: (email: string) => call<{ status: 'sent' }>('POST', '/v1/auth/password-reset', { email }),
+  confirmReset: (token: string, password: string) =>
+    call<SignedIn>('POST', '/v1/auth/password-reset/confirm', { token, password }),
+  invitation: (token: string) => call<Invitation>('GET', `/v1/auth/invitations/${seg(token)}`),
+  acceptInvitation: (token: string, body: { password: string; name?: string }) =>
+    call<SignedIn>('POST', `/v1/auth/invitations/${seg(token)}/accept`, body),
+};

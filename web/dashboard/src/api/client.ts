@@ -1,0 +1,61 @@
+/**
+ * The dashboard's one way to call the API: same origin, the session cookie, JSON both ways. Errors are `{error,
+ * code}` (spec, Errors); a page branches on `status` and `code` and shows `message` (the API's `error` text) when
+ * nothing better is known. A 401 `unauthorized` (no session, or it ended) is also told to the listener the app
+ * installs, which sends the browser to /signin?next=… from the pages that need a session.
+ */
+
+export interface Failure {
+  status: number;
+  code: string;
+  message: string;
+  /** Seconds, from `Retry-After` on 429. */
+  retryAfter?: number;
+}
+
+export type Result<T> = { ok: true; value: T } | ({ ok: false } & Failure);
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+let unauthorizedListener: ((failure: Failure) => void) | undefined;
+
+/** The app's reaction to a session that is missing or ended (one listener; a new one replaces the old). */
+export function onUnauthorized(listener: ((failure: Failure) => void) | undefined): void {
+  unauthorizedListener = listener;
+}
+
+export async function call<T>(method: Method, path: string, body?: unknown): Promise<Result<T>> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? { Accept: 'application/json' } : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    return { ok: false, status: 0, code: 'network', message: 'The service cannot be reached. Check your connection.' };
+  }
+  const json = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+  if (res.ok) return { ok: true, value: json as T };
+  const failure: Failure = {
+    status: res.status,
+    code: typeof json?.code === 'string' ? json.code : 'error',
+    message: typeof json?.error === 'string' ? json.error : `The service answered ${res.status}.`,
+    retryAfter: Number(res.headers.get('Retry-After')) || undefined,
+  };
+  if (failure.status === 401 && failure.code === 'unauthorized') unauthorizedListener?.(failure);
+  return { ok: false, ...failure };
+}
+
+/** A path segment from an id the API gave (ids are plain, but a typed address could hold anything). */
+export const seg = (value: string) => encodeURIComponent(value);
+
+/** `?a=1&b=2` from the defined values, '' when there are none. */
+export function query(params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params))
+    if (value !== undefined && value !== '') search.set(key, `${value}`);
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}

@@ -1,0 +1,14 @@
+import { call, seg } from './client';
+
+/** Builder key pairing, the owner's side (the /connect page): read a pending request and approve it. */
+export interface Pairing {
+  code: string;
+  device: string;
+  status: 'pending' | 'approved' | 'collected';
+  expires_at: number;
+}
+
+export const pairing = {
+  get: (code: string) => call<Pairing>('GET', `/v1/dashboard/mcp-pair/${seg(code)}`),
+  approve: (code: string) => call<Pairing>('POST', `/v1/dashboard/mcp-pair/${seg(code)}/approve`),
+};

@@ -1,0 +1,9 @@
+import { Loading, Page } from '../ui';
+
+export function AgentsPage() {
+  return (
+    <Page title="Agents">
+      <Loading />
+    </Page>
+  );
+}

@@ -1,0 +1,9 @@
+import { Loading, Page } from '../ui';
+
+export function BuilderPage() {
+  return (
+    <Page title="Builder">
+      <Loading />
+    </Page>
+  );
+}

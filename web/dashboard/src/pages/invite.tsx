@@ -1,0 +1,93 @@
+import { useState } from 'preact/hooks';
+import { auth } from '../api/auth';
+import type { Failure } from '../api/client';
+import { Card, Shell, roleLabel } from '../layout';
+import { Link, navigate, usePlace } from '../router';
+import { Button, ErrorBox, Field, Loaded, Notice, useResource, valueOf } from '../ui';
+import { MIN_PASSWORD } from './signup';
+
+/** `/invite?token=…`: someone invited to a workspace sets a password and joins (`…/invitations/{token}/accept`). */
+export function InvitePage() {
+  const token = usePlace().search.get('token') ?? '';
+  return <Shell>{token ? <Invitation token={token} /> : <Gone />}</Shell>;
+}
+
+function Gone() {
+  return (
+    <Card title="Invitation not valid" tone="warning">
+      <p data-testid="invite-gone">This invitation is unknown, has expired or was already used.</p>
+      <p class="muted">Ask the person who invited you to send a new one.</p>
+      <p class="card-footer">
+        <Link href="/signin">Go to sign in</Link>
+      </p>
+    </Card>
+  );
+}
+
+function Invitation(props: { token: string }) {
+  const invitation = useResource(() => auth.invitation(props.token), [props.token]);
+  const [name, setName] = useState('');
+  const [password, setPassword] = useState('');
+  const [problem, setProblem] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<Failure | undefined>();
+
+  if (invitation.state === 'error' && invitation.failure.status === 404) return <Gone />;
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    if (password.length < MIN_PASSWORD) return setProblem(`Use at least ${MIN_PASSWORD} characters.`);
+    setProblem(undefined);
+    setBusy(true);
+    setFailure(undefined);
+    const res = await auth.acceptInvitation(props.token, { password, name: name.trim() || undefined });
+    setBusy(false);
+    if (res.ok) navigate('/', { replace: true });
+    else setFailure(res);
+  }
+
+  return (
+    <Loaded resource={invitation.resource} retry={invitation.retry} label="Reading the invitation…">
+      {(inv) => (
+        <Card title={`Join ${inv.workspace.name}`}>
+          <p>
+            {inv.invited_by ? <strong>{inv.invited_by}</strong> : 'A workspace admin'} invited{' '}
+            <strong>{inv.email}</strong> to <strong>{inv.workspace.name}</strong> as {roleLabel(inv.role).toLowerCase()}
+            .
+          </p>
+          <form class="form" onSubmit={(e) => void submit(e)}>
+            <Field id="invite-email" label="E-mail">
+              <input id="invite-email" type="email" autoComplete="username" value={inv.email} readOnly />
+            </Field>
+            <Field id="invite-name" label="Your name" optional>
+              <input id="invite-name" autoComplete="name" value={name} onInput={(e) => setName(valueOf(e))} />
+            </Field>
+            <Field id="invite-password" label="Choose a password" hint={`At least ${MIN_PASSWORD} characters.`}>
+              <input
+                id="invite-password"
+                type="password"
+                required
+                minLength={MIN_PASSWORD}
+                autoComplete="new-password"
+                value={password}
+                onInput={(e) => setPassword(valueOf(e))}
+              />
+            </Field>
+            {problem && <Notice tone="error">{problem}</Notice>}
+            {failure &&
+              (failure.code === 'email_taken' ? (
+                <div class="notice notice-error" role="alert">
+                  An account with this e-mail already exists. <Link href="/signin">Sign in</Link> with it instead.
+                </div>
+              ) : (
+                <ErrorBox failure={failure} />
+              ))}
+            <Button type="submit" variant="primary" busy={busy} busyLabel="Joining…">
+              Join {inv.workspace.name}
+            </Button>
+          </form>
+        </Card>
+      )}
+    </Loaded>
+  );
+}

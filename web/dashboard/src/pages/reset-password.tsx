@@ -1,0 +1,132 @@
+import { useState } from 'preact/hooks';
+import { auth } from '../api/auth';
+import type { Failure } from '../api/client';
+import { Card, Shell } from '../layout';
+import { Link, navigate, usePlace } from '../router';
+import { Button, ErrorBox, Field, Notice, valueOf } from '../ui';
+import { MIN_PASSWORD } from './signup';
+
+/**
+ * `/reset-password`: without a token, ask for the e-mail (the API answers the same whether or not the account
+ * exists); with `?token=` from the e-mail, choose a new password, which also signs in.
+ */
+export function ResetPasswordPage() {
+  const token = usePlace().search.get('token');
+  return <Shell>{token ? <ChooseNew token={token} /> : <RequestLink />}</Shell>;
+}
+
+function RequestLink() {
+  const [email, setEmail] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [sent, setSent] = useState(false);
+  const [failure, setFailure] = useState<Failure | undefined>();
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setBusy(true);
+    setFailure(undefined);
+    const res = await auth.requestReset(email.trim());
+    setBusy(false);
+    if (res.ok) setSent(true);
+    else setFailure(res);
+  }
+
+  if (sent) {
+    return (
+      <Card title="Check your e-mail" tone="success">
+        <p role="status">
+          If <strong>{email.trim()}</strong> has an account, a link to choose a new password is on its way. The link
+          works once and expires soon.
+        </p>
+        <p class="card-footer">
+          <Link href="/signin">Back to sign in</Link>
+        </p>
+      </Card>
+    );
+  }
+  return (
+    <Card title="Reset your password">
+      <p class="muted">Enter the e-mail you sign in with; we will send a link to choose a new password.</p>
+      <form class="form" onSubmit={(e) => void submit(e)}>
+        <Field id="reset-email" label="E-mail">
+          <input
+            id="reset-email"
+            type="email"
+            required
+            autoComplete="username"
+            value={email}
+            onInput={(e) => setEmail(valueOf(e))}
+          />
+        </Field>
+        {failure && <ErrorBox failure={failure} />}
+        <Button type="submit" variant="primary" busy={busy} busyLabel="Sending…">
+          Send the link
+        </Button>
+      </form>
+      <p class="card-footer">
+        <Link href="/signin">Back to sign in</Link>
+      </p>
+    </Card>
+  );
+}
+
+function ChooseNew(props: { token: string }) {
+  const [password, setPassword] = useState('');
+  const [again, setAgain] = useState('');
+  const [problem, setProblem] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const [failure, setFailure] = useState<Failure | undefined>();
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    if (password.length < MIN_PASSWORD) return setProblem(`Use at least ${MIN_PASSWORD} characters.`);
+    if (password !== again) return setProblem('The two passwords differ.');
+    setProblem(undefined);
+    setBusy(true);
+    setFailure(undefined);
+    const res = await auth.confirmReset(props.token, password);
+    setBusy(false);
+    if (res.ok) navigate('/', { replace: true });
+    else setFailure(res);
+  }
+
+  return (
+    <Card title="Choose a new password">
+      <form class="form" onSubmit={(e) => void submit(e)}>
+        <Field id="new-password" label="New password" hint={`At least ${MIN_PASSWORD} characters.`}>
+          <input
+            id="new-password"
+            type="password"
+            required
+            minLength={MIN_PASSWORD}
+            autoComplete="new-password"
+            value={password}
+            onInput={(e) => setPassword(valueOf(e))}
+          />
+        </Field>
+        <Field id="new-password-again" label="New password again">
+          <input
+            id="new-password-again"
+            type="password"
+            required
+            autoComplete="new-password"
+            value={again}
+            onInput={(e) => setAgain(valueOf(e))}
+          />
+        </Field>
+        {problem && <Notice tone="error">{problem}</Notice>}
+        {failure &&
+          (failure.code === 'invalid_token' ? (
+            <div class="notice notice-error" role="alert">
+              This link has expired or was already used. <Link href="/reset-password">Ask for a new one</Link>.
+            </div>
+          ) : (
+            <ErrorBox failure={failure} />
+          ))}
+        <Button type="submit" variant="primary" busy={busy} busyLabel="Saving…">
+          Save and sign in
+        </Button>
+      </form>
+    </Card>
+  );
+}
