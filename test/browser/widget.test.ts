@@ -217,7 +217,18 @@ describe('the widget on an integrator’s page', () => {
       });
       expect((await styleOf(page, '.input', ['background-color']))['background-color']).toBe('rgb(255, 255, 255)');
 
-      // A streamed answer: the bot's bubble grows while frames arrive, before the end frame brings the rating.
+      // A streamed answer: the bot's bubble grows while frames arrive, before the end frame brings the rating. The fake
+      // model answers at once and the platform coalesces fragments that come while one is on its way, so on loopback
+      // the whole answer may arrive in one read; a slow download (DevTools network conditions, 2 KB/s) spreads its
+      // bytes over a second or so, as a visitor's mobile connection would.
+      const devtools = await context.newCDPSession(page);
+      await devtools.send('Network.enable');
+      await devtools.send('Network.emulateNetworkConditions', {
+        offline: false,
+        latency: 0,
+        downloadThroughput: 2048,
+        uploadThroughput: -1,
+      });
       await inWidget(
         page,
         `(() => {
@@ -230,6 +241,8 @@ describe('the widget on an integrator’s page', () => {
         })()`,
       );
       await send(page, 'What are the Acme shop opening hours?');
+      await page.locator('.msg-bot .bubble').waitFor();
+      await shot(page, '02a-streaming');
       const helpful = page.getByRole('button', { name: 'Helpful', exact: true });
       await helpful.waitFor();
       const answer = await page.locator('.msg-bot .bubble').last().textContent();
@@ -239,8 +252,14 @@ describe('the widget on an integrator’s page', () => {
       const finalLength = answer!.length;
       const partial = seen.filter((s) => !s.ended && s.len > 0 && s.len < finalLength);
       expect(partial.length).toBeGreaterThan(0);
+      await devtools.send('Network.emulateNetworkConditions', {
+        offline: false,
+        latency: 0,
+        downloadThroughput: -1,
+        uploadThroughput: -1,
+      });
       expect(await messageBox(page).inputValue()).toBe('');
-      await shot(page, '02-streamed-answer');
+      await shot(page, '02b-streamed-answer');
 
       // Rating: aria-pressed, and a rating event in the operator's transcript referring to the answer.
       const { session_id: sid } = await storedSession(page, bot);
@@ -413,6 +432,53 @@ describe('the widget on an integrator’s page', () => {
       await second.context.close();
     }
   }, 120_000);
+
+  it('obeys the page (open, close, identify), keeps Shift+Enter a new line, and says when messages come too fast', async () => {
+    const bot = await newBot({ botName: 'Busy bot' });
+    await allowShop(bot);
+    const { context, page } = await openShop(bot);
+    try {
+      const dialog = page.getByRole('dialog', { name: 'Busy bot' });
+      await page.evaluate('window.AgentPlatformWidget.open()');
+      await dialog.waitFor();
+      await page.evaluate('window.AgentPlatformWidget.close()');
+      await dialog.waitFor({ state: 'hidden' });
+      await page.evaluate('window.AgentPlatformWidget.open()');
+      await dialog.waitFor();
+
+      // identify(): every later chat request carries the user's token.
+      await page.evaluate(`window.AgentPlatformWidget.identify({ user_token: 'customer-42' })`);
+      await messageBox(page).fill('First line');
+      await messageBox(page).press('Shift+Enter');
+      await messageBox(page).pressSequentially('second line');
+      expect(await messageBox(page).inputValue()).toBe('First line\nsecond line');
+      const chat = page.waitForRequest((r) => r.url().includes('/v1/widget/chat/stream'));
+      await messageBox(page).press('Enter');
+      expect((await chat).postDataJSON()).toMatchObject({
+        message: 'First line\nsecond line',
+        user_token: 'customer-42',
+      });
+      await log(page).getByText('Fake answer: First line', { exact: false }).waitFor();
+
+      // The dialogue window (60 a minute per public key and address) used up: a 429 the visitor is told about, with
+      // the wait, and the text stays in the box. (Not across a minute's boundary: the windows are fixed minutes.)
+      const intoMinute = Date.now() % 60_000;
+      if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+      for (let i = 0; i < 60; i++) {
+        const res = await http(`/v1/widget/session?key=${bot.keys.public_key}`, { method: 'POST' });
+        if (res.status === 429) break;
+      }
+      const refused = page.waitForResponse((r) => r.status() === 429);
+      await send(page, 'Are you still there?');
+      const retryAfter = (await refused).headers()['retry-after'];
+      expect(Number(retryAfter)).toBeGreaterThan(0);
+      await log(page).getByText(`You're sending messages too fast — try again in ${retryAfter} s.`).waitFor();
+      expect(await messageBox(page).inputValue()).toBe('Are you still there?');
+      await shot(page, '16-rate-limited');
+    } finally {
+      await context.close();
+    }
+  });
 
   it('on a page of an origin the bot does not allow, says it cannot work instead of hanging', async () => {
     const bot = await newBot({ botName: 'Elsewhere bot' });
