@@ -314,6 +314,8 @@ export function OnceSecrets(props: {
   title: string;
   values: { label: string; value: string; testId?: string }[];
   onDone?: () => void;
+  /** Beside the done button (a way on). */
+  actions?: ComponentChildren;
   children?: ComponentChildren;
 }) {
   return (
@@ -327,9 +329,12 @@ export function OnceSecrets(props: {
       {props.values.map((v) => (
         <CopyField key={v.label} label={v.label} value={v.value} testId={v.testId} />
       ))}
-      {props.onDone && (
-        <div class="once-actions">
-          <Button onClick={props.onDone}>I have copied {props.values.length > 1 ? 'them' : 'it'}</Button>
+      {(props.onDone || props.actions) && (
+        <div class="once-actions form-actions">
+          {props.actions}
+          {props.onDone && (
+            <Button onClick={props.onDone}>I have copied {props.values.length > 1 ? 'them' : 'it'}</Button>
+          )}
         </div>
       )}
     </div>

@@ -1,9 +1,190 @@
-import { Loading, Page } from '../ui';
+import { useState } from 'preact/hooks';
+import { type Bot, type BotKeys, agents } from '../api/agents';
+import { Link } from '../router';
+import { useSession } from '../session';
+import {
+  Button,
+  Empty,
+  ErrorBox,
+  Field,
+  Loaded,
+  OnceSecrets,
+  Page,
+  Panel,
+  Time,
+  formatNumber,
+  useAction,
+  useResource,
+  valueOf,
+} from '../ui';
 
+/** `/agents`: the workspace's agents; owners and admins create new ones here (keys shown once). */
 export function AgentsPage() {
+  const session = useSession();
+  const list = useResource(() => agents.list());
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<{ bot: Bot; keys: BotKeys } | undefined>();
+
+  const createButton = session.admin && !creating && (
+    <Button variant="primary" onClick={() => setCreating(true)}>
+      New agent
+    </Button>
+  );
+
   return (
-    <Page title="Agents">
-      <Loading />
+    <Page
+      title="Agents"
+      description="Each agent answers visitors from its own knowledge, wakes on its triggers and calls its actions."
+      actions={createButton}
+    >
+      {creating && (
+        <CreateAgent
+          onCancel={() => setCreating(false)}
+          onCreated={(result) => {
+            setCreating(false);
+            setCreated(result);
+            list.reload();
+          }}
+        />
+      )}
+      {created && (
+        <OnceSecrets
+          title={`${created.bot.name} is ready: its keys`}
+          values={[
+            {
+              label: 'Secret key (server-side API, X-Bot-Key)',
+              value: created.keys.secret_key,
+              testId: 'new-secret-key',
+            },
+            {
+              label: 'Public key (the widget on your pages)',
+              value: created.keys.public_key,
+              testId: 'new-public-key',
+            },
+            { label: 'Builder key (MCP clients)', value: created.keys.builder_key, testId: 'new-builder-key' },
+            { label: 'Handoff webhook secret', value: created.keys.handoff_webhook_secret },
+            { label: 'Visitor identity secret', value: created.keys.visitor_identity_secret },
+          ]}
+          onDone={() => setCreated(undefined)}
+          actions={
+            <Link class="btn btn-primary" href={`/agents/${created.bot.id}`}>
+              Open {created.bot.name}
+            </Link>
+          }
+        />
+      )}
+      <Panel>
+        <Loaded resource={list.resource} retry={list.retry} label="Loading agents…">
+          {({ bots }) =>
+            bots.length === 0 ? (
+              <Empty title="No agents yet">
+                {session.admin ? (
+                  <p>Create your first agent: give it a name, then teach it with texts or a scan of your site.</p>
+                ) : (
+                  <p>An owner or admin of the workspace creates agents.</p>
+                )}
+                {createButton}
+              </Empty>
+            ) : (
+              <div class="table-wrap">
+                <table class="table table-stack" aria-label="Agents">
+                  <thead>
+                    <tr>
+                      <th scope="col">Agent</th>
+                      <th scope="col" class="num">
+                        Knowledge sources
+                      </th>
+                      <th scope="col" class="num">
+                        Waiting for a human
+                      </th>
+                      <th scope="col">Created</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {bots.map((bot) => (
+                      <tr key={bot.id}>
+                        <td>
+                          <Link class="cell-main" href={`/agents/${bot.id}`}>
+                            {bot.name}
+                          </Link>
+                          <span class="cell-sub">{bot.id}</span>
+                        </td>
+                        <td class="num" data-label="Knowledge sources">
+                          {bot.knowledge_sources === undefined ? '—' : formatNumber(bot.knowledge_sources)}
+                        </td>
+                        <td class="num" data-label="Waiting for a human">
+                          {bot.open_requests ? (
+                            <Link href="/inbox">{formatNumber(bot.open_requests)}</Link>
+                          ) : (
+                            (bot.open_requests ?? '—')
+                          )}
+                        </td>
+                        <td data-label="Created">
+                          <Time ms={bot.created_at} relative />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )
+          }
+        </Loaded>
+      </Panel>
     </Page>
+  );
+}
+
+function CreateAgent(props: { onCancel: () => void; onCreated: (result: { bot: Bot; keys: BotKeys }) => void }) {
+  const [name, setName] = useState('');
+  const [instructions, setInstructions] = useState('');
+  const action = useAction();
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    const res = await action.run(() =>
+      agents.create({ name: name.trim(), instructions: instructions.trim() || undefined }),
+    );
+    if (res.ok) props.onCreated(res.value);
+  }
+
+  return (
+    <Panel title="New agent" id="new-agent">
+      <form onSubmit={(e) => void submit(e)}>
+        <Field id="agent-name" label="Name" hint="Visitors may see it; you can change it later.">
+          <input
+            id="agent-name"
+            required
+            maxLength={200}
+            autoComplete="off"
+            value={name}
+            onInput={(e) => setName(valueOf(e))}
+            autoFocus
+          />
+        </Field>
+        <Field
+          id="agent-instructions"
+          label="Instructions"
+          optional
+          hint="How the agent should behave: tone, what it helps with, what it must not do."
+        >
+          <textarea
+            id="agent-instructions"
+            rows={4}
+            value={instructions}
+            onInput={(e) => setInstructions(valueOf(e))}
+          />
+        </Field>
+        {action.failure && <ErrorBox failure={action.failure} />}
+        <div class="form-actions">
+          <Button type="submit" variant="primary" busy={Boolean(action.busy)} busyLabel="Creating…">
+            Create agent
+          </Button>
+          <Button variant="ghost" onClick={props.onCancel} disabled={Boolean(action.busy)}>
+            Cancel
+          </Button>
+        </div>
+      </form>
+    </Panel>
   );
 }

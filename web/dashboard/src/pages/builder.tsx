@@ -1,9 +1,187 @@
-import { Loading, Page } from '../ui';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { builder } from '../api/builder';
+import type { Failure } from '../api/client';
+import { Button, ErrorBox, Notice, Page, Panel } from '../ui';
 
+interface Turn {
+  id: number;
+  author: 'you' | 'builder';
+  text: string;
+  /** The change the builder asks to confirm before making it. */
+  confirm?: string;
+}
+
+/** The conversation survives moving between pages (not a reload of another tab): kept for this browser tab. */
+const STORE = 'dashboard.builder.turns';
+
+function loadTurns(): Turn[] {
+  try {
+    return (JSON.parse(sessionStorage.getItem(STORE) ?? '[]') as Turn[]) ?? [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * `/builder`: the workspace's builder in plain language (`POST /v1/dashboard/assistant`). It can create and change
+ * agents, knowledge, triggers and keys; changes visitors would notice are asked first, answered with the yes and no
+ * buttons. Answers can take up to a minute: the page shows how long it has been working.
+ */
 export function BuilderPage() {
+  const [turns, setTurns] = useState<Turn[]>(loadTurns);
+  const [text, setText] = useState('');
+  const [sending, setSending] = useState<number | undefined>();
+  const [now, setNow] = useState(Date.now());
+  const [failure, setFailure] = useState<Failure | undefined>();
+  const [busyNote, setBusyNote] = useState(false);
+  const log = useRef<HTMLOListElement>(null);
+  const input = useRef<HTMLTextAreaElement>(null);
+
+  useEffect(() => {
+    sessionStorage.setItem(STORE, JSON.stringify(turns.slice(-100)));
+    log.current?.lastElementChild?.scrollIntoView({ block: 'nearest' });
+  }, [turns, sending]);
+
+  useEffect(() => {
+    if (sending === undefined) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [sending]);
+
+  const last = turns[turns.length - 1];
+  const awaiting = last?.author === 'builder' ? last.confirm : undefined;
+
+  async function send(message: string) {
+    if (!message.trim() || sending !== undefined) return;
+    setFailure(undefined);
+    setBusyNote(false);
+    setTurns((prev) => [...prev, { id: Date.now(), author: 'you', text: message.trim() }]);
+    setText('');
+    const started = Date.now();
+    setSending(started);
+    setNow(started);
+    const res = await builder.send(message.trim());
+    setSending(undefined);
+    if (!res.ok) {
+      setFailure(res);
+      return;
+    }
+    if (res.value.busy) setBusyNote(true);
+    setTurns((prev) => [
+      ...prev,
+      { id: Date.now() + 1, author: 'builder', text: res.value.reply, confirm: res.value.awaiting_confirmation },
+    ]);
+    input.current?.focus();
+  }
+
+  const elapsed = sending === undefined ? 0 : Math.max(0, Math.round((now - sending) / 1000));
   return (
-    <Page title="Builder">
-      <Loading />
+    <Page
+      title="Builder"
+      description="Tell the builder what you want — “a support agent for my shop that knows our returns policy” — and it sets it up. It asks before changes your visitors would notice."
+      actions={
+        turns.length > 0 && (
+          <Button
+            variant="ghost"
+            disabled={sending !== undefined}
+            onClick={() => {
+              setTurns([]);
+              setFailure(undefined);
+            }}
+          >
+            Clear the conversation
+          </Button>
+        )
+      }
+    >
+      <Panel>
+        <ol class="chat-log chat-log-tall" ref={log} aria-label="Conversation with the builder" aria-live="polite">
+          {turns.length === 0 && (
+            <li class="chat-empty">
+              For example: “Create an agent called Support for Acme Widgets, and scan https://acme.example.com”.
+            </li>
+          )}
+          {turns.map((turn) => (
+            <li key={turn.id} class={`chat-line chat-${turn.author === 'you' ? 'you' : 'agent'}`}>
+              <span class="visually-hidden">{turn.author === 'you' ? 'You' : 'Builder'}: </span>
+              {turn.text}
+              {turn.confirm && (
+                <span class="chat-confirm">
+                  <strong>Waiting for your answer:</strong> {turn.confirm}
+                </span>
+              )}
+            </li>
+          ))}
+          {sending !== undefined && (
+            <li class="chat-line chat-agent chat-typing" role="status">
+              <span class="spinner spinner-small" aria-hidden="true" /> Working on it…{' '}
+              {elapsed > 2 ? `${elapsed} s` : ''}
+            </li>
+          )}
+        </ol>
+        {sending !== undefined && elapsed > 20 && (
+          <p class="muted small">Bigger changes take up to a minute. You can keep this page open.</p>
+        )}
+        {busyNote && (
+          <Notice tone="warning">
+            The builder was still working on an earlier message; its result comes with your next message.
+          </Notice>
+        )}
+        {failure &&
+          (failure.code === 'llm_unavailable' ? (
+            <Notice tone="error">
+              The builder needs a language model, and none is configured or answering now. Try again later, or ask the
+              platform&rsquo;s operators to set one up.
+            </Notice>
+          ) : (
+            <ErrorBox failure={failure} />
+          ))}
+        {awaiting && sending === undefined ? (
+          <div class="confirm" role="group" aria-label="Apply the change?">
+            <p class="confirm-question">Apply this change?</p>
+            <div class="form-actions">
+              <Button variant="primary" onClick={() => void send('yes')}>
+                Yes, apply it
+              </Button>
+              <Button onClick={() => void send('no')}>No</Button>
+            </div>
+          </div>
+        ) : null}
+        <form
+          class="chat-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void send(text);
+          }}
+        >
+          <label for="builder-input" class="visually-hidden">
+            Message to the builder
+          </label>
+          <textarea
+            id="builder-input"
+            ref={input}
+            rows={3}
+            placeholder="What should the builder do? Enter sends, Shift+Enter adds a line"
+            value={text}
+            onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                void send(text);
+              }
+            }}
+          />
+          <Button
+            type="submit"
+            variant="primary"
+            busy={sending !== undefined}
+            busyLabel="Working…"
+            disabled={!text.trim()}
+          >
+            Send
+          </Button>
+        </form>
+      </Panel>
     </Page>
   );
 }

@@ -67,7 +67,6 @@ function Invitation(props: { token: string }) {
                 id="invite-password"
                 type="password"
                 required
-                minLength={MIN_PASSWORD}
                 autoComplete="new-password"
                 value={password}
                 onInput={(e) => setPassword(valueOf(e))}

@@ -98,7 +98,6 @@ function ChooseNew(props: { token: string }) {
             id="new-password"
             type="password"
             required
-            minLength={MIN_PASSWORD}
             autoComplete="new-password"
             value={password}
             onInput={(e) => setPassword(valueOf(e))}

@@ -13,7 +13,10 @@ export function SignUpPage() {
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<Failure | undefined>();
   const [tooShort, setTooShort] = useState(false);
-  const set = (key: keyof typeof form) => (event: Event) => setForm({ ...form, [key]: valueOf(event) });
+  const set = (key: keyof typeof form) => (event: Event) => {
+    setForm({ ...form, [key]: valueOf(event) });
+    if (key === 'password') setTooShort(false);
+  };
 
   async function submit(event: Event) {
     event.preventDefault();
@@ -77,7 +80,6 @@ export function SignUpPage() {
               name="password"
               type="password"
               required
-              minLength={MIN_PASSWORD}
               autoComplete="new-password"
               aria-invalid={tooShort || undefined}
               aria-describedby={tooShort ? 'signup-password-error' : 'signup-password-hint'}

@@ -1,0 +1,280 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type FakeSite, startFakeSite } from '../support/fake-site';
+import { http } from '../support/helpers';
+import { stackInfo } from '../support/stack-info';
+
+/**
+ * The dashboard as a new owner meets it, in Debian's headless Chromium against the test stack: sign up, create an
+ * agent (keys shown once), teach it a text and a site scan (live progress from a slow fake site on loopback), add a
+ * manual trigger, run it and follow the run to the Temporal UI, reissue the secret key (the old one stops), allow a
+ * widget origin; then the same pages at a phone's width. Screenshots go to test-artifacts/dashboard/.
+ */
+const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'dashboard');
+const DESKTOP = { width: 1280, height: 860 };
+const PHONE = { width: 390, height: 844 };
+
+let browser: Browser;
+let site: FakeSite;
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  // Crawl-delay 1: one page a second, so the scan runs long enough for its progress to be watched.
+  site = await startFakeSite({ robotsTxt: 'User-agent: *\nCrawl-delay: 1\n' });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+let shots = 0;
+const shot = (page: Page, name: string, fullPage = true) =>
+  page.screenshot({
+    path: path.join(ARTIFACTS, `owner-${String(++shots).padStart(2, '0')}-${name}.png`),
+    fullPage,
+  });
+
+const messagesWith = (key: string) =>
+  http(`/v1/api/messages?session_id=${randomUUID()}`, { headers: { 'X-Bot-Key': key } });
+
+/** Every page the app draws fits its viewport's width (nothing scrolls sideways). */
+async function expectNoSidewaysScroll(page: Page) {
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
+}
+
+describe('dashboard, an owner', () => {
+  let context: BrowserContext;
+  afterAll(async () => {
+    await context?.close();
+  });
+
+  it('signs up, creates an agent, teaches it, scans a site, runs a trigger into Temporal, reissues a key, allows an origin', async () => {
+    const api = stackInfo().apiUrl;
+    const email = `owner+${randomUUID().slice(0, 8)}@example.com`;
+    const password = 'correct horse battery';
+    context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    const consoleErrors: string[] = [];
+    page.on('console', (msg) => {
+      // 401s while signed out are expected answers, not page errors.
+      if (msg.type() === 'error' && !/401/.test(msg.text())) consoleErrors.push(msg.text());
+    });
+
+    // A page that needs a session sends the visitor to sign in, remembering where they were going.
+    await page.goto(`${api}/agents`);
+    await page.waitForURL(/\/signin\?next=%2Fagents$/);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await shot(page, 'signin');
+
+    await page.getByRole('link', { name: 'Create a workspace' }).click();
+    await page.getByRole('heading', { name: 'Create your workspace' }).waitFor();
+    await page.getByLabel('Workspace name').fill('Acme Widgets');
+    await page.getByLabel('Your name').fill('Ana Owner');
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await page.getByText('Use at least 10 characters.').waitFor();
+    await page.getByLabel('Password').fill(password);
+    await shot(page, 'signup');
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+
+    // Signed in: the shell, the owner's navigation, the (empty) agents page.
+    await page.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/agents');
+    expect(await page.title()).toBe('Agents · Agent Platform');
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    for (const item of ['Agents', 'Inbox', 'Notifications', 'Builder', 'Team', 'Billing']) {
+      await nav.getByRole('link', { name: item, exact: true }).waitFor();
+    }
+    expect(await nav.getByRole('link', { name: 'Agents' }).getAttribute('aria-current')).toBe('page');
+    await page.getByText('Acme Widgets').first().waitFor();
+    await page.getByText('No agents yet').waitFor();
+    await shot(page, 'agents-empty');
+
+    // The user menu opens with the keyboard and closes with Escape.
+    const userButton = page.getByRole('button', { name: /account menu/ });
+    await userButton.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'Account' }).first().waitFor();
+    expect(await userButton.getAttribute('aria-expanded')).toBe('true');
+    await shot(page, 'user-menu', false);
+    await page.keyboard.press('Escape');
+    expect(await userButton.getAttribute('aria-expanded')).toBe('false');
+
+    // A new agent: its keys are shown once.
+    await page.getByRole('button', { name: 'New agent' }).first().click();
+    await page.getByLabel('Name').fill('Acme helper');
+    await page.getByLabel('Instructions').fill('Answer questions about Acme Widgets, briefly and kindly.');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    const secretKey = (await page.getByTestId('new-secret-key').textContent()) ?? '';
+    expect(secretKey).toMatch(/^sk_/);
+    expect(await page.getByTestId('new-public-key').textContent()).toMatch(/^pk_/);
+    await page.getByText('shown only this once').waitFor();
+    await page.getByRole('table', { name: 'Agents' }).getByRole('link', { name: 'Acme helper' }).waitFor();
+    await shot(page, 'agent-created');
+    expect((await messagesWith(secretKey)).status).toBe(200);
+
+    await page.getByRole('link', { name: 'Open Acme helper' }).click();
+    await page.getByRole('heading', { name: 'Acme helper', level: 1 }).waitFor();
+    const botId = new URL(page.url()).pathname.split('/')[2];
+    expect(botId).toBeTruthy();
+    // Focus moves to the new page's heading (screen readers announce it).
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    await page.getByLabel('Instructions').waitFor();
+    await shot(page, 'agent-settings');
+
+    // Knowledge: a text, then a scan of a (slow) site with live progress.
+    await page.getByRole('link', { name: 'Knowledge' }).click();
+    await page.waitForURL(`${api}/agents/${botId}/knowledge`);
+    await page.getByText('No knowledge yet').waitFor();
+    await page.getByLabel('Title').fill('Opening hours');
+    await page.getByLabel('Text', { exact: true }).fill('The Acme shop is open from 9 to 17 on weekdays.');
+    await page.getByRole('button', { name: 'Add text' }).click();
+    await page.getByTestId('text-added').getByText('Added “Opening hours”.').waitFor();
+    const sources = page.getByTestId('sources');
+    await sources.getByText('Opening hours').waitFor();
+
+    await page.getByLabel('Start address').fill(site.url);
+    await page.getByLabel('Pages at most').fill('5');
+    await page.getByRole('button', { name: 'Start scan' }).click();
+    const progress = page.getByTestId('scan-progress');
+    await progress.waitFor({ timeout: 15_000 });
+    await progress.locator('progress').waitFor();
+    // The counters move while it runs (polled every 1.5 s).
+    const firstFetched = Number(await page.getByTestId('scan-fetched').textContent());
+    await page.waitForFunction(
+      (before) => {
+        const el = document.querySelector('[data-testid="scan-fetched"]');
+        return !el || Number(el.textContent) > before;
+      },
+      firstFetched,
+      { timeout: 20_000 },
+    );
+    await shot(page, 'scan-progress');
+    await progress.waitFor({ state: 'detached', timeout: 45_000 });
+    const recent = page.getByTestId('recent-scans');
+    await recent.getByText('Done').first().waitFor();
+    expect(await recent.textContent()).toContain(site.url);
+    // The pages read are among the sources (the list is read again when the scan ends).
+    await sources.getByText('Product 1', { exact: false }).first().waitFor({ timeout: 10_000 });
+    const sourceText = (await sources.textContent()) ?? '';
+    expect(sourceText).toContain(new URL(site.url).host);
+    expect(sourceText).toContain('Opening hours');
+    await shot(page, 'knowledge-done');
+
+    // A manual trigger, run now; the run log links the run to its workflow in the Temporal UI.
+    await page.getByRole('link', { name: 'Triggers & runs' }).click();
+    await page.getByRole('heading', { name: 'Triggers', level: 2 }).waitFor();
+    await page.getByText('No runs yet').waitFor();
+    await page.getByRole('button', { name: 'New trigger' }).click();
+    await expect(page.getByLabel('Manual').isChecked()).resolves.toBe(true);
+    await page.getByLabel('Name').fill('Morning digest');
+    await page.getByLabel('Task').fill('Summarise what visitors asked yesterday.');
+    await page.getByRole('button', { name: 'Create trigger' }).click();
+    const runNow = page.getByRole('button', { name: 'Run Morning digest now' });
+    await runNow.waitFor();
+    await runNow.click();
+    await page.getByText('Run started: see the run log.').waitFor();
+    const runs = page.getByTestId('runs');
+    const row = runs.locator('tbody tr').first();
+    await row.waitFor();
+    await row.getByText('Done', { exact: true }).waitFor({ timeout: 30_000 });
+    const runId = ((await row.getAttribute('data-testid')) ?? '').replace(/^run-/, '');
+    expect(runId).toBeTruthy();
+    await shot(page, 'triggers-run');
+
+    const link = row.getByRole('link', { name: /Open in Temporal/ });
+    expect(await link.getAttribute('target')).toBe('_blank');
+    expect(await link.getAttribute('rel')).toContain('noopener');
+    const href = (await link.getAttribute('href')) ?? '';
+    expect(href.startsWith(stackInfo().env.TEMPORAL_UI_URL)).toBe(true);
+    const workflowId = decodeURIComponent(href.split('/workflows/')[1] ?? '');
+    expect(workflowId).toContain(runId);
+    const [temporalPage] = await Promise.all([context.waitForEvent('page'), link.click()]);
+    await temporalPage.waitForLoadState('domcontentloaded');
+    expect(temporalPage.url()).toContain(encodeURIComponent(workflowId));
+    await temporalPage.getByText(workflowId).first().waitFor({ timeout: 30_000 });
+    await shot(temporalPage, 'temporal-ui', false);
+    await temporalPage.close();
+
+    // Reissuing the secret key: confirm first; the new value is shown once; the old key stops at once.
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('button', { name: 'Reissue the secret key' }).click();
+    await page.getByText('replaces the current one at once').waitFor();
+    await shot(page, 'keys-confirm');
+    await page.getByRole('button', { name: 'Reissue now' }).click();
+    const newKey = (await page.getByTestId('issued-secret').textContent()) ?? '';
+    expect(newKey).toMatch(/^sk_/);
+    expect(newKey).not.toBe(secretKey);
+    await shot(page, 'keys-reissued');
+    expect((await messagesWith(secretKey)).status).toBe(401);
+    expect((await messagesWith(newKey)).status).toBe(200);
+
+    // The widget: an allowed origin (kept across a reload) and the embed snippet.
+    await page.getByRole('link', { name: 'Widget' }).click();
+    const snippet = (await page.getByTestId('widget-snippet').textContent()) ?? '';
+    expect(snippet).toMatch(new RegExp(`^<script src="${api}/widget\\.js" data-key="pk_[^"]+" async></script>$`));
+    await page.getByLabel('Add a site').fill('https://shop.example.com/checkout');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByText('nothing after').waitFor();
+    await page.getByLabel('Add a site').fill('https://Shop.Example.com');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    const origins = page.getByRole('list', { name: 'Allowed sites' });
+    await origins.getByText('https://shop.example.com').waitFor();
+    await page.reload();
+    await origins.getByText('https://shop.example.com').waitFor();
+    await shot(page, 'widget');
+
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('at a phone’s width: the agent page fits, the navigation folds into a menu', async () => {
+    const phone = await browser.newContext({ viewport: PHONE, storageState: await context.storageState() });
+    try {
+      const page = await phone.newPage();
+      await page.goto(`${stackInfo().apiUrl}/agents`);
+      await page.getByRole('link', { name: 'Acme helper' }).click();
+      await page.getByRole('heading', { name: 'Acme helper', level: 1 }).waitFor();
+      await page.getByRole('link', { name: 'Knowledge' }).click();
+      await page.getByTestId('sources').waitFor();
+      await expectNoSidewaysScroll(page);
+      // The side navigation is folded away behind the menu button.
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      expect(await nav.isVisible()).toBe(false);
+      await shot(page, 'phone-agent');
+
+      const menu = page.getByRole('button', { name: /^Menu/ });
+      await menu.click();
+      expect(await menu.getAttribute('aria-expanded')).toBe('true');
+      await nav.getByRole('link', { name: 'Notifications' }).waitFor();
+      await shot(page, 'phone-menu', false);
+      await nav.getByRole('link', { name: 'Agents' }).click();
+      await page.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
+      expect(await nav.isVisible()).toBe(false);
+
+      await page.getByRole('link', { name: 'Acme helper' }).click();
+      await page.getByRole('link', { name: 'Triggers & runs' }).click();
+      await page.getByTestId('runs').waitFor();
+      await expectNoSidewaysScroll(page);
+      await shot(page, 'phone-runs');
+    } finally {
+      await phone.close();
+    }
+  });
+});

@@ -1,0 +1,111 @@
+import { call, query, seg } from './client';
+
+/** Agents (bots) and their keys, knowledge, scans, test chat: `/v1/dashboard/bots…`. */
+
+export interface BotSummary {
+  id: string;
+  name: string;
+  created_at: number;
+  knowledge_sources?: number;
+  open_requests?: number;
+}
+
+export interface Bot {
+  id: string;
+  name: string;
+  instructions: string;
+  model: string | null;
+  handoff_enabled: boolean;
+  handoff_webhook_url: string | null;
+  allowed_origins: string[];
+  public_key: string;
+  handoff_webhook_secret_fingerprint: string;
+  visitor_identity_secret_fingerprint: string;
+  secret_key_fingerprint?: string;
+  builder_key_fingerprint?: string | null;
+  created_at?: number;
+}
+
+export interface BotKeys {
+  secret_key: string;
+  public_key: string;
+  builder_key: string;
+  handoff_webhook_secret: string;
+  visitor_identity_secret: string;
+}
+
+export type BotPatch = Partial<
+  Pick<Bot, 'name' | 'instructions' | 'model' | 'handoff_enabled' | 'handoff_webhook_url' | 'allowed_origins'>
+>;
+
+export type KeyKind = 'secret' | 'identity' | 'webhook' | 'builder';
+
+const REISSUE_PATH: Record<KeyKind, string> = {
+  secret: 'secret',
+  identity: 'identity-secret',
+  webhook: 'webhook-secret',
+  builder: 'builder-key',
+};
+
+export interface Source {
+  source_id: string;
+  title: string;
+  fragments: number;
+  origin: 'api' | 'scan';
+  url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Scan {
+  id: string;
+  url: string;
+  status: 'scanning' | 'done' | 'failed';
+  trigger?: 'api' | 'schedule';
+  max_pages: number;
+  pages_fetched: number;
+  pages_indexed: number;
+  pages_skipped: number;
+  pages_queued: number;
+  pages_removed?: number;
+  last_url: string | null;
+  error: string | null;
+  started_at: number;
+  finished_at: number | null;
+}
+
+export interface ChatAnswer {
+  answer: string;
+  session_id: string;
+  handoff?: true;
+  quota_exceeded?: true;
+  notice?: 'outage';
+}
+
+const bot = (id: string) => `/v1/dashboard/bots/${seg(id)}`;
+
+export const agents = {
+  list: () => call<{ bots: BotSummary[] }>('GET', '/v1/dashboard/bots'),
+  create: (body: { name: string; instructions?: string }) =>
+    call<{ bot: Bot; keys: BotKeys }>('POST', '/v1/dashboard/bots', body),
+  get: (id: string) => call<Bot>('GET', bot(id)),
+  update: (id: string, patch: BotPatch) => call<Bot>('PATCH', bot(id), patch),
+  remove: (id: string) => call<{ status: 'deleted' }>('DELETE', bot(id)),
+  reissue: (id: string, kind: KeyKind) =>
+    call<{ key: string; fingerprint: string }>('POST', `${bot(id)}/${REISSUE_PATH[kind]}`),
+  testChat: (id: string, message: string, session_id?: string) =>
+    call<ChatAnswer>('POST', `${bot(id)}/test-chat`, { message, session_id }),
+
+  knowledge: (id: string, cursor?: string, limit = 20) =>
+    call<{ sources: Source[]; next_cursor: string }>('GET', `${bot(id)}/knowledge${query({ limit, cursor })}`),
+  addKnowledge: (id: string, body: { title?: string; text: string; source_id?: string }) =>
+    call<{ status: 'indexed'; source_id: string }>('POST', `${bot(id)}/knowledge`, body),
+  source: (id: string, sourceId: string) =>
+    call<Source & { text: string }>('GET', `${bot(id)}/knowledge/${seg(sourceId)}`),
+  removeKnowledge: (id: string, sourceId: string) =>
+    call<{ status: 'deleted'; source_id: string }>('DELETE', `${bot(id)}/knowledge/${seg(sourceId)}`),
+
+  scans: (id: string) => call<{ running?: boolean; scans: Scan[] }>('GET', `${bot(id)}/scans`),
+  startScan: (id: string, body: { url: string; max_pages?: number; refresh_days?: number }) =>
+    call<{ status: 'scanning'; url: string; max_pages: number }>('POST', `${bot(id)}/scans`, body),
+};

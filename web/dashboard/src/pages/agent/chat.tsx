@@ -1,0 +1,113 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { agents } from '../../api/agents';
+import { Button, ErrorBox, Panel, useAction } from '../../ui';
+import type { TabProps } from './agent';
+
+interface Line {
+  id: number;
+  author: 'you' | 'agent' | 'notice';
+  text: string;
+}
+
+/** A conversation with the agent as a visitor would have it (you are confirmed as its admin). */
+export function ChatTab(props: TabProps) {
+  const [lines, setLines] = useState<Line[]>([]);
+  const [sessionId, setSessionId] = useState<string | undefined>();
+  const [text, setText] = useState('');
+  const action = useAction();
+  const log = useRef<HTMLOListElement>(null);
+  const input = useRef<HTMLTextAreaElement>(null);
+  const nextId = useRef(0);
+
+  useEffect(() => {
+    log.current?.lastElementChild?.scrollIntoView({ block: 'nearest' });
+  }, [lines, action.busy]);
+
+  const add = (author: Line['author'], value: string) =>
+    setLines((prev) => [...prev, { id: nextId.current++, author, text: value }]);
+
+  async function send(event?: Event) {
+    event?.preventDefault();
+    const message = text.trim();
+    if (!message || action.busy) return;
+    add('you', message);
+    setText('');
+    const res = await action.run(() => agents.testChat(props.bot.id, message, sessionId));
+    if (!res.ok) {
+      input.current?.focus();
+      return;
+    }
+    setSessionId(res.value.session_id);
+    if (res.value.answer) add(res.value.notice ? 'notice' : 'agent', res.value.answer);
+    if (res.value.handoff) add('notice', 'The conversation went to a human: answer it from the Inbox.');
+    if (res.value.quota_exceeded) add('notice', 'The monthly conversation limit is used up.');
+    input.current?.focus();
+  }
+
+  function restart() {
+    setLines([]);
+    setSessionId(undefined);
+    action.clear();
+    input.current?.focus();
+  }
+
+  return (
+    <Panel
+      title="Test chat"
+      description="Talk to the agent as a visitor would. Conversations here count like any other."
+      actions={
+        lines.length > 0 && (
+          <Button small variant="ghost" onClick={restart} disabled={Boolean(action.busy)}>
+            New conversation
+          </Button>
+        )
+      }
+    >
+      <ol class="chat-log" ref={log} aria-label="Conversation" aria-live="polite">
+        {lines.length === 0 && <li class="chat-empty">Ask something your visitors would ask.</li>}
+        {lines.map((line) => (
+          <li key={line.id} class={`chat-line chat-${line.author}`}>
+            <span class="visually-hidden">
+              {line.author === 'you' ? 'You' : line.author === 'agent' ? props.bot.name : 'Notice'}:{' '}
+            </span>
+            {line.text}
+          </li>
+        ))}
+        {action.busy && (
+          <li class="chat-line chat-agent chat-typing" role="status">
+            <span class="spinner spinner-small" aria-hidden="true" /> {props.bot.name} is answering…
+          </li>
+        )}
+      </ol>
+      {action.failure && <ErrorBox failure={action.failure} />}
+      <form class="chat-form" onSubmit={(e) => void send(e)}>
+        <label for="chat-input" class="visually-hidden">
+          Message
+        </label>
+        <textarea
+          id="chat-input"
+          ref={input}
+          rows={2}
+          placeholder="Type a message; Enter sends, Shift+Enter adds a line"
+          value={text}
+          onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+              e.preventDefault();
+              void send();
+            }
+          }}
+        />
+        <Button
+          type="submit"
+          variant="primary"
+          busy={Boolean(action.busy)}
+          busyLabel="Sending…"
+          disabled={!text.trim()}
+        >
+          Send
+        </Button>
+      </form>
+    </Panel>
+  );
+}

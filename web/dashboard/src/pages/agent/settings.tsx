@@ -1,0 +1,216 @@
+import { useState } from 'preact/hooks';
+import { agents } from '../../api/agents';
+import { navigate } from '../../router';
+import { Button, ErrorBox, Field, Notice, Panel, Time, useAction, valueOf } from '../../ui';
+import type { TabProps } from './agent';
+
+/** Name, instructions, model and handoff of an agent; and deleting it, after typing its name. */
+export function SettingsTab(props: TabProps) {
+  const { bot, admin } = props;
+  const [form, setForm] = useState({
+    name: bot.name,
+    instructions: bot.instructions,
+    model: bot.model ?? '',
+    handoff_enabled: bot.handoff_enabled,
+    handoff_webhook_url: bot.handoff_webhook_url ?? '',
+  });
+  const [saved, setSaved] = useState(false);
+  const save = useAction();
+  const changed =
+    form.name !== bot.name ||
+    form.instructions !== bot.instructions ||
+    form.model !== (bot.model ?? '') ||
+    form.handoff_enabled !== bot.handoff_enabled ||
+    form.handoff_webhook_url !== (bot.handoff_webhook_url ?? '');
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setSaved(false);
+    const res = await save.run(() =>
+      agents.update(bot.id, {
+        name: form.name.trim(),
+        instructions: form.instructions,
+        model: form.model.trim() || null,
+        handoff_enabled: form.handoff_enabled,
+        handoff_webhook_url: form.handoff_webhook_url.trim() || null,
+      }),
+    );
+    if (res.ok) {
+      props.onChange(res.value);
+      setSaved(true);
+    }
+  }
+
+  if (!admin) {
+    return (
+      <Panel title="Settings">
+        <dl class="dl">
+          <dt>Name</dt>
+          <dd>{bot.name}</dd>
+          <dt>Instructions</dt>
+          <dd class="prewrap">{bot.instructions || '—'}</dd>
+          <dt>Model</dt>
+          <dd>{bot.model ?? 'Workspace default'}</dd>
+          <dt>Handoff to a human</dt>
+          <dd>{bot.handoff_enabled ? 'On' : 'Off'}</dd>
+        </dl>
+      </Panel>
+    );
+  }
+
+  return (
+    <>
+      <Panel title="Settings" description="What the agent is called, how it behaves and when it hands over to a human.">
+        <form onSubmit={(e) => void submit(e)} onInput={() => setSaved(false)}>
+          <Field id="bot-name" label="Name">
+            <input
+              id="bot-name"
+              required
+              maxLength={200}
+              value={form.name}
+              onInput={(e) => setForm({ ...form, name: valueOf(e) })}
+            />
+          </Field>
+          <Field
+            id="bot-instructions"
+            label="Instructions"
+            hint="The agent follows these in every conversation and run."
+          >
+            <textarea
+              id="bot-instructions"
+              rows={8}
+              maxLength={20000}
+              value={form.instructions}
+              onInput={(e) => setForm({ ...form, instructions: valueOf(e) })}
+            />
+          </Field>
+          <div class="form-row">
+            <Field id="bot-model" label="Model" optional hint="Empty: the platform's default model.">
+              <input
+                id="bot-model"
+                maxLength={200}
+                autoComplete="off"
+                spellcheck={false}
+                value={form.model}
+                onInput={(e) => setForm({ ...form, model: valueOf(e) })}
+              />
+            </Field>
+            <Field
+              id="bot-handoff-url"
+              label="Handoff webhook address"
+              optional
+              hint="Signed events when a conversation goes to a human and back."
+            >
+              <input
+                id="bot-handoff-url"
+                type="url"
+                placeholder="https://example.com/hooks/handoff"
+                value={form.handoff_webhook_url}
+                onInput={(e) => setForm({ ...form, handoff_webhook_url: valueOf(e) })}
+              />
+            </Field>
+          </div>
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={form.handoff_enabled}
+              onChange={(e) => setForm({ ...form, handoff_enabled: (e.currentTarget as HTMLInputElement).checked })}
+            />
+            <span>
+              Visitors can ask for a human
+              <span class="hint">Conversations then wait in the Inbox for an operator.</span>
+            </span>
+          </label>
+          {save.failure && <ErrorBox failure={save.failure} />}
+          <div class="form-actions">
+            <Button type="submit" variant="primary" busy={save.busy === 'busy'} busyLabel="Saving…" disabled={!changed}>
+              Save changes
+            </Button>
+            <span aria-live="polite" class="muted small">
+              {saved && !changed ? 'Saved.' : ''}
+            </span>
+          </div>
+        </form>
+        {bot.created_at && (
+          <p class="muted small meta-line">
+            Id <code>{bot.id}</code> · created <Time ms={bot.created_at} />
+          </p>
+        )}
+      </Panel>
+      <DeleteAgent {...props} />
+    </>
+  );
+}
+
+function DeleteAgent(props: TabProps) {
+  const { bot } = props;
+  const [open, setOpen] = useState(false);
+  const [typed, setTyped] = useState('');
+  const action = useAction();
+  const matches = typed.trim() === bot.name.trim();
+
+  async function remove(event: Event) {
+    event.preventDefault();
+    if (!matches) return;
+    const res = await action.run(() => agents.remove(bot.id));
+    if (res.ok) navigate('/agents', { replace: true });
+  }
+
+  return (
+    <Panel
+      title="Delete this agent"
+      tone="danger"
+      id="delete-agent"
+      description="Its knowledge, triggers, actions, keys and conversations go with it. This cannot be undone."
+    >
+      {!open ? (
+        <Button variant="danger" onClick={() => setOpen(true)}>
+          Delete agent…
+        </Button>
+      ) : (
+        <form onSubmit={(e) => void remove(e)}>
+          <Notice tone="warning">Widgets and integrations using this agent&rsquo;s keys stop working at once.</Notice>
+          <Field
+            id="delete-confirm"
+            label={
+              <>
+                Type <strong>{bot.name}</strong> to confirm
+              </>
+            }
+          >
+            <input
+              id="delete-confirm"
+              autoComplete="off"
+              spellcheck={false}
+              value={typed}
+              onInput={(e) => setTyped(valueOf(e))}
+              autoFocus
+            />
+          </Field>
+          {action.failure && <ErrorBox failure={action.failure} />}
+          <div class="form-actions">
+            <Button
+              type="submit"
+              variant="danger"
+              disabled={!matches}
+              busy={Boolean(action.busy)}
+              busyLabel="Deleting…"
+            >
+              Delete {bot.name} for good
+            </Button>
+            <Button
+              variant="ghost"
+              onClick={() => {
+                setOpen(false);
+                setTyped('');
+              }}
+              disabled={Boolean(action.busy)}
+            >
+              Cancel
+            </Button>
+          </div>
+        </form>
+      )}
+    </Panel>
+  );
+}

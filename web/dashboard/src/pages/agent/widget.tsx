@@ -1,0 +1,143 @@
+import { useState } from 'preact/hooks';
+import { agents } from '../../api/agents';
+import { Button, CopyField, Empty, ErrorBox, Field, Notice, Panel, useAction, valueOf } from '../../ui';
+import type { TabProps } from './agent';
+
+/**
+ * The visitor widget: which sites may embed it (the API refuses other origins) and the snippet to paste. An origin
+ * is `scheme://host[:port]`, exactly what browsers send, nothing after.
+ */
+export function WidgetTab(props: TabProps) {
+  const { bot, admin } = props;
+  const snippet = `<script src="${location.origin}/widget.js" data-key="${bot.public_key}" async></script>`;
+  return (
+    <>
+      <Panel
+        title="Embed the widget"
+        description="Paste this before </body> on every page of your site where visitors should be able to chat."
+      >
+        <CopyField label="Snippet" value={snippet} testId="widget-snippet" multiline />
+        <CopyField label="Public key" value={bot.public_key} testId="public-key" />
+        {bot.allowed_origins.length === 0 && (
+          <Notice tone="warning">
+            No site may use the widget yet: add your site&rsquo;s address below, or the widget refuses to start there.
+          </Notice>
+        )}
+      </Panel>
+      <Origins {...props} readOnly={!admin} />
+    </>
+  );
+}
+
+/** The browser's form of an address: `https://shop.example.com` (no path); undefined when it is not one. */
+function asOrigin(text: string): string | undefined {
+  try {
+    const url = new URL(text.trim());
+    if (!/^https?:$/.test(url.protocol) || url.username || url.password) return undefined;
+    if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) return undefined;
+    return url.origin;
+  } catch {
+    return undefined;
+  }
+}
+
+function Origins(props: TabProps & { readOnly: boolean }) {
+  const { bot } = props;
+  const [typed, setTyped] = useState('');
+  const [problem, setProblem] = useState<string | undefined>();
+  const [status, setStatus] = useState('');
+  const action = useAction();
+
+  async function save(origins: string[], what: string) {
+    setStatus('');
+    const res = await action.run(() => agents.update(bot.id, { allowed_origins: origins }));
+    if (res.ok) {
+      props.onChange(res.value);
+      setStatus(what);
+      return true;
+    }
+    return false;
+  }
+
+  async function add(event: Event) {
+    event.preventDefault();
+    const origin = asOrigin(typed);
+    if (!origin) {
+      setProblem('Write an origin like https://shop.example.com — scheme and host (and port), nothing after.');
+      return;
+    }
+    setProblem(undefined);
+    if (bot.allowed_origins.includes(origin)) {
+      setProblem(`${origin} is already allowed.`);
+      return;
+    }
+    if (await save([...bot.allowed_origins, origin], `${origin} added.`)) setTyped('');
+  }
+
+  return (
+    <Panel
+      title="Allowed sites"
+      id="allowed-origins"
+      description="Pages on these origins may load the widget and talk to this agent. Requests from anywhere else are refused."
+    >
+      {bot.allowed_origins.length === 0 ? (
+        <Empty title="No allowed sites" />
+      ) : (
+        <ul class="list" aria-label="Allowed sites">
+          {bot.allowed_origins.map((origin) => (
+            <li key={origin} class="list-row">
+              <code class="origin">{origin}</code>
+              {!props.readOnly && (
+                <Button
+                  small
+                  variant="ghost"
+                  disabled={Boolean(action.busy)}
+                  aria-label={`Remove ${origin}`}
+                  onClick={() =>
+                    void save(
+                      bot.allowed_origins.filter((o) => o !== origin),
+                      `${origin} removed.`,
+                    )
+                  }
+                >
+                  Remove
+                </Button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {!props.readOnly && (
+        <form class="inline-form" onSubmit={(e) => void add(e)}>
+          <Field
+            id="origin-new"
+            label="Add a site"
+            error={problem}
+            hint="For example https://shop.example.com or http://localhost:3000"
+          >
+            <div class="input-row">
+              <input
+                id="origin-new"
+                inputMode="url"
+                autoComplete="off"
+                spellcheck={false}
+                placeholder="https://shop.example.com"
+                aria-invalid={problem ? true : undefined}
+                aria-describedby={problem ? 'origin-new-error' : 'origin-new-hint'}
+                value={typed}
+                onInput={(e) => setTyped(valueOf(e))}
+              />
+              <Button type="submit" variant="primary" busy={Boolean(action.busy)} busyLabel="Saving…">
+                Add
+              </Button>
+            </div>
+          </Field>
+        </form>
+      )}
+      {action.failure && <ErrorBox failure={action.failure} />}
+      <p class="visually-hidden" aria-live="polite">
+        {status}
+      </p>
+    </Panel>
+  );
+}
