@@ -1,0 +1,171 @@
+/**
+ * The operator pages' calls (inbox, notifications, billing, team), over the shell's client: same origin, session
+ * cookie, `{error, code}` failures as `Result`s. Shapes are the dashboard contract's; fields this file does not name
+ * are ignored, and unknown enumerated values (authors, event kinds, statuses) are passed through for the pages to
+ * show as text.
+ */
+import { call, query, seg } from './client';
+
+export type Role = 'owner' | 'admin' | 'operator';
+
+// ---------- inbox ----------
+
+export interface ThreadSummary {
+  bot_id: string;
+  bot_name: string;
+  session_id: string;
+  /** `bot`, `waiting` or `operator` (others possible: shown as they come). */
+  status: string;
+  visitor_user: string | null;
+  visitor_typing: boolean;
+  escalated_at: number | null;
+  last_message_at: number;
+  last_message: { author: string; text: string; at: number } | null;
+}
+
+export interface Attachment {
+  id: string;
+  url: string;
+  content_type: string;
+  size: number;
+  width?: number;
+  height?: number;
+}
+
+export interface MessageEvent {
+  kind: string;
+  rating?: string;
+  ref?: string;
+  name?: string;
+  contact?: string;
+  note?: string;
+}
+
+export interface Message {
+  id: string;
+  author: string;
+  text: string;
+  at: number;
+  attachment?: Attachment;
+  event?: MessageEvent;
+}
+
+export interface Transcript {
+  session_id: string;
+  status: string;
+  visitor_user: string | null;
+  visitor_typing: boolean;
+  messages: Message[];
+  next_cursor: string;
+}
+
+export interface BotSummary {
+  id: string;
+  name: string;
+  open_requests?: number;
+}
+
+const thread = (bot: string, sid: string) => `/v1/dashboard/bots/${seg(bot)}/threads/${seg(sid)}`;
+
+export const inboxApi = {
+  bots: () => call<{ bots: BotSummary[] }>('GET', '/v1/dashboard/bots'),
+  threads: (p: { status: 'open' | 'all'; botId?: string; limit: number }) =>
+    call<{ threads: ThreadSummary[]; next_cursor: string }>(
+      'GET',
+      `/v1/dashboard/inbox${query({ status: p.status, bot_id: p.botId, limit: p.limit })}`,
+    ),
+  transcript: (bot: string, sid: string, cursor?: string, limit = 200) =>
+    call<Transcript>('GET', `${thread(bot, sid)}${query({ cursor, limit })}`),
+  reply: (bot: string, sid: string, text: string) =>
+    call<{ id: string; at: number; status: string }>('POST', `${thread(bot, sid)}/reply`, { text }),
+  typing: (bot: string, sid: string) => call<{ status: string }>('POST', `${thread(bot, sid)}/typing`),
+  resolve: (bot: string, sid: string) =>
+    call<{ status: string; resolved: boolean }>('POST', `${thread(bot, sid)}/resolve`),
+};
+
+// ---------- notifications ----------
+
+export interface Notification {
+  id: string;
+  kind: string;
+  title: string;
+  body: string;
+  bot_id: string | null;
+  data: Record<string, unknown> | null;
+  created_at: number;
+  read_at: number | null;
+}
+
+export const notificationsApi = {
+  list: () => call<{ notifications: Notification[]; unread?: number }>('GET', '/v1/dashboard/notifications'),
+  /** No ids: every notification of the workspace. */
+  markRead: (ids?: string[]) =>
+    call<{ status: string }>('POST', '/v1/dashboard/notifications/read', ids ? { ids } : {}),
+};
+
+// ---------- billing ----------
+
+export interface Plan {
+  id: string;
+  name: string;
+  monthly_conversations: number;
+  monthly_credits: number;
+  price: number | string | null;
+}
+
+export interface Usage {
+  plan: Plan;
+  period: { start: number; end: number };
+  conversations: { used: number; quota: number; included: number; topped_up: number };
+  credits: { balance: number; used_this_period: number };
+  topups: { kind: string; amount: number; note: string | null; created_at: number }[];
+  daily: { date: string; conversations: number; credits: number }[];
+}
+
+export interface LedgerEntry {
+  id: string;
+  amount: number;
+  reason: string;
+  run_id: string | null;
+  created_at: number;
+}
+
+export const billingApi = {
+  plans: () => call<{ plans: Plan[]; current: string }>('GET', '/v1/billing/plans'),
+  usage: (days = 30) => call<Usage>('GET', `/v1/billing/usage${query({ days })}`),
+  ledger: (cursor?: string, limit = 20) =>
+    call<{ entries: LedgerEntry[]; next_cursor: string }>('GET', `/v1/billing/ledger${query({ cursor, limit })}`),
+};
+
+// ---------- team ----------
+
+export interface Member {
+  id: string;
+  email: string;
+  name: string | null;
+  role: string;
+  created_at: number;
+  you?: boolean;
+}
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: string;
+  created_at: number;
+  expires_at: number;
+  invited_by: string | null;
+}
+
+export const teamApi = {
+  list: () => call<{ members: Member[]; invitations: Invitation[] }>('GET', '/v1/dashboard/team'),
+  invite: (email: string, role: 'admin' | 'operator') =>
+    call<{ invitation: Invitation; invite_url: string }>('POST', '/v1/dashboard/team/invitations', {
+      email,
+      role,
+    }),
+  revoke: (id: string) => call<{ status: string }>('DELETE', `/v1/dashboard/team/invitations/${seg(id)}`),
+  setRole: (uid: string, role: 'admin' | 'operator') =>
+    call<Member>('PATCH', `/v1/dashboard/team/members/${seg(uid)}`, { role }),
+  remove: (uid: string) => call<{ status: string }>('DELETE', `/v1/dashboard/team/members/${seg(uid)}`),
+};
