@@ -1,10 +1,171 @@
-import { Loading, Page } from '../ui';
+import { useEffect, useState } from 'preact/hooks';
+import { type Notification, notificationsApi } from '../api/ops';
+import { Link } from '../router';
+import { useSession } from '../session';
+import { Badge, Button, Empty, ErrorBox, Loaded, Page, Time, useAction, useResource } from '../ui';
+import './ops.css';
 
-/** Placeholder until the Notifications page lands (its owner replaces this file). */
+/**
+ * `/notifications`: what the workspace was told (paused triggers, approvals waiting, contacts visitors left), newest
+ * first, unread ones marked. Each links to where it can be dealt with, when its data says where; opening the link
+ * marks it read. Read again every 30 s while the page is open.
+ */
+
+const REFRESH_MS = 30_000;
+
+const KINDS: Record<string, { label: string; tone: 'warning' | 'info' | 'success' | 'neutral' }> = {
+  trigger_paused: { label: 'Trigger paused', tone: 'warning' },
+  approval_requested: { label: 'Approval needed', tone: 'info' },
+  contact_left: { label: 'Contact left', tone: 'success' },
+};
+
+/** Where a notification can be acted on, from what its data holds. */
+export function targetOf(n: Notification): { href: string; label: string } | undefined {
+  const bot = n.bot_id ?? (typeof n.data?.bot_id === 'string' ? n.data.bot_id : undefined);
+  if (!bot) return undefined;
+  const b = encodeURIComponent(bot);
+  if (n.kind === 'contact_left' && typeof n.data?.session_id === 'string')
+    return {
+      href: `/inbox?status=all&bot=${b}&session=${encodeURIComponent(n.data.session_id)}`,
+      label: 'Open the conversation',
+    };
+  if (n.kind === 'approval_requested') return { href: `/agents/${b}/actions`, label: 'Review the approval' };
+  if (n.kind === 'trigger_paused') return { href: `/agents/${b}/triggers`, label: 'Open the triggers' };
+  return { href: `/agents/${b}`, label: 'Open the agent' };
+}
+
 export function NotificationsPage() {
+  const session = useSession();
+  const list = useResource(() => notificationsApi.list(), []);
+  const marking = useAction();
+  const [onlyUnread, setOnlyUnread] = useState(false);
+
+  useEffect(() => {
+    const timer = setInterval(() => {
+      if (document.visibilityState === 'visible') void list.reload();
+    }, REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
+
+  /** Marks read here at once (the answer confirms it); on failure the page reads the truth again. */
+  async function markRead(ids?: string[]) {
+    const at = Date.now();
+    const res = await marking.run(() => notificationsApi.markRead(ids), ids ? ids.join(',') : 'all');
+    if (res.ok) {
+      list.set((data) => ({
+        ...data,
+        notifications: data.notifications.map((n) =>
+          !ids || ids.includes(n.id) ? { ...n, read_at: n.read_at ?? at } : n,
+        ),
+        unread: 0,
+      }));
+    }
+    void list.reload();
+    session.refreshUnread();
+  }
+
+  const unread = list.data ? list.data.notifications.filter((n) => !n.read_at).length : 0;
+
   return (
-    <Page title="Notifications">
-      <Loading />
+    <Page
+      title={unread > 0 ? `Notifications (${unread})` : 'Notifications'}
+      heading="Notifications"
+      description="Paused triggers, approvals waiting for you, and contacts visitors left."
+      actions={
+        unread > 0 ? (
+          <Button busy={marking.busy === 'all'} busyLabel="Marking…" onClick={() => void markRead()}>
+            Mark all as read
+          </Button>
+        ) : undefined
+      }
+    >
+      <div class="ops-toolbar">
+        <fieldset>
+          <legend class="visually-hidden">Show</legend>
+          <div class="segmented">
+            <label>
+              <input type="radio" name="notif-show" checked={!onlyUnread} onChange={() => setOnlyUnread(false)} />
+              All
+            </label>
+            <label>
+              <input type="radio" name="notif-show" checked={onlyUnread} onChange={() => setOnlyUnread(true)} />
+              Unread{unread > 0 ? ` (${unread})` : ''}
+            </label>
+          </div>
+        </fieldset>
+        {list.refreshing && <span class="muted small">Refreshing…</span>}
+      </div>
+      {marking.failure && <ErrorBox failure={marking.failure} title="Not marked as read." />}
+      <Loaded resource={list.resource} retry={list.retry} label="Loading notifications…">
+        {(data) => {
+          const shown = onlyUnread ? data.notifications.filter((n) => !n.read_at) : data.notifications;
+          if (shown.length === 0)
+            return (
+              <Empty title={onlyUnread ? 'Nothing unread' : 'No notifications yet'}>
+                <p class="muted">
+                  You are told here when a trigger is paused after failures, when an action waits for approval, and when
+                  a visitor leaves a contact.
+                </p>
+              </Empty>
+            );
+          return (
+            <ul class="notification-list" data-testid="notifications">
+              {shown.map((n) => {
+                const kind = KINDS[n.kind];
+                const target = targetOf(n);
+                const isUnread = !n.read_at;
+                return (
+                  <li
+                    key={n.id}
+                    class={`notification${isUnread ? ' notification-unread' : ''}`}
+                    data-testid="notification"
+                  >
+                    <span class="unread-dot" aria-hidden="true" />
+                    <div class="notification-body">
+                      <p class="notification-top">
+                        {kind && <Badge tone={kind.tone}>{kind.label}</Badge>}
+                        <strong class="notification-title">
+                          {isUnread && <span class="visually-hidden">Unread: </span>}
+                          {n.title}
+                        </strong>
+                      </p>
+                      {n.body && <p class="notification-text">{n.body}</p>}
+                      <p class="notification-foot">
+                        <span class="muted small">
+                          <Time ms={n.created_at} relative />
+                        </span>
+                        {target && (
+                          <Link
+                            href={target.href}
+                            class="notification-link"
+                            onNavigate={() => {
+                              if (isUnread) void notificationsApi.markRead([n.id]).then(() => session.refreshUnread());
+                            }}
+                          >
+                            {target.label}
+                          </Link>
+                        )}
+                      </p>
+                    </div>
+                    {isUnread && (
+                      <Button
+                        small
+                        variant="ghost"
+                        class="notification-mark"
+                        busy={marking.busy === n.id}
+                        onClick={() => void markRead([n.id])}
+                        aria-label={`Mark “${n.title}” as read`}
+                      >
+                        Mark as read
+                      </Button>
+                    )}
+                  </li>
+                );
+              })}
+            </ul>
+          );
+        }}
+      </Loaded>
     </Page>
   );
 }
