@@ -1,10 +1,459 @@
-import { Loading, Page } from '../ui';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Failure } from '../api/client';
+import { type LedgerEntry, type Plan, type Usage, billingApi } from '../api/ops';
+import {
+  Badge,
+  Button,
+  ErrorBox,
+  Loaded,
+  Loading,
+  Page,
+  Panel,
+  formatDate,
+  formatDateTime,
+  formatNumber,
+  useResource,
+} from '../ui';
+import './ops.css';
 
-/** Placeholder until the Billing page lands (its owner replaces this file). */
+/**
+ * `/billing`: the workspace's plan and this month's usage (conversations against the quota with its top-ups, credits),
+ * conversations and credits per day over 30 days as hand-drawn SVG charts with a table for the same numbers, the
+ * credits ledger page by page, and the plans. No payment provider is connected, and the page says so: plans and
+ * top-ups are recorded by the platform's operators.
+ */
+
+const DAYS = 30;
+const LEDGER_PAGE = 20;
+
+const dayShort = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
+const dayLong = new Intl.DateTimeFormat(undefined, {
+  weekday: 'short',
+  month: 'short',
+  day: 'numeric',
+  timeZone: 'UTC',
+});
+/** `YYYY-MM-DD` (a UTC calendar day, as the API counts them) as a Date at its UTC midnight. */
+const dayOf = (date: string) => new Date(`${date}T00:00:00Z`);
+
+function priceOf(plan: Plan): string {
+  if (typeof plan.price === 'number') return plan.price === 0 ? 'Free' : `$${plan.price} a month`;
+  return plan.price || '—';
+}
+
 export function BillingPage() {
+  const usage = useResource(() => billingApi.usage(DAYS), []);
+  const plans = useResource(() => billingApi.plans(), []);
+
   return (
-    <Page title="Billing">
-      <Loading />
+    <Page title="Billing" description="Your plan, this month’s usage and the credits ledger." wide>
+      <div class="notice notice-info billing-provider" role="note">
+        <strong>No payment provider is connected.</strong> Plan changes and top-ups are recorded by the platform&rsquo;s
+        operators (<code>agentctl billing …</code>). To change your plan or add conversations or credits, contact them.
+      </div>
+
+      <Loaded resource={usage.resource} retry={usage.retry} label="Loading usage…">
+        {(u) => <UsageView usage={u} />}
+      </Loaded>
+
+      <Ledger />
+
+      <Panel title="Plans" id="plans" description="What each plan includes every calendar month.">
+        <Loaded resource={plans.resource} retry={plans.retry} label="Loading plans…">
+          {(p) => (
+            <ul class="plan-list">
+              {p.plans.map((plan) => {
+                const current = plan.id === (p.current || usage.data?.plan.id);
+                return (
+                  <li
+                    key={plan.id}
+                    class={`plan${current ? ' plan-current' : ''}`}
+                    aria-current={current ? 'true' : undefined}
+                  >
+                    <div class="plan-head">
+                      <h3>{plan.name}</h3>
+                      {current && <Badge tone="info">Your plan</Badge>}
+                    </div>
+                    <p class="plan-price">{priceOf(plan)}</p>
+                    <ul class="plan-facts">
+                      <li>{formatNumber(plan.monthly_conversations)} conversations a month</li>
+                      <li>{formatNumber(plan.monthly_credits)} credits a month</li>
+                    </ul>
+                  </li>
+                );
+              })}
+            </ul>
+          )}
+        </Loaded>
+      </Panel>
     </Page>
+  );
+}
+
+function UsageView(props: { usage: Usage }) {
+  const u = props.usage;
+  const endShown = u.period.end - 1;
+  const conv = u.conversations;
+  return (
+    <>
+      <div class="stat-grid">
+        <section class="stat" aria-labelledby="stat-plan">
+          <h2 id="stat-plan" class="stat-label">
+            Plan
+          </h2>
+          <p class="stat-value" data-testid="plan-name">
+            {u.plan.name}
+          </p>
+          <p class="stat-sub">{priceOf(u.plan)}</p>
+          <p class="stat-sub">
+            Period {formatDate(u.period.start)} – {formatDate(endShown)}
+          </p>
+        </section>
+        <section class="stat stat-wide" aria-labelledby="stat-conv">
+          <h2 id="stat-conv" class="stat-label">
+            Conversations this period
+          </h2>
+          <p class="stat-value">
+            <span data-testid="conversations-used">{formatNumber(conv.used)}</span>
+            <span class="stat-of"> of {formatNumber(conv.quota)}</span>
+          </p>
+          <Meter used={conv.used} quota={conv.quota} label="Conversations used" />
+          <p class="stat-sub">
+            {formatNumber(conv.included)} included with the plan
+            {conv.topped_up > 0 && <> + {formatNumber(conv.topped_up)} from top-ups</>}
+            {conv.used >= conv.quota && (
+              <strong class="stat-alert">
+                {' '}
+                · Used up: new conversations get a placeholder answer until next period.
+              </strong>
+            )}
+          </p>
+        </section>
+        <section class="stat" aria-labelledby="stat-credits">
+          <h2 id="stat-credits" class="stat-label">
+            Credits
+          </h2>
+          <p class="stat-value">
+            <span data-testid="credits-balance">{formatNumber(u.credits.balance)}</span>
+            <span class="stat-of"> left</span>
+          </p>
+          <p class="stat-sub">{formatNumber(u.credits.used_this_period)} used this period</p>
+          {u.credits.balance <= 0 && <p class="stat-sub stat-alert">Runs fail with no credits left.</p>}
+        </section>
+      </div>
+
+      <UsageCharts daily={u.daily} />
+
+      {u.topups.length > 0 && (
+        <Panel title="Top-ups this period" id="topups">
+          <ul class="topup-list">
+            {u.topups.map((t, i) => (
+              <li key={i}>
+                <strong>
+                  +{formatNumber(t.amount)} {t.kind === 'credits' ? 'credits' : 'conversations'}
+                </strong>
+                {t.note && <span> — {t.note}</span>}
+                <span class="muted small"> · {formatDateTime(t.created_at)}</span>
+              </li>
+            ))}
+          </ul>
+        </Panel>
+      )}
+    </>
+  );
+}
+
+/** Used against a quota: a bar (role meter) that turns amber past 80 % and red when used up. */
+function Meter(props: { used: number; quota: number; label: string }) {
+  const ratio = props.quota > 0 ? Math.min(1, props.used / props.quota) : 1;
+  const pct = Math.round(ratio * 1000) / 10;
+  const tone = ratio >= 1 ? 'meter-full' : ratio >= 0.8 ? 'meter-high' : '';
+  return (
+    <div
+      class={`meter ${tone}`}
+      role="meter"
+      aria-label={props.label}
+      aria-valuemin={0}
+      aria-valuemax={props.quota}
+      aria-valuenow={Math.min(props.used, props.quota)}
+      aria-valuetext={`${formatNumber(props.used)} of ${formatNumber(props.quota)} (${pct} %)`}
+    >
+      <span class="meter-fill" style={{ width: `${Math.max(ratio > 0 ? 0.8 : 0, pct)}%` }} />
+    </div>
+  );
+}
+
+function UsageCharts(props: { daily: Usage['daily'] }) {
+  const [table, setTable] = useState(false);
+  const daily = props.daily;
+  const total = (k: 'conversations' | 'credits') => daily.reduce((s, d) => s + d[k], 0);
+  return (
+    <Panel
+      title={`Last ${daily.length} days`}
+      id="usage-chart"
+      description="Conversations started and credits charged per day (UTC)."
+      actions={
+        <Button small aria-expanded={table} aria-controls="usage-table" onClick={() => setTable(!table)}>
+          {table ? 'Show charts' : 'Show as table'}
+        </Button>
+      }
+    >
+      {table ? (
+        <div class="table-scroll" id="usage-table">
+          <table class="data-table usage-table">
+            <caption class="visually-hidden">Conversations and credits per day</caption>
+            <thead>
+              <tr>
+                <th scope="col">Day</th>
+                <th scope="col" class="num">
+                  Conversations
+                </th>
+                <th scope="col" class="num">
+                  Credits
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {[...daily].reverse().map((d) => (
+                <tr key={d.date}>
+                  <th scope="row">{dayLong.format(dayOf(d.date))}</th>
+                  <td class="num">{formatNumber(d.conversations)}</td>
+                  <td class="num">{formatNumber(d.credits)}</td>
+                </tr>
+              ))}
+            </tbody>
+            <tfoot>
+              <tr>
+                <th scope="row">Total</th>
+                <td class="num">{formatNumber(total('conversations'))}</td>
+                <td class="num">{formatNumber(total('credits'))}</td>
+              </tr>
+            </tfoot>
+          </table>
+        </div>
+      ) : (
+        <div class="chart-grid" id="usage-table">
+          <BarChart
+            id="chart-conversations"
+            title="Conversations per day"
+            unit={['conversation', 'conversations']}
+            data={daily.map((d) => ({ date: d.date, value: d.conversations }))}
+            tone="accent"
+          />
+          <BarChart
+            id="chart-credits"
+            title="Credits per day"
+            unit={['credit', 'credits']}
+            data={daily.map((d) => ({ date: d.date, value: d.credits }))}
+            tone="teal"
+          />
+        </div>
+      )}
+    </Panel>
+  );
+}
+
+/** The axis' top: four equal whole steps (1, 2, 3 or 5 × 10^n each) reaching at least `n`, so every line reads easily. */
+function niceCeil(n: number): number {
+  const step = Math.max(1, n / 4);
+  const p = 10 ** Math.floor(Math.log10(step));
+  for (const m of [1, 2, 3, 5, 10]) if (m * p >= step) return 4 * m * p;
+  return 40 * p;
+}
+
+/** The width the element has, kept up to date (the chart draws in real pixels, so text is never stretched). */
+function useWidth<T extends HTMLElement>(): [{ current: T | null }, number] {
+  const ref = useRef<T>(null);
+  const [width, setWidth] = useState(0);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    setWidth(el.clientWidth);
+    const observer = new ResizeObserver(() => setWidth(el.clientWidth));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+  return [ref, width];
+}
+
+/**
+ * A bar chart in SVG: one bar per day, four gridlines with round values, a few day labels. The picture is `role=img`
+ * with a summary as its name (totals and the busiest day); the exact numbers are in the table the panel toggles, and
+ * each bar has a tooltip.
+ */
+function BarChart(props: {
+  id: string;
+  title: string;
+  unit: [string, string];
+  data: { date: string; value: number }[];
+  tone: 'accent' | 'teal';
+}) {
+  const [box, width] = useWidth<HTMLDivElement>();
+  const { data } = props;
+  const height = 180;
+  const m = { top: 10, right: 8, bottom: 26, left: 36 };
+  const innerW = Math.max(0, width - m.left - m.right);
+  const innerH = height - m.top - m.bottom;
+  const max = Math.max(0, ...data.map((d) => d.value));
+  const top = niceCeil(max);
+  const total = data.reduce((s, d) => s + d.value, 0);
+  const peak = data.reduce((best, d) => (d.value > best.value ? d : best), data[0] ?? { date: '', value: 0 });
+  const word = (n: number) => (n === 1 ? props.unit[0] : props.unit[1]);
+  const summary =
+    total === 0
+      ? `No ${props.unit[1]} in the last ${data.length} days.`
+      : `${formatNumber(total)} ${word(total)} in the last ${data.length} days; the most, ${formatNumber(peak.value)}, on ${dayLong.format(dayOf(peak.date))}.`;
+  const band = data.length ? innerW / data.length : 0;
+  const barW = Math.max(2, Math.min(28, band * 0.68));
+  const y = (v: number) => m.top + innerH - (v / top) * innerH;
+  // Day labels: about one per 70 px, always the last day.
+  const every = Math.max(1, Math.ceil(70 / Math.max(band, 1)));
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * top);
+
+  return (
+    <figure class={`chart chart-${props.tone}`}>
+      <figcaption class="chart-title" id={`${props.id}-title`}>
+        {props.title}
+        <span class="chart-total">
+          {formatNumber(total)} {word(total)}
+        </span>
+      </figcaption>
+      <div class="chart-box" ref={box}>
+        {width > 0 && (
+          <svg
+            width={width}
+            height={height}
+            viewBox={`0 0 ${width} ${height}`}
+            role="img"
+            aria-labelledby={`${props.id}-title ${props.id}-desc`}
+            data-testid={props.id}
+          >
+            <desc id={`${props.id}-desc`}>{summary}</desc>
+            {ticks.map((t) => (
+              <g key={t} class="chart-grid-line">
+                <line x1={m.left} x2={width - m.right} y1={y(t)} y2={y(t)} />
+                <text x={m.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
+                  {formatNumber(t)}
+                </text>
+              </g>
+            ))}
+            {data.map((d, i) => {
+              const x = m.left + i * band + (band - barW) / 2;
+              const h = Math.max(d.value > 0 ? 2 : 0, y(0) - y(d.value));
+              return (
+                <g key={d.date} class="chart-bar">
+                  <rect x={m.left + i * band} y={m.top} width={band} height={innerH} class="chart-hit">
+                    <title>
+                      {dayLong.format(dayOf(d.date))}: {formatNumber(d.value)} {word(d.value)}
+                    </title>
+                  </rect>
+                  <rect x={x} y={y(0) - h} width={barW} height={h} rx={Math.min(3, barW / 3)} class="chart-fill" />
+                </g>
+              );
+            })}
+            {data.map((d, i) =>
+              (data.length - 1 - i) % every === 0 ? (
+                <text
+                  key={`l-${d.date}`}
+                  class="chart-x"
+                  x={m.left + i * band + band / 2}
+                  y={height - 8}
+                  text-anchor="middle"
+                >
+                  {dayShort.format(dayOf(d.date))}
+                </text>
+              ) : null,
+            )}
+            <line class="chart-axis" x1={m.left} x2={width - m.right} y1={y(0)} y2={y(0)} />
+          </svg>
+        )}
+      </div>
+    </figure>
+  );
+}
+
+/** "run message" → "Run message": the ledger's reasons are written in lower case. */
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** The credits ledger, newest first, a page at a time. */
+function Ledger() {
+  const [entries, setEntries] = useState<LedgerEntry[]>([]);
+  const [next, setNext] = useState<string | undefined>(undefined);
+  const [state, setState] = useState<'loading' | 'ready' | 'more'>('loading');
+  const [failure, setFailure] = useState<Failure | undefined>();
+
+  async function load(cursor?: string) {
+    setState(cursor ? 'more' : 'loading');
+    setFailure(undefined);
+    const res = await billingApi.ledger(cursor, LEDGER_PAGE);
+    setState('ready');
+    if (!res.ok) {
+      setFailure(res);
+      return;
+    }
+    setEntries((prev) => (cursor ? [...prev, ...res.value.entries] : res.value.entries));
+    setNext(res.value.next_cursor || undefined);
+  }
+
+  useEffect(() => {
+    void load();
+  }, []);
+
+  return (
+    <Panel
+      title="Credits ledger"
+      id="ledger"
+      description="Every grant (+) and every charge of a run (−), newest first."
+    >
+      {state === 'loading' && <Loading label="Loading the ledger…" />}
+      {state !== 'loading' && entries.length === 0 && !failure && <p class="muted">No entries yet.</p>}
+      {entries.length > 0 && (
+        <div class="table-scroll">
+          <table class="data-table ledger-table" data-testid="ledger">
+            <thead>
+              <tr>
+                <th scope="col" class="ledger-when">
+                  When
+                </th>
+                <th scope="col">What</th>
+                <th scope="col" class="num">
+                  Credits
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {entries.map((e) => (
+                <tr key={e.id}>
+                  <td class="ledger-when">{formatDateTime(e.created_at)}</td>
+                  <td>
+                    <span class="ledger-reason">{sentence(e.reason) || (e.run_id ? 'Run' : '—')}</span>
+                    {e.run_id && <code class="ledger-run">{e.run_id}</code>}
+                    <span class="ledger-when-inline">{formatDateTime(e.created_at)}</span>
+                  </td>
+                  <td class={`num ${e.amount >= 0 ? 'amount-plus' : 'amount-minus'}`}>
+                    {e.amount >= 0 ? '+' : '−'}
+                    {formatNumber(Math.abs(e.amount))}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {failure && (
+        <ErrorBox
+          failure={failure}
+          title="The ledger cannot be read."
+          onRetry={() => void load(entries.length ? next : undefined)}
+        />
+      )}
+      {next && !failure && (
+        <div class="ledger-more">
+          <Button small busy={state === 'more'} busyLabel="Loading…" onClick={() => void load(next)}>
+            Show older entries
+          </Button>
+        </div>
+      )}
+    </Panel>
   );
 }
