@@ -11,13 +11,30 @@ export interface Convergence {
   redeliverApprovals(): Promise<number>;
 }
 
+/** Periodic work of the services that own it (billing's monthly grants, expired pairings). */
+export interface Periodic {
+  grantIncludedCredits(): Promise<number>;
+  sweepPairings(): Promise<void>;
+}
+
 export interface MaintenanceDeps {
   db: Db;
   convergence: Convergence;
+  periodic: Periodic;
 }
 
-export function createMaintenanceActivities({ db, convergence }: MaintenanceDeps) {
+export function createMaintenanceActivities({ db, convergence, periodic }: MaintenanceDeps) {
   return {
+    /**
+     * Each workspace's included credits for a new month (once per month: the billing service marks the month), and
+     * pairings that expired (an approved key never collected is revoked).
+     */
+    async runPeriodicWork(): Promise<{ creditGrants: number }> {
+      const creditGrants = await periodic.grantIncludedCredits();
+      await periodic.sweepPairings();
+      return { creditGrants };
+    },
+
     /**
      * Housekeeping the spec's limits imply: idempotency keys are kept 24 hours, rate windows one minute. Each
      * statement is idempotent, so a retried activity is harmless.

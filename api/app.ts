@@ -17,6 +17,9 @@ import { pairingRoutes } from './routes/pairing';
 import { triggerRoutes } from './routes/triggers';
 import { serviceRoutes } from './routes/service';
 import { mediaRoutes } from './routes/media';
+import { billingRoutes } from './routes/billing';
+import { inboxRoutes } from './routes/inbox';
+import { teamRoutes } from './routes/team';
 import { widgetRoutes } from './routes/widget';
 import { ownOriginsOf, widgetPreflight } from './middleware/widget';
 
@@ -34,7 +37,10 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...triggerRoutes(deps),
     ...actionRoutes(deps),
     ...authRoutes(deps),
+    ...teamRoutes(deps),
+    ...billingRoutes(deps),
     ...dashboardRoutes(deps),
+    ...inboxRoutes(deps),
     ...builderRoutes(deps),
     ...pairingRoutes(deps, deps.services.pairing),
     ...pageRoutes(),

@@ -7,7 +7,8 @@ import { ApiError, type ErrorCode } from '../lib/errors';
 import { LIMITS, type RateGroup } from '../lib/limits';
 import { unstorableReason } from '../lib/text';
 import type { AppContext, AppMiddleware } from './context';
-import { requireKey, requireSession } from './middleware/auth';
+import { requireKey, requireRole, requireSession } from './middleware/auth';
+import type { Role } from '../lib/sessions';
 import { readBody } from './middleware/body';
 import { idempotency, idempotencyTakeoverSeconds } from './middleware/idempotency';
 import { rateLimit } from './middleware/rate-limit';
@@ -48,6 +49,11 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
   widget?: boolean;
   /** Requires a dashboard user session (cookie). */
   session?: boolean;
+  /**
+   * With `session`: the roles that may call it (docs/decisions.md, "Roles"); absent = owner and admin. Others get 403
+   * `forbidden`. Finer rules (an admin may remove only operators) are the service's.
+   */
+  roles?: readonly Role[];
   /** Writes from pages of other sites are refused, as on the cookie surfaces (a key a page got hold of is no pass). */
   sameOrigin?: boolean;
   /** Not part of the stable public contract (the dashboard surface). */
@@ -86,6 +92,11 @@ export function route<B extends Schema = undefined, Q extends Schema = undefined
 ): RouteDef {
   return def;
 }
+
+/** Every role: pages and reads every member of a workspace may use. */
+export const ALL_ROLES: readonly Role[] = ['owner', 'admin', 'operator'];
+/** The default of session routes: the people who manage agents. */
+export const MANAGERS: readonly Role[] = ['owner', 'admin'];
 
 /** Errors of the key check every key-authenticated route can answer with (spec, Authentication rules 1–3). */
 export const AUTH_ERRORS = [
@@ -195,7 +206,7 @@ export function mountRoutes(
     } else if (def.keys) {
       chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup, checker, header: def.keyHeader }));
     }
-    if (def.session) chain.push(requireSession(deps.db));
+    if (def.session) chain.push(requireSession(deps.db), requireRole(def.roles ?? MANAGERS));
     if (def.rateGroup && !def.keys && !def.widget) chain.push(rateLimit(deps.db, def.rateGroup));
     if (def.method !== 'get' && def.method !== 'delete') {
       chain.push(readBody({ limit: def.bodyLimit ?? LIMITS.bodyBytes, json: !def.rawBody }));

@@ -85,6 +85,7 @@ async function main() {
     secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY),
     deltaHub,
     embed: buildEmbedder(config, logger),
+    logger,
   });
   const app = createApp({ config, db, temporal, logger, metrics: createMetrics(), services });
 

@@ -1,4 +1,5 @@
 import { errors } from '../lib/errors';
+import type { UserSession } from '../lib/sessions';
 import type { AppContext } from './context';
 import type { AppDeps } from './deps';
 
@@ -10,7 +11,7 @@ export function keyBot(ctx: AppContext): { botId: string; workspaceId: string } 
 }
 
 /** The signed-in user of a dashboard route (set by the session middleware). */
-export function sessionUser(ctx: AppContext): { userId: string; workspaceId: string } {
+export function sessionUser(ctx: AppContext): UserSession {
   const session = ctx.state.session;
   if (!session) throw errors.unauthorized();
   return session;
@@ -28,4 +29,9 @@ export function sessionBot(
 /** Where the API is reached from outside: PUBLIC_BASE_URL, else the request's own origin (trigger addresses). */
 export function publicBaseUrl(deps: AppDeps, ctx: AppContext): string {
   return deps.config.PUBLIC_BASE_URL ?? `${ctx.protocol}://${ctx.host}`;
+}
+
+/** Where links in e-mails point: the dashboard's address (DASHBOARD_URL, else the API's own). */
+export function dashboardLinkBase(deps: AppDeps, ctx: AppContext): string {
+  return (deps.config.DASHBOARD_URL ?? publicBaseUrl(deps, ctx)).replace(/\/+$/, '');
 }

@@ -19,6 +19,14 @@ Usage:
       Issues a new key of that kind; the previous one stops working at once.
   npx agentctl credits grant --workspace WORKSPACE_ID --amount N [--reason TEXT]
       Adds N credits to a workspace (a ledger row); prints the new balance.
+  npx agentctl billing plan --workspace WORKSPACE_ID --plan free|starter|pro|business [--json]
+      Puts a workspace on a plan: its monthly conversation quota becomes the plan's at once; the plan's included
+      credits are granted at the start of every month. (No payment provider is connected: this is where a plan is
+      recorded.)
+  npx agentctl billing topup --workspace WORKSPACE_ID (--conversations N | --credits N) [--note TEXT] [--json]
+      Records a top-up: N more conversations this month (a used-up quota opens again at once), or N credits.
+  npx agentctl billing usage --workspace WORKSPACE_ID [--json]
+      This month's conversations against the quota, credits, and top-ups.
   npx agentctl migrate
       Applies pending database migrations.
   npx agentctl status [--json]
@@ -44,7 +52,7 @@ function env(names: readonly string[]): Record<string, string> {
 async function main(argv: string[]): Promise<number> {
   const [command, sub] = argv;
   const { values } = parseArgs({
-    args: argv.slice(command === 'keys' || command === 'credits' ? 2 : 1),
+    args: argv.slice(command === 'keys' || command === 'credits' || command === 'billing' ? 2 : 1),
     options: {
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -54,6 +62,10 @@ async function main(argv: string[]): Promise<number> {
       kind: { type: 'string' },
       amount: { type: 'string' },
       reason: { type: 'string' },
+      plan: { type: 'string' },
+      conversations: { type: 'string' },
+      credits: { type: 'string' },
+      note: { type: 'string' },
     },
     allowPositionals: false,
   });
@@ -145,6 +157,39 @@ Keys — shown once, store them now:
         values.json
           ? JSON.stringify({ workspace_id: values.workspace, granted: amount, balance })
           : `Granted ${amount} credits; balance ${balance}.`,
+      );
+      return 0;
+    }
+    if (command === 'billing' && ['plan', 'topup', 'usage'].includes(sub ?? '')) {
+      if (!values.workspace) throw new UsageError('--workspace WORKSPACE_ID is required');
+      if (sub === 'plan') {
+        if (!values.plan) throw new UsageError('--plan is required');
+        const plan = await services.billing.setPlan(values.workspace, values.plan);
+        console.log(
+          values.json
+            ? JSON.stringify({ workspace_id: values.workspace, plan })
+            : `${values.workspace} is on the ${plan.name} plan: ${plan.monthly_conversations} conversations and ${plan.monthly_credits} included credits a month.`,
+        );
+        return 0;
+      }
+      let usage;
+      if (sub === 'topup') {
+        const given = (['conversations', 'credits'] as const).filter((k) => values[k] !== undefined);
+        if (given.length !== 1) throw new UsageError('give exactly one of --conversations N or --credits N');
+        const kind = given[0];
+        const amount = Number(values[kind]);
+        if (!Number.isInteger(amount) || amount <= 0 || amount > 1_000_000_000)
+          throw new UsageError(`--${kind} must be a positive whole number`);
+        usage = await services.billing.topUp(values.workspace, { kind, amount, note: values.note });
+      } else {
+        usage = await services.billing.usage(values.workspace, 1);
+      }
+      const { plan, conversations, credits } = usage;
+      console.log(
+        values.json
+          ? JSON.stringify({ workspace_id: values.workspace, ...usage, daily: undefined })
+          : `${sub === 'topup' ? 'Recorded. ' : ''}Plan ${plan.name}; conversations this month ${conversations.used} of ${conversations.quota}` +
+              ` (${conversations.topped_up} topped up); credits ${credits.balance} (${credits.used_this_period} used this month).`,
       );
       return 0;
     }

@@ -6,6 +6,7 @@ import { FAILURES, type FailureInfo, type FailureType } from '../workflows/failu
  */
 export const ERROR_CODES = {
   bad_request: 400,
+  invalid_token: 400,
   missing_key: 401,
   invalid_key: 401,
   invalid_signature: 401,
@@ -19,6 +20,8 @@ export const ERROR_CODES = {
   conflict: 409,
   version_conflict: 409,
   idempotency_key_reused: 409,
+  email_taken: 409,
+  already_member: 409,
   idempotency_in_progress: 409,
   trigger_disabled: 409,
   payload_too_large: 413,

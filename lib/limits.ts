@@ -34,6 +34,16 @@ export const LIMITS = {
   agentStateBytes: 64 * 1024,
   /** Site scans listed in the dashboard. */
   scanList: { min: 1, max: 50, default: 20 },
+  /** Accounts (docs/decisions.md, "The dashboard: accounts, team, billing"); counts are per minute. */
+  account: {
+    signupsPerAddress: 5,
+    resetRequestsPerAddress: 5,
+    resetRequestsPerAccount: 3,
+    passwordMinChars: 10,
+    passwordMaxChars: 1000,
+    nameChars: 200,
+    workspaceNameChars: 200,
+  },
   /** Failed sign-ins per minute, per (e-mail, client address) and per client address (docs/decisions.md). */
   loginAttemptsPerAccount: 10,
   loginAttemptsPerAddress: 30,

@@ -5,7 +5,12 @@ import type { SecretBox } from './secret-box';
 import type { DeltaHub } from './streams';
 import type { Temporal } from './temporal';
 import { createAccountService } from './accounts/service';
+import { createTeamService } from './accounts/team';
+import type { Logger } from './logger';
+import { createMailer } from './mailer';
+import { createOutbox } from './outbox';
 import { createActionService } from './actions/service';
+import { createBillingService } from './billing/service';
 import { createBotService } from './bots/service';
 import { createPairingService } from './builder/pairing';
 import { createBuilderService } from './builder/service';
@@ -35,7 +40,11 @@ export interface ServiceDeps {
     | 'MEDIA_S3_REGION'
     | 'MEDIA_S3_ACCESS_KEY_ID'
     | 'MEDIA_S3_SECRET_ACCESS_KEY'
+    | 'SMTP_URL'
+    | 'SMTP_FROM'
   >;
+  /** Where e-mails go when SMTP is not configured (a development set-up): the process's log. */
+  logger?: Logger;
   db: Db;
   temporal: Temporal;
   secrets: SecretBox;
@@ -53,10 +62,34 @@ export function createServices(deps: ServiceDeps) {
   const { db, temporal, secrets, config } = deps;
   // Attached images: in Postgres, or in the bucket MEDIA_STORE=s3 names.
   const media = createMediaService({ db, bucket: mediaBucketOf(config) });
+  // Password resets and invitations: by SMTP, or (without SMTP_URL) into the log with their links.
+  const outbox = createOutbox(createMailer(config.SMTP_URL, config.SMTP_FROM), (fields, message) =>
+    deps.logger
+      ? deps.logger.warn(fields, message)
+      : process.stderr.write(`${JSON.stringify({ ...fields, msg: message })}\n`),
+  );
+  const triggers = createTriggerService({
+    db,
+    temporal,
+    secrets,
+    turnTimeoutMs: config.LLM_TURN_TIMEOUT_MS,
+    minIntervalSeconds: config.TRIGGER_MIN_INTERVAL_SECONDS,
+  });
+  const scans = createScanService({ db, temporal, allowLoopback: config.SSRF_ALLOW_LOOPBACK });
   return {
-    accounts: createAccountService({ db, secrets }),
+    accounts: createAccountService({ db, secrets, outbox }),
+    team: createTeamService({ db, outbox }),
     actions: createActionService({ db, temporal }),
-    bots: createBotService({ db, secrets }),
+    billing: createBillingService({ db }),
+    bots: createBotService({
+      db,
+      secrets,
+      beforeDelete: async (botId) => {
+        await triggers.removeAllOfBot(botId);
+        await scans.stopAllOfBot(botId);
+        await media.deleteForBot(botId);
+      },
+    }),
     builder: createBuilderService({
       db,
       temporal,
@@ -78,15 +111,9 @@ export function createServices(deps: ServiceDeps) {
     notifications: createNotificationService({ db }),
     pairing: createPairingService({ db, secrets }),
     runs: createRunService({ db, temporal }),
-    scans: createScanService({ db, temporal, allowLoopback: config.SSRF_ALLOW_LOOPBACK }),
+    scans,
     widget: createWidgetService({ db, secrets }),
-    triggers: createTriggerService({
-      db,
-      temporal,
-      secrets,
-      turnTimeoutMs: config.LLM_TURN_TIMEOUT_MS,
-      minIntervalSeconds: config.TRIGGER_MIN_INTERVAL_SECONDS,
-    }),
+    triggers,
   };
 }
 

@@ -4,9 +4,14 @@ import { constantTimeEqual, hashKey, randomToken } from './keys';
 export const SESSION_COOKIE = 'ap_session';
 export const SESSION_DAYS = 14;
 
+/** Who may do what in a workspace (docs/decisions.md, "Roles"). */
+export type Role = 'owner' | 'admin' | 'operator';
+
 export interface UserSession {
   userId: string;
   workspaceId: string;
+  /** Read with the session on every request, so a change of role or a removal takes effect at once. */
+  role: Role;
 }
 
 /** A dashboard session: a random token in an HttpOnly cookie, stored hashed like every other credential. */
@@ -21,15 +26,25 @@ export async function createSession(db: Queryable, userId: string, workspaceId: 
 
 export async function findSession(db: Queryable, token: string): Promise<UserSession | null> {
   const hash = hashKey(token);
-  const res = await db.query<{ token_hash: Buffer; user_id: string; workspace_id: string }>(
-    `SELECT token_hash, user_id, workspace_id FROM user_sessions WHERE token_hash = $1 AND expires_at > now()`,
+  const res = await db.query<{ token_hash: Buffer; user_id: string; workspace_id: string; role: Role }>(
+    `SELECT s.token_hash, s.user_id, s.workspace_id, u.role
+       FROM user_sessions s JOIN users u ON u.id = s.user_id AND u.workspace_id = s.workspace_id
+      WHERE s.token_hash = $1 AND s.expires_at > now()`,
     [hash],
   );
   const row = res.rows[0];
   if (!row || !constantTimeEqual(row.token_hash, hash)) return null;
-  return { userId: row.user_id, workspaceId: row.workspace_id };
+  return { userId: row.user_id, workspaceId: row.workspace_id, role: row.role };
 }
 
 export async function endSession(db: Queryable, token: string): Promise<void> {
   await db.query(`DELETE FROM user_sessions WHERE token_hash = $1`, [hashKey(token)]);
+}
+
+/** Ends every session of a user but the one (if any) whose token is given: after a password change or reset. */
+export async function endOtherSessions(db: Queryable, userId: string, keepToken?: string): Promise<void> {
+  await db.query(`DELETE FROM user_sessions WHERE user_id = $1 AND ($2::bytea IS NULL OR token_hash <> $2)`, [
+    userId,
+    keepToken ? hashKey(keepToken) : null,
+  ]);
 }

@@ -104,6 +104,10 @@ export function buildActivityDeps(
       log: { warn: (obj, msg) => warn(msg, obj as Record<string, unknown>) },
       stepTimeoutMs: config.LLM_TURN_TIMEOUT_MS,
     },
+    periodic: {
+      grantIncludedCredits: () => services.billing.grantIncludedCredits(),
+      sweepPairings: () => services.pairing.sweep(),
+    },
     convergence: {
       resyncTriggerSchedules: () => services.triggers.resyncStale(),
       resyncScanSchedules: () => services.scans.resyncStale(),

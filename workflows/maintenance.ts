@@ -1,9 +1,9 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { MaintenanceActivities } from '../activities/maintenance';
 
 // Plain deletes on indexed columns, and a bounded batch of Temporal calls: a minute is generous, and the next
 // scheduled run retries anyway.
-const { expireStaleRecords, convergeWrites } = proxyActivities<MaintenanceActivities>({
+const { expireStaleRecords, convergeWrites, runPeriodicWork } = proxyActivities<MaintenanceActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
@@ -18,8 +18,15 @@ export async function maintenanceWorkflow(): Promise<{
   rateWindows: number;
   cachedAnswers: number;
   converged: { triggers: number; scans: number; approvals: number };
+  periodic?: { creditGrants: number };
 }> {
   const expired = await expireStaleRecords();
   const converged = await convergeWrites();
-  return { ...expired, converged };
+  // Added after release: a run that started before it replays without the step.
+  if (!patched(PERIODIC_WORK)) return { ...expired, converged };
+  const periodic = await runPeriodicWork();
+  return { ...expired, converged, periodic };
 }
+
+/** Patch id: the monthly included credits and the pairing sweep joined the housekeeping. */
+const PERIODIC_WORK = 'periodic-work';

@@ -3,7 +3,7 @@ import type { RateGroup } from '../../lib/limits';
 import { enforceRateWindow } from './rate-limit';
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
-import { SESSION_COOKIE, findSession } from '../../lib/sessions';
+import { type Role, SESSION_COOKIE, findSession } from '../../lib/sessions';
 import type { AppMiddleware } from '../context';
 
 /**
@@ -67,6 +67,20 @@ export function requireSession(db: Db): AppMiddleware {
     }
     if (!session) throw new ApiError('unauthorized', 'The session expired; sign in again');
     ctx.state.session = session;
+    await next();
+  };
+}
+
+/** The signed-in user's role must be one of `roles` (after `requireSession`); 403 `forbidden` otherwise. */
+export function requireRole(roles: readonly Role[]): AppMiddleware {
+  return async function requireRoleMiddleware(ctx, next) {
+    const role = ctx.state.session?.role;
+    if (!role || !roles.includes(role)) {
+      throw new ApiError(
+        'forbidden',
+        `Your role (${role ?? 'none'}) cannot do this; ask the workspace's owner or an admin`,
+      );
+    }
     await next();
   };
 }

@@ -15,6 +15,7 @@ import type { BuilderPrincipal, BuilderSurface } from '../../workflows/messages'
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import { AUTH_ERRORS, type RouteDef, route } from '../route';
+import { sessionUser } from '../session';
 
 const MessageArg = z
   .string({ error: 'is required' })
@@ -204,6 +205,14 @@ function builderMcpServer(services: Services, call: McpCall): Server {
 /** Methods counted in the reads budget before the SDK serves them (tool calls count inside their tools). */
 const COUNTED_METHODS = new Set(['initialize', 'server/discover', 'tools/list']);
 
+const BuilderReply = z
+  .object({
+    reply: z.string().describe('The text to show: results of earlier turns the caller missed first'),
+    awaiting_confirmation: z.string().optional().describe('What a `yes` would apply'),
+    busy: z.boolean().optional().describe('The previous message is still being worked on; nothing changed'),
+  })
+  .meta({ id: 'BuilderReply' });
+
 /** After the response is written, the thread learns which results its caller received. */
 function acknowledgeWhenWritten(
   ctx: AppContext,
@@ -249,6 +258,37 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
     } finally {
       await server.close();
     }
+  }
+
+  /** The workspace's builder message budget (shared by every surface); past it, 429 with `Retry-After`. */
+  async function countMessage(workspaceId: string): Promise<void> {
+    try {
+      await services.builder.countRequest(workspaceId, 'messages');
+    } catch (err) {
+      if (!(err instanceof BuilderRateLimited)) throw err;
+      throw new ApiError(
+        'rate_limited',
+        err.message,
+        { retry_after: err.retryAfter },
+        { 'Retry-After': String(err.retryAfter) },
+      );
+    }
+  }
+
+  /** A builder turn answered as one JSON body (the HTTP call, the dashboard's panel). */
+  async function converseOverHttp(
+    ctx: AppContext,
+    conversation: { workspaceId: string; surface: 'http' | 'dashboard'; thread: null },
+    principal: BuilderPrincipal,
+    message: string,
+  ): Promise<void> {
+    const answer = await services.builder.converse({ ...conversation, principal, message });
+    ctx.body = {
+      reply: answer.text,
+      ...(answer.reply.awaitingConfirmation ? { awaiting_confirmation: answer.reply.awaitingConfirmation } : {}),
+      ...(answer.reply.busy ? { busy: true } : {}),
+    };
+    acknowledgeWhenWritten(ctx, services, { delivered: { conversation, turnIds: answer.turnIds } });
   }
 
   return [
@@ -359,40 +399,37 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
         'is named in `awaiting_confirmation` (and the reply ends with it in square brackets); send `yes` to apply it.',
       keys: ['builder'],
       body: z.object({ message: MessageArg }).meta({ id: 'BuilderRequest' }),
-      responses: {
-        200: {
-          description: "The builder's reply",
-          schema: z
-            .object({
-              reply: z.string().describe('The text to show: results of earlier turns the caller missed first'),
-              awaiting_confirmation: z.string().optional().describe('What a `yes` would apply'),
-              busy: z.boolean().optional().describe('The previous message is still being worked on; nothing changed'),
-            })
-            .meta({ id: 'BuilderReply' }),
-        },
-      },
+      responses: { 200: { description: "The builder's reply", schema: BuilderReply } },
       errors: ['bad_request', ...AUTH_ERRORS, 'payload_too_large', 'rate_limited', 'internal_error'],
       handler: async (ctx, { body }) => {
         const { workspaceId, principal } = builderPrincipal(ctx);
-        try {
-          await services.builder.countRequest(workspaceId, 'messages');
-        } catch (err) {
-          if (!(err instanceof BuilderRateLimited)) throw err;
-          throw new ApiError(
-            'rate_limited',
-            err.message,
-            { retry_after: err.retryAfter },
-            { 'Retry-After': String(err.retryAfter) },
-          );
-        }
-        const conversation = { workspaceId, surface: 'http' as const, thread: null };
-        const answer = await services.builder.converse({ ...conversation, principal, message: body.message });
-        ctx.body = {
-          reply: answer.text,
-          ...(answer.reply.awaitingConfirmation ? { awaiting_confirmation: answer.reply.awaitingConfirmation } : {}),
-          ...(answer.reply.busy ? { busy: true } : {}),
-        };
-        acknowledgeWhenWritten(ctx, services, { delivered: { conversation, turnIds: answer.turnIds } });
+        await countMessage(workspaceId);
+        await converseOverHttp(ctx, { workspaceId, surface: 'http', thread: null }, principal, body.message);
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/dashboard/assistant',
+      operationId: 'dashboardBuilder',
+      tag: 'Builder',
+      unstable: true,
+      session: true,
+      summary:
+        "The dashboard's builder panel: the signed-in owner or admin talks to the builder (its own conversation).",
+      description:
+        'Separate from MCP threads and the HTTP call. The person is signed in, so a builder key can be issued from here (it revokes nothing). Same limits and consent as the `constructor` tool.',
+      body: z.object({ message: MessageArg }).meta({ id: 'DashboardBuilderRequest' }),
+      responses: { 200: { description: "The builder's reply", schema: BuilderReply } },
+      errors: ['bad_request', 'unauthorized', 'forbidden', 'payload_too_large', 'rate_limited', 'internal_error'],
+      handler: async (ctx, { body }) => {
+        const { workspaceId, userId } = sessionUser(ctx);
+        await countMessage(workspaceId);
+        await converseOverHttp(
+          ctx,
+          { workspaceId, surface: 'dashboard', thread: null },
+          { kind: 'session', userId },
+          body.message,
+        );
       },
     }),
   ];

@@ -1,7 +1,13 @@
 import type { AppDeps } from '../deps';
-import { type RouteDef, route } from '../route';
+import { ALL_ROLES, type RouteDef, route } from '../route';
 import { ChatResponse } from '../../lib/schemas/conversation';
+import { OkResponse } from '../../lib/schemas/conversation';
+import { StatusResponse } from '../../lib/schemas/auth';
 import {
+  BotCreate,
+  BotCreated,
+  BotList,
+  NotificationsRead,
   BotParams,
   BotPatch,
   BotView,
@@ -19,13 +25,14 @@ import { sessionBot, sessionUser } from '../session';
 export function dashboardRoutes(deps: AppDeps): RouteDef[] {
   const { bots, runs, conversations, notifications } = deps.services;
   const common = { tag: 'Dashboard', session: true, unstable: true, params: BotParams };
-  const errs = ['unauthorized', 'not_found', 'bad_request', 'service_unavailable'] as const;
+  const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
   return [
     route({
       ...common,
       method: 'get',
       path: '/v1/dashboard/bots/{id}',
       operationId: 'dashboardGetBot',
+      roles: ALL_ROLES,
       summary: 'Bot data, including the public key `pk_` and the fingerprints of its secrets.',
       responses: { 200: { description: 'Bot', schema: BotView } },
       errors: [...errs],
@@ -139,13 +146,96 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       operationId: 'dashboardNotifications',
       tag: 'Dashboard',
       session: true,
+      roles: ALL_ROLES,
       unstable: true,
       summary: "The workspace's notifications, newest first (paused triggers, approvals waiting).",
       responses: { 200: { description: 'Notifications', schema: NotificationList } },
       errors: ['unauthorized', 'service_unavailable'],
       handler: async (ctx) => {
-        ctx.body = { notifications: await notifications.list(sessionUser(ctx).workspaceId) };
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await notifications.list(sessionUser(ctx).workspaceId);
       },
     }),
+    route({
+      method: 'post',
+      path: '/v1/dashboard/notifications/read',
+      operationId: 'dashboardNotificationsRead',
+      tag: 'Dashboard',
+      session: true,
+      roles: ALL_ROLES,
+      unstable: true,
+      summary: 'Marks notifications read (`ids`), or all of them (no `ids`).',
+      body: NotificationsRead,
+      responses: { 200: { description: 'Marked', schema: OkResponse } },
+      errors: ['unauthorized', 'bad_request', 'service_unavailable'],
+      handler: async (ctx, { body }) => {
+        await notifications.markRead(sessionUser(ctx).workspaceId, body.ids);
+        ctx.body = { status: 'ok' };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/dashboard/bots',
+      operationId: 'dashboardListBots',
+      tag: 'Dashboard',
+      session: true,
+      roles: ALL_ROLES,
+      unstable: true,
+      summary: "The workspace's bots with their knowledge sources and open requests.",
+      responses: { 200: { description: 'Bots', schema: BotList } },
+      errors: ['unauthorized', 'service_unavailable'],
+      handler: async (ctx) => {
+        ctx.body = { bots: await bots.list(sessionUser(ctx).workspaceId) };
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/dashboard/bots',
+      operationId: 'dashboardCreateBot',
+      tag: 'Dashboard',
+      session: true,
+      unstable: true,
+      summary: 'Creates a bot; its keys are shown in full in this answer only.',
+      body: BotCreate,
+      responses: { 201: { description: 'Created', schema: BotCreated } },
+      errors: ['unauthorized', 'forbidden', 'bad_request', 'service_unavailable'],
+      handler: async (ctx, { body }) => {
+        ctx.status = 201;
+        ctx.body = await bots.create(sessionUser(ctx).workspaceId, body);
+      },
+    }),
+    route({
+      ...common,
+      method: 'delete',
+      path: '/v1/dashboard/bots/{id}',
+      operationId: 'dashboardDeleteBot',
+      summary:
+        'Deletes a bot with its keys (they stop at once), conversations, knowledge, triggers and their Schedules, runs and files.',
+      responses: { 200: { description: 'Deleted', schema: StatusResponse } },
+      errors: [...errs],
+      handler: async (ctx, { params }) => {
+        const bot = await sessionBot(deps, ctx, params.id);
+        await bots.remove(bot.id);
+        ctx.body = { status: 'deleted' };
+      },
+    }),
+    ...(['webhook-secret', 'builder-key'] as const).map((what) =>
+      route({
+        ...common,
+        method: 'post',
+        path: `/v1/dashboard/bots/{id}/${what}`,
+        operationId: what === 'webhook-secret' ? 'dashboardIssueWebhookSecret' : 'dashboardIssueBuilderKey',
+        summary:
+          what === 'webhook-secret'
+            ? 'Issues a new handoff webhook secret `whsec_`; deliveries are signed with it from now on. Shown only here.'
+            : 'Issues a new builder key `ck_`; every earlier builder key of the workspace stops at once (spec, rule 5). Shown only here.',
+        responses: { 200: { description: 'New secret', schema: IssuedKey } },
+        errors: [...errs],
+        handler: async (ctx, { params }) => {
+          const bot = await sessionBot(deps, ctx, params.id);
+          ctx.body = await bots.rotateKey(bot.id, what === 'webhook-secret' ? 'webhook' : 'builder');
+        },
+      }),
+    ),
   ];
 }

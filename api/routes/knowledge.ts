@@ -1,7 +1,8 @@
 import type { ErrorCode } from '../../lib/errors';
 import { LIMITS } from '../../lib/limits';
 import type { AppDeps } from '../deps';
-import { AUTH_ERRORS, type RouteDef, route } from '../route';
+import { ALL_ROLES, AUTH_ERRORS, type RouteDef, route } from '../route';
+import { BotParams } from '../../lib/schemas/common';
 import {
   KnowledgeDeleted,
   KnowledgeIndexed,
@@ -9,9 +10,12 @@ import {
   KnowledgeSource,
   KnowledgeWriteRequest,
   PageQuery,
+  SourceId,
   SourceIdParams,
 } from '../../lib/schemas/knowledge';
-import { keyBot } from '../session';
+import { keyBot, sessionBot } from '../session';
+
+const DashboardSourceParams = BotParams.extend({ source_id: SourceId });
 
 /**
  * Spec, Endpoints → Knowledge base and Admin helpers. The admin alias is "technically identical" to the knowledge
@@ -35,6 +39,8 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       ctx.body = await knowledge.write(keyBot(ctx).botId, body);
     },
   } satisfies Partial<RouteDef<typeof KnowledgeWriteRequest>>;
+  const dashboard = { tag: 'Dashboard', session: true, unstable: true, params: BotParams } as const;
+  const dashboardErrors = ['unauthorized', 'forbidden', 'bad_request', 'not_found', 'service_unavailable'] as const;
   const writeErrors: ErrorCode[] = [
     'bad_request',
     ...AUTH_ERRORS,
@@ -98,6 +104,64 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'rate_limited', 'internal_error'],
       handler: async (ctx, { params }) => {
         ctx.body = await knowledge.remove(keyBot(ctx).botId, params.id);
+      },
+    }),
+    // The dashboard's knowledge page: the same functions for the signed-in people of the bot's workspace.
+    route({
+      ...dashboard,
+      method: 'get',
+      path: '/v1/dashboard/bots/{id}/knowledge',
+      operationId: 'dashboardListKnowledge',
+      summary: "The bot's knowledge sources, oldest first, a page at a time.",
+      roles: ALL_ROLES,
+      query: PageQuery,
+      responses: { 200: { description: 'One page of sources', schema: KnowledgeList } },
+      errors: [...dashboardErrors],
+      handler: async (ctx, { params, query }) => {
+        ctx.body = await knowledge.list((await sessionBot(deps, ctx, params.id)).id, query);
+      },
+    }),
+    route({
+      ...dashboard,
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/knowledge',
+      operationId: 'dashboardWriteKnowledge',
+      summary: 'Adds a knowledge source (a text), or replaces the one with the same `source_id`.',
+      body: KnowledgeWriteRequest,
+      bodyLimit: LIMITS.knowledgeBodyBytes,
+      responses: { 202: { description: 'Indexed', schema: KnowledgeIndexed } },
+      errors: [...dashboardErrors, 'payload_too_large'],
+      handler: async (ctx, { params, body }) => {
+        const bot = await sessionBot(deps, ctx, params.id);
+        ctx.status = 202;
+        ctx.body = await knowledge.write(bot.id, body);
+      },
+    }),
+    route({
+      ...dashboard,
+      method: 'get',
+      path: '/v1/dashboard/bots/{id}/knowledge/{source_id}',
+      operationId: 'dashboardGetKnowledge',
+      summary: 'One knowledge source in full, with its text.',
+      roles: ALL_ROLES,
+      params: DashboardSourceParams,
+      responses: { 200: { description: 'The source', schema: KnowledgeSource } },
+      errors: [...dashboardErrors],
+      handler: async (ctx, { params }) => {
+        ctx.body = await knowledge.get((await sessionBot(deps, ctx, params.id)).id, params.source_id);
+      },
+    }),
+    route({
+      ...dashboard,
+      method: 'delete',
+      path: '/v1/dashboard/bots/{id}/knowledge/{source_id}',
+      operationId: 'dashboardDeleteKnowledge',
+      summary: 'Deletes a knowledge source and its fragments.',
+      params: DashboardSourceParams,
+      responses: { 200: { description: 'Deleted', schema: KnowledgeDeleted } },
+      errors: [...dashboardErrors],
+      handler: async (ctx, { params }) => {
+        ctx.body = await knowledge.remove((await sessionBot(deps, ctx, params.id)).id, params.source_id);
       },
     }),
     route({

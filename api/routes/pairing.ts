@@ -9,7 +9,7 @@ import {
   PairingView,
 } from '../../lib/schemas/pairing';
 import type { AppDeps } from '../deps';
-import { type RouteDef, route } from '../route';
+import { ALL_ROLES, type RouteDef, route } from '../route';
 import { publicBaseUrl, sessionUser } from '../session';
 
 /**
@@ -21,6 +21,8 @@ export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[
   const dashboard = {
     tag: 'Dashboard',
     session: true,
+    // Everyone may look; approving is the owner's (the service says so, and the page shows it).
+    roles: ALL_ROLES,
     unstable: true,
     params: PairingParams,
   } as const;

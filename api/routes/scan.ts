@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import { AUTH_ERRORS, type RouteDef, route } from '../route';
+import { AUTH_ERRORS, ALL_ROLES, type RouteDef, route } from '../route';
 import { BotParams, ScanList, ScanListQuery, ScrapeAccepted, ScrapeRequest } from '../../lib/schemas/scan';
 import { keyBot, sessionBot } from '../session';
 
@@ -28,6 +28,24 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
       },
     }),
     route({
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/scans',
+      operationId: 'dashboardScan',
+      tag: 'Dashboard',
+      unstable: true,
+      summary: 'Starts a site scan of the bot (as `POST /v1/admin/scrape`); its progress is in the list below.',
+      session: true,
+      params: BotParams,
+      body: ScrapeRequest,
+      responses: { 202: { description: 'The scan has started.', schema: ScrapeAccepted } },
+      errors: ['bad_request', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'service_unavailable'],
+      handler: async (ctx, { params, body }) => {
+        const bot = await sessionBot(deps, ctx, params.id);
+        ctx.status = 202;
+        ctx.body = await scans.start({ botId: bot.id, workspaceId: bot.workspace_id }, body, ctx.state.log);
+      },
+    }),
+    route({
       method: 'get',
       path: '/v1/dashboard/bots/{id}/scans',
       operationId: 'listScans',
@@ -36,6 +54,7 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
       summary: 'Recent site scans of a bot with their progress.',
       description: 'Progress comes from the scan record, which the crawl rewrites after every page.',
       session: true,
+      roles: ALL_ROLES,
       params: BotParams,
       query: ScanListQuery,
       responses: { 200: { description: 'Scans, newest first', schema: ScanList } },

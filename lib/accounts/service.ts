@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
-import { type Db, withTransaction } from '../db';
+import { type Db, type Queryable, withTransaction } from '../db';
 import { ApiError } from '../errors';
 import { LIMITS } from '../limits';
 import { countInWindows, readWindows } from '../rate-windows';
 import { newId } from '../ids';
-import { randomToken } from '../keys';
+import { hashKey, randomToken } from '../keys';
+import type { Outbox } from '../outbox';
 import { hashPassword, verifyPassword } from '../passwords';
 import type { SecretBox } from '../secret-box';
-import { createSession, endSession } from '../sessions';
+import { type Role, createSession, endOtherSessions, endSession } from '../sessions';
+import { DEFAULT_PLAN, planOf } from '../billing/plans';
 import { type BotKeys, createBot } from '../bots/service';
 import { grantCredits } from '../credits/service';
 
@@ -27,13 +29,9 @@ export interface BootstrapInput {
   password?: string;
   botName?: string;
   monthlyConversationQuota?: number;
-  /** Credits granted at creation (README, Credits); default 1000. */
+  /** Credits granted at creation (README, Credits); default: the plan's included credits for this month. */
   initialCredits?: number;
 }
-
-/** A new workspace's monthly conversation quota and welcome credits. */
-const DEFAULT_QUOTA = 1000;
-const WELCOME_CREDITS = 1000;
 
 /** A hash to verify against when the e-mail is unknown, so both failures take the same time. */
 let dummyHash: Promise<string> | undefined;
@@ -55,49 +53,146 @@ async function refuseOverLoginLimits(db: Db, email: string, ip: string): Promise
   const over = windows.find((w) =>
     w.bucket === account ? w.count >= LIMITS.loginAttemptsPerAccount : w.count >= LIMITS.loginAttemptsPerAddress,
   );
-  if (over) {
-    throw new ApiError(
-      'rate_limited',
-      `Too many failed sign-ins; retry after ${over.reset} s`,
-      {},
-      { 'Retry-After': String(over.reset) },
-    );
-  }
+  if (over) throw tooMany(`Too many failed sign-ins; retry after ${over.reset} s`, over.reset);
 }
+
+function tooMany(message: string, reset: number): ApiError {
+  return new ApiError('rate_limited', message, {}, { 'Retry-After': String(reset) });
+}
+
+/**
+ * Counts one request in each bucket and refuses it past its limit (sign-ups and reset requests per client address,
+ * resets per e-mail): the answer to an abuser is 429 before any work or any e-mail.
+ */
+async function countOrRefuse(db: Db, limits: Record<string, number>, what: string): Promise<void> {
+  const counted = await countInWindows(db, Object.keys(limits));
+  const over = counted.find((w) => w.count > limits[w.bucket]);
+  if (over) throw tooMany(`Too many ${what}; retry after ${over.reset} s`, over.reset);
+}
+
+/** A workspace with its owner and this month's included credits; no bot (the caller adds one if it wants). */
+async function createWorkspace(
+  tx: Queryable,
+  input: {
+    name: string;
+    email: string;
+    passwordHash: string;
+    ownerName?: string;
+    quota?: number;
+    initialCredits?: number;
+  },
+): Promise<{ workspaceId: string; userId: string }> {
+  const workspaceId = newId('ws');
+  const userId = newId('usr');
+  const plan = planOf(DEFAULT_PLAN);
+  await tx.query(`INSERT INTO workspaces (id, name, monthly_conversation_quota, plan) VALUES ($1, $2, $3, $4)`, [
+    workspaceId,
+    input.name,
+    input.quota ?? plan.monthly_conversations,
+    plan.id,
+  ]);
+  try {
+    await tx.query(
+      `INSERT INTO users (id, workspace_id, email, password_hash, role, name) VALUES ($1, $2, $3, $4, 'owner', $5)`,
+      [userId, workspaceId, input.email, input.passwordHash, input.ownerName ?? null],
+    );
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') throw emailTaken();
+    throw err;
+  }
+  // The first month's included credits (later months: the maintenance schedule, lib/billing/service.ts).
+  const credits = input.initialCredits ?? plan.monthly_credits;
+  if (credits > 0) await grantCredits(tx, workspaceId, credits, `${plan.name} plan: included credits`);
+  return { workspaceId, userId };
+}
+
+const emailTaken = () =>
+  new ApiError('email_taken', 'An account with this e-mail already exists; sign in, or reset its password');
 
 /** A workspace with its owner (and a password), its welcome credits and a first bot with every key: one transaction. */
 export async function bootstrapWorkspace(db: Db, box: SecretBox, input: BootstrapInput = {}): Promise<BootstrapResult> {
-  const workspaceId = newId('ws');
-  const userId = newId('usr');
-  const email = input.email ?? `owner+${workspaceId.slice(3, 11).toLowerCase()}@example.com`;
+  const email = input.email ?? `owner+${randomToken(8).toLowerCase()}@example.com`;
   const password = input.password ?? randomToken(20);
   const passwordHash = await hashPassword(password);
   return withTransaction(db, async (tx) => {
-    await tx.query(`INSERT INTO workspaces (id, name, monthly_conversation_quota) VALUES ($1, $2, $3)`, [
-      workspaceId,
-      input.workspaceName ?? 'My workspace',
-      input.monthlyConversationQuota ?? DEFAULT_QUOTA,
-    ]);
-    await tx.query(
-      `INSERT INTO users (id, workspace_id, email, password_hash, role) VALUES ($1, $2, $3, $4, 'owner')`,
-      [userId, workspaceId, email, passwordHash],
-    );
-    const credits = input.initialCredits ?? WELCOME_CREDITS;
-    if (credits > 0) await grantCredits(tx, workspaceId, credits, 'welcome grant');
+    const { workspaceId, userId } = await createWorkspace(tx, {
+      name: input.workspaceName ?? 'My workspace',
+      email,
+      passwordHash,
+      quota: input.monthlyConversationQuota,
+      initialCredits: input.initialCredits,
+    });
     const bot = await createBot(tx, box, { workspaceId, name: input.botName ?? 'My agent' });
     return { workspace_id: workspaceId, user_id: userId, email, password, bot_id: bot.botId, keys: bot.keys };
   });
 }
 
 export interface SignedInView {
-  user: { id: string; email: string; role: 'owner' | 'member' };
+  user: { id: string; email: string; name: string | null; role: Role };
   workspace: { id: string; name: string };
 }
 
-/** Accounts and sessions of the dashboard's people (`/v1/auth/*`). */
-export function createAccountService(deps: { db: Db; secrets: SecretBox }) {
+/** How long a password reset link works, and an invitation. */
+const RESET_MINUTES = 60;
+const INVITATION_DAYS = 7;
+
+/** Where the dashboard's pages are, for links in e-mails: DASHBOARD_URL, else the address the request reached. */
+export type LinkBase = string;
+
+async function viewOf(db: Queryable, userId: string): Promise<SignedInView> {
+  const res = await db.query<{
+    id: string;
+    email: string;
+    name: string | null;
+    role: Role;
+    ws_id: string;
+    ws_name: string;
+  }>(
+    `SELECT u.id, u.email, u.name, u.role, w.id AS ws_id, w.name AS ws_name
+       FROM users u JOIN workspaces w ON w.id = u.workspace_id WHERE u.id = $1`,
+    [userId],
+  );
+  const row = res.rows[0];
+  if (!row) throw new ApiError('unauthorized', 'The session expired; sign in again');
   return {
-    bootstrap: (input: BootstrapInput = {}) => bootstrapWorkspace(deps.db, deps.secrets, input),
+    user: { id: row.id, email: row.email, name: row.name, role: row.role },
+    workspace: { id: row.ws_id, name: row.ws_name },
+  };
+}
+
+/**
+ * Accounts and sessions of the dashboard's people (`/v1/auth/*`): sign-up, sign-in, passwords, and joining a workspace
+ * by invitation. Tokens sent by e-mail (resets, invitations) are credentials: random, kept as hashes, used once.
+ */
+export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox: Outbox }) {
+  const { db } = deps;
+
+  /** Signs a user in: a new session (the route sets its cookie). */
+  async function signIn(userId: string): Promise<{ token: string; view: SignedInView }> {
+    const view = await viewOf(db, userId);
+    return { token: await createSession(db, userId, view.workspace.id), view };
+  }
+
+  return {
+    bootstrap: (input: BootstrapInput = {}) => bootstrapWorkspace(db, deps.secrets, input),
+
+    /** A new workspace and its owner, signed in. 409 `email_taken` for an e-mail that has an account. */
+    async signup(
+      input: { email: string; password: string; name?: string; workspace_name: string },
+      ip: string,
+    ): Promise<{ token: string; view: SignedInView }> {
+      await countOrRefuse(db, { [`signup-ip|${ip}`]: LIMITS.account.signupsPerAddress }, 'sign-ups from this address');
+      const passwordHash = await hashPassword(input.password);
+      const { userId } = await withTransaction(db, (tx) =>
+        createWorkspace(tx, {
+          name: input.workspace_name,
+          email: input.email,
+          passwordHash,
+          ownerName: input.name,
+        }),
+      );
+      return signIn(userId);
+    },
 
     /**
      * Checks the password and opens a session; the same answer and a similar time for an unknown e-mail. A hash made
@@ -108,8 +203,8 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox }) {
       password: string,
       ip: string,
     ): Promise<{ token: string; user: { user_id: string; workspace_id: string; email: string } }> {
-      await refuseOverLoginLimits(deps.db, email, ip);
-      const res = await deps.db.query<{ id: string; workspace_id: string; email: string; password_hash: string }>(
+      await refuseOverLoginLimits(db, email, ip);
+      const res = await db.query<{ id: string; workspace_id: string; email: string; password_hash: string }>(
         `SELECT id, workspace_id, email, password_hash FROM users WHERE lower(email) = lower($1)`,
         [email],
       );
@@ -120,43 +215,152 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox }) {
       );
       if (!user || !checked.ok) {
         const { account, address } = loginBuckets(email, ip);
-        await countInWindows(deps.db, [account, address]);
+        await countInWindows(db, [account, address]);
         throw new ApiError('invalid_credentials', 'Wrong e-mail or password');
       }
       if (checked.rehash) {
-        await deps.db.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [
-          user.id,
-          await hashPassword(password),
-        ]);
+        await db.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [user.id, await hashPassword(password)]);
       }
-      const token = await createSession(deps.db, user.id, user.workspace_id);
+      const token = await createSession(db, user.id, user.workspace_id);
       return { token, user: { user_id: user.id, workspace_id: user.workspace_id, email: user.email } };
     },
 
-    logout: (token: string) => endSession(deps.db, token),
+    logout: (token: string) => endSession(db, token),
 
     /** The signed-in user and their workspace, as the dashboard's pages show them (`GET /v1/auth/me`). */
-    async me(session: { userId: string; workspaceId: string }): Promise<SignedInView> {
-      const res = await deps.db.query<{
-        id: string;
-        email: string;
-        role: 'owner' | 'member';
-        ws_id: string;
-        ws_name: string;
-      }>(
-        `SELECT u.id, u.email, u.role, w.id AS ws_id, w.name AS ws_name
-           FROM users u JOIN workspaces w ON w.id = u.workspace_id
-          WHERE u.id = $1 AND u.workspace_id = $2`,
-        [session.userId, session.workspaceId],
-      );
+    me: (session: { userId: string }) => viewOf(db, session.userId),
+
+    /**
+     * Changes the signed-in user's password after checking the current one (401 `invalid_credentials`); every other
+     * session of theirs ends (someone who knew the old password is signed out).
+     */
+    async changePassword(
+      session: { userId: string },
+      currentToken: string,
+      input: { current_password: string; new_password: string },
+    ): Promise<void> {
+      const res = await db.query<{ password_hash: string }>(`SELECT password_hash FROM users WHERE id = $1`, [
+        session.userId,
+      ]);
       const row = res.rows[0];
       if (!row) throw new ApiError('unauthorized', 'The session expired; sign in again');
-      return {
-        user: { id: row.id, email: row.email, role: row.role },
-        workspace: { id: row.ws_id, name: row.ws_name },
-      };
+      if (!(await verifyPassword(input.current_password, row.password_hash)).ok) {
+        throw new ApiError('invalid_credentials', 'The current password is wrong');
+      }
+      await db.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [
+        session.userId,
+        await hashPassword(input.new_password),
+      ]);
+      await endOtherSessions(db, session.userId, currentToken);
+    },
+
+    /**
+     * Sends a reset link to the e-mail if it has an account; the answer is the same either way (no account probing).
+     * Counted per client address and per e-mail, so nobody floods an inbox.
+     */
+    async requestPasswordReset(email: string, ip: string, linkBase: LinkBase): Promise<void> {
+      const hashed = createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
+      await countOrRefuse(
+        db,
+        {
+          [`reset-ip|${ip}`]: LIMITS.account.resetRequestsPerAddress,
+          [`reset|${hashed}`]: LIMITS.account.resetRequestsPerAccount,
+        },
+        'password reset requests',
+      );
+      const res = await db.query<{ id: string; email: string }>(
+        `SELECT id, email FROM users WHERE lower(email) = lower($1)`,
+        [email.trim()],
+      );
+      const user = res.rows[0];
+      if (!user) return;
+      const token = randomToken(40);
+      await db.query(
+        `INSERT INTO password_resets (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(mins => $3))`,
+        [hashKey(token), user.id, RESET_MINUTES],
+      );
+      const link = `${linkBase}/reset-password?token=${token}`;
+      await deps.outbox.send(
+        user.email,
+        'Reset your Agent Platform password',
+        `Someone asked to reset the password of your Agent Platform account (${user.email}).\n\n` +
+          `Choose a new password here (the link works once, for ${RESET_MINUTES} minutes):\n${link}\n\n` +
+          'If it was not you, ignore this message: your password stays as it is.',
+      );
+    },
+
+    /**
+     * Sets a new password with a reset link's token (400 `invalid_token` if unknown, used or expired): the token is
+     * spent, every session of the user ends, and a new one starts (the person is signed in).
+     */
+    async confirmPasswordReset(token: string, password: string): Promise<{ token: string; view: SignedInView }> {
+      const passwordHash = await hashPassword(password);
+      const userId = await withTransaction(db, async (tx) => {
+        const spent = await tx.query<{ user_id: string }>(
+          `UPDATE password_resets SET used_at = now()
+            WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING user_id`,
+          [hashKey(token)],
+        );
+        const id = spent.rows[0]?.user_id;
+        if (!id) throw invalidToken('This reset link is unknown, already used or expired; ask for a new one');
+        await tx.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [id, passwordHash]);
+        // Other links of the same person stop too: the newest password wins.
+        await tx.query(`UPDATE password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [id]);
+        await endOtherSessions(tx, id);
+        return id;
+      });
+      return signIn(userId);
+    },
+
+    /** What an invitation link shows before it is accepted; 404 when unknown, revoked, used or expired. */
+    async invitation(token: string) {
+      const res = await db.query<{ email: string; role: string; ws_name: string; invited_by: string | null }>(
+        `SELECT i.email, i.role, w.name AS ws_name, u.email AS invited_by
+           FROM invitations i JOIN workspaces w ON w.id = i.workspace_id LEFT JOIN users u ON u.id = i.invited_by
+          WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()`,
+        [hashKey(token)],
+      );
+      const row = res.rows[0];
+      if (!row) throw new ApiError('not_found', 'This invitation is unknown, already used, revoked or expired');
+      return { email: row.email, role: row.role, workspace: { name: row.ws_name }, invited_by: row.invited_by };
+    },
+
+    /**
+     * Joins the workspace of an invitation as the role it names, with a new password, signed in. An e-mail that has
+     * an account already is 409 `email_taken` (an account belongs to one workspace: docs/decisions.md).
+     */
+    async acceptInvitation(token: string, input: { password: string; name?: string }) {
+      const passwordHash = await hashPassword(input.password);
+      const userId = await withTransaction(db, async (tx) => {
+        const taken = await tx.query<{ id: string; workspace_id: string; email: string; role: Role }>(
+          `UPDATE invitations SET accepted_at = now()
+            WHERE token_hash = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()
+            RETURNING id, workspace_id, email, role`,
+          [hashKey(token)],
+        );
+        const invitation = taken.rows[0];
+        if (!invitation) {
+          throw new ApiError('not_found', 'This invitation is unknown, already used, revoked or expired');
+        }
+        const id = newId('usr');
+        try {
+          await tx.query(
+            `INSERT INTO users (id, workspace_id, email, password_hash, role, name) VALUES ($1, $2, $3, $4, $5, $6)`,
+            [id, invitation.workspace_id, invitation.email, passwordHash, invitation.role, input.name ?? null],
+          );
+        } catch (err) {
+          if ((err as { code?: string }).code === '23505') throw emailTaken();
+          throw err;
+        }
+        return id;
+      });
+      return signIn(userId);
     },
   };
 }
 
+const invalidToken = (message: string) => new ApiError('invalid_token', message);
+
 export type AccountService = ReturnType<typeof createAccountService>;
+
+export { INVITATION_DAYS };

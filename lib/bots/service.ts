@@ -112,7 +112,12 @@ export async function rotateKey(
 
 /** What the dashboard shows of a bot: its settings, the public key and the fingerprints of its secrets. */
 const BOT_COLUMNS = `id, name, instructions, model, handoff_enabled, handoff_webhook_url, allowed_origins, public_key,
-  webhook_secret_fingerprint AS handoff_webhook_secret_fingerprint, identity_secret_fingerprint AS visitor_identity_secret_fingerprint`;
+  webhook_secret_fingerprint AS handoff_webhook_secret_fingerprint, identity_secret_fingerprint AS visitor_identity_secret_fingerprint,
+  (SELECT k.fingerprint FROM api_keys k WHERE k.bot_id = bots.id AND k.kind = 'secret' AND k.revoked_at IS NULL
+    ORDER BY k.created_at DESC LIMIT 1) AS secret_key_fingerprint,
+  (SELECT k.fingerprint FROM api_keys k WHERE k.bot_id = bots.id AND k.kind = 'builder' AND k.revoked_at IS NULL
+    ORDER BY k.created_at DESC LIMIT 1) AS builder_key_fingerprint,
+  (extract(epoch FROM created_at) * 1000)::bigint AS created_at`;
 
 export interface BotView {
   id: string;
@@ -126,7 +131,22 @@ export interface BotView {
   public_key: string;
   handoff_webhook_secret_fingerprint: string;
   visitor_identity_secret_fingerprint: string;
+  secret_key_fingerprint: string | null;
+  /** The bot's own builder key (keys of the whole workspace, from pairing or the builder, are not shown here). */
+  builder_key_fingerprint: string | null;
+  created_at: number;
 }
+
+/** A bot in the dashboard's list. */
+export interface BotSummary {
+  id: string;
+  name: string;
+  created_at: number;
+  knowledge_sources: number;
+  open_requests: number;
+}
+
+const viewOf = (row: BotView): BotView => ({ ...row, created_at: Number(row.created_at) });
 
 export interface BotSettings {
   name?: string;
@@ -151,8 +171,54 @@ const SETTINGS: (keyof BotSettings)[] = [
  * settings, issuing keys, and its state document. Every surface that acts for a workspace's member reaches a bot
  * through `findInWorkspace`, which answers 404 for another workspace's bot (never 403: nothing leaks).
  */
-export function createBotService(deps: { db: Db; secrets: SecretBox }) {
+export function createBotService(deps: {
+  db: Db;
+  secrets: SecretBox;
+  /** What other resources hold of a bot outside Postgres's cascades (Schedules, running scans, files in a bucket). */
+  beforeDelete: (botId: string) => Promise<void>;
+}) {
   return {
+    /** The workspace's bots, oldest first, with what the list shows of each. */
+    async list(workspaceId: string): Promise<BotSummary[]> {
+      const res = await deps.db.query<{
+        id: string;
+        name: string;
+        created_ms: string;
+        knowledge_sources: number;
+        open_requests: number;
+      }>(
+        `SELECT b.id, b.name, (extract(epoch FROM b.created_at) * 1000)::bigint AS created_ms,
+                (SELECT count(*)::int FROM knowledge_sources s WHERE s.bot_id = b.id) AS knowledge_sources,
+                (SELECT count(*)::int FROM conversations c
+                  WHERE c.bot_id = b.id AND c.status IN ('waiting', 'operator')) AS open_requests
+           FROM bots b WHERE b.workspace_id = $1 ORDER BY b.created_at, b.id`,
+        [workspaceId],
+      );
+      return res.rows.map(({ created_ms, ...b }) => ({ ...b, created_at: Number(created_ms) }));
+    },
+
+    /** A new bot with every key, shown in full in this answer only. */
+    async create(
+      workspaceId: string,
+      input: { name: string; instructions?: string },
+    ): Promise<{ bot: BotView; keys: BotKeys }> {
+      const { botId, keys } = await withTransaction(deps.db, (tx) =>
+        createBot(tx, deps.secrets, { workspaceId, name: input.name, instructions: input.instructions }),
+      );
+      const res = await deps.db.query<BotView>(`SELECT ${BOT_COLUMNS} FROM bots WHERE id = $1`, [botId]);
+      return { bot: viewOf(res.rows[0]), keys };
+    },
+
+    /**
+     * Deletes a bot and everything of it: its triggers' Schedules, its scans, its files first (they live outside the
+     * database), then the rows (keys, conversations, knowledge, runs go with it by cascade). Its keys stop at once.
+     */
+    async remove(botId: string): Promise<void> {
+      await deps.beforeDelete(botId);
+      const res = await deps.db.query(`DELETE FROM bots WHERE id = $1`, [botId]);
+      if (!res.rowCount) throw errors.notFound('No such bot');
+    },
+
     async findInWorkspace(workspaceId: string, botId: string): Promise<{ id: string; workspace_id: string }> {
       const res = await deps.db.query<{ id: string; workspace_id: string }>(
         `SELECT id, workspace_id FROM bots WHERE id = $1 AND workspace_id = $2`,
@@ -165,7 +231,7 @@ export function createBotService(deps: { db: Db; secrets: SecretBox }) {
     async get(botId: string): Promise<BotView> {
       const res = await deps.db.query<BotView>(`SELECT ${BOT_COLUMNS} FROM bots WHERE id = $1`, [botId]);
       if (!res.rows[0]) throw errors.notFound('No such bot');
-      return res.rows[0];
+      return viewOf(res.rows[0]);
     },
 
     /** Changes the settings given; the others stay. */
@@ -176,7 +242,7 @@ export function createBotService(deps: { db: Db; secrets: SecretBox }) {
         [botId, ...columns.map((c) => patch[c])],
       );
       if (!res.rows[0]) throw errors.notFound('No such bot');
-      return res.rows[0];
+      return viewOf(res.rows[0]);
     },
 
     /** Issues a new key of one kind; the previous one stops working at once. The full value is in this answer only. */

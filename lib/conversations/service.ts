@@ -558,6 +558,79 @@ export function createConversationService(deps: ConversationServiceDeps) {
       };
     },
 
+    /**
+     * The dashboard's inbox: conversations of every bot of a workspace (or one), with the bot's name. `open`: requests
+     * handed to a person (`waiting`, `operator`), most recently handed over first, as the operator API lists them;
+     * `all`: every conversation, latest activity first.
+     */
+    async inbox(workspaceId: string, opts: { status: 'open' | 'all'; botId?: string } & Page) {
+      const open = opts.status === 'open';
+      // Keysets: open requests by hand-over time (ms) and session, all conversations by last activity and session.
+      const byHandover = opts.cursor && open ? decodeCursor(opts.cursor, CURSORS.threads) : undefined;
+      const byActivity = opts.cursor && !open ? decodeCursor(opts.cursor, CURSORS.runs) : undefined;
+      const res = await deps.db.query<{
+        bot_id: string;
+        bot_name: string;
+        session_id: string;
+        status: string;
+        visitor_user: string | null;
+        visitor_typing: boolean;
+        escalated_ms: string | null;
+        last_ms: string;
+        last_text: string;
+        last: { author: string; text: string; at: number } | null;
+      }>(
+        `SELECT c.bot_id, b.name AS bot_name, c.session_id, c.status, c.visitor_user,
+                COALESCE(c.visitor_typing_until > now(), false) AS visitor_typing,
+                (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms,
+                (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
+                c.last_message_at::text AS last_text,
+                (SELECT json_build_object('author', m.author,
+                                          'text', CASE WHEN m.attachment IS NOT NULL AND m.text = '' THEN '[image]' ELSE m.text END,
+                                          'at', m.at)
+                   FROM messages m WHERE m.session_id = c.session_id AND m.author <> 'event'
+                  ORDER BY m.seq DESC LIMIT 1) AS last
+           FROM conversations c JOIN bots b ON b.id = c.bot_id
+          WHERE c.workspace_id = $1 AND ($2::text IS NULL OR c.bot_id = $2)
+            AND (NOT $3 OR (c.escalated_at IS NOT NULL AND c.status IN ('waiting', 'operator')))
+            AND ($4::bigint IS NULL OR ((extract(epoch FROM c.escalated_at) * 1000)::bigint, c.session_id) < ($4, $5::text))
+            AND ($6::timestamptz IS NULL OR (c.last_message_at, c.session_id) < ($6, $5::text))
+          ORDER BY CASE WHEN $3 THEN c.escalated_at END DESC, CASE WHEN NOT $3 THEN c.last_message_at END DESC,
+                   c.session_id DESC
+          LIMIT $7`,
+        [
+          workspaceId,
+          opts.botId ?? null,
+          open,
+          byHandover?.e ?? null,
+          byHandover?.s ?? byActivity?.i ?? null,
+          byActivity?.t ?? null,
+          opts.limit + 1,
+        ],
+      );
+      const rows = res.rows.slice(0, opts.limit);
+      const last = rows.at(-1);
+      return {
+        threads: rows.map((r) => ({
+          bot_id: r.bot_id,
+          bot_name: r.bot_name,
+          session_id: r.session_id,
+          status: r.status,
+          visitor_user: r.visitor_user,
+          visitor_typing: r.visitor_typing,
+          escalated_at: r.escalated_ms === null ? null : Number(r.escalated_ms),
+          last_message_at: Number(r.last_ms),
+          last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
+        })),
+        next_cursor:
+          res.rows.length > opts.limit && last
+            ? open
+              ? encodeCursor({ e: Number(last.escalated_ms), s: last.session_id })
+              : encodeCursor({ t: last.last_text, i: last.session_id })
+            : '',
+      };
+    },
+
     /** The full transcript, messages and events; opening it tells the visitor an operator is reading. */
     async transcript(botId: string, sessionId: string, page: Page, mediaBaseUrl: string) {
       const conversation = await conversationOf(botId, sessionId);

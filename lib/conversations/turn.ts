@@ -17,6 +17,7 @@ import { newId } from '../ids';
 import type { SecretBox } from '../secret-box';
 import { type DeltaHub, isAnswer } from '../streams';
 import { type Temporal, resendUnprocessedUpdate } from '../temporal';
+import { MONTHLY_QUOTA_SQL } from '../billing/service';
 import { asksForHuman } from './escalation';
 
 /**
@@ -73,7 +74,8 @@ export async function findConversation(db: Db, botId: string, sessionId: string)
 }
 
 /**
- * Starts a conversation for this bot, unless the workspace's monthly quota is used up (then null). The count and
+ * Starts a conversation for this bot, unless the workspace's monthly quota (with this month's top-ups) is used up
+ * (then null). The count and
  * the insert are one statement; two simultaneous first messages may together pass the quota by one, which we
  * accept rather than serialize every new conversation of a workspace.
  */
@@ -87,7 +89,7 @@ export async function startConversation(
     `INSERT INTO conversations (session_id, bot_id, workspace_id)
      SELECT $1, $2, $3
       WHERE NOT $4 OR (SELECT count(*) FROM conversations WHERE workspace_id = $3 AND created_at >= date_trunc('month', now()))
-                     < (SELECT monthly_conversation_quota FROM workspaces WHERE id = $3)
+                     < (SELECT ${MONTHLY_QUOTA_SQL} FROM workspaces w WHERE w.id = $3)
      ON CONFLICT (session_id) DO NOTHING RETURNING 1`,
     [sessionId, bot.id, bot.workspace_id, opts.checkQuota],
   );

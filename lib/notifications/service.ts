@@ -54,17 +54,42 @@ export async function listNotifications(db: Queryable, workspaceId: string) {
     bot_id: string | null;
     data: Record<string, unknown>;
     created_ms: number;
+    read_ms: number | null;
   }>(
-    `SELECT id, kind, title, body, bot_id, data, (extract(epoch FROM created_at) * 1000)::bigint AS created_ms
+    `SELECT id, kind, title, body, bot_id, data, (extract(epoch FROM created_at) * 1000)::bigint AS created_ms,
+            (extract(epoch FROM read_at) * 1000)::bigint AS read_ms
        FROM notifications WHERE workspace_id = $1 ORDER BY created_at DESC LIMIT 100`,
     [workspaceId],
   );
-  return res.rows.map(({ created_ms, ...n }) => ({ ...n, created_at: Number(created_ms) }));
+  return res.rows.map(({ created_ms, read_ms, ...n }) => ({
+    ...n,
+    created_at: Number(created_ms),
+    read_at: read_ms === null ? null : Number(read_ms),
+  }));
 }
 
 export function createNotificationService(deps: { db: Queryable }) {
   return {
-    list: (workspaceId: string) => listNotifications(deps.db, workspaceId),
+    /** The newest 100, and how many of the workspace's notifications nobody has marked read. */
+    async list(workspaceId: string) {
+      const [notifications, unread] = await Promise.all([
+        listNotifications(deps.db, workspaceId),
+        deps.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM notifications WHERE workspace_id = $1 AND read_at IS NULL`,
+          [workspaceId],
+        ),
+      ]);
+      return { notifications, unread: unread.rows[0].n };
+    },
+
+    /** Marks notifications read (all of the workspace's when no ids are given); read state is the workspace's. */
+    async markRead(workspaceId: string, ids?: string[]): Promise<void> {
+      await deps.db.query(
+        `UPDATE notifications SET read_at = now()
+          WHERE workspace_id = $1 AND read_at IS NULL AND ($2::text[] IS NULL OR id = ANY($2))`,
+        [workspaceId, ids ?? null],
+      );
+    },
   };
 }
 

@@ -69,6 +69,32 @@ export function createScanService(deps: ScanServiceDeps) {
       return { status: 'scanning' as const, url, max_pages: input.maxPages, schedule };
     },
 
+    /**
+     * Stops everything scanning does for a bot (the bot is being deleted): its refresh Schedules are deleted and a scan
+     * in progress is terminated (its writes would find the bot gone).
+     */
+    async stopAllOfBot(botId: string): Promise<void> {
+      const res = await deps.db.query<{ workspace_id: string; url: string; max_pages: number }>(
+        `SELECT workspace_id, url, max_pages FROM scan_schedules WHERE bot_id = $1`,
+        [botId],
+      );
+      for (const r of res.rows) {
+        await setScanSchedule(deps.temporal, {
+          botId,
+          workspaceId: r.workspace_id,
+          url: r.url,
+          maxPages: r.max_pages,
+          refreshDays: 0,
+        });
+      }
+      await deps.temporal.client.workflow
+        .getHandle(siteScanWorkflowId(botId))
+        .terminate('the bot was deleted')
+        .catch((err: unknown) => {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+        });
+    },
+
     /** Sets every refresh Schedule that lags what its address should have (rows older than a minute). */
     async resyncStale(): Promise<number> {
       const res = await deps.db.query<{

@@ -1,4 +1,22 @@
 import { z } from 'zod';
+import { LIMITS } from '../limits';
+import { NOT_BLANK } from '../text';
+
+const { passwordMinChars, passwordMaxChars, nameChars, workspaceNameChars } = LIMITS.account;
+
+export const Email = z
+  .string({ error: 'is required' })
+  .trim()
+  .max(320)
+  .pipe(z.email({ error: 'must be an e-mail address' }));
+/** A new password: long enough to resist guessing (NIST 800-63B favours length over composition rules). */
+export const NewPassword = z
+  .string({ error: 'is required' })
+  .min(passwordMinChars, `must be at least ${passwordMinChars} characters`)
+  .max(passwordMaxChars, `must be at most ${passwordMaxChars} characters`);
+const PersonName = z.string().trim().max(nameChars).optional().describe('How teammates see this person');
+const Token = z.string().min(10).max(200);
+const Role = z.enum(['owner', 'admin', 'operator']);
 
 export const LoginRequest = z
   .object({ email: z.string().min(3).max(320), password: z.string().min(1).max(1000) })
@@ -8,7 +26,43 @@ export const LoginResponse = z
   .meta({ id: 'LoginResponse' });
 export const MeResponse = z
   .object({
-    user: z.object({ id: z.string(), email: z.string(), role: z.enum(['owner', 'member']) }),
+    user: z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), role: Role }),
     workspace: z.object({ id: z.string(), name: z.string() }),
   })
   .meta({ id: 'SignedInUser' });
+
+export const SignupRequest = z
+  .object({
+    email: Email,
+    password: NewPassword,
+    name: PersonName,
+    workspace_name: z
+      .string({ error: 'is required' })
+      .regex(NOT_BLANK, 'must not be empty')
+      .trim()
+      .max(workspaceNameChars)
+      .describe('The name of the new workspace (a company, a team)'),
+  })
+  .meta({ id: 'SignupRequest' });
+
+export const PasswordChangeRequest = z
+  .object({ current_password: z.string().min(1).max(passwordMaxChars), new_password: NewPassword })
+  .meta({ id: 'PasswordChangeRequest' });
+export const PasswordResetRequest = z
+  .object({ email: z.string().trim().min(3).max(320) })
+  .meta({ id: 'PasswordResetRequest' });
+export const PasswordResetConfirm = z
+  .object({ token: Token, password: NewPassword })
+  .meta({ id: 'PasswordResetConfirm' });
+
+export const TokenParams = z.object({ token: Token });
+export const InvitationView = z
+  .object({
+    email: z.string(),
+    role: z.enum(['admin', 'operator']),
+    workspace: z.object({ name: z.string() }),
+    invited_by: z.string().nullable(),
+  })
+  .meta({ id: 'InvitationPreview' });
+export const AcceptInvitation = z.object({ password: NewPassword, name: PersonName }).meta({ id: 'AcceptInvitation' });
+export const StatusResponse = z.object({ status: z.string() }).meta({ id: 'Status' });

@@ -17,8 +17,43 @@ export const BotView = z
     public_key: z.string(),
     handoff_webhook_secret_fingerprint: z.string(),
     visitor_identity_secret_fingerprint: z.string(),
+    secret_key_fingerprint: z.string().nullable(),
+    builder_key_fingerprint: z.string().nullable().describe("The bot's own builder key (workspace keys are not shown)"),
+    created_at: z.number().int(),
   })
   .meta({ id: 'DashboardBot' });
+
+export const BotSummary = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    created_at: z.number().int(),
+    knowledge_sources: z.number().int(),
+    open_requests: z.number().int().describe('Conversations waiting for or handled by a person'),
+  })
+  .meta({ id: 'DashboardBotSummary' });
+export const BotList = z.object({ bots: z.array(BotSummary) }).meta({ id: 'DashboardBotList' });
+
+export const BotCreate = z
+  .object({
+    name: z.string({ error: 'is required' }).trim().min(1, 'must not be empty').max(200),
+    instructions: z.string().max(20_000).optional(),
+  })
+  .meta({ id: 'DashboardBotCreate' });
+export const BotCreated = z
+  .object({
+    bot: BotView,
+    keys: z
+      .object({
+        secret_key: z.string(),
+        public_key: z.string(),
+        builder_key: z.string(),
+        handoff_webhook_secret: z.string(),
+        visitor_identity_secret: z.string(),
+      })
+      .describe('Shown in full in this answer only'),
+  })
+  .meta({ id: 'DashboardBotCreated' });
 
 /**
  * One origin a widget may be embedded from: `scheme://host[:port]` exactly as browsers send it in `Origin` (lower-case
@@ -114,9 +149,15 @@ export const NotificationView = z
     bot_id: z.string().nullable(),
     data: z.record(z.string(), z.unknown()),
     created_at: z.number().int(),
+    read_at: z.number().int().nullable(),
   })
   .meta({ id: 'Notification' });
-export const NotificationList = z.object({ notifications: z.array(NotificationView) }).meta({ id: 'NotificationList' });
+export const NotificationList = z
+  .object({ notifications: z.array(NotificationView), unread: z.number().int() })
+  .meta({ id: 'NotificationList' });
+export const NotificationsRead = z
+  .object({ ids: z.array(z.string().max(100)).max(200).optional().describe('Omitted: all of them') })
+  .meta({ id: 'NotificationsRead' });
 
 /** The dashboard's test chat: a visitor message (the signed-in user is confirmed as the bot's admin). */
 export const TestChatRequest = ChatRequest.pick({ session_id: true, message: true }).meta({ id: 'TestChatRequest' });

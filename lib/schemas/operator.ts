@@ -22,6 +22,14 @@ export const ThreadList = z
   .object({ threads: z.array(ThreadSummary), next_cursor: z.string() })
   .meta({ id: 'ThreadList' });
 
+export const InboxThread = ThreadSummary.extend({
+  bot_id: z.string(),
+  bot_name: z.string(),
+  status: z.string().describe('`bot`, `waiting` or `operator`'),
+  escalated_at: z.number().int().nullable().describe('Unix ms when last handed over; null if never'),
+}).meta({ id: 'InboxThread' });
+export const InboxList = z.object({ threads: z.array(InboxThread), next_cursor: z.string() }).meta({ id: 'InboxList' });
+
 export const Transcript = z
   .object({
     session_id: z.string(),

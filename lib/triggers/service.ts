@@ -356,6 +356,17 @@ export function createTriggerService(deps: TriggerServiceDeps) {
       return { status: 'deleted', id: t.id };
     },
 
+    /** Deletes every trigger of a bot (the bot is being deleted): hooks answer 404, Schedules are removed. */
+    async removeAllOfBot(botId: string): Promise<number> {
+      const res = await deps.db.query<TriggerRow>(
+        `UPDATE triggers SET deleted_at = now(), enabled = false, schedule_rev = schedule_rev + 1, updated_at = now()
+          WHERE bot_id = $1 AND deleted_at IS NULL RETURNING *`,
+        [botId],
+      );
+      for (const row of res.rows) await converge(row);
+      return res.rows.length;
+    },
+
     /** A manual start: one run now, answered as the trigger's webhook would be. */
     async runNow(botId: string, triggerId: string, body: string | undefined): Promise<RunStarted> {
       const t = await load(botId, triggerId);

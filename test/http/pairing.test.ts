@@ -366,14 +366,15 @@ describe('GET /v1/auth/me', () => {
     const me = await http('/v1/auth/me', { headers: await ownerSession(bot) });
     expect(me.status).toBe(200);
     expect(me.body).toEqual({
-      user: { id: bot.user_id, email: bot.email, role: 'owner' },
+      user: { id: bot.user_id, email: bot.email, name: null, role: 'owner' },
       workspace: { id: bot.workspace_id, name: 'Acme support' },
     });
     const member = await addMember(bot);
     expect((await http('/v1/auth/me', { headers: await sessionOf(member) })).body.user).toEqual({
       id: member.userId,
       email: member.email,
-      role: 'member',
+      name: null,
+      role: 'operator',
     });
     const anonymous = await http('/v1/auth/me');
     expect([anonymous.status, anonymous.body.code]).toEqual([401, 'unauthorized']);

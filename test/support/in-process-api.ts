@@ -36,6 +36,7 @@ export async function startInProcessApi(env: Record<string, string | undefined>)
     temporal,
     secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY),
     deltaHub,
+    logger,
   });
   const app = createApp({ config, db, temporal, logger, metrics: createMetrics(), services });
   const server = createServer(app.callback());

@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import type { AppDeps } from '../deps';
+import { ALL_ROLES, type RouteDef, route } from '../route';
+import { BotParams, PageQuery } from '../../lib/schemas/common';
+import { OkResponse, SessionId } from '../../lib/schemas/conversation';
+import { InboxList, ReplyRequest, ReplyResponse, ResolveResponse, Transcript } from '../../lib/schemas/operator';
+import { publicBaseUrl, sessionBot, sessionUser } from '../session';
+
+const InboxQuery = PageQuery.extend({
+  status: z
+    .enum(['open', 'all'])
+    .default('open')
+    .describe('`open`: handed to a person (waiting or with an operator); `all`: every conversation'),
+  bot_id: z.string().min(1).max(64).optional().describe('Only this bot’s conversations'),
+});
+const ThreadParams = BotParams.extend({ sid: SessionId });
+
+/**
+ * The operator inbox of the dashboard: the operator API's functions (lib/conversations/service.ts) for the signed-in
+ * people of a workspace — every role, operators included — across its bots.
+ */
+export function inboxRoutes(deps: AppDeps): RouteDef[] {
+  const { conversations } = deps.services;
+  const common = { tag: 'Inbox', session: true, roles: ALL_ROLES, unstable: true } as const;
+  const errs = ['unauthorized', 'forbidden', 'bad_request', 'not_found', 'service_unavailable'] as const;
+  const bot = async (ctx: Parameters<typeof sessionBot>[1], id: string) => (await sessionBot(deps, ctx, id)).id;
+  return [
+    route({
+      ...common,
+      method: 'get',
+      path: '/v1/dashboard/inbox',
+      operationId: 'inbox',
+      summary: 'Conversations of the workspace’s bots: open requests (default) or all, with the bot’s name.',
+      query: InboxQuery,
+      responses: { 200: { description: 'One page', schema: InboxList } },
+      errors: [...errs],
+      handler: async (ctx, { query }) => {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await conversations.inbox(sessionUser(ctx).workspaceId, {
+          status: query.status,
+          botId: query.bot_id,
+          limit: query.limit,
+          cursor: query.cursor,
+        });
+      },
+    }),
+    route({
+      ...common,
+      method: 'get',
+      path: '/v1/dashboard/bots/{id}/threads/{sid}',
+      operationId: 'inboxTranscript',
+      summary: 'A conversation’s transcript with its events and images; opening it tells the visitor someone reads.',
+      params: ThreadParams,
+      query: PageQuery,
+      responses: { 200: { description: 'One page of the transcript', schema: Transcript } },
+      errors: [...errs],
+      handler: async (ctx, { params, query }) => {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await conversations.transcript(
+          await bot(ctx, params.id),
+          params.sid,
+          query,
+          publicBaseUrl(deps, ctx),
+        );
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/threads/{sid}/reply',
+      operationId: 'inboxReply',
+      summary: 'Replies to the visitor as an operator; the conversation is then handled by a person (`operator`).',
+      params: ThreadParams,
+      body: ReplyRequest,
+      responses: { 200: { description: 'Reply stored', schema: ReplyResponse } },
+      errors: [...errs, 'payload_too_large'],
+      handler: async (ctx, { params, body }) => {
+        ctx.body = await conversations.operatorReply(await bot(ctx, params.id), params.sid, body.text);
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/threads/{sid}/typing',
+      operationId: 'inboxTyping',
+      summary: 'Shows the visitor that an operator is typing (about 6 seconds).',
+      params: ThreadParams,
+      responses: { 200: { description: 'Signal recorded', schema: OkResponse } },
+      errors: [...errs],
+      handler: async (ctx, { params }) => {
+        await conversations.operatorTyping(await bot(ctx, params.id), params.sid);
+        ctx.body = { status: 'ok' };
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/threads/{sid}/resolve',
+      operationId: 'inboxResolve',
+      summary: 'Closes the request: the bot answers again and `resolved` is sent.',
+      params: ThreadParams,
+      responses: { 200: { description: 'Resolved', schema: ResolveResponse } },
+      errors: [...errs],
+      handler: async (ctx, { params }) => {
+        ctx.body = await conversations.resolve(await bot(ctx, params.id), params.sid);
+      },
+    }),
+  ];
+}

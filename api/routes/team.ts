@@ -1,0 +1,95 @@
+import type { AppDeps } from '../deps';
+import { type RouteDef, route } from '../route';
+import { StatusResponse } from '../../lib/schemas/auth';
+import {
+  InvitationParams,
+  InviteRequest,
+  InviteResponse,
+  Member,
+  MemberParams,
+  RoleChange,
+  TeamView,
+} from '../../lib/schemas/team';
+import { dashboardLinkBase, sessionUser } from '../session';
+
+/**
+ * The team (docs/decisions.md, "Roles"): owners and admins see and manage it; the finer rules (only the owner changes
+ * roles, nobody removes the owner or themself) are the team service's.
+ */
+export function teamRoutes(deps: AppDeps): RouteDef[] {
+  const { team } = deps.services;
+  const common = { tag: 'Team', session: true, unstable: true } as const;
+  const errs = ['unauthorized', 'forbidden', 'service_unavailable'] as const;
+  return [
+    route({
+      ...common,
+      method: 'get',
+      path: '/v1/dashboard/team',
+      operationId: 'team',
+      summary: "The workspace's members with their roles, and pending invitations.",
+      responses: { 200: { description: 'Team', schema: TeamView } },
+      errors: [...errs],
+      handler: async (ctx) => {
+        ctx.body = await team.list(sessionUser(ctx));
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/dashboard/team/invitations',
+      operationId: 'invite',
+      summary: 'Invites a person by e-mail as an admin or an operator: a link valid 7 days, usable once.',
+      description:
+        'The link is e-mailed when SMTP is configured (otherwise written to the API log) and returned here to pass on. A pending invitation of the same address is replaced. 409 `already_member`.',
+      body: InviteRequest,
+      responses: { 201: { description: 'Invited', schema: InviteResponse } },
+      errors: [...errs, 'bad_request', 'already_member'],
+      handler: async (ctx, { body }) => {
+        ctx.status = 201;
+        ctx.body = await team.invite(sessionUser(ctx), body, dashboardLinkBase(deps, ctx));
+      },
+    }),
+    route({
+      ...common,
+      method: 'delete',
+      path: '/v1/dashboard/team/invitations/{iid}',
+      operationId: 'revokeInvitation',
+      summary: 'Revokes a pending invitation: its link stops working.',
+      params: InvitationParams,
+      responses: { 200: { description: 'Revoked', schema: StatusResponse } },
+      errors: [...errs, 'not_found'],
+      handler: async (ctx, { params }) => {
+        await team.revokeInvitation(sessionUser(ctx), params.iid);
+        ctx.body = { status: 'revoked' };
+      },
+    }),
+    route({
+      ...common,
+      method: 'patch',
+      path: '/v1/dashboard/team/members/{uid}',
+      operationId: 'changeRole',
+      summary: "Changes a member's role (admin or operator). The owner only; the owner's own role does not change.",
+      params: MemberParams,
+      body: RoleChange,
+      responses: { 200: { description: 'Member', schema: Member } },
+      errors: [...errs, 'bad_request', 'not_found'],
+      handler: async (ctx, { params, body }) => {
+        ctx.body = await team.changeRole(sessionUser(ctx), params.uid, body.role);
+      },
+    }),
+    route({
+      ...common,
+      method: 'delete',
+      path: '/v1/dashboard/team/members/{uid}',
+      operationId: 'removeMember',
+      summary: 'Removes a member: their account and sessions end at once. Never the owner, never yourself.',
+      params: MemberParams,
+      responses: { 200: { description: 'Removed', schema: StatusResponse } },
+      errors: [...errs, 'not_found'],
+      handler: async (ctx, { params }) => {
+        await team.remove(sessionUser(ctx), params.uid);
+        ctx.body = { status: 'removed' };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,174 @@
+import type { Db } from '../db';
+import { ApiError, errors } from '../errors';
+import { hashKey, randomToken } from '../keys';
+import { newId } from '../ids';
+import type { Outbox } from '../outbox';
+import type { Role, UserSession } from '../sessions';
+import { INVITATION_DAYS, type LinkBase } from './service';
+
+/** What the team page shows of a member. */
+export interface MemberView {
+  id: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  created_at: number;
+  you: boolean;
+}
+
+export interface InvitationView {
+  id: string;
+  email: string;
+  role: 'admin' | 'operator';
+  created_at: number;
+  expires_at: number;
+  invited_by: string | null;
+}
+
+const forbidden = (message: string) => new ApiError('forbidden', message);
+
+/**
+ * A workspace's people (docs/decisions.md, "Roles"): members with roles, invitations by e-mail link, role changes and
+ * removals. Who may do what beyond the route's roles is decided here: an admin invites and removes operators and
+ * admins but never the owner; only the owner changes roles; nobody removes or demotes themself.
+ */
+export function createTeamService(deps: { db: Db; outbox: Outbox }) {
+  const { db } = deps;
+
+  async function memberOf(workspaceId: string, userId: string): Promise<{ id: string; role: Role }> {
+    const res = await db.query<{ id: string; role: Role }>(
+      `SELECT id, role FROM users WHERE id = $1 AND workspace_id = $2`,
+      [userId, workspaceId],
+    );
+    if (!res.rows[0]) throw errors.notFound('No such member in your workspace');
+    return res.rows[0];
+  }
+
+  const service = {
+    async list(session: UserSession): Promise<{ members: MemberView[]; invitations: InvitationView[] }> {
+      const [members, invitations] = await Promise.all([
+        db.query<{ id: string; email: string; name: string | null; role: Role; created_ms: string }>(
+          `SELECT id, email, name, role, (extract(epoch FROM created_at) * 1000)::bigint AS created_ms
+             FROM users WHERE workspace_id = $1
+            ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, lower(email)`,
+          [session.workspaceId],
+        ),
+        db.query<{
+          id: string;
+          email: string;
+          role: 'admin' | 'operator';
+          created_ms: string;
+          expires_ms: string;
+          invited_by: string | null;
+        }>(
+          `SELECT i.id, i.email, i.role, u.email AS invited_by,
+                  (extract(epoch FROM i.created_at) * 1000)::bigint AS created_ms,
+                  (extract(epoch FROM i.expires_at) * 1000)::bigint AS expires_ms
+             FROM invitations i LEFT JOIN users u ON u.id = i.invited_by
+            WHERE i.workspace_id = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()
+            ORDER BY i.created_at DESC`,
+          [session.workspaceId],
+        ),
+      ]);
+      return {
+        members: members.rows.map(({ created_ms, ...m }) => ({
+          ...m,
+          created_at: Number(created_ms),
+          you: m.id === session.userId,
+        })),
+        invitations: invitations.rows.map(({ created_ms, expires_ms, ...i }) => ({
+          ...i,
+          created_at: Number(created_ms),
+          expires_at: Number(expires_ms),
+        })),
+      };
+    },
+
+    /**
+     * Invites a person by e-mail: a link (`{dashboard}/invite?token=…`) e-mailed (or logged without SMTP) and returned
+     * to the inviter to pass on. A pending invitation of the same address is replaced. 409 `already_member` when the
+     * address has an account in this workspace.
+     */
+    async invite(
+      session: UserSession,
+      input: { email: string; role: 'admin' | 'operator' },
+      linkBase: LinkBase,
+    ): Promise<{ invitation: InvitationView; invite_url: string; emailed: boolean }> {
+      const email = input.email.trim();
+      const member = await db.query(`SELECT 1 FROM users WHERE workspace_id = $1 AND lower(email) = lower($2)`, [
+        session.workspaceId,
+        email,
+      ]);
+      if (member.rowCount) throw new ApiError('already_member', `${email} is already a member of this workspace`);
+      const token = randomToken(40);
+      const id = newId('inv');
+      await db.query(
+        `UPDATE invitations SET revoked_at = now()
+          WHERE workspace_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND revoked_at IS NULL`,
+        [session.workspaceId, email],
+      );
+      const res = await db.query<{ created_ms: string; expires_ms: string; workspace: string; inviter: string }>(
+        `WITH i AS (INSERT INTO invitations (id, workspace_id, email, role, token_hash, invited_by, expires_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(days => $7)) RETURNING *)
+         SELECT (extract(epoch FROM i.created_at) * 1000)::bigint AS created_ms,
+                (extract(epoch FROM i.expires_at) * 1000)::bigint AS expires_ms,
+                w.name AS workspace, u.email AS inviter
+           FROM i JOIN workspaces w ON w.id = i.workspace_id JOIN users u ON u.id = i.invited_by`,
+        [id, session.workspaceId, email, input.role, hashKey(token), session.userId, INVITATION_DAYS],
+      );
+      const row = res.rows[0];
+      const url = `${linkBase}/invite?token=${token}`;
+      const sent = await deps.outbox.send(
+        email,
+        `You're invited to ${row.workspace} on Agent Platform`,
+        `${row.inviter} invited you to join ${row.workspace} on Agent Platform as ${input.role === 'admin' ? 'an admin' : 'an operator'}.\n\n` +
+          `Accept the invitation here (the link works once, for ${INVITATION_DAYS} days):\n${url}\n`,
+      );
+      return {
+        invitation: {
+          id,
+          email,
+          role: input.role,
+          created_at: Number(row.created_ms),
+          expires_at: Number(row.expires_ms),
+          invited_by: row.inviter,
+        },
+        invite_url: url,
+        emailed: sent.delivered,
+      };
+    },
+
+    async revokeInvitation(session: UserSession, invitationId: string): Promise<void> {
+      const res = await db.query(
+        `UPDATE invitations SET revoked_at = now()
+          WHERE id = $1 AND workspace_id = $2 AND accepted_at IS NULL AND revoked_at IS NULL`,
+        [invitationId, session.workspaceId],
+      );
+      if (!res.rowCount) throw errors.notFound('No pending invitation with this id');
+    },
+
+    /** The owner changes a member's role (admin or operator); the owner's own role does not change this way. */
+    async changeRole(session: UserSession, userId: string, role: 'admin' | 'operator'): Promise<MemberView> {
+      if (session.role !== 'owner') throw forbidden("Only the workspace's owner changes roles");
+      const member = await memberOf(session.workspaceId, userId);
+      if (member.role === 'owner') throw forbidden("The owner's role cannot be changed");
+      await db.query(`UPDATE users SET role = $2 WHERE id = $1`, [userId, role]);
+      const list = await service.list(session);
+      return list.members.find((m) => m.id === userId)!;
+    },
+
+    /**
+     * Removes a member: their account and sessions end at once. The owner removes anyone but themself; an admin
+     * removes operators and other admins, never the owner.
+     */
+    async remove(session: UserSession, userId: string): Promise<void> {
+      if (userId === session.userId) throw forbidden('You cannot remove yourself');
+      const member = await memberOf(session.workspaceId, userId);
+      if (member.role === 'owner') throw forbidden("The workspace's owner cannot be removed");
+      await db.query(`DELETE FROM users WHERE id = $1 AND workspace_id = $2`, [userId, session.workspaceId]);
+    },
+  };
+  return service;
+}
+
+export type TeamService = ReturnType<typeof createTeamService>;

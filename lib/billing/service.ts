@@ -1,0 +1,209 @@
+import { type Db, type Queryable, withTransaction } from '../db';
+import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
+import { errors } from '../errors';
+import { grantCredits } from '../credits/service';
+import { PLANS, type Plan, isPlanId, planOf } from './plans';
+
+/**
+ * The month's conversation quota of a workspace `w`: its own monthly quota plus this month's conversation top-ups.
+ * One SQL expression, used by the check that starts a conversation (lib/conversations/turn.ts) and by the usage page,
+ * so both always agree. Months are calendar months in the database's time zone (UTC by default).
+ */
+export const MONTHLY_QUOTA_SQL = `(w.monthly_conversation_quota + COALESCE((SELECT sum(t.amount) FROM billing_topups t
+   WHERE t.workspace_id = w.id AND t.kind = 'conversations' AND t.period_start = date_trunc('month', now())::date), 0))`;
+
+export interface Usage {
+  plan: Plan;
+  period: { start: number; end: number };
+  conversations: { used: number; quota: number; included: number; topped_up: number };
+  credits: { balance: number; used_this_period: number };
+  topups: { kind: 'conversations' | 'credits'; amount: number; note: string | null; created_at: number }[];
+  daily: { date: string; conversations: number; credits: number }[];
+}
+
+export interface LedgerEntry {
+  id: string;
+  amount: number;
+  reason: string;
+  run_id: string | null;
+  created_at: number;
+}
+
+/**
+ * Billing (docs/decisions.md, "Billing"): plans, the month's usage and quota, the credits ledger, top-ups and the
+ * included credits granted each month. No payment provider is connected: plans and top-ups are recorded by the
+ * platform's operators (agentctl); a provider's payment webhook would call `setPlan` and `topUp`.
+ */
+export function createBillingService(deps: { db: Db }) {
+  const { db } = deps;
+
+  const service = {
+    plans(): readonly Plan[] {
+      return PLANS;
+    },
+
+    /** The current period's usage and quota, and `days` days of conversations and credits per day (oldest first). */
+    async usage(workspaceId: string, days: number): Promise<Usage> {
+      const [summary, topups, daily] = await Promise.all([
+        db.query<{
+          plan: string;
+          included: number;
+          quota: string;
+          balance: number;
+          used: string;
+          credits_used: string;
+          start_ms: string;
+          end_ms: string;
+        }>(
+          `SELECT w.plan, w.monthly_conversation_quota AS included, ${MONTHLY_QUOTA_SQL} AS quota,
+                  w.credit_balance AS balance,
+                  (SELECT count(*) FROM conversations c
+                    WHERE c.workspace_id = w.id AND c.created_at >= date_trunc('month', now())) AS used,
+                  (SELECT COALESCE(-sum(l.amount), 0) FROM credit_ledger l
+                    WHERE l.workspace_id = w.id AND l.amount < 0 AND l.created_at >= date_trunc('month', now())) AS credits_used,
+                  (extract(epoch FROM date_trunc('month', now())) * 1000)::bigint AS start_ms,
+                  (extract(epoch FROM date_trunc('month', now()) + interval '1 month') * 1000)::bigint AS end_ms
+             FROM workspaces w WHERE w.id = $1`,
+          [workspaceId],
+        ),
+        db.query<{ kind: 'conversations' | 'credits'; amount: number; note: string | null; created_ms: string }>(
+          `SELECT kind, amount, note, (extract(epoch FROM created_at) * 1000)::bigint AS created_ms
+             FROM billing_topups WHERE workspace_id = $1 AND period_start = date_trunc('month', now())::date
+            ORDER BY created_at DESC`,
+          [workspaceId],
+        ),
+        db.query<{ date: string; conversations: string; credits: string }>(
+          `SELECT to_char(d, 'YYYY-MM-DD') AS date,
+                  (SELECT count(*) FROM conversations c
+                    WHERE c.workspace_id = $1 AND c.created_at >= d AND c.created_at < d + interval '1 day') AS conversations,
+                  (SELECT COALESCE(-sum(l.amount), 0) FROM credit_ledger l
+                    WHERE l.workspace_id = $1 AND l.amount < 0 AND l.created_at >= d AND l.created_at < d + interval '1 day') AS credits
+             FROM generate_series(date_trunc('day', now()) - make_interval(days => $2 - 1), date_trunc('day', now()),
+                                  interval '1 day') AS d
+            ORDER BY d`,
+          [workspaceId, days],
+        ),
+      ]);
+      const s = summary.rows[0];
+      if (!s) throw errors.notFound('No such workspace');
+      const quota = Number(s.quota);
+      return {
+        plan: planOf(s.plan),
+        period: { start: Number(s.start_ms), end: Number(s.end_ms) },
+        conversations: {
+          used: Number(s.used),
+          quota,
+          included: s.included,
+          topped_up: quota - s.included,
+        },
+        credits: { balance: s.balance, used_this_period: Number(s.credits_used) },
+        topups: topups.rows.map(({ created_ms, ...t }) => ({ ...t, created_at: Number(created_ms) })),
+        daily: daily.rows.map((d) => ({
+          date: d.date,
+          conversations: Number(d.conversations),
+          credits: Number(d.credits),
+        })),
+      };
+    },
+
+    /** The credits ledger, newest first: grants (+) and run charges (−). */
+    async ledger(
+      workspaceId: string,
+      page: { limit: number; cursor?: string },
+    ): Promise<{ entries: LedgerEntry[]; next_cursor: string }> {
+      const before = page.cursor ? decodeCursor(page.cursor, CURSORS.seq).seq : null;
+      const res = await db.query<{
+        id: string;
+        amount: number;
+        reason: string;
+        run_id: string | null;
+        created_ms: string;
+      }>(
+        `SELECT id, amount, reason, run_id, (extract(epoch FROM created_at) * 1000)::bigint AS created_ms
+           FROM credit_ledger WHERE workspace_id = $1 AND ($2::bigint IS NULL OR id < $2)
+          ORDER BY id DESC LIMIT $3`,
+        [workspaceId, before, page.limit + 1],
+      );
+      const rows = res.rows.slice(0, page.limit);
+      return {
+        entries: rows.map(({ created_ms, id, ...e }) => ({ id: String(id), ...e, created_at: Number(created_ms) })),
+        next_cursor: res.rows.length > page.limit ? encodeCursor({ seq: Number(rows.at(-1)!.id) }) : '',
+      };
+    },
+
+    /**
+     * Puts a workspace on a plan: its monthly conversation quota becomes the plan's (at once), and its included credits
+     * are granted from the next month (this month's were granted already).
+     */
+    async setPlan(workspaceId: string, planId: string): Promise<Plan> {
+      if (!isPlanId(planId))
+        throw errors.badRequest(`Unknown plan ${planId}: one of ${PLANS.map((p) => p.id).join(', ')}`);
+      const plan = planOf(planId);
+      const res = await db.query(`UPDATE workspaces SET plan = $2, monthly_conversation_quota = $3 WHERE id = $1`, [
+        workspaceId,
+        plan.id,
+        plan.monthly_conversations,
+      ]);
+      if (!res.rowCount) throw errors.notFound(`No workspace with id ${workspaceId}`);
+      return plan;
+    },
+
+    /**
+     * Records a top-up: extra conversations for the current month (a used-up quota opens again at once: the next
+     * conversation's check counts them), or credits (added to the balance and the ledger).
+     */
+    async topUp(
+      workspaceId: string,
+      topUp: { kind: 'conversations' | 'credits'; amount: number; note?: string },
+    ): Promise<Usage> {
+      await withTransaction(db, async (tx) => {
+        const ws = await tx.query(`SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId]);
+        if (!ws.rowCount) throw errors.notFound(`No workspace with id ${workspaceId}`);
+        await tx.query(
+          `INSERT INTO billing_topups (workspace_id, kind, amount, period_start, note)
+           VALUES ($1, $2, $3, date_trunc('month', now())::date, $4)`,
+          [workspaceId, topUp.kind, topUp.amount, topUp.note ?? null],
+        );
+        if (topUp.kind === 'credits') {
+          await grantCredits(tx, workspaceId, topUp.amount, `Top-up${topUp.note ? `: ${topUp.note}` : ''}`);
+        }
+      });
+      return service.usage(workspaceId, 1);
+    },
+
+    /**
+     * Grants each workspace its plan's included credits once per calendar month (the maintenance schedule runs it
+     * every few minutes). Each workspace is granted in its own transaction, under a row lock, and marked with the
+     * month granted: a retry, or two workers at once, grant nothing twice.
+     */
+    async grantIncludedCredits(): Promise<number> {
+      const due = await db.query<{ id: string }>(
+        `SELECT id FROM workspaces WHERE included_credits_through < date_trunc('month', now())::date LIMIT 500`,
+      );
+      let granted = 0;
+      for (const { id } of due.rows) {
+        granted += await withTransaction(db, async (tx: Queryable) => {
+          const locked = await tx.query<{ plan: string }>(
+            `SELECT plan FROM workspaces WHERE id = $1 AND included_credits_through < date_trunc('month', now())::date
+               FOR UPDATE SKIP LOCKED`,
+            [id],
+          );
+          if (!locked.rows[0]) return 0;
+          const plan = planOf(locked.rows[0].plan);
+          if (plan.monthly_credits > 0) {
+            await grantCredits(tx, id, plan.monthly_credits, `${plan.name} plan: included credits`);
+          }
+          await tx.query(
+            `UPDATE workspaces SET included_credits_through = date_trunc('month', now())::date WHERE id = $1`,
+            [id],
+          );
+          return 1;
+        });
+      }
+      return granted;
+    },
+  };
+  return service;
+}
+
+export type BillingService = ReturnType<typeof createBillingService>;
