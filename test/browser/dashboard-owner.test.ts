@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import { type FakeSite, startFakeSite } from '../support/fake-site';
@@ -21,6 +21,8 @@ let browser: Browser;
 let site: FakeSite;
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
+  // This file's screenshots of an earlier run go (other files leave theirs here too).
+  for (const name of readdirSync(ARTIFACTS)) if (name.startsWith('owner-')) rmSync(path.join(ARTIFACTS, name));
   // Crawl-delay 1: one page a second, so the scan runs long enough for its progress to be watched.
   site = await startFakeSite({ robotsTxt: 'User-agent: *\nCrawl-delay: 1\n' });
   browser = await chromium.launch({
@@ -60,13 +62,13 @@ async function expectNoSidewaysScroll(page: Page) {
 
 describe('dashboard, an owner', () => {
   let context: BrowserContext;
+  const email = `owner+${randomUUID().slice(0, 8)}@example.com`;
   afterAll(async () => {
     await context?.close();
   });
 
   it('signs up, creates an agent, teaches it, scans a site, runs a trigger into Temporal, reissues a key, allows an origin', async () => {
     const api = stackInfo().apiUrl;
-    const email = `owner+${randomUUID().slice(0, 8)}@example.com`;
     const password = 'correct horse battery';
     context = await browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
@@ -276,5 +278,86 @@ describe('dashboard, an owner', () => {
     } finally {
       await phone.close();
     }
+  });
+
+  it('chats with the agent, adds an action, talks to the builder, survives a failed request, changes the password, signs out and back in', async () => {
+    const api = stackInfo().apiUrl;
+    const page = await context.newPage();
+    await page.goto(`${api}/agents`);
+    await page.getByRole('link', { name: 'Acme helper' }).click();
+
+    // Test chat: the fake model echoes the question.
+    await page.getByRole('link', { name: 'Test chat' }).click();
+    await page.getByLabel('Message').fill('When is the shop open?');
+    await page.keyboard.press('Enter');
+    const log = page.getByRole('list', { name: 'Conversation' });
+    await log.getByText('Fake answer: When is the shop open?').waitFor({ timeout: 20_000 });
+    expect(await page.getByLabel('Message').inputValue()).toBe('');
+    await shot(page, 'test-chat');
+
+    // An action that needs approval.
+    await page.getByRole('link', { name: 'Actions & approvals' }).click();
+    await page.getByText('Nothing waits for approval').waitFor();
+    await page.getByRole('button', { name: 'New action' }).click();
+    await page.getByLabel('Name').fill('lookup_order');
+    await page.getByLabel('Address').fill('https://api.example.com/orders/lookup');
+    await page.getByLabel('What it does').fill('Looks an order up by its number.');
+    await page.getByLabel('Arguments (JSON Schema)').fill('{"type": "object", "properties": {');
+    await page.getByRole('button', { name: 'Add action' }).click();
+    await page.getByText('Write a JSON object').waitFor();
+    await page
+      .getByLabel('Arguments (JSON Schema)')
+      .fill('{"type": "object", "properties": {"number": {"type": "string"}}}');
+    await page.getByLabel('Each call waits for approval here').check();
+    await page.getByRole('button', { name: 'Add action' }).click();
+    const actions = page.getByRole('list', { name: 'Actions' });
+    await actions.getByText('lookup_order').waitFor();
+    await actions.getByText('Needs approval').waitFor();
+    await shot(page, 'actions');
+
+    // A request that fails shows the failure and a retry; the retry loads the page.
+    await page.route('**/v1/dashboard/bots', (route) => route.abort('connectionrefused'));
+    await page.getByRole('link', { name: 'All agents' }).click();
+    const alert = page.getByRole('alert');
+    await alert.getByText('The service cannot be reached').waitFor();
+    await shot(page, 'agents-error');
+    await page.unroute('**/v1/dashboard/bots');
+    await alert.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('table', { name: 'Agents' }).getByRole('link', { name: 'Acme helper' }).waitFor();
+
+    // The builder answers (the fake model's words) while the page shows it is working.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Builder' }).click();
+    await page.getByRole('heading', { name: 'Builder', level: 1 }).waitFor();
+    await page.getByLabel('Message to the builder').fill('List my agents.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const builderLog = page.getByRole('list', { name: 'Conversation with the builder' });
+    await builderLog.locator('.chat-agent:not(.chat-typing)').first().waitFor({ timeout: 60_000 });
+    await shot(page, 'builder');
+
+    // Account: a wrong current password is refused; the right one changes it.
+    await page.getByRole('button', { name: /account menu/ }).click();
+    await page.getByRole('link', { name: 'Account' }).first().click();
+    await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
+    await page.getByLabel('Current password').fill('not my password');
+    await page.getByLabel('New password', { exact: true }).fill('a much better password');
+    await page.getByLabel('New password again').fill('a much better password');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('The current password is wrong.').waitFor();
+    await page.getByLabel('Current password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Password changed.').waitFor();
+    await shot(page, 'account');
+
+    // Sign out; a deep link asks to sign in and comes back to it.
+    await page.getByRole('main').getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${api}/signin`);
+    await page.goto(`${api}/agents/${'none'}/keys`);
+    await page.waitForURL(/\/signin\?next=%2Fagents%2Fnone%2Fkeys$/);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('a much better password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${api}/agents/none/keys`);
+    await page.getByRole('heading', { name: 'Agent not found' }).waitFor();
+    await page.close();
   });
 });

@@ -36,6 +36,8 @@ export function TriggersTab(props: TabProps) {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<(Trigger & { secret?: string }) | undefined>();
   const [runsVersion, setRunsVersion] = useState(0);
+  // A run started here: its row is written a moment after the answer, so the log is read until it shows up.
+  const [awaited, setAwaited] = useState<{ runId: string; since: number } | undefined>();
   const byId = new Map((triggers.data?.triggers ?? []).map((t) => [t.id, t]));
 
   return (
@@ -95,7 +97,10 @@ export function TriggersTab(props: TabProps) {
                       triggers.set((d) => ({ triggers: d.triggers.map((t) => (t.id === next.id ? next : t)) }))
                     }
                     onRemoved={() => triggers.set((d) => ({ triggers: d.triggers.filter((t) => t.id !== trigger.id) }))}
-                    onRan={() => setRunsVersion((v) => v + 1)}
+                    onRan={(runId) => {
+                      if (runId) setAwaited({ runId, since: Date.now() });
+                      setRunsVersion((v) => v + 1);
+                    }}
                   />
                 ))}
               </ul>
@@ -103,7 +108,13 @@ export function TriggersTab(props: TabProps) {
           }
         </Loaded>
       </Panel>
-      <RunLog botId={props.bot.id} version={runsVersion} triggers={byId} />
+      <RunLog
+        botId={props.bot.id}
+        version={runsVersion}
+        triggers={byId}
+        awaited={awaited}
+        onFound={() => setAwaited(undefined)}
+      />
     </>
   );
 }
@@ -129,7 +140,7 @@ function TriggerRow(props: {
   trigger: Trigger;
   onChanged: (t: Trigger) => void;
   onRemoved: () => void;
-  onRan: () => void;
+  onRan: (runId?: string) => void;
 }) {
   const { trigger } = props;
   const action = useAction();
@@ -148,7 +159,7 @@ function TriggerRow(props: {
     const res = await action.run(() => automation.runTrigger(props.botId, trigger.id), 'run');
     if (res.ok) {
       setRan(res.value.status === 'done' ? 'Run finished: see the run log.' : 'Run started: see the run log.');
-      props.onRan();
+      props.onRan(res.value.run_id);
     } else {
       props.onRan(); // a failed synchronous run is in the log too
     }
@@ -396,21 +407,37 @@ function duration(run: Run): string {
   return ms < 1000 ? `${ms} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`;
 }
 
-function RunLog(props: { botId: string; version: number; triggers: Map<string, Trigger> }) {
+/** How long a run started here is looked for in the log before giving up (its row comes a moment later). */
+const AWAIT_RUN_MS = 30_000;
+
+function RunLog(props: {
+  botId: string;
+  version: number;
+  triggers: Map<string, Trigger>;
+  awaited?: { runId: string; since: number };
+  onFound: () => void;
+}) {
   const [cursors, setCursors] = useState<string[]>(['']);
   const page = cursors.length - 1;
   const runs = useResource(
     () => automation.runs(props.botId, cursors[page] || undefined, RUNS_PER_PAGE),
     [props.botId, page, props.version],
   );
-  const running = (runs.data?.runs ?? []).some((r) => r.status === 'running');
+  const list = runs.data?.runs ?? [];
+  const running = list.some((r) => r.status === 'running');
+  const { awaited, onFound } = props;
+  const waiting = awaited !== undefined && page === 0 && !list.some((r) => r.run_id === awaited.runId);
 
-  // Runs started here or elsewhere finish on their own: read the log again while one is running.
   useEffect(() => {
-    if (!running) return;
+    if (awaited && (!waiting || Date.now() - awaited.since > AWAIT_RUN_MS)) onFound();
+  }, [runs.resource, waiting]);
+
+  // Runs finish on their own, and a run started here appears a moment later: read the log again until then.
+  useEffect(() => {
+    if (!running && !waiting) return;
     const timer = setTimeout(() => runs.reload(), RUNS_POLL_MS);
     return () => clearTimeout(timer);
-  }, [runs.resource, running]);
+  }, [runs.resource, running, waiting]);
 
   return (
     <Panel
