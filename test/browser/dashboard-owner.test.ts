@@ -168,6 +168,12 @@ describe('dashboard, an owner', () => {
       firstFetched,
       { timeout: 20_000 },
     );
+    // The bar shows the part of the pages found so far that was fetched.
+    const bar = await progress
+      .locator('progress')
+      .evaluate((el: HTMLProgressElement) => ({ value: el.value, max: el.max }));
+    expect(bar.value).toBeGreaterThan(0);
+    expect(bar.value).toBeLessThanOrEqual(bar.max);
     await shot(page, 'scan-progress');
     await progress.waitFor({ state: 'detached', timeout: 45_000 });
     const recent = page.getByTestId('recent-scans');
