@@ -1,0 +1,406 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { mkdirSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import path from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
+import { type Browser, type BrowserContext, type Locator, type Page, chromium } from 'playwright-core';
+import type { BootstrapResult } from '../../lib/accounts/service';
+import { http, newBot, testDb, waitUntil } from '../support/helpers';
+import { stackInfo } from '../support/stack-info';
+import { allowOrigins } from '../support/widget';
+
+/**
+ * The operator's dashboard pages (web/dashboard: inbox, notifications, billing, team) in Debian's headless Chromium
+ * against the test stack, with three people in three browser profiles: the workspace's owner invites an operator on
+ * the Team page; the operator accepts the invitation in a second profile and lands in the inbox; a visitor in a third
+ * profile, on a shop page of another origin with the widget, starts a conversation and asks for a person. The request
+ * appears in the operator's inbox without a reload; the operator opens it, types (the visitor sees it), replies (the
+ * visitor reads it), sees the visitor's rating, contact and image, and resolves it (it leaves the open list and the
+ * visitor's widget leaves the handed-over state). Then billing with some usage, notifications, the team, and phone
+ * widths. Screenshots go to test-artifacts/dashboard/operator-NN-*.png for people to look at.
+ */
+const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'dashboard');
+const PHONE = { width: 390, height: 844 };
+
+let browser: Browser;
+let shop: Server;
+let shopOrigin: string;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  // The integrator's site: the widget's script tag on a page of its own origin (another port is another origin).
+  shop = createServer((req, res) => {
+    const key = new URL(req.url ?? '/', 'http://x').searchParams.get('key') ?? '';
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Acme shop</title></head>
+<body style="font-family: sans-serif; margin: 40px"><h1>Acme shop</h1><p>Handmade things, shipped worldwide.</p>
+<script src="${stackInfo().apiUrl}/widget.js" data-key="${key}" async></script></body></html>`);
+  });
+  await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
+  shopOrigin = `http://127.0.0.1:${(shop.address() as { port: number }).port}`;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((r) => (shop ? shop.close(() => r()) : r()));
+});
+
+const api = (p: string) => `${stackInfo().apiUrl}${p}`;
+
+/** A browser profile of its own (its own cookies and storage), collecting the page's script errors. */
+async function openContext(
+  viewport = { width: 1280, height: 820 },
+): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  return { context, page, errors };
+}
+
+const shot = (page: Page, name: string, fullPage = true) =>
+  page.screenshot({ path: path.join(ARTIFACTS, `operator-${name}.png`), fullPage });
+
+async function signIn(page: Page, email: string, password: string): Promise<void> {
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+const heading = (page: Page, name: string) => page.getByRole('heading', { name, level: 1 });
+
+/** The visitor's widget (an open shadow root: Playwright's role and text locators reach inside). */
+const widgetLog = (page: Page) => page.getByRole('log', { name: 'Conversation' });
+const widgetBox = (page: Page) => page.getByRole('textbox', { name: 'Message' });
+
+async function widgetSend(page: Page, text: string): Promise<void> {
+  await widgetBox(page).fill(text);
+  await widgetBox(page).press('Enter');
+}
+
+/** What the page's polite live region last said. */
+const announced = (page: Page) => page.getByTestId('inbox-announcer').textContent();
+
+/** A few chats through the public API, so billing has usage to show (each answer is a run charged in credits). */
+async function chatALittle(bot: BootstrapResult, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const res = await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: `billing-${i}-${Date.now()}`, message: `Question number ${i + 1} about shipping` },
+    });
+    expect(res.status).toBe(200);
+  }
+}
+
+const threadItems = (page: Page): Locator => page.getByTestId('thread');
+
+/** A real PNG (160×100, a gradient), built here: signature, IHDR, one zlib-compressed IDAT, IEND. */
+function makePng(width = 160, height = 100): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8 bits, truecolour, no interlace
+  const rows = Buffer.alloc((width * 3 + 1) * height);
+  for (let y = 0; y < height; y++) {
+    const row = y * (width * 3 + 1);
+    for (let x = 0; x < width; x++)
+      rows.set([Math.round((x / width) * 255), 110, Math.round((y / height) * 255)], row + 1 + x * 3);
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+describe('the operator dashboard', () => {
+  it('an operator invited on the Team page answers a widget conversation in the inbox and resolves it', async () => {
+    const bot = await newBot({ botName: 'Acme helper', workspaceName: 'Acme' });
+    await allowOrigins(bot, [shopOrigin]);
+    const operatorEmail = `ana+${Date.now()}@example.com`;
+    const operatorPassword = 'operator-password-1';
+
+    const owner = await openContext();
+    const operator = await openContext();
+    const visitor = await openContext({ width: 1100, height: 800 });
+    try {
+      // ---- The owner invites an operator on the Team page.
+      await owner.page.goto(api('/team'));
+      await owner.page.waitForURL(/\/signin\?next=%2Fteam/);
+      await signIn(owner.page, bot.email, bot.password);
+      await heading(owner.page, 'Team').waitFor();
+      await owner.page.getByTestId('member').first().waitFor();
+      await owner.page.getByLabel('E-mail').fill('not an address');
+      await owner.page.getByRole('button', { name: 'Send invitation' }).click();
+      await owner.page.getByText('Enter an e-mail address').waitFor();
+      await owner.page.getByLabel('E-mail').fill(operatorEmail);
+      await owner.page.getByLabel('Role', { exact: true }).selectOption('operator');
+      await owner.page.getByRole('button', { name: 'Send invitation' }).click();
+      const inviteUrl = await owner.page.getByTestId('invite-url').inputValue();
+      expect(inviteUrl).toMatch(/\/invite\?token=[\w-]+$/);
+      await owner.page.getByTestId('invitation').filter({ hasText: operatorEmail }).waitFor();
+      await shot(owner.page, '01-team-invited');
+
+      // ---- The operator accepts in a second browser and lands in the inbox; no owner-only pages in the nav.
+      await operator.page.goto(inviteUrl);
+      await operator.page.getByRole('heading', { name: 'Join Acme' }).waitFor();
+      await operator.page.getByLabel('Your name').fill('Ana Operator');
+      await operator.page.getByLabel('Choose a password').fill(operatorPassword);
+      await operator.page.getByRole('button', { name: 'Join Acme' }).click();
+      await operator.page.waitForURL(/\/inbox$/);
+      await heading(operator.page, 'Inbox').waitFor();
+      await operator.page.getByText('No one is waiting for a person').waitFor();
+      const nav = operator.page.getByRole('navigation', { name: 'Main' });
+      expect(await nav.getByRole('link', { name: 'Team' }).count()).toBe(0);
+      expect(await nav.getByRole('link', { name: 'Billing' }).count()).toBe(0);
+      await shot(operator.page, '02-inbox-empty');
+
+      // ---- A visitor on the shop's page talks to the bot, then asks for a person.
+      await visitor.page.goto(`${shopOrigin}/?key=${encodeURIComponent(bot.keys.public_key)}`);
+      await visitor.page.getByRole('button', { name: 'Chat with Acme helper' }).click();
+      await widgetSend(visitor.page, 'Where is my order 1234?');
+      const helpful = visitor.page.getByRole('button', { name: 'Helpful', exact: true });
+      await helpful.waitFor();
+      await visitor.page.getByRole('button', { name: 'Talk to a person' }).click();
+      await visitor.page.getByText('Waiting for a person…').waitFor();
+
+      // ---- The request appears in the operator's inbox without a reload, and is announced.
+      const request = threadItems(operator.page).first();
+      await request.waitFor({ timeout: 15_000 });
+      expect(await request.textContent()).toContain('Waiting');
+      expect(await request.textContent()).toContain('Acme helper');
+      await waitUntil('the new request announced', async () =>
+        (await announced(operator.page))?.includes('New request'),
+      );
+      await shot(operator.page, '03-request-arrived');
+
+      // ---- The operator opens it: the transcript, the address, and the visitor learns someone is reading.
+      await request.click();
+      await operator.page.waitForURL(/\/inbox\?bot=bot_[^&]+&session=[^&]+$/);
+      const transcript = operator.page.getByTestId('transcript');
+      await transcript.getByText('Where is my order 1234?', { exact: true }).waitFor();
+      await operator.page.getByTestId('msg-bot').first().waitFor();
+      const replyBox = operator.page.getByRole('textbox', { name: /^Reply to / });
+      // Opened from the list, focus is in the reply box, ready to type.
+      expect(await operator.page.evaluate<string | undefined>('document.activeElement?.id')).toBe('reply');
+      await visitor.page.getByText('Someone from the team is reading').waitFor();
+
+      // ---- Typing reaches the visitor as the typing line; Enter sends the reply, which the visitor reads.
+      const typingCall = operator.page.waitForRequest((r) => r.url().endsWith('/typing') && r.method() === 'POST');
+      await replyBox.pressSequentially('Hi, this is Ana from Acme. Let me check order 1234', { delay: 15 });
+      await typingCall;
+      await visitor.page.getByText('Someone from the team is typing…').waitFor();
+      await shot(visitor.page, '04-visitor-sees-typing');
+      await replyBox.press('Shift+Enter');
+      await replyBox.pressSequentially('One moment, please.');
+      expect(await replyBox.inputValue()).toBe(
+        'Hi, this is Ana from Acme. Let me check order 1234\nOne moment, please.',
+      );
+      await replyBox.press('Enter');
+      await operator.page.getByTestId('msg-operator').waitFor();
+      expect(await replyBox.inputValue()).toBe('');
+      await widgetLog(visitor.page).getByText('One moment, please.').waitFor();
+      await visitor.page.getByText('You are chatting with a person').waitFor();
+      await waitUntil('the list says a person has it', async () =>
+        (await request.textContent())?.includes('With a person'),
+      );
+
+      // ---- The visitor rates the bot's answer, types, writes, sends an image and leaves a contact.
+      await helpful.click();
+      const rating = operator.page.getByTestId('event-rating');
+      await rating.waitFor();
+      expect(await rating.textContent()).toContain('helpful');
+      expect(await rating.getAttribute('data-rating')).toBe('up');
+      const botAnswer = (await operator.page.getByTestId('msg-bot').first().locator('.msg-bubble').textContent())!;
+      expect(await rating.locator('.event-quote').textContent()).toContain(botAnswer.slice(0, 40));
+
+      await widgetBox(visitor.page).pressSequentially('Thank you, it was', { delay: 30 });
+      await operator.page.getByTestId('visitor-typing').waitFor();
+      await waitUntil('the list shows the visitor typing', async () =>
+        (await request.textContent())?.includes('Visitor is typing'),
+      );
+      await shot(operator.page, '05-visitor-typing');
+      await widgetBox(visitor.page).pressSequentially(' a birthday present.');
+      await widgetBox(visitor.page).press('Enter');
+      await transcript.getByText('Thank you, it was a birthday present.').waitFor();
+      await waitUntil('the visitor message announced', async () =>
+        (await announced(operator.page))?.includes('Visitor: Thank you, it was a birthday present.'),
+      );
+
+      await visitor.page
+        .locator('input[type=file]')
+        .setInputFiles({ name: 'receipt.png', mimeType: 'image/png', buffer: makePng() });
+      const image = transcript.locator('.msg-visitor img');
+      await image.waitFor();
+      expect(await image.getAttribute('alt')).toBeTruthy();
+      await waitUntil('the image loaded', () =>
+        operator.page.evaluate<boolean>(`document.querySelector('.msg-visitor img').naturalWidth === 160`),
+      );
+      expect(await transcript.locator('.msg-visitor a.msg-image').getAttribute('target')).toBe('_blank');
+
+      await visitor.page.getByRole('button', { name: 'Leave your contact' }).click();
+      await visitor.page.getByLabel('Name').fill('Maria Visitor');
+      await visitor.page.getByLabel('E-mail or phone (required)').fill('maria@example.com');
+      await visitor.page.getByLabel('Note').fill('Please call after 5 pm');
+      await visitor.page.getByRole('button', { name: 'Send contact' }).click();
+      const contact = operator.page.getByTestId('event-contact');
+      await contact.waitFor();
+      expect(await contact.textContent()).toContain('Maria Visitor');
+      expect(await contact.getByRole('link', { name: 'maria@example.com' }).getAttribute('href')).toBe(
+        'mailto:maria@example.com',
+      );
+      expect(await contact.textContent()).toContain('Please call after 5 pm');
+
+      // Authors and event kinds this page does not know (spec, Message) are shown as their text line.
+      const sid = new URL(operator.page.url()).searchParams.get('session')!;
+      await testDb().query(
+        `INSERT INTO messages (id, session_id, bot_id, author, text, event, at)
+         VALUES ($1, $3, $4, 'system', 'The visitor came back from the checkout page', NULL, $5),
+                ($2, $3, $4, 'event', 'Survey answered: 5 of 5', '{"kind":"survey","score":5}', $5)`,
+        [`msg_future_a_${Date.now()}`, `msg_future_b_${Date.now()}`, sid, bot.bot_id, Date.now()],
+      );
+      const lines = operator.page.getByTestId('line');
+      await lines.filter({ hasText: 'The visitor came back from the checkout page' }).waitFor();
+      await lines.filter({ hasText: 'Survey answered: 5 of 5' }).waitFor();
+      await shot(operator.page, '06-conversation');
+
+      // ---- A reload keeps the view: the same conversation opens from the address.
+      const address = operator.page.url();
+      await operator.page.reload();
+      await operator.page.getByTestId('event-contact').waitFor();
+      expect(operator.page.url()).toBe(address);
+      expect(await operator.page.getByTestId('thread-title').textContent()).toBeTruthy();
+
+      // ---- Resolve: it leaves the open list; the visitor's widget is back with the assistant.
+      await operator.page.getByRole('button', { name: 'Resolve' }).click();
+      await operator.page.getByTestId('resolved-note').waitFor();
+      await operator.page.getByText('No one is waiting for a person').waitFor();
+      expect(await threadItems(operator.page).count()).toBe(0);
+      expect(await operator.page.getByRole('button', { name: 'Resolve' }).count()).toBe(0);
+      await shot(operator.page, '07-resolved');
+      await visitor.page.getByRole('button', { name: 'Talk to a person' }).waitFor({ timeout: 15_000 });
+      expect(await visitor.page.getByText('You are chatting with a person').count()).toBe(0);
+      await shot(visitor.page, '08-visitor-after-resolve');
+
+      // All recent conversations still show it, answered by the assistant again.
+      await operator.page.getByLabel('All recent').check();
+      await operator.page.waitForURL(/status=all/);
+      await waitUntil('the conversation among all recent ones', async () =>
+        (await threadItems(operator.page).first().textContent())?.includes('Assistant'),
+      );
+
+      // ---- A phone: the conversation takes the screen, with a way back to the list.
+      await operator.page.setViewportSize(PHONE);
+      await operator.page.getByRole('button', { name: /Back/ }).waitFor();
+      expect(await operator.page.getByTestId('thread-list').isVisible()).toBe(false);
+      await shot(operator.page, '09-phone-conversation', false);
+      await operator.page.getByRole('button', { name: /Back/ }).click();
+      await operator.page.getByTestId('thread-list').waitFor();
+      await operator.page.waitForURL(/\/inbox\?status=all$/);
+      expect(await operator.page.evaluate<string | undefined>('document.activeElement?.dataset.key')).toContain(
+        bot.bot_id,
+      );
+      await shot(operator.page, '10-phone-list', false);
+      expect(operator.errors).toEqual([]);
+
+      // ---- The owner's notifications: the contact, linked to its conversation; marked read.
+      await owner.page.goto(api('/notifications'));
+      const notice = owner.page
+        .getByTestId('notification')
+        .filter({ hasText: /contact/i })
+        .first();
+      await notice.waitFor();
+      expect(await notice.getByRole('link').getAttribute('href')).toMatch(/^\/inbox\?.*session=/);
+      await shot(owner.page, '11-notifications');
+      await owner.page.getByRole('button', { name: 'Mark all as read' }).click();
+      await owner.page.locator('.notification-unread').first().waitFor({ state: 'detached' });
+      expect(await owner.page.getByRole('button', { name: /^Mark all as read|Marking/ }).count()).toBe(0);
+      await waitUntil('the nav without an unread count', async () =>
+        (await owner.page.getByTestId('nav-badge-notifications').count()) === 0 ? true : undefined,
+      );
+
+      // ---- The team now: the operator is a member; the owner may change roles and remove (after a confirmation).
+      await owner.page.goto(api('/team'));
+      const member = owner.page.getByTestId('member').filter({ hasText: operatorEmail });
+      await member.waitFor();
+      expect(await member.getByRole('combobox').inputValue()).toBe('operator');
+      expect(await owner.page.getByTestId('invitations').count()).toBe(0);
+      await shot(owner.page, '12-team');
+      await member.getByRole('button', { name: /^Remove/ }).click();
+      const dialog = owner.page.getByRole('dialog');
+      await dialog.waitFor();
+      await shot(owner.page, '13-team-remove-confirm', false);
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+      expect(await member.count()).toBe(1);
+      expect(owner.errors).toEqual([]);
+      expect(visitor.errors).toEqual([]);
+    } finally {
+      await owner.context.close();
+      await operator.context.close();
+      await visitor.context.close();
+    }
+  }, 240_000);
+
+  it('billing shows the plan, the month’s usage as a meter and per-day charts with a table, the ledger and the plans', async () => {
+    const bot = await newBot({ botName: 'Billing bot', workspaceName: 'Acme billing' });
+    await chatALittle(bot, 4);
+    const { context, page, errors } = await openContext();
+    try {
+      await page.goto(api('/billing'));
+      await signIn(page, bot.email, bot.password);
+      await heading(page, 'Billing').waitFor();
+      await page.getByText('No payment provider is connected').waitFor();
+      expect(await page.textContent('body')).toContain('agentctl billing');
+      await page.getByTestId('conversations-used').waitFor();
+      expect(Number(await page.getByTestId('conversations-used').textContent())).toBeGreaterThanOrEqual(4);
+      const meter = page.getByRole('meter', { name: 'Conversations used' });
+      expect(await meter.getAttribute('aria-valuetext')).toMatch(/^\d+ of [\d,. ]+ \(/);
+      const chart = page.getByRole('img', { name: /Conversations per day/ });
+      await chart.waitFor();
+      expect(await chart.locator('rect.chart-fill').count()).toBe(30);
+      await page.getByTestId('ledger').locator('tbody tr').first().waitFor();
+      expect(await page.getByTestId('ledger').textContent()).toContain('−');
+      await page.locator('.plan-current').waitFor();
+      await shot(page, '14-billing');
+
+      await page.getByRole('button', { name: 'Show as table' }).click();
+      const table = page.getByRole('table', { name: 'Conversations and credits per day' });
+      await table.waitFor();
+      expect(await table.locator('tbody tr').count()).toBe(30);
+      await shot(page, '15-billing-table');
+      await page.getByRole('button', { name: 'Show charts' }).click();
+
+      await page.setViewportSize(PHONE);
+      await chart.waitFor();
+      await shot(page, '16-billing-phone');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+});
