@@ -114,8 +114,10 @@ export function InboxPage() {
   const [bots, setBots] = useState<{ id: string; name: string }[]>([]);
   const [announcement, setAnnouncement] = useState('');
   const refreshList = useRef<() => void>(() => undefined);
-  /** Whether the open conversation was pushed from the list in this page (then Back is history's back). */
-  const openedFromList = useRef(false);
+  /** The open conversation was pushed over the bare list in this page: Back is then history's back. */
+  const overList = useRef(false);
+  /** The open conversation was chosen here (not opened from the address): focus follows it. */
+  const chosen = useRef(false);
   /** The list entry to give focus back to when a phone returns from a conversation. */
   const returnFocus = useRef('');
   const listRef = useRef<HTMLUListElement>(null);
@@ -186,15 +188,16 @@ export function InboxPage() {
 
   function select(thread: { bot_id: string; session_id: string }) {
     if (threadKey(thread.bot_id, thread.session_id) === selectedKey) return;
-    openedFromList.current = true;
+    overList.current = !selectedKey;
+    chosen.current = true;
     returnFocus.current = threadKey(thread.bot_id, thread.session_id);
     go({ bot: thread.bot_id, session: thread.session_id });
   }
 
   function back() {
     returnFocus.current = selectedKey;
-    if (openedFromList.current) {
-      openedFromList.current = false;
+    if (overList.current) {
+      overList.current = false;
       history.back();
     } else {
       go({ bot: '', session: '' }, true);
@@ -234,7 +237,7 @@ export function InboxPage() {
     <Page
       title={waiting > 0 ? `Inbox (${waiting} waiting)` : 'Inbox'}
       heading="Inbox"
-      description="Visitors who asked for a person. Reply, then resolve to hand them back to the assistant."
+      description="Visitors who asked for a person. Reply, then resolve."
       wide
     >
       <div class="visually-hidden" aria-live="polite" aria-atomic="true" data-testid="inbox-announcer">
@@ -389,7 +392,7 @@ export function InboxPage() {
               sessionId={view.session}
               botName={botName}
               summary={selectedSummary}
-              focusOnOpen={openedFromList.current}
+              focusOnOpen={chosen.current}
               onBack={back}
               announce={announce}
               onChanged={() => refreshList.current()}

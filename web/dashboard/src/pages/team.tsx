@@ -38,6 +38,19 @@ const ROLE_HELP: Record<string, string> = {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/** An address that may wrap after its `@` on a narrow screen, rather than anywhere. */
+function Breakable(props: { text: string }) {
+  const at = props.text.indexOf('@');
+  if (at < 0) return <span>{props.text}</span>;
+  return (
+    <span>
+      {props.text.slice(0, at + 1)}
+      <wbr />
+      {props.text.slice(at + 1)}
+    </span>
+  );
+}
+
 export function TeamPage() {
   const session = useSession();
   const myRole = session.role;
@@ -247,10 +260,14 @@ function MemberRow(props: {
       </span>
       <div class="member-who">
         <span class="member-name">
-          {display}
+          <Breakable text={display} />
           {m.you && <Badge tone="info">You</Badge>}
         </span>
-        {m.name && <span class="muted small member-email">{m.email}</span>}
+        {m.name && (
+          <span class="muted small member-email">
+            <Breakable text={m.email} />
+          </span>
+        )}
         <span class="muted small">Joined {formatDate(m.created_at)}</span>
       </div>
       <div class="member-role">
@@ -322,7 +339,9 @@ function InvitationRow(props: { invitation: Invitation; onRevoked: () => void })
         @
       </span>
       <div class="member-who">
-        <span class="member-name">{inv.email}</span>
+        <span class="member-name">
+          <Breakable text={inv.email} />
+        </span>
         <span class="muted small">
           Invited <Time ms={inv.created_at} relative />
           {inv.invited_by && <> by {inv.invited_by}</>} · expires {formatDate(inv.expires_at)}
