@@ -164,6 +164,14 @@ describe('the operator dashboard', () => {
       expect(inviteUrl).toMatch(/\/invite\?token=[\w-]+$/);
       await owner.page.getByTestId('invitation').filter({ hasText: operatorEmail }).waitFor();
       await shot(owner.page, '01-team-invited');
+      // A second invitation, revoked: its row goes.
+      await owner.page.getByLabel('E-mail').fill('someone.else@example.com');
+      await owner.page.getByRole('button', { name: 'Send invitation' }).click();
+      const other = owner.page.getByTestId('invitation').filter({ hasText: 'someone.else@example.com' });
+      await other.waitFor();
+      await other.getByRole('button', { name: 'Revoke the invitation for someone.else@example.com' }).click();
+      await other.waitFor({ state: 'detached' });
+      expect(await owner.page.getByTestId('invitation').count()).toBe(1);
 
       // ---- The operator accepts in a second browser and lands in the inbox; no owner-only pages in the nav.
       await operator.page.goto(inviteUrl);
@@ -357,6 +365,19 @@ describe('the operator dashboard', () => {
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await dialog.waitFor({ state: 'hidden' });
       expect(await member.count()).toBe(1);
+
+      // The owner makes the operator an admin (kept after a reload), then removes them: their open inbox, whose
+      // session has ended, goes to the sign-in page by itself.
+      await member.getByRole('combobox').selectOption('admin');
+      await owner.page.getByText(`${operatorEmail} is now admin.`).waitFor();
+      await owner.page.reload();
+      await member.waitFor();
+      expect(await member.getByRole('combobox').inputValue()).toBe('admin');
+      await member.getByRole('button', { name: /^Remove/ }).click();
+      await dialog.getByRole('button', { name: /^Remove Ana Operator/ }).click();
+      await member.waitFor({ state: 'detached' });
+      expect(await owner.page.getByTestId('member').count()).toBe(1);
+      await operator.page.waitForURL(/\/signin\?next=/);
       expect(owner.errors).toEqual([]);
       expect(visitor.errors).toEqual([]);
     } finally {
