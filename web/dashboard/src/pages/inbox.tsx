@@ -57,8 +57,9 @@ function addressOf(view: View): string {
 
 const threadKey = (bot: string, session: string) => `${bot}/${session}`;
 
+/** The visitor's own id when the site said who they are; else a short tag from the session id, to tell them apart. */
 export function visitorName(user: string | null | undefined, session: string): string {
-  return user?.trim() || `Visitor ${session.slice(0, 8)}`;
+  return user?.trim() || `Visitor ${session.replace(/[^a-z0-9]/gi, '').slice(-6) || session.slice(0, 6)}`;
 }
 
 function statusInfo(status: string): { label: string; tone: 'warning' | 'success' | 'neutral' } {
