@@ -5,7 +5,7 @@ import path from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import { type Browser, type BrowserContext, type Locator, type Page, chromium } from 'playwright-core';
 import type { BootstrapResult } from '../../lib/accounts/service';
-import { http, newBot, testDb, waitUntil } from '../support/helpers';
+import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 import { allowOrigins } from '../support/widget';
 
@@ -386,6 +386,62 @@ describe('the operator dashboard', () => {
       await visitor.context.close();
     }
   }, 240_000);
+
+  it('the inbox filters by agent and shows loading and error states, retrying by itself', async () => {
+    const bot = await newBot({ botName: 'Shop helper', workspaceName: 'Two agents' });
+    const cookie = await ownerSession(bot);
+    const created = await http('/v1/dashboard/bots', { body: { name: 'Returns desk' }, headers: cookie });
+    expect(created.status).toBe(201);
+    const second = { bot_id: created.body.bot.id as string, secret: created.body.keys.secret_key as string };
+    // One request for a person on each agent, through the public API.
+    const ask = async (key: string, session: string, message: string) => {
+      expect((await http('/v1/api/chat', { key, body: { session_id: session, message } })).status).toBe(200);
+      expect((await http('/v1/api/handoff', { key, body: { session_id: session } })).status).toBe(200);
+    };
+    await ask(bot.keys.secret_key, `shop-${Date.now()}`, 'Do you ship to Norway?');
+    await ask(second.secret, `returns-${Date.now()}`, 'I want to return a lamp');
+
+    const { context, page, errors } = await openContext();
+    try {
+      // The first read fails: an error with a retry, in place of the list.
+      await page.route('**/v1/dashboard/inbox?**', (route) => route.abort('internetdisconnected'));
+      await page.goto(api('/inbox'));
+      await signIn(page, bot.email, bot.password);
+      await page.getByText('The inbox cannot be read.').waitFor();
+      await shot(page, '17-inbox-error');
+      await page.unroute('**/v1/dashboard/inbox?**');
+      await page.getByRole('button', { name: 'Try again' }).click();
+      await waitUntil('both requests', async () => ((await threadItems(page).count()) === 2 ? true : undefined));
+
+      // Filter by agent: the address says so, and a reload keeps it.
+      await page.getByLabel('Agent').selectOption({ label: 'Returns desk' });
+      await page.waitForURL(new RegExp(`agent=${second.bot_id}`));
+      await waitUntil('one request', async () => ((await threadItems(page).count()) === 1 ? true : undefined));
+      expect(await threadItems(page).first().textContent()).toContain('Returns desk');
+      await page.reload();
+      await threadItems(page).first().waitFor();
+      expect(await threadItems(page).count()).toBe(1);
+      expect(await page.getByLabel('Agent').inputValue()).toBe(second.bot_id);
+
+      // A refresh that fails keeps what is shown and says so; the next one clears it.
+      await threadItems(page).first().click();
+      await page.getByTestId('transcript').getByText('I want to return a lamp', { exact: true }).waitFor();
+      await page.route('**/v1/dashboard/**', (route) => route.abort('internetdisconnected'));
+      await page.getByText('Not refreshed:').first().waitFor({ timeout: 15_000 });
+      expect(await threadItems(page).count()).toBe(1);
+      await page.getByTestId('transcript').getByText('I want to return a lamp', { exact: true }).waitFor();
+      await shot(page, '18-inbox-offline');
+      await page.unroute('**/v1/dashboard/**');
+      await page.getByText('Not refreshed:').first().waitFor({ state: 'detached', timeout: 30_000 });
+
+      // A conversation that does not exist says so.
+      await page.goto(api(`/inbox?bot=${bot.bot_id}&session=no-such-session`));
+      await page.getByText('This conversation does not exist').waitFor();
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
 
   it('billing shows the plan, the month’s usage as a meter and per-day charts with a table, the ledger and the plans', async () => {
     const bot = await newBot({ botName: 'Billing bot', workspaceName: 'Acme billing' });
