@@ -335,14 +335,35 @@ describe('the operator dashboard', () => {
       await shot(operator.page, '10-phone-list', false);
       expect(operator.errors).toEqual([]);
 
-      // ---- The owner's notifications: the contact, linked to its conversation; marked read.
+      // ---- The owner's notifications: each links where it can be dealt with (the contact to its conversation, an
+      // approval to the agent's actions, a paused trigger to its triggers); one, then all, marked read.
+      const stamp = Date.now();
+      await testDb().query(
+        `INSERT INTO notifications (id, workspace_id, bot_id, kind, title, body, data, created_at) VALUES
+           ($1, $3, $4, 'trigger_paused', 'Trigger “Nightly sync” paused', 'It failed 5 times in a row.', '{}',
+            now() - interval '2 hours'),
+           ($2, $3, $4, 'approval_requested', 'An action waits for approval', 'Refund order 1234 (EUR 40).', '{}',
+            now() - interval '1 hour')`,
+        [`ntf_paused_${stamp}`, `ntf_approval_${stamp}`, bot.workspace_id, bot.bot_id],
+      );
       await owner.page.goto(api('/notifications'));
-      const notice = owner.page
-        .getByTestId('notification')
-        .filter({ hasText: /contact/i })
-        .first();
+      const notices = owner.page.getByTestId('notification');
+      const notice = notices.filter({ hasText: /contact/i }).first();
       await notice.waitFor();
       expect(await notice.getByRole('link').getAttribute('href')).toMatch(/^\/inbox\?.*session=/);
+      expect(await notices.filter({ hasText: 'Nightly sync' }).getByRole('link').getAttribute('href')).toBe(
+        `/agents/${bot.bot_id}/triggers`,
+      );
+      expect(await notices.filter({ hasText: 'Refund order' }).getByRole('link').getAttribute('href')).toBe(
+        `/agents/${bot.bot_id}/actions`,
+      );
+      await notices
+        .filter({ hasText: 'Nightly sync' })
+        .getByRole('button', { name: /^Mark .* as read$/ })
+        .click();
+      await waitUntil('one read', async () =>
+        (await owner.page.locator('.notification-unread').count()) === 2 ? true : undefined,
+      );
       await shot(owner.page, '11-notifications');
       await owner.page.getByRole('button', { name: 'Mark all as read' }).click();
       await owner.page.locator('.notification-unread').first().waitFor({ state: 'detached' });
