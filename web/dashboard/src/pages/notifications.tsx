@@ -52,13 +52,12 @@ export function NotificationsPage() {
     const at = Date.now();
     const res = await marking.run(() => notificationsApi.markRead(ids), ids ? ids.join(',') : 'all');
     if (res.ok) {
-      list.set((data) => ({
-        ...data,
-        notifications: data.notifications.map((n) =>
+      list.set((data) => {
+        const notifications = data.notifications.map((n) =>
           !ids || ids.includes(n.id) ? { ...n, read_at: n.read_at ?? at } : n,
-        ),
-        unread: 0,
-      }));
+        );
+        return { ...data, notifications, unread: notifications.filter((n) => !n.read_at).length };
+      });
     }
     void list.reload();
     session.refreshUnread();
