@@ -556,7 +556,7 @@ function ThreadView(props: {
   useLayoutEffect(() => {
     const el = scroller.current;
     if (el && stick.current) el.scrollTop = el.scrollHeight;
-  }, [count, typing, thread.state]);
+  }, [count, typing, thread.state, resolvedNote, thread.state === 'ready' && thread.status]);
 
   // Opened from the list: focus goes to the reply box on wide screens, to the heading on phones (where the list was
   // replaced, so the screen reader should hear what opened).
