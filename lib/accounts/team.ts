@@ -29,8 +29,8 @@ const forbidden = (message: string) => new ApiError('forbidden', message);
 
 /**
  * A workspace's people (docs/decisions.md, "Roles"): members with roles, invitations by e-mail link, role changes and
- * removals. Who may do what beyond the route's roles is decided here: an admin invites and removes operators and
- * admins but never the owner; only the owner changes roles; nobody removes or demotes themself.
+ * removals. Who may do what beyond the route's roles is decided here: an admin invites admins and operators and
+ * removes operators; only the owner changes roles and removes admins; nobody removes the owner or themself.
  */
 export function createTeamService(deps: { db: Db; outbox: Outbox }) {
   const { db } = deps;
@@ -158,13 +158,15 @@ export function createTeamService(deps: { db: Db; outbox: Outbox }) {
     },
 
     /**
-     * Removes a member: their account and sessions end at once. The owner removes anyone but themself; an admin
-     * removes operators and other admins, never the owner.
+     * Removes a member: their account and sessions end at once. The owner removes anyone but themself; an admin removes
+     * operators (admins are the owner's to remove, as roles are the owner's to give).
      */
     async remove(session: UserSession, userId: string): Promise<void> {
       if (userId === session.userId) throw forbidden('You cannot remove yourself');
       const member = await memberOf(session.workspaceId, userId);
       if (member.role === 'owner') throw forbidden("The workspace's owner cannot be removed");
+      if (member.role === 'admin' && session.role !== 'owner')
+        throw forbidden("Only the workspace's owner removes admins");
       await db.query(`DELETE FROM users WHERE id = $1 AND workspace_id = $2`, [userId, session.workspaceId]);
     },
   };

@@ -670,6 +670,8 @@ export function createConversationService(deps: ConversationServiceDeps) {
           ...(m.attachment ? { attachment: attachmentView(m.attachment, mediaBaseUrl) } : {}),
         })),
         next_cursor: rows.rows.length > page.limit ? encodeCursor({ seq: Number(messages.at(-1)!.seq) }) : '',
+        // Where a reader that keeps watching continues (after the last message read), even on the last page.
+        resume_cursor: encodeCursor({ seq: messages.length ? Number(messages.at(-1)!.seq) : after }),
       };
     },
 

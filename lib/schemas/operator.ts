@@ -38,6 +38,11 @@ export const Transcript = z
     visitor_typing: z.boolean().describe('The visitor is typing; goes off about 6 seconds after the last signal.'),
     messages: z.array(Message),
     next_cursor: z.string(),
+    resume_cursor: z
+      .string()
+      .describe(
+        'Where to continue to see what is new: after the last message of this page, also on the last page (whose `next_cursor` is empty).',
+      ),
   })
   .meta({ id: 'Transcript' });
 

@@ -56,7 +56,8 @@ const messagesWith = (key: string) =>
 
 /** Every page the app draws fits its viewport's width (nothing scrolls sideways). */
 async function expectNoSidewaysScroll(page: Page) {
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  // Expressions as strings: they run in the page, and this file is typed for Node (no DOM library).
+  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
   expect(overflow).toBeLessThanOrEqual(0);
 }
 
@@ -137,7 +138,7 @@ describe('dashboard, an owner', () => {
     const botId = new URL(page.url()).pathname.split('/')[2];
     expect(botId).toBeTruthy();
     // Focus moves to the new page's heading (screen readers announce it).
-    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    expect(await page.evaluate<string | undefined>('document.activeElement?.tagName')).toBe('H1');
     await page.getByLabel('Instructions').waitFor();
     await shot(page, 'agent-settings');
 
@@ -162,16 +163,21 @@ describe('dashboard, an owner', () => {
     const firstFetched = Number(await page.getByTestId('scan-fetched').textContent());
     await page.waitForFunction(
       (before) => {
-        const el = document.querySelector('[data-testid="scan-fetched"]');
+        // Runs in the page (this file is typed for Node, without the DOM library).
+        const page = globalThis as unknown as {
+          document: { querySelector(selector: string): { textContent: string | null } | null };
+        };
+        const el = page.document.querySelector('[data-testid="scan-fetched"]');
         return !el || Number(el.textContent) > before;
       },
       firstFetched,
       { timeout: 20_000 },
     );
     // The bar shows the part of the pages found so far that was fetched.
-    const bar = await progress
-      .locator('progress')
-      .evaluate((el: HTMLProgressElement) => ({ value: el.value, max: el.max }));
+    const bar = await progress.locator('progress').evaluate((el) => ({
+      value: (el as unknown as { value: number }).value,
+      max: (el as unknown as { max: number }).max,
+    }));
     expect(bar.value).toBeGreaterThan(0);
     expect(bar.value).toBeLessThanOrEqual(bar.max);
     await shot(page, 'scan-progress');

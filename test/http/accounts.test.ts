@@ -319,11 +319,19 @@ describe('invitations and roles', () => {
     expect(promoted.body).toMatchObject({ id: operator.userId, role: 'admin' });
     expect((await http(`/v1/dashboard/bots/${bot.bot_id}/triggers`, { headers: asOperator })).status).toBe(200);
 
-    // The admin removes the other admin: that session stops at once.
-    const removed = await http(`/v1/dashboard/team/members/${operator.userId}`, {
+    // Admins are the owner's to remove; an admin removes operators only.
+    const byAdmin = await http(`/v1/dashboard/team/members/${operator.userId}`, { method: 'DELETE', headers: asAdmin });
+    expect([byAdmin.status, byAdmin.body.code]).toEqual([403, 'forbidden']);
+    const third = await addMember(bot, 'operator');
+    const asThird = await sessionOf(third);
+    const operatorRemoved = await http(`/v1/dashboard/team/members/${third.userId}`, {
       method: 'DELETE',
       headers: asAdmin,
     });
+    expect(operatorRemoved.body).toEqual({ status: 'removed' });
+    expect((await http('/v1/auth/me', { headers: asThird })).status).toBe(401);
+    // The owner removes the promoted admin: that session stops at once.
+    const removed = await http(`/v1/dashboard/team/members/${operator.userId}`, { method: 'DELETE', headers: owner });
     expect(removed.body).toEqual({ status: 'removed' });
     expect((await http('/v1/auth/me', { headers: asOperator })).status).toBe(401);
     const members = (await http('/v1/dashboard/team', { headers: owner })).body.members;

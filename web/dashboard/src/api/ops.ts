@@ -57,6 +57,8 @@ export interface Transcript {
   visitor_typing: boolean;
   messages: Message[];
   next_cursor: string;
+  /** After the last message read, also on the last page: where polling continues. */
+  resume_cursor: string;
 }
 
 export interface BotSummary {

@@ -494,15 +494,15 @@ function ThreadView(props: {
     > {
       const added: Message[] = [];
       let last: Transcript | undefined;
-      // Follow full pages; a page shorter than the limit is the end (an empty next_cursor too: keep the last one).
+      // Follow the pages to the end; the next poll continues after the last message read (`resume_cursor`), so it
+      // reads only what is new.
       for (let page = 0; page < 50; page++) {
-        const limit = 200;
-        const res = await inboxApi.transcript(botId, sessionId, cursor.current, limit);
+        const res = await inboxApi.transcript(botId, sessionId, cursor.current, 200);
         if (!res.ok) return { ok: false, failure: res };
         last = res.value;
         added.push(...merge(res.value.messages));
-        if (res.value.next_cursor) cursor.current = res.value.next_cursor;
-        if (!res.value.next_cursor || res.value.messages.length < limit) break;
+        cursor.current = res.value.resume_cursor;
+        if (!res.value.next_cursor) break;
       }
       return { ok: true, value: last!, added };
     }
