@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
 import path from 'node:path';
-import { crc32, deflateSync } from 'node:zlib';
-import { type Browser, type BrowserContext, type Locator, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
+import { type ShopPage, launchChromium, makePng, startShopPage } from '../support/browser';
 import { stackInfo } from '../support/stack-info';
 import { allowOrigins } from '../support/widget';
 
@@ -23,41 +22,20 @@ const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'dashboard'
 const PHONE = { width: 390, height: 844 };
 
 let browser: Browser;
-let shop: Server;
+let shop: ShopPage;
 let shopOrigin: string;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   // The integrator's site: the widget's script tag on a page of its own origin (another port is another origin).
-  shop = createServer((req, res) => {
-    const key = new URL(req.url ?? '/', 'http://x').searchParams.get('key') ?? '';
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Acme shop</title></head>
-<body style="font-family: sans-serif; margin: 40px"><h1>Acme shop</h1><p>Handmade things, shipped worldwide.</p>
-<script src="${stackInfo().apiUrl}/widget.js" data-key="${key}" async></script></body></html>`);
-  });
-  await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
-  shopOrigin = `http://127.0.0.1:${(shop.address() as { port: number }).port}`;
+  shop = await startShopPage();
+  shopOrigin = shop.origin;
 });
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise<void>((r) => (shop ? shop.close(() => r()) : r()));
+  await shop?.close();
 });
 
 const api = (p: string) => `${stackInfo().apiUrl}${p}`;
@@ -108,34 +86,6 @@ async function chatALittle(bot: BootstrapResult, n: number): Promise<void> {
 }
 
 const threadItems = (page: Page): Locator => page.getByTestId('thread');
-
-/** A real PNG (160×100, a gradient), built here: signature, IHDR, one zlib-compressed IDAT, IEND. */
-function makePng(width = 160, height = 100): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8); // 8 bits, truecolour, no interlace
-  const rows = Buffer.alloc((width * 3 + 1) * height);
-  for (let y = 0; y < height; y++) {
-    const row = y * (width * 3 + 1);
-    for (let x = 0; x < width; x++)
-      rows.set([Math.round((x / width) * 255), 110, Math.round((y / height) * 255)], row + 1 + x * 3);
-  }
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(rows)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 describe('the operator dashboard', () => {
   it('an operator invited on the Team page answers a widget conversation in the inbox and resolves it', async () => {
@@ -261,7 +211,7 @@ describe('the operator dashboard', () => {
 
       await visitor.page
         .locator('input[type=file]')
-        .setInputFiles({ name: 'receipt.png', mimeType: 'image/png', buffer: makePng() });
+        .setInputFiles({ name: 'receipt.png', mimeType: 'image/png', buffer: makePng(160, 100) });
       const image = transcript.locator('.msg-visitor img');
       await image.waitFor();
       expect(await image.getAttribute('alt')).toBeTruthy();

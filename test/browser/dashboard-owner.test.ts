@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { type FakeSite, startFakeSite } from '../support/fake-site';
 import { http } from '../support/helpers';
+import { launchChromium } from '../support/browser';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -25,19 +26,7 @@ beforeAll(async () => {
   for (const name of readdirSync(ARTIFACTS)) if (name.startsWith('owner-')) rmSync(path.join(ARTIFACTS, name));
   // Crawl-delay 1: one page a second, so the scan runs long enough for its progress to be watched.
   site = await startFakeSite({ robotsTxt: 'User-agent: *\nCrawl-delay: 1\n' });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
 import path from 'node:path';
-import { crc32, deflateSync } from 'node:zlib';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { http, newBot, ownerSession, waitUntil } from '../support/helpers';
+import { type ShopPage, launchChromium, makePng, startShopPage } from '../support/browser';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -28,47 +27,20 @@ const HOSTILE_CSS = `
 `;
 
 let browser: Browser;
-let shop: Server;
+let shop: ShopPage;
 let shopOrigin: string;
 
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  // The integrator's site: a page with the script tag, on an origin of its own (another port is another origin).
-  shop = createServer((req, res) => {
-    const q = new URL(req.url ?? '/', 'http://x').searchParams;
-    const attrs = [
-      `src="${stackInfo().apiUrl}/widget.js"`,
-      `data-key="${q.get('key') ?? ''}"`,
-      ...(q.get('open') ? ['data-open="true"'] : []),
-      ...(q.get('user') ? [`data-user-token="${q.get('user')}"`] : []),
-    ];
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Acme shop</title><style>${HOSTILE_CSS}</style></head>
-<body><h1>Acme shop</h1><p>Handmade things, shipped worldwide.</p><button>Buy now</button>
-<script ${attrs.join(' ')} async></script></body></html>`);
-  });
-  await new Promise<void>((r) => shop.listen(0, '127.0.0.1', r));
-  shopOrigin = `http://127.0.0.1:${(shop.address() as { port: number }).port}`;
+  browser = await launchChromium();
+  // The integrator's site: a page with the script tag, on an origin of its own, with hostile CSS.
+  shop = await startShopPage({ css: HOSTILE_CSS });
+  shopOrigin = shop.origin;
 });
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise<void>((r) => (shop ? shop.close(() => r()) : r()));
+  await shop?.close();
 });
 
 async function allowShop(bot: BootstrapResult, origins = [shopOrigin]): Promise<void> {
@@ -123,35 +95,6 @@ async function operatorTranscript(bot: BootstrapResult, sid: string): Promise<Tr
   const res = await http(`/v1/api/operator/threads/${sid}?limit=100`, { key: bot.keys.secret_key });
   expect(res.status).toBe(200);
   return res.body.messages as TranscriptMessage[];
-}
-
-/** A real PNG (64×40, a gradient), built here: signature, IHDR, one zlib-compressed IDAT, IEND. */
-function makePng(width = 64, height = 40): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8); // 8 bits, truecolour, no interlace
-  const rows = Buffer.alloc((width * 3 + 1) * height);
-  for (let y = 0; y < height; y++) {
-    const row = y * (width * 3 + 1);
-    rows[row] = 0; // filter: none
-    for (let x = 0; x < width; x++)
-      rows.set([Math.round((x / width) * 255), 90, Math.round((y / height) * 255)], row + 1 + x * 3);
-  }
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(rows)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
 }
 
 /**
@@ -321,7 +264,7 @@ describe('the widget on an integrator’s page', () => {
       await shot(page, '07-operator-replied');
 
       // An image: a message of the conversation the operator sees; its address serves the PNG.
-      const png = makePng();
+      const png = makePng(64, 40);
       await page.locator('input[type=file]').setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: png });
       const thumb = page.locator('.msg-visitor img');
       await thumb.waitFor();
