@@ -558,6 +558,18 @@ function ThreadView(props: {
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   }, [count, typing, thread.state, resolvedNote, thread.state === 'ready' && thread.status]);
 
+  // An image that finishes loading can push the newest message out of view: keep it in view, as above. (`load` does not
+  // bubble; a listener in the capture phase hears every image of the transcript.)
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const keepNewestInView = () => {
+      if (stick.current) el.scrollTop = el.scrollHeight;
+    };
+    el.addEventListener('load', keepNewestInView, true);
+    return () => el.removeEventListener('load', keepNewestInView, true);
+  }, [thread.state]);
+
   // Opened from the list: focus goes to the reply box on wide screens, to the heading on phones (where the list was
   // replaced, so the screen reader should hear what opened).
   const focused = useRef(false);
