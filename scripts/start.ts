@@ -64,14 +64,16 @@ async function main() {
   console.log(`
   Agent Platform is running.
 
+    Dashboard      ${base}/signup   (sign up, then create an agent: its keys are shown once)
+    Widget         <script src="${base}/widget.js" data-key="pk_…" async></script>
     API            ${base}
     API reference  ${base}/docs   (machine-readable: ${base}/v1/openapi.json)
     Health         ${base}/healthz   ${base}/readyz   ${base}/metrics
     Temporal UI    ${platform.temporalUiUrl}
     Postgres       ${platform.postgres ? `embedded on 127.0.0.1:${o.EMBEDDED_PG_PORT}, data in ${platform.postgres.dataDir}` : 'DATABASE_URL'}
 
-  Get keys:  npx agentctl bootstrap      (a workspace, an owner, a bot, and every key shown once)
-  Try it:    curl -s ${base}/v1/api/messages?session_id=demo -H "X-Bot-Key: <sk_ key>"
+  Or get keys:  npx agentctl bootstrap      (a workspace, an owner, a bot, and every key shown once)
+  Try it:       curl -s ${base}/v1/api/messages?session_id=demo -H "X-Bot-Key: <sk_ key>"
 
   Ctrl-C stops everything; data stays in ${o.DATA_DIR}.
 `);
