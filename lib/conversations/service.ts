@@ -13,7 +13,6 @@ import {
   runWorkflowId,
   visitorAttachmentUpdate,
 } from '../../workflows/messages';
-import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import { type Db, withTransaction } from '../db';
 import { type ApiError, apiErrorForFailure, errors } from '../errors';
 import { signVisitorConfirmation } from '../identity';
@@ -21,10 +20,11 @@ import { LIMITS } from '../limits';
 import type { SecretBox } from '../secret-box';
 import type { DeltaHub } from '../streams';
 import { type Temporal, resendUnprocessedUpdate } from '../temporal';
-import type { AttachmentRef, MediaService } from '../media/service';
-import { notify } from '../notifications/service';
+import type { MediaService } from '../media/service';
 import { answerMessageId } from '../runs/bookkeeping';
+import { type ContactInput, recordContact, recordRating } from './events';
 import { type AttachmentView, type PollResult, attachmentView, pollMessages } from './poll';
+import { type InboxOptions, type Page, listInbox, listThreads, readTranscript } from './views';
 import {
   type ChatInput,
   type ConversationDeps,
@@ -98,10 +98,7 @@ export interface ChatStream {
   ): Promise<{ turnPending: boolean }>;
 }
 
-export interface Page {
-  limit: number;
-  cursor?: string;
-}
+export type { Page } from './views';
 
 /**
  * Deletes every run of a workflow id from Temporal (visibility lists the runs a continue-as-new left behind; the
@@ -400,64 +397,25 @@ export function createConversationService(deps: ConversationServiceDeps) {
     },
 
     /**
-     * A visitor rates one of the bot's answers (spec, Message: a `rating` event). One rating per answer: rating it
-     * again replaces the earlier one (and moves it to now in the transcript). 404 for an answer that is not the bot's
-     * in this conversation.
+     * A visitor rates one of the bot's answers (spec, Message: a `rating` event); rating it again replaces the rating.
+     * 404 for an answer that is not the bot's in this conversation.
      */
     async rate(botId: string, sessionId: string, ref: string, rating: 'up' | 'down'): Promise<void> {
-      const conversation = await conversationOf(botId, sessionId);
-      const id = `evt_rating_${createHash('sha256').update(`${conversation.session_id}\n${ref}`).digest('hex').slice(0, 32)}`;
-      const event = { kind: 'rating', rating, ref };
-      const text = rating === 'up' ? 'Rated an answer as helpful' : 'Rated an answer as not helpful';
-      await withTransaction(deps.db, async (tx) => {
-        const answer = await tx.query(`SELECT 1 FROM messages WHERE id = $1 AND session_id = $2 AND author = 'bot'`, [
-          ref,
-          conversation.session_id,
-        ]);
-        if (!answer.rowCount) throw errors.notFound('No answer of the bot with this id in this conversation');
-        await tx.query(`DELETE FROM messages WHERE id = $1`, [id]);
-        await tx.query(
-          `INSERT INTO messages (id, session_id, bot_id, author, text, event, at) VALUES ($1, $2, $3, 'event', $4, $5, $6)`,
-          [id, conversation.session_id, botId, text, event, Date.now()],
-        );
-      });
+      await recordRating(deps.db, await conversationOf(botId, sessionId), ref, rating);
     },
 
     /**
-     * A visitor leaves a way to reach them (spec, Message: a `contact` event), shown in the operator's transcript and
-     * announced in the dashboard's notifications. It is accepted even before any message and with the monthly quota
-     * used up: it is how a visitor reaches the team when the chat cannot (docs/decisions.md).
+     * A visitor leaves a way to reach them (spec, Message: a `contact` event), also a dashboard notification. Accepted
+     * before any message and with the monthly quota used up: it is how a visitor reaches the team when the chat
+     * cannot (docs/decisions.md), so the conversation starts here without the quota check.
      */
-    async leaveContact(
-      botId: string,
-      sessionId: string,
-      contact: { contact: string; name?: string; note?: string },
-    ): Promise<void> {
+    async leaveContact(botId: string, sessionId: string, contact: ContactInput): Promise<void> {
       const bot = await loadBot(deps.db, botId);
       const conversation =
         (await findConversation(deps.db, bot.id, sessionId)) ??
         (await startConversation(deps.db, bot, sessionId, { checkQuota: false }));
       if (!conversation) throw errors.notFound('No conversation with this session_id');
-      const name = contact.name?.trim() || undefined;
-      const note = contact.note?.trim() || undefined;
-      const event = { kind: 'contact', contact: contact.contact, ...(name ? { name } : {}), ...(note ? { note } : {}) };
-      const line = [name, contact.contact].filter(Boolean).join(', ') + (note ? ` — ${note}` : '');
-      const id = `evt_contact_${randomUUID().replace(/-/g, '')}`;
-      await withTransaction(deps.db, async (tx) => {
-        await tx.query(
-          `INSERT INTO messages (id, session_id, bot_id, author, text, event, at) VALUES ($1, $2, $3, 'event', $4, $5, $6)`,
-          [id, conversation.session_id, botId, `Left a contact: ${line}`, event, Date.now()],
-        );
-        await notify(tx, {
-          id: `ntf_${id}`,
-          workspaceId: bot.workspace_id,
-          botId,
-          kind: 'contact_left',
-          title: 'A visitor left a contact',
-          body: line,
-          data: { session_id: conversation.session_id, ...event },
-        });
-      });
+      await recordContact(deps.db, conversation, contact);
     },
 
     /**
@@ -516,163 +474,17 @@ export function createConversationService(deps: ConversationServiceDeps) {
     },
 
     /** Open requests (handed to a person, `waiting` or `operator`), most recently handed over first. */
-    async listThreads(botId: string, page: Page) {
-      const after = page.cursor ? decodeCursor(page.cursor, CURSORS.threads) : undefined;
-      const res = await deps.db.query<{
-        session_id: string;
-        status: string;
-        visitor_user: string | null;
-        visitor_typing: boolean;
-        escalated_ms: number;
-        last_ms: number;
-        last: { author: string; text: string; at: number } | null;
-      }>(
-        `SELECT c.session_id, c.status, c.visitor_user, COALESCE(c.visitor_typing_until > now(), false) AS visitor_typing,
-                (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms,
-                (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
-                (SELECT json_build_object('author', m.author, 'text', m.text, 'at', m.at) FROM messages m
-                  WHERE m.session_id = c.session_id AND m.author <> 'event' ORDER BY m.seq DESC LIMIT 1) AS last
-           FROM conversations c
-          WHERE c.bot_id = $1 AND c.escalated_at IS NOT NULL AND c.status IN ('waiting', 'operator')
-            AND ($2::bigint IS NULL OR ((extract(epoch FROM c.escalated_at) * 1000)::bigint, c.session_id) < ($2::bigint, $3::text))
-          ORDER BY c.escalated_at DESC, c.session_id DESC
-          LIMIT $4`,
-        [botId, after?.e ?? null, after?.s ?? null, page.limit + 1],
-      );
-      const rows = res.rows.slice(0, page.limit);
-      const last = rows.at(-1);
-      return {
-        threads: rows.map((r) => ({
-          session_id: r.session_id,
-          status: r.status,
-          visitor_user: r.visitor_user,
-          visitor_typing: r.visitor_typing,
-          escalated_at: Number(r.escalated_ms),
-          last_message_at: Number(r.last_ms),
-          last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
-        })),
-        next_cursor:
-          res.rows.length > page.limit && last
-            ? encodeCursor({ e: Number(last.escalated_ms), s: last.session_id })
-            : '',
-      };
-    },
+    listThreads: (botId: string, page: Page) => listThreads(deps.db, botId, page),
 
     /**
      * The dashboard's inbox: conversations of every bot of a workspace (or one), with the bot's name. `open`: requests
-     * handed to a person (`waiting`, `operator`), most recently handed over first, as the operator API lists them;
-     * `all`: every conversation, latest activity first.
+     * handed to a person, as the operator API lists them; `all`: every conversation, latest activity first.
      */
-    async inbox(workspaceId: string, opts: { status: 'open' | 'all'; botId?: string } & Page) {
-      const open = opts.status === 'open';
-      // Keysets: open requests by hand-over time (ms) and session, all conversations by last activity and session.
-      const byHandover = opts.cursor && open ? decodeCursor(opts.cursor, CURSORS.threads) : undefined;
-      const byActivity = opts.cursor && !open ? decodeCursor(opts.cursor, CURSORS.runs) : undefined;
-      const res = await deps.db.query<{
-        bot_id: string;
-        bot_name: string;
-        session_id: string;
-        status: string;
-        visitor_user: string | null;
-        visitor_typing: boolean;
-        escalated_ms: string | null;
-        last_ms: string;
-        last_text: string;
-        last: { author: string; text: string; at: number } | null;
-      }>(
-        `SELECT c.bot_id, b.name AS bot_name, c.session_id, c.status, c.visitor_user,
-                COALESCE(c.visitor_typing_until > now(), false) AS visitor_typing,
-                (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms,
-                (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
-                c.last_message_at::text AS last_text,
-                (SELECT json_build_object('author', m.author,
-                                          'text', CASE WHEN m.attachment IS NOT NULL AND m.text = '' THEN '[image]' ELSE m.text END,
-                                          'at', m.at)
-                   FROM messages m WHERE m.session_id = c.session_id AND m.author <> 'event'
-                  ORDER BY m.seq DESC LIMIT 1) AS last
-           FROM conversations c JOIN bots b ON b.id = c.bot_id
-          WHERE c.workspace_id = $1 AND ($2::text IS NULL OR c.bot_id = $2)
-            AND (NOT $3 OR (c.escalated_at IS NOT NULL AND c.status IN ('waiting', 'operator')))
-            AND ($4::bigint IS NULL OR ((extract(epoch FROM c.escalated_at) * 1000)::bigint, c.session_id) < ($4, $5::text))
-            AND ($6::timestamptz IS NULL OR (c.last_message_at, c.session_id) < ($6, $5::text))
-          ORDER BY CASE WHEN $3 THEN c.escalated_at END DESC, CASE WHEN NOT $3 THEN c.last_message_at END DESC,
-                   c.session_id DESC
-          LIMIT $7`,
-        [
-          workspaceId,
-          opts.botId ?? null,
-          open,
-          byHandover?.e ?? null,
-          byHandover?.s ?? byActivity?.i ?? null,
-          byActivity?.t ?? null,
-          opts.limit + 1,
-        ],
-      );
-      const rows = res.rows.slice(0, opts.limit);
-      const last = rows.at(-1);
-      return {
-        threads: rows.map((r) => ({
-          bot_id: r.bot_id,
-          bot_name: r.bot_name,
-          session_id: r.session_id,
-          status: r.status,
-          visitor_user: r.visitor_user,
-          visitor_typing: r.visitor_typing,
-          escalated_at: r.escalated_ms === null ? null : Number(r.escalated_ms),
-          last_message_at: Number(r.last_ms),
-          last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
-        })),
-        next_cursor:
-          res.rows.length > opts.limit && last
-            ? open
-              ? encodeCursor({ e: Number(last.escalated_ms), s: last.session_id })
-              : encodeCursor({ t: last.last_text, i: last.session_id })
-            : '',
-      };
-    },
+    inbox: (workspaceId: string, opts: InboxOptions) => listInbox(deps.db, workspaceId, opts),
 
     /** The full transcript, messages and events; opening it tells the visitor an operator is reading. */
     async transcript(botId: string, sessionId: string, page: Page, mediaBaseUrl: string) {
-      const conversation = await conversationOf(botId, sessionId);
-      const after = page.cursor ? decodeCursor(page.cursor, CURSORS.seq).seq : 0;
-      const [meta, rows] = await Promise.all([
-        deps.db.query<{ visitor_user: string | null; status: string; visitor_typing: boolean }>(
-          `UPDATE conversations SET operator_seen_at = COALESCE(operator_seen_at, now()) WHERE session_id = $1
-           RETURNING visitor_user, status, COALESCE(visitor_typing_until > now(), false) AS visitor_typing`,
-          [conversation.session_id],
-        ),
-        deps.db.query<{
-          seq: number;
-          id: string;
-          author: string;
-          text: string;
-          at: number;
-          event: Record<string, unknown> | null;
-          attachment: AttachmentRef | null;
-        }>(
-          `SELECT seq, id, author, text, at, event, attachment FROM messages WHERE session_id = $1 AND seq > $2
-            ORDER BY seq LIMIT $3`,
-          [conversation.session_id, after, page.limit + 1],
-        ),
-      ]);
-      const messages = rows.rows.slice(0, page.limit);
-      return {
-        session_id: conversation.session_id,
-        status: meta.rows[0]?.status ?? conversation.status,
-        visitor_user: meta.rows[0]?.visitor_user ?? null,
-        visitor_typing: meta.rows[0]?.visitor_typing ?? false,
-        messages: messages.map((m) => ({
-          id: m.id,
-          author: m.author,
-          text: m.text,
-          at: Number(m.at),
-          ...(m.event ? { event: m.event } : {}),
-          ...(m.attachment ? { attachment: attachmentView(m.attachment, mediaBaseUrl) } : {}),
-        })),
-        next_cursor: rows.rows.length > page.limit ? encodeCursor({ seq: Number(messages.at(-1)!.seq) }) : '',
-        // Where a reader that keeps watching continues (after the last message read), even on the last page.
-        resume_cursor: encodeCursor({ seq: messages.length ? Number(messages.at(-1)!.seq) : after }),
-      };
+      return readTranscript(deps.db, await conversationOf(botId, sessionId), page, mediaBaseUrl);
     },
 
     /** An operator reply: reaches the visitor at the next poll; the conversation becomes `operator`. */

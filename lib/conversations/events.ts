@@ -1,0 +1,61 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { type Db, withTransaction } from '../db';
+import { errors } from '../errors';
+import { notify } from '../notifications/service';
+import type { ConversationRow } from './turn';
+
+/**
+ * Events (spec, Message): what a visitor does besides writing — a rating of an answer, a contact left — stored as
+ * messages with `author: "event"`, which operators see in transcripts and visitors never do (polls skip them).
+ */
+export interface ContactInput {
+  contact: string;
+  name?: string;
+  note?: string;
+}
+
+/**
+ * One rating per answer: rating it again replaces the earlier event, deleted and inserted anew in one transaction so
+ * a transcript read from a cursor sees the change. 404 for a `ref` that is not a bot message of this conversation.
+ */
+export async function recordRating(db: Db, conversation: ConversationRow, ref: string, rating: 'up' | 'down') {
+  const id = `evt_rating_${createHash('sha256').update(`${conversation.session_id}\n${ref}`).digest('hex').slice(0, 32)}`;
+  const event = { kind: 'rating', rating, ref };
+  const text = rating === 'up' ? 'Rated an answer as helpful' : 'Rated an answer as not helpful';
+  await withTransaction(db, async (tx) => {
+    const answer = await tx.query(`SELECT 1 FROM messages WHERE id = $1 AND session_id = $2 AND author = 'bot'`, [
+      ref,
+      conversation.session_id,
+    ]);
+    if (!answer.rowCount) throw errors.notFound('No answer of the bot with this id in this conversation');
+    await tx.query(`DELETE FROM messages WHERE id = $1`, [id]);
+    await tx.query(
+      `INSERT INTO messages (id, session_id, bot_id, author, text, event, at) VALUES ($1, $2, $3, 'event', $4, $5, $6)`,
+      [id, conversation.session_id, conversation.bot_id, text, event, Date.now()],
+    );
+  });
+}
+
+/** A contact event, and the dashboard notification that announces it, in one transaction. */
+export async function recordContact(db: Db, conversation: ConversationRow, contact: ContactInput) {
+  const name = contact.name?.trim() || undefined;
+  const note = contact.note?.trim() || undefined;
+  const event = { kind: 'contact', contact: contact.contact, ...(name ? { name } : {}), ...(note ? { note } : {}) };
+  const line = [name, contact.contact].filter(Boolean).join(', ') + (note ? ` — ${note}` : '');
+  const id = `evt_contact_${randomUUID().replace(/-/g, '')}`;
+  await withTransaction(db, async (tx) => {
+    await tx.query(
+      `INSERT INTO messages (id, session_id, bot_id, author, text, event, at) VALUES ($1, $2, $3, 'event', $4, $5, $6)`,
+      [id, conversation.session_id, conversation.bot_id, `Left a contact: ${line}`, event, Date.now()],
+    );
+    await notify(tx, {
+      id: `ntf_${id}`,
+      workspaceId: conversation.workspace_id,
+      botId: conversation.bot_id,
+      kind: 'contact_left',
+      title: 'A visitor left a contact',
+      body: line,
+      data: { session_id: conversation.session_id, ...event },
+    });
+  });
+}

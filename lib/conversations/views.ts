@@ -1,0 +1,171 @@
+import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
+import type { Queryable } from '../db';
+import type { AttachmentRef } from '../media/service';
+import { attachmentView } from './poll';
+import type { ConversationRow } from './turn';
+
+/**
+ * What operators read of conversations (the operator API and the dashboard's inbox): lists of requests and
+ * transcripts with their events and images. The conversation service checks whose conversation it is, then reads here.
+ */
+export interface Page {
+  limit: number;
+  cursor?: string;
+}
+
+export type InboxOptions = { status: 'open' | 'all'; botId?: string } & Page;
+
+/** Open requests of a bot (handed to a person, `waiting` or `operator`), most recently handed over first. */
+export async function listThreads(db: Queryable, botId: string, page: Page) {
+  const after = page.cursor ? decodeCursor(page.cursor, CURSORS.threads) : undefined;
+  const res = await db.query<{
+    session_id: string;
+    status: string;
+    visitor_user: string | null;
+    visitor_typing: boolean;
+    escalated_ms: number;
+    last_ms: number;
+    last: { author: string; text: string; at: number } | null;
+  }>(
+    `SELECT c.session_id, c.status, c.visitor_user, COALESCE(c.visitor_typing_until > now(), false) AS visitor_typing,
+            (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms,
+            (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
+            (SELECT json_build_object('author', m.author, 'text', m.text, 'at', m.at) FROM messages m
+              WHERE m.session_id = c.session_id AND m.author <> 'event' ORDER BY m.seq DESC LIMIT 1) AS last
+       FROM conversations c
+      WHERE c.bot_id = $1 AND c.escalated_at IS NOT NULL AND c.status IN ('waiting', 'operator')
+        AND ($2::bigint IS NULL OR ((extract(epoch FROM c.escalated_at) * 1000)::bigint, c.session_id) < ($2::bigint, $3::text))
+      ORDER BY c.escalated_at DESC, c.session_id DESC
+      LIMIT $4`,
+    [botId, after?.e ?? null, after?.s ?? null, page.limit + 1],
+  );
+  const rows = res.rows.slice(0, page.limit);
+  const last = rows.at(-1);
+  return {
+    threads: rows.map((r) => ({
+      session_id: r.session_id,
+      status: r.status,
+      visitor_user: r.visitor_user,
+      visitor_typing: r.visitor_typing,
+      escalated_at: Number(r.escalated_ms),
+      last_message_at: Number(r.last_ms),
+      last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
+    })),
+    next_cursor:
+      res.rows.length > page.limit && last ? encodeCursor({ e: Number(last.escalated_ms), s: last.session_id }) : '',
+  };
+}
+
+/**
+ * Conversations of a workspace's bots (or one), with the bot's name: `open` requests as `listThreads` orders them, or
+ * `all` by latest activity. Keysets: open requests by hand-over time (ms) and session, all by last activity and session.
+ */
+export async function listInbox(db: Queryable, workspaceId: string, opts: InboxOptions) {
+  const open = opts.status === 'open';
+  const byHandover = opts.cursor && open ? decodeCursor(opts.cursor, CURSORS.threads) : undefined;
+  const byActivity = opts.cursor && !open ? decodeCursor(opts.cursor, CURSORS.runs) : undefined;
+  const res = await db.query<{
+    bot_id: string;
+    bot_name: string;
+    session_id: string;
+    status: string;
+    visitor_user: string | null;
+    visitor_typing: boolean;
+    escalated_ms: string | null;
+    last_ms: string;
+    last_text: string;
+    last: { author: string; text: string; at: number } | null;
+  }>(
+    `SELECT c.bot_id, b.name AS bot_name, c.session_id, c.status, c.visitor_user,
+            COALESCE(c.visitor_typing_until > now(), false) AS visitor_typing,
+            (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms,
+            (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
+            c.last_message_at::text AS last_text,
+            (SELECT json_build_object('author', m.author,
+                                      'text', CASE WHEN m.attachment IS NOT NULL AND m.text = '' THEN '[image]' ELSE m.text END,
+                                      'at', m.at)
+               FROM messages m WHERE m.session_id = c.session_id AND m.author <> 'event'
+              ORDER BY m.seq DESC LIMIT 1) AS last
+       FROM conversations c JOIN bots b ON b.id = c.bot_id
+      WHERE c.workspace_id = $1 AND ($2::text IS NULL OR c.bot_id = $2)
+        AND (NOT $3 OR (c.escalated_at IS NOT NULL AND c.status IN ('waiting', 'operator')))
+        AND ($4::bigint IS NULL OR ((extract(epoch FROM c.escalated_at) * 1000)::bigint, c.session_id) < ($4, $5::text))
+        AND ($6::timestamptz IS NULL OR (c.last_message_at, c.session_id) < ($6, $5::text))
+      ORDER BY CASE WHEN $3 THEN c.escalated_at END DESC, CASE WHEN NOT $3 THEN c.last_message_at END DESC,
+               c.session_id DESC
+      LIMIT $7`,
+    [
+      workspaceId,
+      opts.botId ?? null,
+      open,
+      byHandover?.e ?? null,
+      byHandover?.s ?? byActivity?.i ?? null,
+      byActivity?.t ?? null,
+      opts.limit + 1,
+    ],
+  );
+  const rows = res.rows.slice(0, opts.limit);
+  const last = rows.at(-1);
+  return {
+    threads: rows.map((r) => ({
+      bot_id: r.bot_id,
+      bot_name: r.bot_name,
+      session_id: r.session_id,
+      status: r.status,
+      visitor_user: r.visitor_user,
+      visitor_typing: r.visitor_typing,
+      escalated_at: r.escalated_ms === null ? null : Number(r.escalated_ms),
+      last_message_at: Number(r.last_ms),
+      last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
+    })),
+    next_cursor:
+      res.rows.length > opts.limit && last
+        ? open
+          ? encodeCursor({ e: Number(last.escalated_ms), s: last.session_id })
+          : encodeCursor({ t: last.last_text, i: last.session_id })
+        : '',
+  };
+}
+
+/** A transcript page, messages and events; reading it tells the visitor an operator is reading (`operator_here`). */
+export async function readTranscript(db: Queryable, conversation: ConversationRow, page: Page, mediaBaseUrl: string) {
+  const after = page.cursor ? decodeCursor(page.cursor, CURSORS.seq).seq : 0;
+  const [meta, rows] = await Promise.all([
+    db.query<{ visitor_user: string | null; status: string; visitor_typing: boolean }>(
+      `UPDATE conversations SET operator_seen_at = COALESCE(operator_seen_at, now()) WHERE session_id = $1
+       RETURNING visitor_user, status, COALESCE(visitor_typing_until > now(), false) AS visitor_typing`,
+      [conversation.session_id],
+    ),
+    db.query<{
+      seq: number;
+      id: string;
+      author: string;
+      text: string;
+      at: number;
+      event: Record<string, unknown> | null;
+      attachment: AttachmentRef | null;
+    }>(
+      `SELECT seq, id, author, text, at, event, attachment FROM messages WHERE session_id = $1 AND seq > $2
+        ORDER BY seq LIMIT $3`,
+      [conversation.session_id, after, page.limit + 1],
+    ),
+  ]);
+  const messages = rows.rows.slice(0, page.limit);
+  return {
+    session_id: conversation.session_id,
+    status: meta.rows[0]?.status ?? conversation.status,
+    visitor_user: meta.rows[0]?.visitor_user ?? null,
+    visitor_typing: meta.rows[0]?.visitor_typing ?? false,
+    messages: messages.map((m) => ({
+      id: m.id,
+      author: m.author,
+      text: m.text,
+      at: Number(m.at),
+      ...(m.event ? { event: m.event } : {}),
+      ...(m.attachment ? { attachment: attachmentView(m.attachment, mediaBaseUrl) } : {}),
+    })),
+    next_cursor: rows.rows.length > page.limit ? encodeCursor({ seq: Number(messages.at(-1)!.seq) }) : '',
+    // Where a reader that keeps watching continues (after the last message read), even on the last page.
+    resume_cursor: encodeCursor({ seq: messages.length ? Number(messages.at(-1)!.seq) : after }),
+  };
+}
