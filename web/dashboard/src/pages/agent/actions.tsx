@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type Action, type Approval, automation } from '../../api/automation';
 import { Badge, Button, Empty, ErrorBox, Field, Loaded, Panel, Time, useAction, useResource, valueOf } from '../../ui';
-import type { TabProps } from './agent';
+import type { TabProps } from './tab';
 
 /** HTTP actions the agent may call, and the calls that wait for a person's approval. */
 export function ActionsTab(props: TabProps) {

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { type Bot, agents } from '../../api/agents';
+import { agents } from '../../api/agents';
 import { Link } from '../../router';
 import { useSession } from '../../session';
 import { ErrorBox, Loading, Page, useResource } from '../../ui';
@@ -9,16 +9,10 @@ import { KeysTab } from './keys';
 import { KnowledgeTab } from './knowledge';
 import { SettingsTab } from './settings';
 import { TriggersTab } from './triggers';
+import type { TabProps } from './tab';
 import { WidgetTab } from './widget';
 
 /** What each tab of an agent draws; `admin` tabs are not shown to operators. */
-export interface TabProps {
-  bot: Bot;
-  /** The agent as the API now has it, after a change made in a tab. */
-  onChange: (bot: Bot) => void;
-  admin: boolean;
-}
-
 const TABS: { id: string; label: string; admin?: boolean; draw: (p: TabProps) => ComponentChildren }[] = [
   { id: 'settings', label: 'Settings', draw: (p) => <SettingsTab {...p} /> },
   { id: 'knowledge', label: 'Knowledge', draw: (p) => <KnowledgeTab {...p} /> },

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { agents } from '../../api/agents';
 import { Button, ErrorBox, Panel, useAction } from '../../ui';
-import type { TabProps } from './agent';
+import type { TabProps } from './tab';
 
 interface Line {
   id: number;

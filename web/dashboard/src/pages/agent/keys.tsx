@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type Bot, type KeyKind, agents } from '../../api/agents';
 import { Button, CopyField, ErrorBox, Notice, OnceSecrets, Panel, useAction } from '../../ui';
-import type { TabProps } from './agent';
+import type { TabProps } from './tab';
 
 interface KeyInfo {
   kind: KeyKind;

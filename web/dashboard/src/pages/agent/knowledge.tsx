@@ -15,7 +15,7 @@ import {
   useResource,
   valueOf,
 } from '../../ui';
-import type { TabProps } from './agent';
+import type { TabProps } from './tab';
 
 /** How often the scan list is read while a scan runs (the crawler updates its counters per page). */
 const SCAN_POLL_MS = 1500;

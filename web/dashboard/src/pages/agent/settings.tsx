@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { agents } from '../../api/agents';
 import { navigate } from '../../router';
 import { Button, ErrorBox, Field, Notice, Panel, Time, useAction, valueOf } from '../../ui';
-import type { TabProps } from './agent';
+import type { TabProps } from './tab';
 
 /** Name, instructions, model and handoff of an agent; and deleting it, after typing its name. */
 export function SettingsTab(props: TabProps) {

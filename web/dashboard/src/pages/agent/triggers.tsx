@@ -16,7 +16,7 @@ import {
   useResource,
   valueOf,
 } from '../../ui';
-import type { TabProps } from './agent';
+import type { TabProps } from './tab';
 
 /** How often the run log is read while one of its runs is still running. */
 const RUNS_POLL_MS = 2000;

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { agents } from '../../api/agents';
 import { Button, CopyField, Empty, ErrorBox, Field, Notice, Panel, useAction, valueOf } from '../../ui';
-import type { TabProps } from './agent';
+import type { TabProps } from './tab';
 
 /**
  * The visitor widget: which sites may embed it (the API refuses other origins) and the snippet to paste. An origin
