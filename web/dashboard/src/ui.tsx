@@ -261,6 +261,38 @@ export function Field(props: {
 /** `onInput` for text controls: the new value. */
 export const valueOf = (event: Event) => (event.currentTarget as HTMLInputElement).value;
 
+/** The shortest password the API accepts (lib/limits.ts, `account.passwordMinChars`). */
+export const MIN_PASSWORD = 10;
+
+/**
+ * A password in its labelled field. `fresh`: a password being chosen (the length hint, and `new-password` so password
+ * managers offer to generate and save it); otherwise the one the person has (`current-password`).
+ */
+export function PasswordField(props: {
+  id: string;
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  fresh?: boolean;
+  hint?: ComponentChildren;
+}) {
+  // `hint={null}`: none (a repeated password needs no second hint).
+  const hint = props.hint !== undefined ? props.hint : props.fresh ? `At least ${MIN_PASSWORD} characters.` : undefined;
+  return (
+    <Field id={props.id} label={props.label} hint={hint}>
+      <input
+        id={props.id}
+        type="password"
+        required
+        autoComplete={props.fresh ? 'new-password' : 'current-password'}
+        aria-describedby={hint ? `${props.id}-hint` : undefined}
+        value={props.value}
+        onInput={(e) => props.onValue(valueOf(e))}
+      />
+    </Field>
+  );
+}
+
 /** Copies text; says so (aria-live) for two seconds. */
 export function CopyButton(props: { value: string; label?: string; small?: boolean }) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');

@@ -2,8 +2,7 @@ import { useState } from 'preact/hooks';
 import { auth } from '../api/auth';
 import { roleLabel } from '../layout';
 import { useSession } from '../session';
-import { Button, ErrorBox, Field, Notice, Page, Panel, useAction, valueOf } from '../ui';
-import { MIN_PASSWORD } from './signup';
+import { Button, ErrorBox, MIN_PASSWORD, Notice, Page, Panel, PasswordField, useAction } from '../ui';
 
 /** `/account`: who is signed in, a password change (which ends the other sessions), and signing out. */
 export function AccountPage() {
@@ -75,36 +74,16 @@ function ChangePassword() {
   return (
     <Panel title="Change your password" description="Your other sessions end; this one stays signed in.">
       <form class="narrow" onSubmit={(e) => void submit(e)}>
-        <Field id="current-password" label="Current password">
-          <input
-            id="current-password"
-            type="password"
-            required
-            autoComplete="current-password"
-            value={current}
-            onInput={(e) => setCurrent(valueOf(e))}
-          />
-        </Field>
-        <Field id="account-new-password" label="New password" hint={`At least ${MIN_PASSWORD} characters.`}>
-          <input
-            id="account-new-password"
-            type="password"
-            required
-            autoComplete="new-password"
-            value={next}
-            onInput={(e) => setNext(valueOf(e))}
-          />
-        </Field>
-        <Field id="account-new-password-again" label="New password again">
-          <input
-            id="account-new-password-again"
-            type="password"
-            required
-            autoComplete="new-password"
-            value={again}
-            onInput={(e) => setAgain(valueOf(e))}
-          />
-        </Field>
+        <PasswordField id="current-password" label="Current password" value={current} onValue={setCurrent} />
+        <PasswordField id="account-new-password" label="New password" value={next} onValue={setNext} fresh />
+        <PasswordField
+          id="account-new-password-again"
+          label="New password again"
+          value={again}
+          onValue={setAgain}
+          fresh
+          hint={null}
+        />
         {problem && <Notice tone="error">{problem}</Notice>}
         {failure && <ErrorBox failure={failure} />}
         {done && <Notice tone="success">Password changed. Other sessions were signed out.</Notice>}

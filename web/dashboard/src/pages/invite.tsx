@@ -3,8 +3,7 @@ import { auth } from '../api/auth';
 import type { Failure } from '../api/client';
 import { Card, Shell, roleLabel } from '../layout';
 import { Link, navigate, usePlace } from '../router';
-import { Button, ErrorBox, Field, Loaded, Notice, useResource, valueOf } from '../ui';
-import { MIN_PASSWORD } from './signup';
+import { Button, ErrorBox, Field, Loaded, MIN_PASSWORD, Notice, PasswordField, useResource, valueOf } from '../ui';
 
 /** `/invite?token=…`: someone invited to a workspace sets a password and joins (`…/invitations/{token}/accept`). */
 export function InvitePage() {
@@ -62,16 +61,13 @@ function Invitation(props: { token: string }) {
             <Field id="invite-name" label="Your name" optional>
               <input id="invite-name" autoComplete="name" value={name} onInput={(e) => setName(valueOf(e))} />
             </Field>
-            <Field id="invite-password" label="Choose a password" hint={`At least ${MIN_PASSWORD} characters.`}>
-              <input
-                id="invite-password"
-                type="password"
-                required
-                autoComplete="new-password"
-                value={password}
-                onInput={(e) => setPassword(valueOf(e))}
-              />
-            </Field>
+            <PasswordField
+              id="invite-password"
+              label="Choose a password"
+              value={password}
+              onValue={setPassword}
+              fresh
+            />
             {problem && <Notice tone="error">{problem}</Notice>}
             {failure &&
               (failure.code === 'email_taken' ? (

@@ -3,8 +3,7 @@ import { auth } from '../api/auth';
 import type { Failure } from '../api/client';
 import { Card, Shell } from '../layout';
 import { Link, navigate, usePlace } from '../router';
-import { Button, ErrorBox, Field, Notice, valueOf } from '../ui';
-import { MIN_PASSWORD } from './signup';
+import { Button, ErrorBox, Field, MIN_PASSWORD, Notice, PasswordField, valueOf } from '../ui';
 
 /**
  * `/reset-password`: without a token, ask for the e-mail (the API answers the same whether or not the account
@@ -93,26 +92,15 @@ function ChooseNew(props: { token: string }) {
   return (
     <Card title="Choose a new password">
       <form class="form" onSubmit={(e) => void submit(e)}>
-        <Field id="new-password" label="New password" hint={`At least ${MIN_PASSWORD} characters.`}>
-          <input
-            id="new-password"
-            type="password"
-            required
-            autoComplete="new-password"
-            value={password}
-            onInput={(e) => setPassword(valueOf(e))}
-          />
-        </Field>
-        <Field id="new-password-again" label="New password again">
-          <input
-            id="new-password-again"
-            type="password"
-            required
-            autoComplete="new-password"
-            value={again}
-            onInput={(e) => setAgain(valueOf(e))}
-          />
-        </Field>
+        <PasswordField id="new-password" label="New password" value={password} onValue={setPassword} fresh />
+        <PasswordField
+          id="new-password-again"
+          label="New password again"
+          value={again}
+          onValue={setAgain}
+          fresh
+          hint={null}
+        />
         {problem && <Notice tone="error">{problem}</Notice>}
         {failure &&
           (failure.code === 'invalid_token' ? (

@@ -3,9 +3,7 @@ import { auth } from '../api/auth';
 import type { Failure } from '../api/client';
 import { Card, Shell } from '../layout';
 import { Link, navigate } from '../router';
-import { Button, ErrorBox, Field, valueOf } from '../ui';
-
-export const MIN_PASSWORD = 10;
+import { Button, ErrorBox, Field, MIN_PASSWORD, valueOf } from '../ui';
 
 /** `/signup`: a new workspace and its owner (`POST /v1/auth/signup`), signed in at once. */
 export function SignUpPage() {
