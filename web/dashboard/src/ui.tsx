@@ -170,6 +170,45 @@ export function useResource<T>(load: () => Promise<Result<T>>, deps: unknown[] =
   };
 }
 
+/** A panel's "Refresh": reads the resource again, keeping what is shown until the answer comes. */
+export function RefreshButton(props: { resource: { reload: () => void; refreshing: boolean } }) {
+  return (
+    <Button
+      small
+      variant="ghost"
+      onClick={props.resource.reload}
+      busy={props.resource.refreshing}
+      busyLabel="Refreshing…"
+    >
+      Refresh
+    </Button>
+  );
+}
+
+/** The second step of a delete in a list row: what it will do, then Delete or Keep. */
+export function ConfirmDelete(props: {
+  /** Names the group for screen readers: "Confirm deleting the source". */
+  what: string;
+  children: ComponentChildren;
+  busy: boolean;
+  /** Disables Keep while another action of the row runs too. */
+  locked?: boolean;
+  onDelete: () => void;
+  onKeep: () => void;
+}) {
+  return (
+    <div class="confirm-inline" role="group" aria-label={`Confirm deleting the ${props.what}`}>
+      <span>{props.children}</span>
+      <Button small variant="danger" busy={props.busy} busyLabel="Deleting…" onClick={props.onDelete}>
+        Delete
+      </Button>
+      <Button small variant="ghost" disabled={props.busy || Boolean(props.locked)} onClick={props.onKeep}>
+        Keep
+      </Button>
+    </div>
+  );
+}
+
 /** Draws a resource: its loading and error states, or `children(data)`. */
 export function Loaded<T>(props: {
   resource: Resource<T>;

@@ -1,6 +1,20 @@
 import { useState } from 'preact/hooks';
 import { type Action, type Approval, automation } from '../../api/automation';
-import { Badge, Button, Empty, ErrorBox, Field, Loaded, Panel, Time, useAction, useResource, valueOf } from '../../ui';
+import {
+  Badge,
+  Button,
+  ConfirmDelete,
+  Empty,
+  ErrorBox,
+  Field,
+  Loaded,
+  Panel,
+  RefreshButton,
+  Time,
+  useAction,
+  useResource,
+  valueOf,
+} from '../../ui';
 import type { TabProps } from './tab';
 
 /** HTTP actions the agent may call, and the calls that wait for a person's approval. */
@@ -20,11 +34,7 @@ function Approvals(props: { botId: string }) {
       title="Waiting for approval"
       id="approvals"
       description="Calls of actions marked “needs approval”: the run waits until someone decides."
-      actions={
-        <Button small variant="ghost" onClick={approvals.reload} busy={approvals.refreshing} busyLabel="Refreshing…">
-          Refresh
-        </Button>
-      }
+      actions={<RefreshButton resource={approvals} />}
     >
       <Loaded resource={approvals.resource} retry={approvals.retry} label="Loading approvals…">
         {(data) => {
@@ -212,21 +222,14 @@ function ActionRow(props: { botId: string; action: Action; onRemoved: () => void
         )}
       </div>
       {confirming && (
-        <div class="confirm-inline" role="group" aria-label="Confirm deleting the action">
-          <span>Delete {a.name}? Runs stop calling it at once.</span>
-          <Button
-            small
-            variant="danger"
-            busy={Boolean(remove.busy)}
-            busyLabel="Deleting…"
-            onClick={() => void confirm()}
-          >
-            Delete
-          </Button>
-          <Button small variant="ghost" disabled={Boolean(remove.busy)} onClick={() => setConfirming(false)}>
-            Keep
-          </Button>
-        </div>
+        <ConfirmDelete
+          what="action"
+          busy={Boolean(remove.busy)}
+          onDelete={() => void confirm()}
+          onKeep={() => setConfirming(false)}
+        >
+          Delete {a.name}? Runs stop calling it at once.
+        </ConfirmDelete>
       )}
       {remove.failure && <ErrorBox failure={remove.failure} />}
     </li>

@@ -12,6 +12,8 @@ import {
   Time,
   formatNumber,
   useAction,
+  ConfirmDelete,
+  RefreshButton,
   useResource,
   valueOf,
 } from '../../ui';
@@ -302,11 +304,7 @@ function Sources(props: TabProps & { version: number }) {
       title="Sources"
       id="sources"
       description="Everything the agent answers from, in the order it was added."
-      actions={
-        <Button small variant="ghost" onClick={sources.reload} busy={sources.refreshing} busyLabel="Refreshing…">
-          Refresh
-        </Button>
-      }
+      actions={<RefreshButton resource={sources} />}
     >
       <Loaded resource={sources.resource} retry={sources.retry} label="Loading sources…">
         {(data) =>
@@ -400,21 +398,14 @@ function SourceRow(props: { botId: string; source: Source; canDelete: boolean; o
         </div>
       </div>
       {confirming && (
-        <div class="confirm-inline" role="group" aria-label="Confirm deleting the source">
-          <span>Delete this source? The agent forgets it at once.</span>
-          <Button
-            small
-            variant="danger"
-            busy={Boolean(remove.busy)}
-            busyLabel="Deleting…"
-            onClick={() => void confirmRemove()}
-          >
-            Delete
-          </Button>
-          <Button small variant="ghost" disabled={Boolean(remove.busy)} onClick={() => setConfirming(false)}>
-            Keep
-          </Button>
-        </div>
+        <ConfirmDelete
+          what="source"
+          busy={Boolean(remove.busy)}
+          onDelete={() => void confirmRemove()}
+          onKeep={() => setConfirming(false)}
+        >
+          Delete this source? The agent forgets it at once.
+        </ConfirmDelete>
       )}
       {show.failure && <ErrorBox failure={show.failure} />}
       {remove.failure && <ErrorBox failure={remove.failure} />}

@@ -13,6 +13,8 @@ import {
   Time,
   formatNumber,
   useAction,
+  ConfirmDelete,
+  RefreshButton,
   useResource,
   valueOf,
 } from '../../ui';
@@ -225,21 +227,15 @@ function TriggerRow(props: {
         </div>
       </div>
       {confirming && (
-        <div class="confirm-inline" role="group" aria-label="Confirm deleting the trigger">
-          <span>Delete “{trigger.name}”? Its address stops answering and its schedule is removed.</span>
-          <Button
-            small
-            variant="danger"
-            busy={action.busy === 'remove'}
-            busyLabel="Deleting…"
-            onClick={() => void remove()}
-          >
-            Delete
-          </Button>
-          <Button small variant="ghost" disabled={Boolean(action.busy)} onClick={() => setConfirming(false)}>
-            Keep
-          </Button>
-        </div>
+        <ConfirmDelete
+          what="trigger"
+          busy={action.busy === 'remove'}
+          locked={Boolean(action.busy)}
+          onDelete={() => void remove()}
+          onKeep={() => setConfirming(false)}
+        >
+          Delete “{trigger.name}”? Its address stops answering and its schedule is removed.
+        </ConfirmDelete>
       )}
       {action.failure && <ErrorBox failure={action.failure} />}
       <p class="live-status" aria-live="polite">
@@ -444,11 +440,7 @@ function RunLog(props: {
       title="Run log"
       id="runs"
       description="Every wake-up of this agent, newest first, with what it cost. Each run is a workflow in the Temporal UI."
-      actions={
-        <Button small variant="ghost" onClick={runs.reload} busy={runs.refreshing} busyLabel="Refreshing…">
-          Refresh
-        </Button>
-      }
+      actions={<RefreshButton resource={runs} />}
     >
       <Loaded resource={runs.resource} retry={runs.retry} label="Loading runs…">
         {(data) =>
