@@ -36,36 +36,27 @@ if [ "${1:-}" = "--test" ] && [ ! -x .tools/venv/bin/st ]; then
   .tools/venv/bin/pip install --quiet --disable-pip-version-check "schemathesis==${SCHEMATHESIS_VERSION}" >&2
 fi
 
-# The dashboard's pages (web/dashboard, Vite + Preact), which the API serves from web/dashboard/dist: built when the
-# build is missing or older than any of its sources (or the installed packages). Built beside the old one and swapped
-# in, so an API serving the old build never sees a half-written one.
-DASHBOARD=web/dashboard
-if [ ! -f "$DASHBOARD/dist/index.html" ] \
-  || [ -n "$(find "$DASHBOARD" -path "$DASHBOARD/dist" -prune -o -path "$DASHBOARD/dist.*" -prune -o -type f -newer "$DASHBOARD/dist/index.html" -print -quit)" ] \
-  || [ node_modules/.package-lock.json -nt "$DASHBOARD/dist/index.html" ]; then
-  echo "setup: building the dashboard pages (web/dashboard)" >&2
-  rm -rf "$DASHBOARD/dist.new"
-  node_modules/.bin/vite build --config "$DASHBOARD/vite.config.ts" --outDir dist.new --emptyOutDir --logLevel warn >&2
-  rm -rf "$DASHBOARD/dist.old"
-  if [ -d "$DASHBOARD/dist" ]; then mv "$DASHBOARD/dist" "$DASHBOARD/dist.old"; fi
-  mv "$DASHBOARD/dist.new" "$DASHBOARD/dist"
-  rm -rf "$DASHBOARD/dist.old"
-fi
-
-# The visitor's widget (web/widget, Vite + Preact, one self-contained IIFE) that the API serves at /widget.js from
-# web/widget/dist/widget.js: built like the pages above, when missing or older than its sources or the packages.
-WIDGET=web/widget
-if [ ! -f "$WIDGET/dist/widget.js" ] \
-  || [ -n "$(find "$WIDGET" -path "$WIDGET/dist" -prune -o -path "$WIDGET/dist.*" -prune -o -type f -newer "$WIDGET/dist/widget.js" -print -quit)" ] \
-  || [ node_modules/.package-lock.json -nt "$WIDGET/dist/widget.js" ]; then
-  echo "setup: building the widget (web/widget)" >&2
-  rm -rf "$WIDGET/dist.new"
-  node_modules/.bin/vite build --config "$WIDGET/vite.config.ts" --outDir dist.new --emptyOutDir --logLevel warn >&2
-  rm -rf "$WIDGET/dist.old"
-  if [ -d "$WIDGET/dist" ]; then mv "$WIDGET/dist" "$WIDGET/dist.old"; fi
-  mv "$WIDGET/dist.new" "$WIDGET/dist"
-  rm -rf "$WIDGET/dist.old"
-fi
+# The front ends the API serves, built with Vite from their sources: when the build is missing or older than any of its
+# sources (or the installed packages). Built beside the old one and swapped in, so an API serving the old build never
+# sees a half-written one. `build_front_end DIR MARKER WHAT`: MARKER is the build's file the API reads.
+build_front_end() {
+  local dir=$1 marker=$2 what=$3
+  if [ ! -f "$dir/dist/$marker" ] \
+    || [ -n "$(find "$dir" -path "$dir/dist" -prune -o -path "$dir/dist.*" -prune -o -type f -newer "$dir/dist/$marker" -print -quit)" ] \
+    || [ node_modules/.package-lock.json -nt "$dir/dist/$marker" ]; then
+    echo "setup: building $what ($dir)" >&2
+    rm -rf "$dir/dist.new"
+    node_modules/.bin/vite build --config "$dir/vite.config.ts" --outDir dist.new --emptyOutDir --logLevel warn >&2
+    rm -rf "$dir/dist.old"
+    if [ -d "$dir/dist" ]; then mv "$dir/dist" "$dir/dist.old"; fi
+    mv "$dir/dist.new" "$dir/dist"
+    rm -rf "$dir/dist.old"
+  fi
+}
+# The dashboard's pages (Vite + Preact), served from web/dashboard/dist; the visitor's widget (one self-contained
+# IIFE), served at /widget.js from web/widget/dist/widget.js.
+build_front_end web/dashboard index.html 'the dashboard pages'
+build_front_end web/widget widget.js 'the widget'
 
 # The browser tests (test/browser) drive Debian's Chromium with playwright-core; nothing is downloaded by playwright.
 if [ "${1:-}" = "--test" ] && [ ! -x /usr/bin/chromium ]; then
