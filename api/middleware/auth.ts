@@ -1,10 +1,16 @@
-import { findPrincipal, findPrincipalCounting, type KeyRateChecker, type PrincipalKind } from '../../lib/auth';
+import {
+  type KeyRateChecker,
+  type Principal,
+  type PrincipalKind,
+  findPrincipal,
+  findPrincipalCounting,
+} from '../../lib/auth';
 import type { RateGroup } from '../../lib/limits';
 import { enforceRateWindow } from './rate-limit';
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
 import { type Role, SESSION_COOKIE, findSession } from '../../lib/sessions';
-import type { AppMiddleware } from '../context';
+import type { AppContext, AppMiddleware } from '../context';
 
 /**
  * Key authentication (spec, Authentication rules 1–3): no key → 401 `missing_key`; unknown or revoked → 401
@@ -14,17 +20,24 @@ import type { AppMiddleware } from '../context';
 export function requireKey(
   db: Db,
   accept: PrincipalKind[],
-  opts: { header?: 'x-bot-key' | 'authorization'; rateGroup?: RateGroup; checker?: KeyRateChecker } = {},
+  opts: {
+    header?: 'x-bot-key' | 'authorization';
+    rateGroup?: RateGroup;
+    checker?: KeyRateChecker;
+    /** Where the key is read when not from `header` (the widget: a query parameter first); '' = none. */
+    keyOf?: (ctx: AppContext) => string;
+    /** What is missing, for the 401 `missing_key` text. */
+    missing?: string;
+    /** Further checks of an accepted key, before the route runs (the widget: the page's origin). */
+    admit?: (ctx: AppContext, principal: Principal) => void;
+  } = {},
 ): AppMiddleware {
   const header = opts.header ?? 'x-bot-key';
+  const missing = opts.missing ?? `${header === 'authorization' ? 'Authorization: Bearer' : 'X-Bot-Key'} header`;
   return async function requireKeyMiddleware(ctx, next) {
-    let key = ctx.get(header).trim();
+    let key = opts.keyOf ? opts.keyOf(ctx) : ctx.get(header).trim();
     if (header === 'authorization') key = key.replace(/^Bearer\s+/i, '');
-    if (!key)
-      throw new ApiError(
-        'missing_key',
-        `Missing ${header === 'authorization' ? 'Authorization: Bearer' : 'X-Bot-Key'} header`,
-      );
+    if (!key) throw new ApiError('missing_key', `Missing ${missing}`);
     let principal;
     let window: { count: number; reset: number } | undefined;
     try {
@@ -44,6 +57,7 @@ export function requireKey(
     if (!accept.includes(principal.kind)) {
       throw new ApiError('wrong_key_type', `This endpoint does not accept a ${principal.kind} key`);
     }
+    opts.admit?.(ctx, principal);
     ctx.state.principal = principal;
     if (opts.rateGroup && window) enforceRateWindow(ctx, opts.rateGroup, window.count, window.reset);
     await next();

@@ -1,9 +1,9 @@
-import { type KeyRateChecker, findPrincipal, findPrincipalCounting } from '../../lib/auth';
+import { type KeyRateChecker, findPrincipal } from '../../lib/auth';
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
 import type { RateGroup } from '../../lib/limits';
 import type { AppContext, AppMiddleware } from '../context';
-import { enforceRateWindow } from './rate-limit';
+import { requireKey } from './auth';
 
 /**
  * The widget surface (`/v1/widget/*`, docs/widget.md) is called from visitors' browsers on the integrator's sites
@@ -74,37 +74,25 @@ export function widgetPreflight(db: Db, own: OwnOrigins): AppMiddleware {
 }
 
 /**
- * The widget's key check, rate window (per public key + IP, in the same round trip) and origin check. A request from a
- * page whose origin the bot does not allow is refused with 403 `origin_not_allowed` before anything runs (a browser
- * would not let the page read the answer, but the request would still have been made). No `Origin` means no browser
- * page: the public key is public, so such callers get what any page of an allowed site would. A secret key here is
- * 403 `wrong_key_type` (spec, Authentication rule 4: it must never reach a browser).
+ * The widget's key check and rate window (per public key + IP, in the same round trip): `requireKey` with the key
+ * from the address, and the page's origin admitted. A request from a page whose origin the bot does not allow is
+ * refused with 403 `origin_not_allowed` before anything runs (a browser would not let the page read the answer, but
+ * the request would still have been made). No `Origin` means no browser page: the public key is public, so such
+ * callers get what any page of an allowed site would. A secret key here is 403 `wrong_key_type` (spec,
+ * Authentication rule 4: it must never reach a browser).
  */
 export function widgetAccess(
   db: Db,
   opts: { rateGroup: RateGroup; checker?: KeyRateChecker; own: OwnOrigins },
 ): AppMiddleware {
-  return async function widgetAccessMiddleware(ctx, next) {
-    const key = presentedKey(ctx);
-    if (!key) throw new ApiError('missing_key', 'Missing the public key: `key` query parameter or X-Bot-Key header');
-    let found;
-    try {
-      const rate = { ip: ctx.ip, group: opts.rateGroup, accept: ['public' as const] };
-      found = opts.checker ? await opts.checker(key, rate) : await findPrincipalCounting(db, key, rate);
-    } catch (err) {
-      ctx.state.log.warn({ err }, 'key check failed: storage unavailable');
-      throw new ApiError('service_unavailable', 'The key could not be checked right now; retry shortly');
-    }
-    if (!found) throw new ApiError('invalid_key', 'Unknown or revoked key');
-    const { principal, window } = found;
-    if (principal.kind !== 'public') {
-      throw new ApiError(
-        'wrong_key_type',
-        'The widget takes the public key (pk_…); a secret key must never be sent from a browser',
-      );
-    }
-    const origin = ctx.get('Origin');
-    if (origin) {
+  return requireKey(db, ['public'], {
+    rateGroup: opts.rateGroup,
+    checker: opts.checker,
+    keyOf: presentedKey,
+    missing: 'the public key: `key` query parameter or X-Bot-Key header',
+    admit(ctx, principal) {
+      const origin = ctx.get('Origin');
+      if (!origin) return;
       if (!originAllowed(ctx, origin, principal.allowedOrigins, opts.own)) {
         throw new ApiError(
           'origin_not_allowed',
@@ -113,9 +101,6 @@ export function widgetAccess(
       }
       // From here on, errors too are readable by the page (the widget shows them).
       setCors(ctx, origin);
-    }
-    ctx.state.principal = principal;
-    if (window) enforceRateWindow(ctx, opts.rateGroup, window.count, window.reset);
-    await next();
-  };
+    },
+  });
 }
