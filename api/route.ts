@@ -10,7 +10,7 @@ import type { AppContext, AppMiddleware } from './context';
 import { requireKey, requireRole, requireSession } from './middleware/auth';
 import type { Role } from '../lib/sessions';
 import { readBody } from './middleware/body';
-import { idempotency, idempotencyTakeoverSeconds } from './middleware/idempotency';
+import { idempotency } from './middleware/idempotency';
 import { rateLimit } from './middleware/rate-limit';
 import { sameOriginWrites } from './middleware/same-origin';
 import { ownOriginsOf, widgetAccess } from './middleware/widget';
@@ -184,10 +184,9 @@ export function koaPath(path: string): string {
 export function mountRoutes(
   router: Router<any, any>,
   defs: RouteDef[],
-  deps: { db: Db; config: Pick<Config, 'LLM_TURN_TIMEOUT_MS' | 'PUBLIC_BASE_URL' | 'DASHBOARD_URL'> },
+  deps: { db: Db; config: Pick<Config, 'PUBLIC_BASE_URL' | 'DASHBOARD_URL'> },
 ): void {
   const checker = createKeyRateChecker(deps.db);
-  const takeoverSeconds = idempotencyTakeoverSeconds(deps.config.LLM_TURN_TIMEOUT_MS);
   const ourOrigins = [deps.config.PUBLIC_BASE_URL, deps.config.DASHBOARD_URL]
     .filter((u): u is string => Boolean(u))
     .map((u) => new URL(u).origin);
@@ -212,7 +211,7 @@ export function mountRoutes(
       chain.push(readBody({ limit: def.bodyLimit ?? LIMITS.bodyBytes, json: !def.rawBody }));
     }
     chain.push(validate(def));
-    if (def.idempotent) chain.push(idempotency(deps.db, { takeoverSeconds }));
+    if (def.idempotent) chain.push(idempotency(deps.db));
     if (def.use) chain.push(...def.use);
     chain.push(async function handler(ctx) {
       await def.handler(ctx, ctx.state.input as RouteInput<Schema, Schema, Schema>);

@@ -98,8 +98,11 @@ export const LIMITS = {
   scanUrlChars: 2048,
   pageSize: { min: 1, max: 200, default: 50 },
   idempotencyHours: 24,
-  /** An attempt still `in_progress` after this long is taken to have died with its process. */
-  idempotencyAbandonedAfterSeconds: 300,
+  /**
+   * The lease the request owning an `in_progress` key renews (every third of it) while it runs: a key whose owner
+   * died is taken over this long after its last renewal at most.
+   */
+  idempotencyLeaseSeconds: 15,
   idempotencyKeyChars: 255,
   identityMaxAheadSeconds: 24 * 3600,
   operatorTypingMs: 6_000,

@@ -14,13 +14,22 @@ function storable(status: number): boolean {
 }
 
 /**
- * How long an attempt may stay `in_progress` before another request may take the key over: never less than the
- * longest a turn can take (the model's budget, the API's wait around it, and a margin). Turns also take their ids
- * from the key, so even a takeover joins the same turn instead of starting a second one.
+ * The owner of an `in_progress` key renews a lease on it every `renewSeconds` while it runs; a key whose lease has
+ * lapsed is taken to have died with its process and may be taken over. Turns take their ids from the key, so even a
+ * takeover joins the same turn instead of starting a second one.
  */
-export function idempotencyTakeoverSeconds(turnTimeoutMs: number): number {
-  return Math.max(LIMITS.idempotencyAbandonedAfterSeconds, Math.ceil((turnTimeoutMs + 35_000) / 1000) + 60);
+export interface IdempotencyLease {
+  leaseSeconds: number;
+  renewSeconds: number;
 }
+
+/** Longer than any request runs (a turn's budget is at most minutes): past it the lease is no longer renewed. */
+const MAX_OWNED_MS = 15 * 60_000;
+
+export const DEFAULT_LEASE: IdempotencyLease = {
+  leaseSeconds: LIMITS.idempotencyLeaseSeconds,
+  renewSeconds: LIMITS.idempotencyLeaseSeconds / 3,
+};
 
 /**
  * `Idempotency-Key` (spec, Idempotency): the first request runs and its response is stored for 24 hours, scoped to
@@ -33,7 +42,7 @@ export function idempotencyTakeoverSeconds(turnTimeoutMs: number): number {
  * of running a second turn. A key whose attempt failed (5xx, 429, an error frame) is open again for a retry, and
  * unless the failed turn may still be running, under a new generation: that retry runs anew (spec, Idempotency 5).
  */
-export function idempotency(db: Db, opts: { takeoverSeconds: number }): AppMiddleware {
+export function idempotency(db: Db, lease: IdempotencyLease = DEFAULT_LEASE): AppMiddleware {
   return async function idempotencyMiddleware(ctx, next) {
     const key = ctx.get('Idempotency-Key');
     if (!key) return next();
@@ -47,18 +56,18 @@ export function idempotency(db: Db, opts: { takeoverSeconds: number }): AppMiddl
       .digest();
 
     const claimed = await db.query<{ generation: number }>(
-      `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_hash, state, expires_at)
-       VALUES ($1, $2, $3, 'in_progress', now() + make_interval(hours => $4))
+      `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_hash, state, expires_at, lease_until)
+       VALUES ($1, $2, $3, 'in_progress', now() + make_interval(hours => $4), now() + make_interval(secs => $5))
        ON CONFLICT (api_key_id, idempotency_key) DO UPDATE
          SET request_hash = EXCLUDED.request_hash, state = 'in_progress', created_at = now(), expires_at = EXCLUDED.expires_at,
-             response_status = NULL, response_headers = NULL, response_body = NULL,
+             lease_until = EXCLUDED.lease_until, response_status = NULL, response_headers = NULL, response_body = NULL,
              generation = CASE WHEN idempotency_keys.expires_at < now() THEN 0 ELSE idempotency_keys.generation END
-       -- take over a key that is open again (its attempt failed), expired, or whose attempt died with its process
+       -- take over a key that is open again (its attempt failed), expired, or whose owner stopped renewing its lease
        WHERE idempotency_keys.state = 'open'
           OR idempotency_keys.expires_at < now()
-          OR (idempotency_keys.state = 'in_progress' AND idempotency_keys.created_at < now() - make_interval(secs => $5))
+          OR (idempotency_keys.state = 'in_progress' AND COALESCE(idempotency_keys.lease_until, idempotency_keys.created_at) < now())
        RETURNING generation`,
-      [apiKeyId, key, hash, LIMITS.idempotencyHours, opts.takeoverSeconds],
+      [apiKeyId, key, hash, LIMITS.idempotencyHours, lease.leaseSeconds],
     );
 
     if (!claimed.rowCount) {
@@ -68,8 +77,10 @@ export function idempotency(db: Db, opts: { takeoverSeconds: number }): AppMiddl
         response_status: number;
         response_headers: Record<string, string>;
         response_body: Buffer;
+        lease_left: number;
       }>(
-        `SELECT request_hash, state, response_status, response_headers, response_body
+        `SELECT request_hash, state, response_status, response_headers, response_body,
+                EXTRACT(EPOCH FROM lease_until - now())::float8 AS lease_left
            FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2`,
         [apiKeyId, key],
       );
@@ -79,9 +90,12 @@ export function idempotency(db: Db, opts: { takeoverSeconds: number }): AppMiddl
         throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
       }
       if (row.state !== 'done') {
+        const wait = retryAfterInProgress(row.lease_left, lease);
         throw new ApiError(
           'idempotency_in_progress',
-          'The first request with this Idempotency-Key is still running; retry in about a second',
+          `The first request with this Idempotency-Key is still running; retry in ${wait} second${wait === 1 ? '' : 's'}`,
+          {},
+          { 'Retry-After': String(wait) },
         );
       }
       ctx.status = row.response_status;
@@ -95,20 +109,39 @@ export function idempotency(db: Db, opts: { takeoverSeconds: number }): AppMiddl
     const generation = claimed.rows[0].generation;
     ctx.state.idempotencyScope = createHash('sha256').update(`${apiKeyId}\n${key}\n${generation}`).digest('base64url');
 
-    /** Opens the key again; a new generation unless the failed attempt's turn may still be running (it is joined). */
-    const release = () =>
+    // The lease says this process is alive and still working on the key; it ends with the response (or the stream),
+    // and in any case after the longest a request can run, so a response path that forgot to end it cannot hold the
+    // key forever.
+    const ownedUntil = Date.now() + MAX_OWNED_MS;
+    const renewal = setInterval(() => {
+      if (Date.now() > ownedUntil) return clearInterval(renewal);
       db.query(
+        `UPDATE idempotency_keys SET lease_until = now() + make_interval(secs => $3)
+          WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress'`,
+        [apiKeyId, key, lease.leaseSeconds],
+      ).catch(() => undefined); // a missed renewal at worst lets a retry join the same turn
+    }, lease.renewSeconds * 1000);
+    renewal.unref();
+    const endLease = () => clearInterval(renewal);
+
+    /** Opens the key again; a new generation unless the failed attempt's turn may still be running (it is joined). */
+    const release = () => {
+      endLease();
+      return db.query(
         `UPDATE idempotency_keys SET state = 'open', generation = generation + CASE WHEN $3 THEN 0 ELSE 1 END
           WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress'`,
         [apiKeyId, key, ctx.state.turnPending === true],
       );
-    const store = (status: number, body: Buffer) =>
-      db.query(
+    };
+    const store = (status: number, body: Buffer) => {
+      endLease();
+      return db.query(
         `UPDATE idempotency_keys SET state = 'done', response_status = $3, response_headers = $4, response_body = $5,
                 session_id = $6
           WHERE api_key_id = $1 AND idempotency_key = $2`,
         [apiKeyId, key, status, headersToReplay(ctx), body, ctx.state.sessionId ?? null],
       );
+    };
 
     // An event stream is recorded as it is produced, not from what reaches the client: a client that disconnects
     // does not stop the turn, and the complete stream is stored when it ends (a retry meanwhile is
@@ -161,6 +194,18 @@ export function idempotency(db: Db, opts: { takeoverSeconds: number }): AppMiddl
       ctx.type = 'application/json';
     await store(ctx.status, serialized);
   };
+}
+
+/**
+ * How long a request that found the key `in_progress` should wait. While the owner renews its lease, its answer may
+ * come any moment: a second. Once it has missed a renewal it has probably died: the time until the lease lapses and
+ * the key can be taken over.
+ */
+export function retryAfterInProgress(leaseLeft: number | null, lease: IdempotencyLease): number {
+  if (leaseLeft === null || leaseLeft <= 0) return 1;
+  const sinceRenewal = lease.leaseSeconds - leaseLeft;
+  if (sinceRenewal <= lease.renewSeconds + 1) return 1;
+  return Math.max(1, Math.ceil(leaseLeft));
 }
 
 function headersToReplay(ctx: AppContext): Record<string, string> {

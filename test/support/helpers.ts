@@ -161,6 +161,8 @@ export interface OwnPlatform {
   worker: ManagedProcess;
   /** Kills the worker (SIGKILL by default, as a crash) and starts a new one on the same task queue. */
   restartWorker(signal?: NodeJS.Signals): Promise<void>;
+  /** Kills the API (SIGKILL by default, as a crash) and starts a new one on the same port. */
+  restartApi(signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -189,12 +191,17 @@ export async function startOwnPlatform(
       await own.worker.stop(signal);
       own.worker = await startWorker(full, { quiet: true });
     },
+    async restartApi(signal = 'SIGKILL') {
+      await api.stop(signal);
+      api = startApi(full, { quiet: true });
+      await waitForApi(own.baseUrl, api);
+    },
     async stop() {
       await api.stop();
       await own.worker.stop();
     },
   };
-  const api = startApi(full, { quiet: true });
+  let api = startApi(full, { quiet: true });
   await waitForApi(own.baseUrl, api);
   return own;
 }

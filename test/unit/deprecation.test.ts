@@ -10,7 +10,7 @@ import { errorHandler } from '../../api/middleware/errors';
 import { requestId } from '../../api/middleware/request-id';
 import type { Db } from '../../lib/db';
 import { createLogger } from '../../lib/logger';
-import { idempotencyTakeoverSeconds } from '../../api/middleware/idempotency';
+import { retryAfterInProgress } from '../../api/middleware/idempotency';
 
 /** Spec, Versioning rule 5: a route marked deprecated says so in the contract and in every response's headers. */
 describe('deprecated routes', () => {
@@ -43,7 +43,7 @@ describe('deprecated routes', () => {
     app.use(errorHandler());
     mountRoutes(router, [old], {
       db: {} as Db, // no key, no idempotency: the route never reaches the database
-      config: { LLM_TURN_TIMEOUT_MS: 60_000, PUBLIC_BASE_URL: undefined, DASHBOARD_URL: undefined },
+      config: { PUBLIC_BASE_URL: undefined, DASHBOARD_URL: undefined },
     });
     app.use(router.routes());
     const server = createServer(app.callback());
@@ -64,12 +64,18 @@ describe('deprecated routes', () => {
   });
 });
 
-describe('idempotency takeover', () => {
-  it('never comes before a turn can have ended, whatever LLM_TURN_TIMEOUT_MS is', () => {
-    for (const turnMs of [1_000, 60_000, 300_000, 600_000]) {
-      // The API waits the turn's budget plus 5 s (plus 30 s for wait-mode hooks); the takeover must come later.
-      expect(idempotencyTakeoverSeconds(turnMs) * 1000).toBeGreaterThan(turnMs + 35_000);
-    }
-    expect(idempotencyTakeoverSeconds(60_000)).toBe(300);
+describe('Retry-After of idempotency_in_progress', () => {
+  const lease = { leaseSeconds: 15, renewSeconds: 5 };
+  it('is a second while the owner renews its lease: the answer may come any moment', () => {
+    expect(retryAfterInProgress(15, lease)).toBe(1);
+    expect(retryAfterInProgress(9.5, lease)).toBe(1);
+  });
+  it('is the time until takeover once the owner missed a renewal', () => {
+    expect(retryAfterInProgress(8.2, lease)).toBe(9);
+    expect(retryAfterInProgress(0.3, lease)).toBe(1);
+  });
+  it('is a second when the lease has lapsed or is unknown', () => {
+    expect(retryAfterInProgress(-3, lease)).toBe(1);
+    expect(retryAfterInProgress(null, lease)).toBe(1);
   });
 });
