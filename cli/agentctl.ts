@@ -7,7 +7,7 @@ import { migrate } from '../lib/migrate';
 import { withRuntimeEnv } from '../lib/runtime-env';
 import { createSecretBox } from '../lib/secret-box';
 import { createServices } from '../lib/services';
-import { createTemporal, pingTemporal } from '../lib/temporal';
+import { NamespaceMissingError, createTemporal, pingTemporal } from '../lib/temporal';
 
 const HELP = `agentctl — administer the Agent Platform
 
@@ -91,7 +91,10 @@ async function main(argv: string[]): Promise<number> {
       const check = (p: Promise<unknown>) =>
         p.then(
           () => 'ok',
-          (err: Error) => `unavailable: ${err.message.split('\n')[0]}`,
+          (err: Error) =>
+            err instanceof NamespaceMissingError
+              ? `namespace missing: ${err.message}`
+              : `unavailable: ${err.message.split('\n')[0]}`,
         );
       const [database, temporalStatus] = await Promise.all([
         check(db.query('SELECT 1')),

@@ -65,9 +65,32 @@ export function workflowUiUrl(t: Pick<Temporal, 'uiUrl' | 'namespace'>, workflow
   return `${t.uiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(t.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
-/** Resolves when Temporal answers, rejects after `timeoutMs`: the readiness probe. */
-export async function pingTemporal(t: Temporal, timeoutMs = 2_000): Promise<void> {
-  await t.connection.withDeadline(Date.now() + timeoutMs, () => t.connection.workflowService.getSystemInfo({}));
+/** Temporal answers, but the namespace this platform is configured for does not exist there. */
+export class NamespaceMissingError extends Error {
+  constructor(readonly namespace: string) {
+    super(
+      `Temporal namespace "${namespace}" does not exist; create it with ` +
+        `\`temporal operator namespace create --namespace ${namespace}\` (or set TEMPORAL_NAMESPACE)`,
+    );
+    this.name = 'NamespaceMissingError';
+  }
+}
+
+const GRPC_NOT_FOUND = 5;
+
+/**
+ * Resolves when Temporal answers and knows our namespace; rejects after `timeoutMs`, or with `NamespaceMissingError`
+ * (every workflow call would fail): the readiness probe, `agentctl status` and the worker's start.
+ */
+export async function pingTemporal(t: Pick<Temporal, 'connection' | 'namespace'>, timeoutMs = 2_000): Promise<void> {
+  try {
+    await t.connection.withDeadline(Date.now() + timeoutMs, () =>
+      t.connection.workflowService.describeNamespace({ namespace: t.namespace }),
+    );
+  } catch (err) {
+    if ((err as { code?: number }).code === GRPC_NOT_FOUND) throw new NamespaceMissingError(t.namespace);
+    throw err;
+  }
 }
 
 /** The server's words for an update it dropped unseen: no workflow code ran for it, so sending it again is safe. */

@@ -3,7 +3,7 @@ import { createActivities } from '../activities';
 import { loadConfig } from '../lib/config';
 import { createDb } from '../lib/db';
 import { createLogger } from '../lib/logger';
-import { createTemporal, temporalConnectionOptions } from '../lib/temporal';
+import { NamespaceMissingError, createTemporal, pingTemporal, temporalConnectionOptions } from '../lib/temporal';
 import { buildActivityDeps } from './deps';
 import { ensurePlatformSchedules } from './schedules';
 import { ensureSearchAttributes } from './search-attributes';
@@ -40,6 +40,14 @@ async function main() {
     applicationName: 'agent-platform-worker',
   });
   const temporal = await createTemporal(config);
+  try {
+    await pingTemporal(temporal, 10_000);
+  } catch (err) {
+    if (!(err instanceof NamespaceMissingError)) throw err;
+    // One line an operator can act on, not a stack trace from the first workflow call.
+    console.error(`worker: ${err.message}`);
+    process.exit(78); // EX_CONFIG, as for other configuration errors
+  }
   await ensureSearchAttributes(temporal);
   await ensurePlatformSchedules(temporal);
 

@@ -1,6 +1,6 @@
 import { errors } from '../../lib/errors';
 import { constantTimeEqual } from '../../lib/keys';
-import { pingTemporal } from '../../lib/temporal';
+import { NamespaceMissingError, pingTemporal } from '../../lib/temporal';
 import type { AppDeps } from '../deps';
 import { renderDocs } from '../docs/render';
 import { serveDocsAsset } from '../docs/static';
@@ -12,14 +12,15 @@ import { HealthResponse, ReadyResponse } from '../../lib/schemas/common';
 const AssetParams = z.object({ name: z.string().min(1).max(200) });
 
 /**
- * One dependency's readiness: `ok` or `unavailable`. The reason goes to the log, not to the caller: an unauthenticated
- * probe must not learn host names, addresses or driver messages.
+ * One dependency's readiness: `ok`, `unavailable`, or `namespace_missing` (Temporal answers without our namespace:
+ * every workflow call would fail). The reason goes to the log, not to the caller: an unauthenticated probe must not
+ * learn host names, addresses or driver messages.
  */
 async function check(
   fn: () => Promise<unknown>,
   timeoutMs: number,
   log: (err: unknown) => void,
-): Promise<'ok' | 'unavailable'> {
+): Promise<'ok' | 'unavailable' | 'namespace_missing'> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -31,7 +32,7 @@ async function check(
     return 'ok';
   } catch (err) {
     log(err);
-    return 'unavailable';
+    return err instanceof NamespaceMissingError ? 'namespace_missing' : 'unavailable';
   } finally {
     clearTimeout(timer);
   }
@@ -60,7 +61,9 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
       path: '/readyz',
       operationId: 'readyz',
       tag: 'Service',
-      summary: 'Readiness: 200 when Postgres and Temporal both answer, 503 with the error body when not.',
+      summary:
+        'Readiness: 200 when Postgres and Temporal both answer (and the Temporal namespace exists), 503 with the ' +
+        'error body when not.',
       responses: { 200: { description: 'Ready', schema: ReadyResponse } },
       errors: ['service_unavailable'],
       handler: async (ctx) => {
@@ -73,8 +76,8 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
         if (postgres !== 'ok' || temporal !== 'ok') {
           const down = Object.entries(checks)
             .filter(([, v]) => v !== 'ok')
-            .map(([k]) => k);
-          const err = errors.serviceUnavailable(`Not ready: ${down.join(' and ')} unreachable`);
+            .map(([k, v]) => (v === 'namespace_missing' ? 'the Temporal namespace is missing' : `${k} unreachable`));
+          const err = errors.serviceUnavailable(`Not ready: ${down.join(' and ')}`);
           ctx.status = err.status;
           ctx.body = { ...err.toBody(), checks };
           return;

@@ -35,7 +35,7 @@ describe('an API process killed while it owns an Idempotency-Key', () => {
     expect(await first).toBe('connection lost'); // the connection died with the process
 
     const retryAfters: number[] = [];
-    let answer: Awaited<ReturnType<typeof http>> | undefined;
+    let answer: { status: number; body: { answer?: string } } | undefined;
     while (Date.now() - killedAt < 30_000) {
       const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body, headers, baseUrl: own.baseUrl });
       if (res.status !== 409) {
