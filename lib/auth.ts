@@ -12,9 +12,19 @@ export interface Principal {
   allowedOrigins?: string[];
 }
 
+/**
+ * A builder key's last use, for the team page's list (docs/decisions.md, "Builder keys and the people who issued
+ * them"): written at most once a minute per key, so a busy client costs one small write a minute, not one a request.
+ */
+const TOUCH_BUILDER_KEY = `used AS (UPDATE api_keys a SET last_used_at = now() FROM k
+                 WHERE a.id = k.id AND k.kind = 'builder'
+                   AND (a.last_used_at IS NULL OR a.last_used_at < now() - interval '1 minute') RETURNING 1)`;
+
 const FIND_KEY = preparedStatement(
   'find-key',
-  `SELECT id, kind, bot_id, workspace_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL`,
+  `WITH k AS (SELECT id, kind, bot_id, workspace_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL),
+         ${TOUCH_BUILDER_KEY}
+    SELECT * FROM k`,
 );
 
 const FIND_KEY_COUNTING = preparedStatement(
@@ -23,7 +33,8 @@ const FIND_KEY_COUNTING = preparedStatement(
          w AS (INSERT INTO rate_windows (bucket, window_start, count)
                SELECT k.id || '|' || $2 || '|' || $3, date_trunc('minute', now()), $5 FROM k WHERE k.kind = ANY($4)
                ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_windows.count + EXCLUDED.count
-               RETURNING count, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset)
+               RETURNING count, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset),
+         ${TOUCH_BUILDER_KEY}
     SELECT k.*, w.count, w.reset FROM k LEFT JOIN w ON true`,
 );
 

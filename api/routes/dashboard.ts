@@ -65,7 +65,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await bots.rotateKey(bot.id, 'secret');
+        ctx.body = await bots.rotateKey(bot.id, 'secret', sessionUser(ctx).userId);
       },
     }),
     route({
@@ -201,7 +201,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: ['unauthorized', 'forbidden', 'bad_request', 'service_unavailable'],
       handler: async (ctx, { body }) => {
         ctx.status = 201;
-        ctx.body = await bots.create(sessionUser(ctx).workspaceId, body);
+        ctx.body = await bots.create(sessionUser(ctx).workspaceId, body, sessionUser(ctx).userId);
       },
     }),
     route({
@@ -233,7 +233,11 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
         errors: [...errs],
         handler: async (ctx, { params }) => {
           const bot = await sessionBot(deps, ctx, params.id);
-          ctx.body = await bots.rotateKey(bot.id, what === 'webhook-secret' ? 'webhook' : 'builder');
+          ctx.body = await bots.rotateKey(
+            bot.id,
+            what === 'webhook-secret' ? 'webhook' : 'builder',
+            sessionUser(ctx).userId,
+          );
         },
       }),
     ),

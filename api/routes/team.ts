@@ -2,11 +2,14 @@ import type { AppDeps } from '../deps';
 import { type RouteDef, route } from '../route';
 import { StatusResponse } from '../../lib/schemas/auth';
 import {
+  BuilderKeyList,
+  BuilderKeyParams,
   InvitationParams,
   InviteRequest,
   InviteResponse,
-  Member,
+  MemberChanged,
   MemberParams,
+  MemberRemoved,
   RoleChange,
   TeamView,
 } from '../../lib/schemas/team';
@@ -17,7 +20,7 @@ import { dashboardLinkBase, sessionUser } from '../session';
  * roles, nobody removes the owner or themself) are the team service's.
  */
 export function teamRoutes(deps: AppDeps): RouteDef[] {
-  const { team } = deps.services;
+  const { team, bots } = deps.services;
   const common = { tag: 'Team', session: true, unstable: true } as const;
   const errs = ['unauthorized', 'forbidden', 'service_unavailable'] as const;
   return [
@@ -69,9 +72,11 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       path: '/v1/dashboard/team/members/{uid}',
       operationId: 'changeRole',
       summary: "Changes a member's role (admin or operator). The owner only; the owner's own role does not change.",
+      description:
+        'An admin made an operator loses the builder keys and pending invitations they issued; the answer counts them.',
       params: MemberParams,
       body: RoleChange,
-      responses: { 200: { description: 'Member', schema: Member } },
+      responses: { 200: { description: 'Member', schema: MemberChanged } },
       errors: [...errs, 'bad_request', 'not_found'],
       handler: async (ctx, { params, body }) => {
         ctx.body = await team.changeRole(sessionUser(ctx), params.uid, body.role);
@@ -83,12 +88,40 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       path: '/v1/dashboard/team/members/{uid}',
       operationId: 'removeMember',
       summary: 'Removes a member: their account and sessions end at once. Never the owner, never yourself.',
+      description:
+        'The builder keys and pending invitations they issued are revoked with them; the answer counts them.',
       params: MemberParams,
-      responses: { 200: { description: 'Removed', schema: StatusResponse } },
+      responses: { 200: { description: 'Removed', schema: MemberRemoved } },
       errors: [...errs, 'not_found'],
       handler: async (ctx, { params }) => {
-        await team.remove(sessionUser(ctx), params.uid);
-        ctx.body = { status: 'removed' };
+        ctx.body = { status: 'removed', ...(await team.remove(sessionUser(ctx), params.uid)) };
+      },
+    }),
+    route({
+      ...common,
+      method: 'get',
+      path: '/v1/dashboard/team/builder-keys',
+      operationId: 'listBuilderKeys',
+      summary: "The workspace's builder keys in force, with who issued each, the device, created and last used.",
+      description: 'The owner sees every one; an admin the ones they issued. Fingerprints only, never a key.',
+      responses: { 200: { description: 'Builder keys', schema: BuilderKeyList } },
+      errors: [...errs],
+      handler: async (ctx) => {
+        ctx.body = { builder_keys: await bots.listBuilderKeys(sessionUser(ctx)) };
+      },
+    }),
+    route({
+      ...common,
+      method: 'delete',
+      path: '/v1/dashboard/team/builder-keys/{kid}',
+      operationId: 'revokeBuilderKey',
+      summary: 'Revokes one builder key: the program using it stops at once. The owner any; an admin their own.',
+      params: BuilderKeyParams,
+      responses: { 200: { description: 'Revoked', schema: StatusResponse } },
+      errors: [...errs, 'not_found'],
+      handler: async (ctx, { params }) => {
+        await bots.revokeBuilderKey(sessionUser(ctx), params.kid);
+        ctx.body = { status: 'revoked' };
       },
     }),
   ];

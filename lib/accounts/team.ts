@@ -1,4 +1,5 @@
-import type { Db } from '../db';
+import { type Db, type Queryable, withTransaction } from '../db';
+import { revokeBuilderKeysIssuedBy } from '../bots/service';
 import { ApiError, errors } from '../errors';
 import { hashKey, randomToken } from '../keys';
 import { newId } from '../ids';
@@ -27,10 +28,31 @@ export interface InvitationView {
 
 const forbidden = (message: string) => new ApiError('forbidden', message);
 
+/** What a person's leaving (or losing the admin role) took with it; added to the removal's and role change's answers. */
+export interface Revoked {
+  revoked_builder_keys: number;
+  revoked_invitations: number;
+}
+
+/**
+ * What a person may no longer hold once they leave the team or stop being an admin: the builder keys they issued
+ * (panel, pairing, reissues) and the invitations they sent that are still pending. In the caller's transaction.
+ */
+async function revokeWhatTheyIssued(tx: Queryable, workspaceId: string, userId: string): Promise<Revoked> {
+  const keys = await revokeBuilderKeysIssuedBy(tx, workspaceId, userId);
+  const invitations = await tx.query(
+    `UPDATE invitations SET revoked_at = now()
+      WHERE workspace_id = $1 AND invited_by = $2 AND accepted_at IS NULL AND revoked_at IS NULL`,
+    [workspaceId, userId],
+  );
+  return { revoked_builder_keys: keys, revoked_invitations: invitations.rowCount ?? 0 };
+}
+
 /**
  * A workspace's people (docs/decisions.md, "Roles"): members with roles, invitations by e-mail link, role changes and
  * removals. Who may do what beyond the route's roles is decided here: an admin invites admins and operators and
- * removes operators; only the owner changes roles and removes admins; nobody removes the owner or themself.
+ * removes operators; only the owner changes roles and removes admins; nobody removes the owner or themself. A person
+ * removed, or an admin made an operator, loses the builder keys and pending invitations they issued.
  */
 export function createTeamService(deps: { db: Db; outbox: Outbox }) {
   const { db } = deps;
@@ -147,27 +169,41 @@ export function createTeamService(deps: { db: Db; outbox: Outbox }) {
       if (!res.rowCount) throw errors.notFound('No pending invitation with this id');
     },
 
-    /** The owner changes a member's role (admin or operator); the owner's own role does not change this way. */
-    async changeRole(session: UserSession, userId: string, role: 'admin' | 'operator'): Promise<MemberView> {
+    /**
+     * The owner changes a member's role (admin or operator); the owner's own role does not change this way. An admin
+     * made an operator loses the builder keys and pending invitations they issued (an operator could not issue them).
+     */
+    async changeRole(session: UserSession, userId: string, role: 'admin' | 'operator'): Promise<MemberView & Revoked> {
       if (session.role !== 'owner') throw forbidden("Only the workspace's owner changes roles");
       const member = await memberOf(session.workspaceId, userId);
       if (member.role === 'owner') throw forbidden("The owner's role cannot be changed");
-      await db.query(`UPDATE users SET role = $2 WHERE id = $1`, [userId, role]);
+      const revoked = await withTransaction(db, async (tx) => {
+        await tx.query(`UPDATE users SET role = $2 WHERE id = $1`, [userId, role]);
+        return role === 'operator'
+          ? revokeWhatTheyIssued(tx, session.workspaceId, userId)
+          : { revoked_builder_keys: 0, revoked_invitations: 0 };
+      });
       const list = await service.list(session);
-      return list.members.find((m) => m.id === userId)!;
+      return { ...list.members.find((m) => m.id === userId)!, ...revoked };
     },
 
     /**
      * Removes a member: their account and sessions end at once. The owner removes anyone but themself; an admin removes
      * operators (admins are the owner's to remove, as roles are the owner's to give).
      */
-    async remove(session: UserSession, userId: string): Promise<void> {
+    async remove(session: UserSession, userId: string): Promise<Revoked> {
       if (userId === session.userId) throw forbidden('You cannot remove yourself');
       const member = await memberOf(session.workspaceId, userId);
       if (member.role === 'owner') throw forbidden("The workspace's owner cannot be removed");
       if (member.role === 'admin' && session.role !== 'owner')
         throw forbidden("Only the workspace's owner removes admins");
-      await db.query(`DELETE FROM users WHERE id = $1 AND workspace_id = $2`, [userId, session.workspaceId]);
+      // Their builder keys and pending invitations go in the same transaction as the account: nothing they issued
+      // outlives them (the references would only be set to NULL).
+      return withTransaction(db, async (tx) => {
+        const revoked = await revokeWhatTheyIssued(tx, session.workspaceId, userId);
+        await tx.query(`DELETE FROM users WHERE id = $1 AND workspace_id = $2`, [userId, session.workspaceId]);
+        return revoked;
+      });
     },
   };
   return service;

@@ -18,7 +18,7 @@ export interface BotKeys {
 export async function createBot(
   tx: DbClient | Queryable,
   box: SecretBox,
-  input: { workspaceId: string; name: string; instructions?: string },
+  input: { workspaceId: string; name: string; instructions?: string; issuedBy?: string | null },
 ): Promise<{ botId: string; keys: BotKeys }> {
   const botId = newId('bot');
   const publicKey = generateKey('public');
@@ -40,8 +40,9 @@ export async function createBot(
       fingerprint(identitySecret),
     ],
   );
-  const { key: secretKey } = await insertApiKey(tx, { workspaceId: input.workspaceId, botId, kind: 'secret' });
-  const { key: builderKey } = await insertApiKey(tx, { workspaceId: input.workspaceId, botId, kind: 'builder' });
+  const issued = { workspaceId: input.workspaceId, botId, issuedBy: input.issuedBy ?? null };
+  const { key: secretKey } = await insertApiKey(tx, { ...issued, kind: 'secret' });
+  const { key: builderKey } = await insertApiKey(tx, { ...issued, kind: 'builder', label: `Agent ${input.name}` });
   return {
     botId,
     keys: {
@@ -57,18 +58,69 @@ export async function createBot(
 /**
  * Issues an API key: stored as its hash and fingerprint only, the full value returned once. `botId` null is a key of
  * the whole workspace (a builder key from pairing); `issuedVia` says how it came to be (`api_keys.issued_via`).
+ * `issuedBy` is the signed-in person who issued it (null for an API call or agentctl): their builder keys are
+ * revoked when they leave the team or stop being an admin; `label` names the device or the surface.
  */
 export async function insertApiKey(
   tx: Queryable,
-  input: { workspaceId: string; botId: string | null; kind: 'secret' | 'builder' | 'access'; issuedVia?: string },
+  input: {
+    workspaceId: string;
+    botId: string | null;
+    kind: 'secret' | 'builder' | 'access';
+    issuedVia?: string;
+    issuedBy?: string | null;
+    label?: string;
+  },
 ): Promise<{ id: string; key: string }> {
   const id = newId('key');
   const key = generateKey(input.kind);
   await tx.query(
-    `INSERT INTO api_keys (id, workspace_id, bot_id, kind, key_hash, fingerprint, issued_via) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [id, input.workspaceId, input.botId, input.kind, hashKey(key), fingerprint(key), input.issuedVia ?? null],
+    `INSERT INTO api_keys (id, workspace_id, bot_id, kind, key_hash, fingerprint, issued_via, issued_by, label)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [
+      id,
+      input.workspaceId,
+      input.botId,
+      input.kind,
+      hashKey(key),
+      fingerprint(key),
+      input.issuedVia ?? null,
+      input.issuedBy ?? null,
+      input.label ?? null,
+    ],
   );
   return { id, key };
+}
+
+/**
+ * Revokes the builder keys a person issued in a workspace (they leave the team, or stop being an admin); in the
+ * caller's transaction. Returns how many.
+ */
+export async function revokeBuilderKeysIssuedBy(tx: Queryable, workspaceId: string, userId: string): Promise<number> {
+  const res = await tx.query(
+    `UPDATE api_keys SET revoked_at = now()
+      WHERE workspace_id = $1 AND issued_by = $2 AND kind = 'builder' AND revoked_at IS NULL`,
+    [workspaceId, userId],
+  );
+  return res.rowCount ?? 0;
+}
+
+/** A builder key of the workspace as the team page lists it: never the key, its fingerprint only. */
+export interface BuilderKeyView {
+  id: string;
+  fingerprint: string;
+  /** The device (a paired client's name) or the surface it was issued from. */
+  label: string | null;
+  /** `pairing`, `builder` (the builder panel), `dashboard` (reissued for an agent), or null (created with an agent). */
+  issued_via: string | null;
+  /** The agent whose own builder key this is; null for a key of the whole workspace. */
+  bot_id: string | null;
+  bot_name: string | null;
+  /** Who issued it; null when an API call or agentctl did, or for keys older than this record. */
+  issued_by: { id: string; email: string; name: string | null } | null;
+  created_at: number;
+  /** To the minute; null when never used since it was recorded. */
+  last_used_at: number | null;
 }
 
 export type RotatableKind = 'secret' | 'identity' | 'builder' | 'webhook';
@@ -82,11 +134,14 @@ export async function rotateKey(
   box: SecretBox,
   botId: string,
   kind: RotatableKind,
+  /** The signed-in person reissuing (null: agentctl). */
+  issuedBy: string | null = null,
 ): Promise<{ key: string; fingerprint: string }> {
   return withTransaction(db, async (tx) => {
-    const bot = await tx.query<{ workspace_id: string }>(`SELECT workspace_id FROM bots WHERE id = $1 FOR UPDATE`, [
-      botId,
-    ]);
+    const bot = await tx.query<{ workspace_id: string; name: string }>(
+      `SELECT workspace_id, name FROM bots WHERE id = $1 FOR UPDATE`,
+      [botId],
+    );
     if (!bot.rows[0]) throw errors.notFound(`No bot with id ${botId}`);
     const workspaceId = bot.rows[0].workspace_id;
     if (kind === 'secret' || kind === 'builder') {
@@ -97,7 +152,15 @@ export async function rotateKey(
           WHERE kind = $2 AND revoked_at IS NULL AND (bot_id = $1 OR ($2 = 'builder' AND workspace_id = $3))`,
         [botId, kind, workspaceId],
       );
-      const { key } = await insertApiKey(tx, { workspaceId, botId, kind });
+      const { key } = await insertApiKey(tx, {
+        workspaceId,
+        botId,
+        kind,
+        issuedBy,
+        ...(kind === 'builder'
+          ? { issuedVia: issuedBy ? 'dashboard' : 'agentctl', label: `Agent ${bot.rows[0].name}` }
+          : {}),
+      });
       return { key, fingerprint: fingerprint(key) };
     }
     const key = generateKey(kind);
@@ -201,9 +264,10 @@ export function createBotService(deps: {
     async create(
       workspaceId: string,
       input: { name: string; instructions?: string },
+      issuedBy: string | null = null,
     ): Promise<{ bot: BotView; keys: BotKeys }> {
       const { botId, keys } = await withTransaction(deps.db, (tx) =>
-        createBot(tx, deps.secrets, { workspaceId, name: input.name, instructions: input.instructions }),
+        createBot(tx, deps.secrets, { workspaceId, name: input.name, instructions: input.instructions, issuedBy }),
       );
       const res = await deps.db.query<BotView>(`SELECT ${BOT_COLUMNS} FROM bots WHERE id = $1`, [botId]);
       return { bot: viewOf(res.rows[0]), keys };
@@ -245,11 +309,75 @@ export function createBotService(deps: {
       return viewOf(res.rows[0]);
     },
 
-    /** Issues a new key of one kind; the previous one stops working at once. The full value is in this answer only. */
-    /** A new workspace builder key asked of the builder by a signed-in person: earlier keys keep working (rule 5). */
-    async issueBuilderKey(workspaceId: string): Promise<string> {
-      const { key } = await insertApiKey(deps.db, { workspaceId, botId: null, kind: 'builder', issuedVia: 'builder' });
+    /**
+     * A new workspace builder key asked of the builder by a signed-in person (recorded as its issuer): earlier keys
+     * keep working (rule 5).
+     */
+    async issueBuilderKey(workspaceId: string, issuedBy: string | null): Promise<string> {
+      const { key } = await insertApiKey(deps.db, {
+        workspaceId,
+        botId: null,
+        kind: 'builder',
+        issuedVia: 'builder',
+        issuedBy,
+        label: 'Builder panel',
+      });
       return key;
+    },
+
+    /**
+     * The workspace's builder keys in force, newest first, with who issued each: every key for the owner, the ones
+     * they issued themselves for an admin (docs/decisions.md, "Builder keys and the people who issued them").
+     */
+    async listBuilderKeys(session: { workspaceId: string; userId: string; role: string }): Promise<BuilderKeyView[]> {
+      const res = await deps.db.query<{
+        id: string;
+        fingerprint: string;
+        label: string | null;
+        issued_via: string | null;
+        bot_id: string | null;
+        bot_name: string | null;
+        user_id: string | null;
+        email: string | null;
+        user_name: string | null;
+        created_ms: string;
+        used_ms: string | null;
+      }>(
+        `SELECT k.id, k.fingerprint, k.label, k.issued_via, k.bot_id, b.name AS bot_name,
+                u.id AS user_id, u.email, u.name AS user_name,
+                (extract(epoch FROM k.created_at) * 1000)::bigint AS created_ms,
+                (extract(epoch FROM k.last_used_at) * 1000)::bigint AS used_ms
+           FROM api_keys k LEFT JOIN bots b ON b.id = k.bot_id LEFT JOIN users u ON u.id = k.issued_by
+          WHERE k.workspace_id = $1 AND k.kind = 'builder' AND k.revoked_at IS NULL
+            AND ($2::text IS NULL OR k.issued_by = $2)
+          ORDER BY k.created_at DESC, k.id`,
+        [session.workspaceId, session.role === 'owner' ? null : session.userId],
+      );
+      return res.rows.map((r) => ({
+        id: r.id,
+        fingerprint: r.fingerprint,
+        label: r.label,
+        issued_via: r.issued_via,
+        bot_id: r.bot_id,
+        bot_name: r.bot_name,
+        issued_by: r.user_id ? { id: r.user_id, email: r.email!, name: r.user_name } : null,
+        created_at: Number(r.created_ms),
+        last_used_at: r.used_ms === null ? null : Number(r.used_ms),
+      }));
+    },
+
+    /**
+     * Revokes one builder key: the owner any of the workspace's, an admin the ones they issued. Any other key is 404
+     * (as the list does not show it).
+     */
+    async revokeBuilderKey(session: { workspaceId: string; userId: string; role: string }, keyId: string) {
+      const res = await deps.db.query(
+        `UPDATE api_keys SET revoked_at = now()
+          WHERE id = $1 AND workspace_id = $2 AND kind = 'builder' AND revoked_at IS NULL
+            AND ($3::text IS NULL OR issued_by = $3)`,
+        [keyId, session.workspaceId, session.role === 'owner' ? null : session.userId],
+      );
+      if (!res.rowCount) throw errors.notFound('No builder key in force with this id that you may revoke');
     },
 
     /** Revokes every builder key of the workspace, the asking one included (rule 5: asking to revoke revokes all). */
@@ -261,8 +389,13 @@ export function createBotService(deps: {
       return res.rowCount ?? 0;
     },
 
-    rotateKey(botId: string, kind: RotatableKind): Promise<{ key: string; fingerprint: string }> {
-      return rotateKey(deps.db, deps.secrets, botId, kind);
+    /** Issues a new key of one kind; the previous one stops working at once. The full value is in this answer only. */
+    rotateKey(
+      botId: string,
+      kind: RotatableKind,
+      issuedBy: string | null = null,
+    ): Promise<{ key: string; fingerprint: string }> {
+      return rotateKey(deps.db, deps.secrets, botId, kind, issuedBy);
     },
 
     readState(botId: string): Promise<AgentState> {

@@ -218,6 +218,9 @@ export function createPairingService(deps: { db: Db; secrets: SecretBox }) {
           botId: null,
           kind: 'builder',
           issuedVia: 'pairing',
+          // The approver is the key's issuer, the client's device name its label (listed on the team page).
+          issuedBy: user.userId,
+          label: row.device,
         });
         // The client gets at least the grace period to come for the key, even when approval came late.
         const res = await tx.query<{ expires_at: Date }>(

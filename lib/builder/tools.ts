@@ -262,7 +262,9 @@ export const BUILDER_TOOLS = {
     effect: 'now',
     onlyFor: 'session',
     run: async (ctx) => {
-      const key = await ctx.ports.services.bots.issueBuilderKey(ctx.workspaceId);
+      // Offered to a signed-in person only (onlyFor 'session'): they are the key's issuer.
+      const issuer = ctx.principal.kind === 'session' ? ctx.principal.userId : null;
+      const key = await ctx.ports.services.bots.issueBuilderKey(ctx.workspaceId, issuer);
       return {
         content: 'A new builder key was issued; it is shown to the owner once, below your answer.',
         changed: true,

@@ -41,3 +41,34 @@ export const InviteResponse = z
 export const RoleChange = z.object({ role: InvitedRole }).meta({ id: 'RoleChange' });
 export const MemberParams = z.object({ uid: z.string().min(1).max(64) });
 export const InvitationParams = z.object({ iid: z.string().min(1).max(64) });
+
+/** What a removal or a demotion took with it (docs/decisions.md, "Builder keys and the people who issued them"). */
+const RevokedCounts = {
+  revoked_builder_keys: z.number().int().describe('Builder keys this person had issued, now revoked'),
+  revoked_invitations: z.number().int().describe('Pending invitations this person had sent, now revoked'),
+};
+export const MemberChanged = Member.extend({
+  ...RevokedCounts,
+}).meta({ id: 'TeamMemberChanged', description: 'Counts are 0 unless an admin became an operator.' });
+export const MemberRemoved = z
+  .object({ status: z.literal('removed'), ...RevokedCounts })
+  .meta({ id: 'TeamMemberRemoved' });
+
+export const BuilderKey = z
+  .object({
+    id: z.string(),
+    fingerprint: z.string().describe('`ck_…abcd`: the key itself is never shown again'),
+    label: z.string().nullable().describe("The device (a paired client's name) or the surface it was issued from"),
+    issued_via: z.string().nullable().describe('`pairing`, `builder` (the builder panel), `dashboard`, `agentctl`'),
+    bot_id: z.string().nullable().describe("The agent whose own builder key it is; null for the workspace's"),
+    bot_name: z.string().nullable(),
+    issued_by: z
+      .object({ id: z.string(), email: z.string(), name: z.string().nullable() })
+      .nullable()
+      .describe('Who issued it; null for an API call, agentctl, or a key older than this record'),
+    created_at: z.number().int(),
+    last_used_at: z.number().int().nullable().describe('To the minute; null when not used since it was recorded'),
+  })
+  .meta({ id: 'BuilderKey' });
+export const BuilderKeyList = z.object({ builder_keys: z.array(BuilderKey) }).meta({ id: 'BuilderKeyList' });
+export const BuilderKeyParams = z.object({ kid: z.string().min(1).max(64) });
