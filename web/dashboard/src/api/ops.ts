@@ -168,6 +168,27 @@ export const teamApi = {
     }),
   revoke: (id: string) => call<{ status: string }>('DELETE', `/v1/dashboard/team/invitations/${seg(id)}`),
   setRole: (uid: string, role: 'admin' | 'operator') =>
-    call<Member>('PATCH', `/v1/dashboard/team/members/${seg(uid)}`, { role }),
-  remove: (uid: string) => call<{ status: string }>('DELETE', `/v1/dashboard/team/members/${seg(uid)}`),
+    call<Member & Revoked>('PATCH', `/v1/dashboard/team/members/${seg(uid)}`, { role }),
+  remove: (uid: string) => call<{ status: string } & Revoked>('DELETE', `/v1/dashboard/team/members/${seg(uid)}`),
+  builderKeys: () => call<{ builder_keys: BuilderKey[] }>('GET', '/v1/dashboard/team/builder-keys'),
+  revokeBuilderKey: (id: string) => call<{ status: string }>('DELETE', `/v1/dashboard/team/builder-keys/${seg(id)}`),
 };
+
+/** What a removal or a demotion took with it: the builder keys and pending invitations the person had issued. */
+export interface Revoked {
+  revoked_builder_keys: number;
+  revoked_invitations: number;
+}
+
+/** A builder key in force (fingerprint only: the key itself is shown once, when issued). */
+export interface BuilderKey {
+  id: string;
+  fingerprint: string;
+  label: string | null;
+  issued_via: string | null;
+  bot_id: string | null;
+  bot_name: string | null;
+  issued_by: { id: string; email: string; name: string | null } | null;
+  created_at: number;
+  last_used_at: number | null;
+}

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type Invitation, type Member, teamApi } from '../api/ops';
+import { type Invitation, type Member, type Revoked, teamApi } from '../api/ops';
 import { roleLabel } from '../layout';
 import { useSession } from '../session';
 import {
@@ -18,6 +18,7 @@ import {
   useResource,
   valueOf,
 } from '../ui';
+import { BuilderKeys } from './team-builder-keys';
 import './ops.css';
 
 /**
@@ -38,6 +39,19 @@ const ROLE_HELP: Record<string, string> = {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/** " 2 builder keys and 1 invitation they issued were revoked." — or nothing when there were none. */
+function revokedText(revoked: Revoked | undefined): string {
+  const keys = revoked?.revoked_builder_keys ?? 0;
+  const invitations = revoked?.revoked_invitations ?? 0;
+  const parts: string[] = [];
+  if (keys) parts.push(plural(keys, 'builder key'));
+  if (invitations) parts.push(plural(invitations, 'invitation'));
+  if (!parts.length) return '';
+  return ` ${parts.join(' and ')} they issued ${keys + invitations === 1 ? 'was' : 'were'} revoked.`;
+}
+
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
 /** An address that may wrap after its `@` on a narrow screen, rather than anywhere. */
 function Breakable(props: { text: string }) {
   const at = props.text.indexOf('@');
@@ -55,9 +69,16 @@ export function TeamPage() {
   const session = useSession();
   const myRole = session.role;
   const team = useResource(() => teamApi.list(), []);
+  const keys = useResource(() => teamApi.builderKeys(), []);
   const [invited, setInvited] = useState<{ email: string; url: string; emailed: boolean } | undefined>();
   const [removing, setRemoving] = useState<Member | undefined>();
   const [message, setMessage] = useState('');
+
+  /** The invitations and builder keys a removed or demoted person issued are gone: read both again. */
+  const refreshIssued = () => {
+    team.reload();
+    keys.reload();
+  };
 
   const canChangeRole = (m: Member) => myRole === 'owner' && !m.you && m.role !== 'owner';
   const canRemove = (m: Member) =>
@@ -115,12 +136,16 @@ export function TeamPage() {
                     member={m}
                     canChangeRole={canChangeRole(m)}
                     canRemove={canRemove(m)}
-                    onChanged={(updated) => {
+                    onChanged={(updated, revoked) => {
                       team.set((d) => ({
                         ...d,
                         members: d.members.map((x) => (x.id === updated.id ? { ...x, ...updated } : x)),
                       }));
-                      setMessage(`${updated.email} is now ${roleLabel(updated.role).toLowerCase()}.`);
+                      setMessage(
+                        `${updated.email} is now ${roleLabel(updated.role).toLowerCase()}.${revokedText(revoked)}`,
+                      );
+                      // An admin made an operator loses the keys and invitations they issued.
+                      if (revoked) refreshIssued();
                     }}
                     onRemove={() => setRemoving(m)}
                   />
@@ -138,6 +163,15 @@ export function TeamPage() {
         )}
       </Loaded>
 
+      <BuilderKeys
+        keys={keys}
+        owner={myRole === 'owner'}
+        onRevoked={(k) => {
+          keys.set((d) => ({ builder_keys: d.builder_keys.filter((x) => x.id !== k.id) }));
+          setMessage(`Builder key ${k.fingerprint} revoked.`);
+        }}
+      />
+
       <Panel title="Roles" id="roles">
         <dl class="role-help">
           {(['owner', 'admin', 'operator'] as const).map((r) => (
@@ -153,11 +187,12 @@ export function TeamPage() {
         <ConfirmRemove
           member={removing}
           onClose={() => setRemoving(undefined)}
-          onRemoved={() => {
+          onRemoved={(revoked) => {
             const gone = removing;
             setRemoving(undefined);
             team.set((d) => ({ ...d, members: d.members.filter((x) => x.id !== gone.id) }));
-            setMessage(`${gone.email} was removed from the workspace.`);
+            setMessage(`${gone.email} was removed from the workspace.${revokedText(revoked)}`);
+            refreshIssued();
           }}
         />
       )}
@@ -239,7 +274,7 @@ function MemberRow(props: {
   member: Member;
   canChangeRole: boolean;
   canRemove: boolean;
-  onChanged: (m: Member) => void;
+  onChanged: (m: Member, revoked?: Revoked) => void;
   onRemove: () => void;
 }) {
   const m = props.member;
@@ -250,7 +285,13 @@ function MemberRow(props: {
   async function change(role: InviteRole) {
     if (role === m.role) return;
     const res = await action.run(() => teamApi.setRole(m.id, role));
-    if (res.ok) props.onChanged({ ...m, ...res.value, role: res.value.role ?? role });
+    if (res.ok) {
+      const { revoked_builder_keys, revoked_invitations, ...member } = res.value;
+      props.onChanged(
+        { ...m, ...member, role: member.role ?? role },
+        revoked_builder_keys || revoked_invitations ? { revoked_builder_keys, revoked_invitations } : undefined,
+      );
+    }
   }
 
   return (
@@ -372,7 +413,7 @@ function InvitationRow(props: { invitation: Invitation; onRevoked: () => void })
 }
 
 /** A modal confirmation (native `<dialog>`: focus is kept inside, Escape cancels, focus returns to the opener). */
-function ConfirmRemove(props: { member: Member; onClose: () => void; onRemoved: () => void }) {
+function ConfirmRemove(props: { member: Member; onClose: () => void; onRemoved: (revoked?: Revoked) => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const opener = useRef<HTMLElement | null>(null);
   const action = useAction();
@@ -388,7 +429,7 @@ function ConfirmRemove(props: { member: Member; onClose: () => void; onRemoved: 
     const res = await action.run(() => teamApi.remove(props.member.id));
     if (res.ok || res.status === 404) {
       opener.current = document.getElementById('members-title');
-      props.onRemoved();
+      props.onRemoved(res.ok ? res.value : undefined);
     }
   }
 
@@ -405,8 +446,9 @@ function ConfirmRemove(props: { member: Member; onClose: () => void; onRemoved: 
     >
       <h2 id="confirm-title">Remove {display}?</h2>
       <p id="confirm-text">
-        {props.member.email} loses access at once: their sessions end and their account is deleted. Conversations they
-        answered stay. To bring them back, invite them again.
+        {props.member.email} loses access at once: their sessions end and their account is deleted, and the builder keys
+        and pending invitations they issued are revoked. Conversations they answered stay. To bring them back, invite
+        them again.
       </p>
       {action.failure && <ErrorBox failure={action.failure} title="Not removed." />}
       <DialogActions>
