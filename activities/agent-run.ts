@@ -3,6 +3,7 @@ import { applyTransition } from '../lib/conversations/transitions';
 import type { Db } from '../lib/db';
 import type { Passage } from '../lib/knowledge/retrieve';
 import { toolsFor } from '../lib/actions/tools';
+import type { ModelCatalogue } from '../lib/billing/models';
 import { type RunContext, finishRun, recordFailedBeforeStart, startRun } from '../lib/runs/bookkeeping';
 import { cacheKey, cachedAnswer } from '../lib/runs/answer-cache';
 import { type GenerateDeps, generateAnswer, replayCached } from '../lib/runs/generate';
@@ -21,17 +22,13 @@ export type { MessageTurnOutcome } from '../workflows/messages';
 export interface AgentRunDeps extends GenerateDeps {
   db: Db;
   retrieve: (botId: string, query: string) => Promise<Passage[]>;
+  /** Which models each plan allows, and their credit weights (lib/billing/models.ts). */
+  models: ModelCatalogue;
 }
 
 /** The workflow this activity runs for (the run's own id when called outside one, as in tests). */
 function workflowIdOf(input: { runId: string }): string {
   return Context.current().info.workflowExecution?.workflowId ?? runWorkflowId(input.runId);
-}
-
-/** Each attempt publishes stream fragments under its own key, so the API can tell a retry's fragments apart. */
-function attemptKey(): string {
-  const info = Context.current().info;
-  return `${info.activityId}:${info.attempt}`;
 }
 
 /** Backend failures the visitor's client is told about; anything else fails the activity (and is retried). */
@@ -47,6 +44,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
     db: deps.db,
     retrieve: deps.retrieve,
     toolsFor: (input: AgentRunInput) => toolsFor(deps.db, input),
+    models: deps.models,
   };
 
   return {
@@ -57,7 +55,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
 
     /** One model call (or the extractive answer); with a stream turn id, fragments are published as they arrive. */
     generateAnswer(input: AgentRunInput, ctx: RunContext, transcript: ToolTurn[] = []): Promise<GeneratedAnswer> {
-      return generateAnswer(deps, input, ctx, transcript, attemptKey());
+      return generateAnswer(deps, input, ctx, transcript);
     },
 
     /** Records the outcome: the run row, its one charge, and a message run's answer in the transcript. */
@@ -67,6 +65,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
       answer?: GeneratedAnswer;
       errorCode?: string;
       error?: string;
+      creditWeight?: number;
     }): Promise<void> {
       return finishRun(deps.db, input);
     },
@@ -119,9 +118,15 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
           : undefined;
         const cached = key ? await cachedAnswer(deps.db, input.run.botId, key) : null;
         const answer = cached
-          ? await replayCached(deps, input.run, cached, attemptKey())
-          : await generateAnswer(deps, input.run, ctx, [], attemptKey());
-        await finishRun(deps.db, { run: input.run, status: 'done', answer, cacheKey: cached ? undefined : key });
+          ? await replayCached(deps, input.run, cached)
+          : await generateAnswer(deps, input.run, ctx, []);
+        await finishRun(deps.db, {
+          run: input.run,
+          status: 'done',
+          answer,
+          cacheKey: cached ? undefined : key,
+          creditWeight: ctx.creditWeight,
+        });
         return { answer: answer.text };
       } catch (err) {
         const failure = failureInfo(err);

@@ -39,13 +39,21 @@ export function createMaintenanceActivities({ db, convergence, periodic }: Maint
      * Housekeeping the spec's limits imply: idempotency keys are kept 24 hours, rate windows one minute. Each
      * statement is idempotent, so a retried activity is harmless.
      */
-    async expireStaleRecords(): Promise<{ idempotencyKeys: number; rateWindows: number; cachedAnswers: number }> {
+    async expireStaleRecords(): Promise<{
+      idempotencyKeys: number;
+      rateWindows: number;
+      cachedAnswers: number;
+      turnStreams: number;
+    }> {
       const idem = await db.query(`DELETE FROM idempotency_keys WHERE expires_at < now()`);
       // Windows older than two minutes can no longer be the current one for any request.
       const rate = await db.query(`DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'`);
       // Expired answers are never read; removing them only keeps the table small.
       const cache = await db.query(`DELETE FROM answer_cache WHERE expires_at < now()`);
+      // A turn's stream is read only by a retry of that turn, which comes within its turn budget (minutes at most).
+      const streams = await db.query(`DELETE FROM turn_streams WHERE updated_at < now() - interval '1 hour'`);
       return {
+        turnStreams: streams.rowCount ?? 0,
         idempotencyKeys: idem.rowCount ?? 0,
         rateWindows: rate.rowCount ?? 0,
         cachedAnswers: cache.rowCount ?? 0,

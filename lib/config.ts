@@ -47,6 +47,14 @@ export const configSchema = z.object({
   OPENAI_BASE_URL: z.url().optional(),
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
   LLM_TURN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
+  /**
+   * A streamed answer's pieces that arrive within this many milliseconds of the last notification go out together
+   * (the first at once): one statement per window instead of one per token (docs/decisions.md, "Streams that stay
+   * true").
+   */
+  STREAM_COALESCE_MS: z.coerce.number().int().min(0).max(1000).default(30),
+  /** How long a turn in flight keeps retrying its database writes through a Postgres outage before it fails. */
+  STORAGE_OUTAGE_RETRY_MS: z.coerce.number().int().min(0).max(300_000).default(30_000),
   /** Embedding model at the same endpoint; with OPENAI_API_KEY, knowledge is embedded and retrieval is hybrid. */
   EMBEDDING_MODEL: z.string().min(1).optional(),
 

@@ -84,9 +84,13 @@ export function buildActivityDeps(
     db,
     llm,
     defaultModel: config.LLM_MODEL,
+    models: services.models,
     retrieve,
     embed,
-    deltas: createDeltaPublisher(db),
+    deltas: createDeltaPublisher(db, {
+      coalesceMs: config.STREAM_COALESCE_MS,
+      retryForMs: config.STORAGE_OUTAGE_RETRY_MS,
+    }),
     fetch: createSafeFetch({
       allowLoopback: config.SSRF_ALLOW_LOOPBACK,
       userAgent: 'AgentPlatform/1.0 (+webhooks; crawler)',

@@ -18,7 +18,7 @@ import { type ApiError, apiErrorForFailure, errors } from '../errors';
 import { signVisitorConfirmation } from '../identity';
 import { LIMITS } from '../limits';
 import type { SecretBox } from '../secret-box';
-import type { DeltaHub } from '../streams';
+import { type DeltaHub, createStreamAssembler } from '../streams';
 import { type Temporal, resendUnprocessedUpdate } from '../temporal';
 import type { MediaService } from '../media/service';
 import { answerMessageId } from '../runs/bookkeeping';
@@ -234,13 +234,10 @@ export function createConversationService(deps: ConversationServiceDeps) {
         };
       }
       let write: (frame: StreamFrame) => void = () => undefined;
-      let streamed = '';
-      let attemptKey: string | undefined;
+      const assembled = createStreamAssembler();
       const subscription = await subscribeTurn(cdeps, prepared.update.runId, (msg) => {
-        attemptKey ??= msg.k;
-        if (msg.k !== attemptKey) return; // a retried attempt: its text is reconciled at the end
-        streamed += msg.d;
-        write({ delta: msg.d });
+        const fresh = assembled.add(msg);
+        if (fresh) write({ delta: fresh });
       });
       if (!subscription) throw errors.serviceUnavailable('Streaming is temporarily unavailable; retry shortly');
 
@@ -275,11 +272,17 @@ export function createConversationService(deps: ConversationServiceDeps) {
               const final = result.answer;
               // Fragments published before the turn completed may still be on their way through LISTEN.
               const settleBy = Date.now() + 1_000;
-              while (streamed.length < final.length && final.startsWith(streamed) && Date.now() < settleBy) {
+              const shown = () => assembled.shown;
+              while (
+                !assembled.diverged &&
+                shown().length < final.length &&
+                final.startsWith(shown()) &&
+                Date.now() < settleBy
+              ) {
                 await new Promise((r) => setTimeout(r, 10));
               }
-              if (final.startsWith(streamed)) {
-                if (final.length > streamed.length) write({ delta: final.slice(streamed.length) });
+              if (final.startsWith(shown()) && !assembled.diverged) {
+                if (final.length > shown().length) write({ delta: final.slice(shown().length) });
               } else {
                 turnPending = true; // the turn did answer: a retry joins it and receives the whole answer
                 write({

@@ -15,7 +15,7 @@ import { ApiError } from '../errors';
 import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
 import type { SecretBox } from '../secret-box';
-import { type DeltaHub, isAnswer } from '../streams';
+import { type DeltaHub, type DeltaMessage, isAnswer } from '../streams';
 import { type Temporal, resendUnprocessedUpdate } from '../temporal';
 import { MONTHLY_QUOTA_SQL } from '../billing/service';
 import { asksForHuman } from './escalation';
@@ -239,7 +239,7 @@ export interface TurnSubscription {
 export async function subscribeTurn(
   deps: Pick<ConversationDeps, 'deltaHub'>,
   turnId: string,
-  onFragment?: (msg: { k: string; d: string }) => void,
+  onFragment?: (msg: DeltaMessage) => void,
 ): Promise<TurnSubscription | null> {
   const hub = deps.deltaHub;
   if (!hub) return null;

@@ -1,10 +1,10 @@
 import { failure } from '../../workflows/failures';
 import type { AgentRunInput, GeneratedAnswer, ToolTurn } from '../../workflows/messages';
 import { type Llm, LlmError } from '../llm';
-import type { DeltaPublisher } from '../streams';
+import type { DeltaPublisher, TurnStream } from '../streams';
 import { storableText } from '../text';
 import type { RunContext } from './bookkeeping';
-import { buildPrompt, chunkWords, extractiveAnswer, toolFollowUps } from './prompt';
+import { buildPrompt, chunkWords, continuation, extractiveAnswer, toolFollowUps } from './prompt';
 
 export interface GenerateDeps {
   /** Null when no LLM is configured: answers are then extractive (DESIGN.md). */
@@ -14,52 +14,76 @@ export interface GenerateDeps {
 }
 
 /**
- * One model call of a run (or the extractive answer without a model). With a stream turn id, fragments are
- * published as they arrive under `attemptKey`, which lets the API tell a retried attempt's fragments from the first
- * one's. A backend failure becomes a non-retryable `llm_unavailable` or `llm_overloaded`: retrying here cannot help
- * the visitor who is waiting, the spec's 503 codes tell the client what to do.
+ * One model call of a run (or the extractive answer without a model). With a stream turn id, its text is published
+ * as it arrives (lib/streams.ts). A retry of a call that was cut off mid-stream (its worker died, its database write
+ * failed) continues the text the visitor already saw instead of starting again: the model is asked for the rest of
+ * it, and a call whose whole text was streamed is not asked again at all. A backend failure becomes a non-retryable
+ * `llm_unavailable` or `llm_overloaded`: retrying here cannot help the visitor who is waiting, the spec's 503 codes
+ * tell the client what to do.
  */
 export async function generateAnswer(
   deps: GenerateDeps,
   input: AgentRunInput,
   ctx: RunContext,
   transcript: ToolTurn[],
-  attemptKey: string,
 ): Promise<GeneratedAnswer> {
-  const onDelta = input.streamTurnId
-    ? (delta: string) => deps.deltas.publish(input.streamTurnId!, attemptKey, delta)
-    : undefined;
+  const stream = input.streamTurnId ? await deps.deltas.open(input.streamTurnId, stepOf(transcript)) : null;
+  const model = ctx.model ?? deps.defaultModel;
   try {
+    if (stream?.complete) {
+      // The first attempt's whole text reached the visitor; its usage was lost with it, so only the base credit.
+      await stream.finish();
+      return { text: stream.prefix, model: deps.llm ? model : 'extractive', promptTokens: 0, completionTokens: 0 };
+    }
     if (!deps.llm) {
       const text = extractiveAnswer(ctx.passages);
-      if (onDelta) for (const part of chunkWords(text)) await onDelta(part);
+      if (stream) await streamKnownText(stream, text);
       return { text, model: 'extractive', promptTokens: 0, completionTokens: 0 };
     }
+    const prefix = stream?.prefix ?? '';
     const result = await deps.llm.complete({
-      model: ctx.model ?? deps.defaultModel,
-      messages: [...buildPrompt(input, ctx), ...toolFollowUps(transcript)],
+      model,
+      messages: [...buildPrompt(input, ctx), ...toolFollowUps(transcript), ...continuation(prefix)],
       tools: ctx.tools.map((t) => ({
         type: 'function' as const,
         function: { name: t.name, description: t.description, parameters: t.parameters },
       })),
       // A little under the activity's own limit, so the backend's timeout is what gets reported.
       timeoutMs: Math.max(500, input.turnTimeoutMs - 300),
-      onDelta,
+      onDelta: stream ? (delta) => stream.push(delta) : undefined,
     });
+    await stream?.finish();
     return {
       // The model's text goes into Postgres: a NUL or an unpaired surrogate in it must not fail the run.
-      text: storableText(result.text),
+      text: storableText(prefix + result.text),
       model: result.model,
       promptTokens: result.promptTokens,
       completionTokens: result.completionTokens,
       ...(result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
     };
   } catch (err) {
+    // What was sent stays sent: a retry continues after it.
+    await stream?.close();
     if (err instanceof LlmError) throw failure(err.kind, err.message, [{ retryAfter: err.retryAfterSeconds }]);
     throw err;
-  } finally {
-    if (input.streamTurnId) await deps.deltas.flush(input.streamTurnId);
   }
+}
+
+/** The model call of a run this is: one more for each tool round already in the transcript. */
+function stepOf(transcript: ToolTurn[]): number {
+  return transcript.filter((t) => t.role === 'assistant').length;
+}
+
+/**
+ * Streams a text that does not depend on the attempt (extractive, cached) after what an earlier attempt already
+ * streamed of it, a few words a fragment, like a model's.
+ */
+async function streamKnownText(stream: TurnStream, text: string): Promise<void> {
+  // The same text as before continues where it stopped; a different one (the knowledge changed meanwhile) cannot
+  // take back what was shown, and the API says so with an error frame when the stored answer differs.
+  const rest = text.startsWith(stream.prefix) ? text.slice(stream.prefix.length) : '';
+  for (const part of chunkWords(rest)) stream.push(part);
+  await stream.finish();
 }
 
 /**
@@ -70,11 +94,15 @@ export async function replayCached(
   deps: Pick<GenerateDeps, 'deltas'>,
   input: AgentRunInput,
   cached: { answer: string; model: string },
-  attemptKey: string,
 ): Promise<GeneratedAnswer> {
   if (input.streamTurnId) {
-    for (const part of chunkWords(cached.answer)) await deps.deltas.publish(input.streamTurnId, attemptKey, part);
-    await deps.deltas.flush(input.streamTurnId);
+    const stream = await deps.deltas.open(input.streamTurnId, 0);
+    try {
+      await streamKnownText(stream, cached.answer);
+    } catch (err) {
+      await stream.close();
+      throw err;
+    }
   }
   return { text: cached.answer, model: `cache:${cached.model}`, promptTokens: 0, completionTokens: 0 };
 }

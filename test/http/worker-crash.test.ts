@@ -2,12 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import {
   type OwnPlatform,
+  fakeRequests,
   http,
   newBot,
   ownerSession,
   startActionTarget,
+  sseFrames,
   startOwnPlatform,
   testDb,
+  waitUntil,
 } from '../support/helpers';
 
 /**
@@ -58,6 +61,56 @@ describe('a worker killed in the middle of a turn', () => {
     expect(messages.rows[1].text).toBe(res.body.answer);
     const runs = await testDb().query(`SELECT status FROM runs WHERE bot_id = $1`, [bot.bot_id]);
     expect(runs.rows).toEqual([{ status: 'done' }]);
+  }, 90_000);
+
+  it('a worker killed mid-stream: the new worker continues the text, and the stream equals the stored answer', async () => {
+    const bot = await newBot();
+    // A paced model: 280 characters in 4-character pieces over 6 s, so the worker dies with part of it shown.
+    await testDb().query(`UPDATE bots SET model = 'fake-pace-200-6000-4' WHERE id = $1`, [bot.bot_id]);
+    const tag = `stream-crash-${randomUUID()}`;
+    const session = randomUUID();
+    const streaming = sseFrames('/v1/api/chat/stream', {
+      key: bot.keys.secret_key,
+      body: { session_id: session, message: `[[fake:length-280]][[fake:tag:${tag}]]keep the thread` },
+      baseUrl,
+    });
+
+    const shownBeforeCrash = await waitUntil('part of the answer to be streamed', async () => {
+      const row = await testDb().query(
+        `SELECT s.len FROM turn_streams s JOIN runs r ON r.id = s.turn_id WHERE r.bot_id = $1`,
+        [bot.bot_id],
+      );
+      return (row.rows[0]?.len ?? 0) >= 40 ? (row.rows[0].len as number) : undefined;
+    });
+    await own.restartWorker();
+
+    const { status, frames } = await streaming;
+    expect(status).toBe(200);
+    expect(frames.filter((f) => 'error' in f)).toEqual([]);
+    expect(frames.at(-1)).toMatchObject({ done: true, session_id: session });
+    const streamed = frames
+      .filter((f) => 'delta' in f)
+      .map((f) => f.delta)
+      .join('');
+
+    const stored = await testDb().query(`SELECT text FROM messages WHERE session_id = $1 AND author = 'bot'`, [
+      session,
+    ]);
+    expect(stored.rows).toHaveLength(1);
+    expect(streamed).toBe(stored.rows[0].text);
+    expect(streamed).toHaveLength(280);
+    expect(streamed.startsWith('Fake answer: keep the thread')).toBe(true);
+
+    // The new worker asked the model for the rest only: the text shown before the crash went back as the
+    // assistant's words, not generated again.
+    const requests = await fakeRequests(tag);
+    expect(requests).toHaveLength(2);
+    const retry = requests[1].body.messages as { role: string; content: string }[];
+    const shown = retry.at(-2)!;
+    expect(shown.role).toBe('assistant');
+    expect(shown.content.length).toBeGreaterThanOrEqual(shownBeforeCrash);
+    expect(streamed.startsWith(shown.content)).toBe(true);
+    expect(retry.at(-1)!.content).toMatch(/^Your answer above was cut off/);
   }, 90_000);
 
   it('a worker killed while a run waits for approval loses nothing: the approval after restart completes the run', async () => {

@@ -35,6 +35,10 @@
  *   fail-429                   429 rate_limit_exceeded with `retry-after: 2`
  *   fail-500, fail-503         server_error / overloaded (code null, as OpenAI does); any other fail-<4xx|5xx> works
  *   slow-<ms>                  wait <ms> before answering (combine with others: [[fake:slow-300]][[fake:echo]])
+ *   pace-<first>-<total>[-<n>] a streamed answer paced like a real model: content in pieces of <n> characters
+ *                              (default 4), the first <first> ms after the request, the last at <total> ms
+ *   length-<chars>             the default answer padded to <chars> characters with words derived from the question
+ *                              (so different questions get different answers), like a real model's longer replies
  *   stream-then-fail           streaming: role chunk + two content deltas, then the socket is destroyed;
  *                              non-streaming: the socket is destroyed without a response
  *   tool-call:<name>:<json>    first turn: a tool call to <name> with <json> as arguments (default {});
@@ -45,6 +49,9 @@
  *   script:<tag>               next step of the queue set by script(tag, steps) / POST /_control/script; steps are
  *                              consumed in order and the last one repeats; no queue for the tag is a 400
  *   tag:<label>                no behaviour; labels the recorded request for GET /_control/requests?tag=<label>
+ * Continuing a cut-off answer: when the last two messages are an assistant message (no tool calls) and a user message
+ * starting "Your answer above was cut off", the answer is the rest of what the request before them would have been
+ * answered, after the assistant's text (all of it when that text is not its beginning).
  * Embeddings honour fail-*, slow-* and tag: (from the model name or markers in the input) and ignore the rest.
  */
 import { randomBytes } from 'node:crypto';
@@ -89,6 +96,8 @@ export interface FakeOpenAI {
 type Directive =
   | { kind: 'fail'; status: number; code: string | null }
   | { kind: 'slow'; ms: number }
+  | { kind: 'pace'; firstMs: number; totalMs: number; chars: number }
+  | { kind: 'length'; chars: number }
   | { kind: 'stream-then-fail' }
   | { kind: 'malformed' }
   | { kind: 'tool-call'; name: string; args: string }
@@ -97,10 +106,15 @@ type Directive =
   | { kind: 'tag'; tag: string }
   | { kind: 'invalid'; message: string };
 
-type Behaviour = Exclude<Directive, { kind: 'slow' } | { kind: 'tag' } | { kind: 'invalid' }>;
+type Behaviour = Exclude<
+  Directive,
+  { kind: 'slow' } | { kind: 'pace' } | { kind: 'length' } | { kind: 'tag' } | { kind: 'invalid' }
+>;
 
 interface Plan {
   delayMs: number;
+  pace: { firstMs: number; totalMs: number; chars: number } | null;
+  padTo: number;
   behaviour: Behaviour | null;
   invalid: string | null;
   raw: string[];
@@ -331,12 +345,14 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
         break;
       }
       default:
-        reply = { content: defaultAnswer(messages), toolCalls: [] };
+        reply = { content: continuedAnswer(messages, plan.padTo) ?? paddedAnswer(messages, plan.padTo), toolCalls: [] };
     }
 
     reply = applyMaxTokens(reply, body);
     const usage = usageFor(messages, reply);
-    if (stream) return streamReply(res, body, reply, usage);
+    if (stream) return streamReply(res, body, reply, usage, plan.pace, signal);
+    if (plan.pace) await sleep(plan.pace.totalMs, signal); // a paced model answers whole only at the end
+    if (signal.aborted) return;
     return sendJson(res, 200, completionObject(body, reply, usage));
   }
 
@@ -447,6 +463,15 @@ function parseDirective(raw: string): Directive {
   if (raw === 'insufficient-quota') return { kind: 'fail', status: 429, code: 'insufficient_quota' };
   const slow = /^slow-(\d+)$/.exec(raw);
   if (slow) return { kind: 'slow', ms: Number(slow[1]) };
+  const pace = /^pace-(\d+)-(\d+)(?:-(\d+))?$/.exec(raw);
+  if (pace) {
+    const chars = Number(pace[3] ?? 4);
+    if (chars < 1 || Number(pace[2]) < Number(pace[1]))
+      return { kind: 'invalid', message: `fake-openai: pace needs <first> <= <total> and <n> >= 1: ${raw}` };
+    return { kind: 'pace', firstMs: Number(pace[1]), totalMs: Number(pace[2]), chars };
+  }
+  const length = /^length-(\d+)$/.exec(raw);
+  if (length) return { kind: 'length', chars: Number(length[1]) };
   const fail = /^fail-([45]\d\d)$/.exec(raw);
   if (fail) return { kind: 'fail', status: Number(fail[1]), code: defaultCode(Number(fail[1])) };
   const tool = /^tool-call:([A-Za-z0-9_.-]+)(?::([\s\S]*))?$/.exec(raw);
@@ -467,7 +492,7 @@ function parseDirective(raw: string): Directive {
 }
 
 function planFor(body: any, endpoint: 'chat' | 'embeddings'): Plan {
-  const plan: Plan = { delayMs: 0, behaviour: null, invalid: null, raw: [], tags: [] };
+  const plan: Plan = { delayMs: 0, pace: null, padTo: 0, behaviour: null, invalid: null, raw: [], tags: [] };
   if (!body || typeof body !== 'object') return plan;
   const parsed: Directive[] = [];
   const texts =
@@ -492,6 +517,8 @@ function planFor(body: any, endpoint: 'chat' | 'embeddings'): Plan {
   }
   for (const d of parsed) {
     if (d.kind === 'slow') plan.delayMs += d.ms;
+    else if (d.kind === 'pace') plan.pace ??= { firstMs: d.firstMs, totalMs: d.totalMs, chars: d.chars };
+    else if (d.kind === 'length') plan.padTo ||= d.chars;
     else if (d.kind === 'tag') plan.tags.push(d.tag);
     else if (d.kind === 'invalid') plan.invalid ??= d.message;
     else {
@@ -531,6 +558,33 @@ function defaultAnswer(messages: ChatMessage[]): string {
     }
   }
   return ['Fake answer: ' + lastUserText(messages), ...facts].join('\n');
+}
+
+/** Words the padding of `length-<n>` is made of, picked by the question so that different questions differ. */
+const FILLER = (
+  'our team ships orders within two working days and answers every message the same day; returns are free ' +
+  'within thirty days, and the warranty covers two years of normal use for every product in the shop'
+).split(' ');
+
+function paddedAnswer(messages: ChatMessage[], padTo: number): string {
+  let answer = defaultAnswer(messages);
+  if (answer.length >= padTo) return answer;
+  let seed = 0;
+  for (const c of lastUserText(messages)) seed = (seed * 31 + c.charCodeAt(0)) >>> 0;
+  for (let i = 0; answer.length < padTo; i++) answer += ' ' + FILLER[(seed + i * 7) % FILLER.length];
+  return answer.slice(0, padTo);
+}
+
+const CONTINUE_REQUEST = 'Your answer above was cut off';
+
+/** The rest of a cut-off answer, when the request asks for it (see the header); undefined otherwise. */
+function continuedAnswer(messages: ChatMessage[], padTo: number): string | undefined {
+  const [assistant, ask] = messages.slice(-2);
+  if (messages.length < 3 || assistant?.role !== 'assistant' || assistant.tool_calls?.length) return undefined;
+  if (ask?.role !== 'user' || !textOf(ask.content).startsWith(CONTINUE_REQUEST)) return undefined;
+  const shown = textOf(assistant.content);
+  const whole = paddedAnswer(messages.slice(0, -2), padTo);
+  return whole.startsWith(shown) ? whole.slice(shown.length) : whole;
 }
 
 /** Content of the tool message answering a call to `name`, or undefined if the call has not been answered yet. */
@@ -664,6 +718,14 @@ function writeEvent(res: http.ServerResponse, data: unknown): Promise<void> {
   });
 }
 
+/** Pieces of `n` characters (token-sized), never splitting a surrogate pair. */
+function fixedPieces(text: string, n: number): string[] {
+  const out: string[] = [];
+  const chars = Array.from(text);
+  for (let i = 0; i < chars.length; i += n) out.push(chars.slice(i, i + n).join(''));
+  return out;
+}
+
 /** Groups of a few words per delta, like a model emitting tokens. */
 function contentDeltas(text: string): string[] {
   const pieces = wordPieces(text);
@@ -677,12 +739,22 @@ async function streamReply(
   body: any,
   reply: Reply,
   usage: ReturnType<typeof usageFor>,
+  pace: Plan['pace'] = null,
+  signal?: AbortSignal,
 ): Promise<void> {
   const chunk = chunkFactory(body);
   startStream(res);
   const hasTools = reply.toolCalls.length > 0;
   await writeEvent(res, chunk({ role: 'assistant', content: hasTools ? null : '', refusal: null }));
-  for (const piece of reply.content ? contentDeltas(reply.content) : []) {
+  const pieces = reply.content ? (pace ? fixedPieces(reply.content, pace.chars) : contentDeltas(reply.content)) : [];
+  const started = Date.now();
+  for (const [i, piece] of pieces.entries()) {
+    if (pace) {
+      // Piece i is due at first + i/(n-1) of the rest: the first after `first` ms, the last at `total` ms.
+      const due = pace.firstMs + (pieces.length > 1 ? ((pace.totalMs - pace.firstMs) * i) / (pieces.length - 1) : 0);
+      await sleep(started + due - Date.now(), signal ?? new AbortController().signal);
+      if (signal?.aborted || res.destroyed) return;
+    }
     await writeEvent(res, chunk({ content: piece }));
   }
   // OpenAI streams each tool call as: {index, id, type, function: {name, arguments: ""}}, then argument fragments.

@@ -188,6 +188,57 @@ describe('chat completions', () => {
   });
 });
 
+describe('a paced model, long answers and continuations', () => {
+  it('pace-<first>-<total>-<n> streams n-character pieces, the first after <first> ms and the last near <total>', async () => {
+    const started = Date.now();
+    const arrivals: { at: number; text: string }[] = [];
+    const stream = await client.chat.completions.create({
+      model: 'fake-pace-150-450-4',
+      messages: [{ role: 'user', content: 'pace me' }],
+      stream: true,
+    });
+    for await (const chunk of stream) {
+      const text = chunk.choices[0]?.delta?.content;
+      if (text) arrivals.push({ at: Date.now() - started, text });
+    }
+    expect(arrivals.map((a) => a.text).join('')).toBe('Fake answer: pace me');
+    expect(arrivals.every((a) => a.text.length <= 4)).toBe(true);
+    expect(arrivals[0].at).toBeGreaterThanOrEqual(140);
+    expect(arrivals.at(-1)!.at).toBeGreaterThanOrEqual(440);
+  });
+
+  it('length-<n> pads the answer to n characters, differently for different questions', async () => {
+    const ask = async (q: string) =>
+      (
+        await client.chat.completions.create({
+          model: 'gpt-4o-mini',
+          messages: [{ role: 'user', content: `[[fake:length-200]]${q}` }],
+        })
+      ).choices[0].message.content!;
+    const a = await ask('first question');
+    const b = await ask('second question');
+    expect(a).toHaveLength(200);
+    expect(a.startsWith('Fake answer: first question ')).toBe(true);
+    expect(a.slice(40)).not.toBe(b.slice(41));
+    expect(await ask('first question')).toBe(a);
+  });
+
+  it('continues a cut-off answer: only the rest after the assistant text it was given', async () => {
+    const question: ChatCompletionMessageParam = { role: 'user', content: '[[fake:length-120]]what is the warranty' };
+    const whole = (await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [question] })).choices[0]
+      .message.content!;
+    const rest = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [
+        question,
+        { role: 'assistant', content: whole.slice(0, 50) },
+        { role: 'user', content: 'Your answer above was cut off. Continue it from exactly where it stops.' },
+      ],
+    });
+    expect(rest.choices[0].message.content).toBe(whole.slice(50));
+  });
+});
+
 describe('tool calls', () => {
   const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
     {

@@ -16,7 +16,13 @@ import { stackInfo } from '../support/stack-info';
 function turnActivities() {
   const db = testDb();
   const llm = createOpenAiLlm({ apiKey: 'test', baseURL: stackInfo().fakeOpenAIUrl, model: 'fake-model' });
-  const deps = { db, llm, defaultModel: 'fake-model', retrieve: async () => [], deltas: createDeltaPublisher(db) };
+  const deps = {
+    db,
+    llm,
+    defaultModel: 'fake-model',
+    retrieve: async () => [],
+    deltas: createDeltaPublisher(db, { coalesceMs: 0, retryForMs: 0 }),
+  };
   return createAgentRunActivities(deps);
 }
 
