@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseModelList } from './billing/models';
 
 /**
  * The one place the environment is read. Parsed once at start-up; a bad value stops the process with a message
@@ -46,6 +47,20 @@ export const configSchema = z.object({
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_BASE_URL: z.url().optional(),
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  /**
+   * Models agents may use beyond the built-in catalogue (lib/billing/models.ts), or changes to it:
+   * `name:weight[:plan|plan…]` entries separated by commas (`gpt-4o:20:pro|business,llama-3.3-70b:4`).
+   */
+  LLM_MODELS: z
+    .string()
+    .optional()
+    .superRefine((spec, ctx) => {
+      try {
+        if (spec) parseModelList(spec);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
   LLM_TURN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   /**
    * A streamed answer's pieces that arrive within this many milliseconds of the last notification go out together
@@ -80,6 +95,8 @@ export const configSchema = z.object({
   MEDIA_S3_REGION: z.string().min(1).default('us-east-1'),
   MEDIA_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
   MEDIA_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** Visitors' images are deleted this many days after they were sent (the maintenance schedule does it). */
+  MEDIA_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
 
   /** Outbound HTTP may reach loopback addresses. Tests set it; production never should. */
   SSRF_ALLOW_LOOPBACK: bool.default(false),

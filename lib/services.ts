@@ -12,6 +12,7 @@ import { createOutbox } from './outbox';
 import { createActionService } from './actions/service';
 import { createBillingService } from './billing/service';
 import { createBotService } from './bots/service';
+import { createModelCatalogue } from './billing/models';
 import { createPairingService } from './builder/pairing';
 import { createBuilderService } from './builder/service';
 import { createConversationService } from './conversations/service';
@@ -30,6 +31,9 @@ export interface ServiceDeps {
   config: Pick<
     Config,
     | 'LLM_TURN_TIMEOUT_MS'
+    | 'LLM_MODEL'
+    | 'LLM_MODELS'
+    | 'MEDIA_RETENTION_DAYS'
     | 'TRIGGER_MIN_INTERVAL_SECONDS'
     | 'SSRF_ALLOW_LOOPBACK'
     | 'OPENAI_API_KEY'
@@ -62,6 +66,8 @@ export function createServices(deps: ServiceDeps) {
   const { db, temporal, secrets, config } = deps;
   // Attached images: in Postgres, or in the bucket MEDIA_STORE=s3 names.
   const media = createMediaService({ db, bucket: mediaBucketOf(config) });
+  // The models agents may use on each plan, and their credit weights.
+  const models = createModelCatalogue({ defaultModel: config.LLM_MODEL, spec: config.LLM_MODELS });
   // Password resets and invitations: by SMTP, or (without SMTP_URL) into the log with their links.
   const outbox = createOutbox(createMailer(config.SMTP_URL, config.SMTP_FROM), (fields, message) =>
     deps.logger
@@ -84,6 +90,7 @@ export function createServices(deps: ServiceDeps) {
     bots: createBotService({
       db,
       secrets,
+      models,
       beforeDelete: async (botId) => {
         await triggers.removeAllOfBot(botId);
         await scans.stopAllOfBot(botId);
@@ -108,6 +115,7 @@ export function createServices(deps: ServiceDeps) {
     credits: createCreditService({ db }),
     knowledge: createKnowledgeService({ db, embed: deps.embed }),
     media,
+    models,
     notifications: createNotificationService({ db }),
     pairing: createPairingService({ db, secrets }),
     runs: createRunService({ db, temporal }),

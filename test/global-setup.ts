@@ -27,6 +27,8 @@ export default async function globalSetup(): Promise<void> {
     OPENAI_API_KEY: 'test-key',
     OPENAI_BASE_URL: fake.url,
     LLM_MODEL: 'fake-model',
+    // The fake's directive models (`fake-fail-500`, `fake-slow-3000`…) on every plan, beside the built-in catalogue.
+    LLM_MODELS: 'fake-*:1',
     // Short, so the turn-timeout path is testable; the fake LLM answers at once otherwise.
     LLM_TURN_TIMEOUT_MS: '4000',
     // Webhook receivers, crawled sites and poll targets in tests are servers on loopback.

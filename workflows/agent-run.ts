@@ -91,8 +91,11 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
 
   upsertSearchAttributes({ RunStatus: ['running'] });
   let answer: GeneratedAnswer;
+  // The run's model's price relative to the default, read with the agent at the start (credits are weighted by it).
+  let creditWeight: number;
   try {
     const ctx = await bookkeeping.startRun(input);
+    creditWeight = ctx.creditWeight ?? 1;
     const transcript: ToolTurn[] = [];
     let promptTokens = 0;
     let completionTokens = 0;
@@ -128,7 +131,7 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
     // Failing the workflow shows the run as failed in the Temporal UI; callers read the type and details.
     throw failure(type, message, [{ retryAfter: retryAfter ?? (type === 'llm_overloaded' ? 10 : undefined) }]);
   }
-  await bookkeeping.finishRun({ run: input, status: 'done', answer });
+  await bookkeeping.finishRun({ run: input, status: 'done', answer, creditWeight });
   if (input.triggerId)
     await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: true });
   upsertSearchAttributes({ RunStatus: ['done'] });

@@ -12,6 +12,7 @@ import {
   BotPatch,
   BotView,
   IssuedKey,
+  ModelChoices,
   NotificationList,
   PageQuery,
   RunList,
@@ -27,6 +28,21 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
   const common = { tag: 'Dashboard', session: true, unstable: true, params: BotParams };
   const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
   return [
+    route({
+      tag: 'Dashboard',
+      session: true,
+      unstable: true,
+      roles: ALL_ROLES,
+      method: 'get',
+      path: '/v1/dashboard/models',
+      operationId: 'dashboardModels',
+      summary: "The models the workspace's plan allows for its agents, with their credit weights, and the default.",
+      responses: { 200: { description: 'Models', schema: ModelChoices } },
+      errors: ['unauthorized', 'service_unavailable'],
+      handler: async (ctx) => {
+        ctx.body = await bots.modelChoices(sessionUser(ctx).workspaceId);
+      },
+    }),
     route({
       ...common,
       method: 'get',
@@ -47,6 +63,8 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       path: '/v1/dashboard/bots/{id}',
       operationId: 'dashboardPatchBot',
       summary: 'Changes the agent configuration: name, instructions, model, handoff and its webhook address.',
+      description:
+        "The model must be one the workspace's plan allows (`GET /v1/dashboard/models`): 400 `bad_request` naming them (`allowed_models`) otherwise.",
       body: BotPatch,
       responses: { 200: { description: 'Bot', schema: BotView } },
       errors: [...errs],

@@ -4,6 +4,7 @@ import { errors } from '../errors';
 import { newId } from '../ids';
 import { fingerprint, generateKey, hashKey } from '../keys';
 import type { SecretBox } from '../secret-box';
+import type { ModelCatalogue, ModelChoice } from '../billing/models';
 import { type AgentState, readState, writeState } from './state';
 
 /** Every key of a new bot, shown once at creation; afterwards only fingerprints are known. */
@@ -237,6 +238,8 @@ const SETTINGS: (keyof BotSettings)[] = [
 export function createBotService(deps: {
   db: Db;
   secrets: SecretBox;
+  /** The models agents may use on each plan (lib/billing/models.ts). */
+  models: ModelCatalogue;
   /** What other resources hold of a bot outside Postgres's cascades (Schedules, running scans, files in a bucket). */
   beforeDelete: (botId: string) => Promise<void>;
 }) {
@@ -283,6 +286,13 @@ export function createBotService(deps: {
       if (!res.rowCount) throw errors.notFound('No such bot');
     },
 
+    /** The models the workspace's plan allows (the agent settings' choice) and the platform's default. */
+    async modelChoices(workspaceId: string): Promise<{ default_model: string; plan: string; models: ModelChoice[] }> {
+      const res = await deps.db.query<{ plan: string }>(`SELECT plan FROM workspaces WHERE id = $1`, [workspaceId]);
+      const plan = res.rows[0]?.plan ?? 'free';
+      return { default_model: deps.models.defaultModel, plan, models: deps.models.choicesFor(plan) };
+    },
+
     async findInWorkspace(workspaceId: string, botId: string): Promise<{ id: string; workspace_id: string }> {
       const res = await deps.db.query<{ id: string; workspace_id: string }>(
         `SELECT id, workspace_id FROM bots WHERE id = $1 AND workspace_id = $2`,
@@ -298,8 +308,19 @@ export function createBotService(deps: {
       return viewOf(res.rows[0]);
     },
 
-    /** Changes the settings given; the others stay. */
+    /**
+     * Changes the settings given; the others stay. A model must be allowed on the workspace's plan (400 `bad_request`
+     * naming the allowed ones): every surface that sets it (dashboard, builder) comes through here.
+     */
     async update(botId: string, patch: BotSettings): Promise<BotView> {
+      if (patch.model !== undefined && patch.model !== null) {
+        const plan = await deps.db.query<{ plan: string }>(
+          `SELECT w.plan FROM bots b JOIN workspaces w ON w.id = b.workspace_id WHERE b.id = $1`,
+          [botId],
+        );
+        if (!plan.rows[0]) throw errors.notFound('No such bot');
+        deps.models.check(patch.model, plan.rows[0].plan);
+      }
       const columns = SETTINGS.filter((k) => patch[k] !== undefined);
       const res = await deps.db.query<BotView>(
         `UPDATE bots SET ${columns.map((c, i) => `${c} = $${i + 2}, `).join('')}updated_at = now() WHERE id = $1 RETURNING ${BOT_COLUMNS}`,

@@ -1,3 +1,4 @@
+import type { ModelCatalogue } from '../billing/models';
 import { type Db, preparedStatement } from '../db';
 import { LIMITS } from '../limits';
 import type { Passage } from '../knowledge/retrieve';
@@ -19,7 +20,13 @@ const HISTORY_MESSAGES = 12;
 export interface RunContext {
   botName: string;
   instructions: string;
+  /**
+   * The model this run uses: the agent's own if the workspace's plan allows it, else null (the platform's default;
+   * lib/billing/models.ts, `resolve`).
+   */
   model: string | null;
+  /** That model's credit weight (the default's is 1): the run's tokens are charged times it. */
+  creditWeight?: number;
   /** The bot's knowledge version when the run started (part of an answer-cache key). */
   knowledgeVersion: number;
   passages: Passage[];
@@ -45,7 +52,7 @@ const START_RUN = preparedStatement(
          -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
          -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
          relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
-    SELECT b.name, b.instructions, b.model, b.knowledge_version, w.credit_balance, prev.status AS run_status, prev.answer AS run_answer
+    SELECT b.name, b.instructions, b.model, b.knowledge_version, w.plan, w.credit_balance, prev.status AS run_status, prev.answer AS run_answer
       FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
      WHERE b.id = $2`,
 );
@@ -80,9 +87,14 @@ const FINISH_RUN = preparedStatement(
     SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL`,
 );
 
-/** Credits charged for a run (README, Credits): one per run plus one per started 1 000 tokens. */
-export function creditsFor(promptTokens: number, completionTokens: number): number {
-  return 1 + Math.ceil((promptTokens + completionTokens) / 1000);
+/**
+ * Credits charged for a run (README, Credits): one per run plus one per started 1 000 tokens, the tokens weighted by
+ * the model's price relative to the default (lib/billing/models.ts; the default's weight is 1).
+ */
+export function creditsFor(promptTokens: number, completionTokens: number, weight = 1): number {
+  // Weighted tokens are rounded to whole ones first: 1 000 × 2.7 is 2700.0000000000005 in floating point.
+  const weighted = Math.round((promptTokens + completionTokens) * weight);
+  return 1 + Math.ceil(weighted / 1000);
 }
 
 /** The id of the bot's answer to a chat turn: derived from the run id, so a retried finish writes it once. */
@@ -95,6 +107,8 @@ export interface StartRunDeps {
   retrieve: (botId: string, query: string) => Promise<Passage[]>;
   /** The tools this run may use (lib/actions/tools.ts). */
   toolsFor: (input: AgentRunInput) => Promise<ToolSpec[]>;
+  /** Which models the workspace's plan allows, and their weights. */
+  models: ModelCatalogue;
 }
 
 /**
@@ -119,6 +133,7 @@ export async function startRun(
       instructions: string;
       model: string | null;
       knowledge_version: number;
+      plan: string;
       credit_balance: number;
       run_status: string | null;
       run_answer: string | null;
@@ -158,10 +173,13 @@ export async function startRun(
     );
     throw refused;
   }
+  // A model the plan no longer allows (a downgrade, a model taken out) falls back to the default.
+  const model = deps.models.resolve(bot.model, bot.plan);
   return {
     botName: bot.name,
     instructions: bot.instructions,
-    model: bot.model,
+    model,
+    creditWeight: deps.models.weightOf(model),
     knowledgeVersion: Number(bot.knowledge_version),
     passages,
     history: history.rows,
@@ -185,10 +203,15 @@ export async function finishRun(
     error?: string;
     /** A chat turn's answer-cache key: the answer is kept under it (lib/runs/answer-cache.ts). */
     cacheKey?: Buffer;
+    /** The run's model's credit weight (RunContext.creditWeight); 1 when absent. */
+    creditWeight?: number;
   },
 ): Promise<void> {
   const { run, answer } = input;
-  const credits = input.status === 'done' ? creditsFor(answer?.promptTokens ?? 0, answer?.completionTokens ?? 0) : 0;
+  const credits =
+    input.status === 'done'
+      ? creditsFor(answer?.promptTokens ?? 0, answer?.completionTokens ?? 0, input.creditWeight ?? 1)
+      : 0;
   await db.query(
     FINISH_RUN([
       run.runId,

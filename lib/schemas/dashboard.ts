@@ -87,7 +87,12 @@ export const BotPatch = z
   .object({
     name: z.string().trim().min(1).max(200).optional(),
     instructions: z.string().max(20_000).optional(),
-    model: z.string().max(200).nullable().optional(),
+    model: z
+      .string()
+      .max(200)
+      .nullable()
+      .optional()
+      .describe("One of the models the workspace's plan allows (`GET /v1/dashboard/models`); null: the default"),
     handoff_enabled: z.boolean().optional(),
     handoff_webhook_url: z
       .url({ protocol: /^https?$/ })
@@ -163,3 +168,13 @@ export const NotificationsRead = z
 export const TestChatRequest = ChatRequest.pick({ session_id: true, message: true }).meta({ id: 'TestChatRequest' });
 
 export { PageQuery };
+
+export const ModelChoices = z
+  .object({
+    default_model: z.string().describe("The platform's default model (an agent whose model is null uses it)"),
+    plan: z.string(),
+    models: z
+      .array(z.object({ name: z.string(), weight: z.number().describe('Credit weight; the default model is 1') }))
+      .describe("The models the workspace's plan allows, cheapest first"),
+  })
+  .meta({ id: 'ModelChoices' });

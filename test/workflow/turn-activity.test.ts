@@ -8,6 +8,7 @@ import { DELTA_CHANNEL, createDeltaPublisher } from '../../lib/streams';
 import type { AgentRunInput } from '../../workflows/messages';
 import { fakeRequests, http, newBot, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
+import { createModelCatalogue } from '../../lib/billing/models';
 
 /**
  * The chat turn's activity, run in Temporal's activity test environment against the stack's real Postgres and the
@@ -20,6 +21,7 @@ function turnActivities() {
     db,
     llm,
     defaultModel: 'fake-model',
+    models: createModelCatalogue({ defaultModel: 'fake-model' }),
     retrieve: async () => [],
     deltas: createDeltaPublisher(db, { coalesceMs: 0, retryForMs: 0 }),
   };

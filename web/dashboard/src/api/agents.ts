@@ -84,11 +84,19 @@ export interface ChatAnswer {
 
 const bot = (id: string) => `/v1/dashboard/bots/${seg(id)}`;
 
+/** The models the workspace's plan allows (weight: credits relative to the default model) and the default. */
+export interface ModelChoices {
+  default_model: string;
+  plan: string;
+  models: { name: string; weight: number }[];
+}
+
 export const agents = {
   list: () => call<{ bots: BotSummary[] }>('GET', '/v1/dashboard/bots'),
   create: (body: { name: string; instructions?: string }) =>
     call<{ bot: Bot; keys: BotKeys }>('POST', '/v1/dashboard/bots', body),
   get: (id: string) => call<Bot>('GET', bot(id)),
+  models: () => call<ModelChoices>('GET', '/v1/dashboard/models'),
   update: (id: string, patch: BotPatch) => call<Bot>('PATCH', bot(id), patch),
   remove: (id: string) => call<{ status: 'deleted' }>('DELETE', bot(id)),
   reissue: (id: string, kind: KeyKind) =>

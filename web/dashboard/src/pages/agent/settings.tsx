@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import { agents } from '../../api/agents';
+import { type ModelChoices, agents } from '../../api/agents';
 import { navigate } from '../../router';
-import { Button, ErrorBox, Field, Notice, Panel, Time, useAction, valueOf } from '../../ui';
+import { Button, ErrorBox, Field, Notice, Panel, Time, useAction, useResource, valueOf } from '../../ui';
 import type { TabProps } from './tab';
 
 /** Name, instructions, model and handoff of an agent; and deleting it, after typing its name. */
@@ -16,6 +16,7 @@ export function SettingsTab(props: TabProps) {
   });
   const [saved, setSaved] = useState(false);
   const save = useAction();
+  const models = useResource(() => agents.models(), []);
   const changed =
     form.name !== bot.name ||
     form.instructions !== bot.instructions ||
@@ -85,15 +86,12 @@ export function SettingsTab(props: TabProps) {
             />
           </Field>
           <div class="form-row">
-            <Field id="bot-model" label="Model" optional hint="Empty: the platform's default model.">
-              <input
-                id="bot-model"
-                maxLength={200}
-                autoComplete="off"
-                spellcheck={false}
-                value={form.model}
-                onInput={(e) => setForm({ ...form, model: valueOf(e) })}
-              />
+            <Field
+              id="bot-model"
+              label="Model"
+              hint="The models your plan includes. A run costs 1 credit plus its tokens times the model's weight per 1 000."
+            >
+              <ModelSelect value={form.model} choices={models.data} onChange={(model) => setForm({ ...form, model })} />
             </Field>
             <Field
               id="bot-handoff-url"
@@ -212,5 +210,32 @@ function DeleteAgent(props: TabProps) {
         </form>
       )}
     </Panel>
+  );
+}
+
+/**
+ * The model of an agent: the platform's default, or one the plan includes (the server refuses others). A model set
+ * earlier that the plan no longer includes stays shown, marked: runs use the default until it is changed.
+ */
+function ModelSelect(props: { value: string; choices: ModelChoices | undefined; onChange: (model: string) => void }) {
+  const choices = props.choices?.models ?? [];
+  const current = props.value && !choices.some((m) => m.name === props.value) ? props.value : undefined;
+  return (
+    <select
+      id="bot-model"
+      value={props.value}
+      onChange={(e) => props.onChange((e.currentTarget as HTMLSelectElement).value)}
+    >
+      <option value="">Platform default{props.choices ? ` (${props.choices.default_model})` : ''}</option>
+      {choices
+        .filter((m) => m.name !== props.choices?.default_model)
+        .map((m) => (
+          <option key={m.name} value={m.name}>
+            {m.name} — {m.weight}× credits
+          </option>
+        ))}
+      {current && props.choices && <option value={current}>{current} — not in your plan: runs use the default</option>}
+      {current && !props.choices && <option value={current}>{current}</option>}
+    </select>
   );
 }
