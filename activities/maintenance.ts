@@ -15,6 +15,8 @@ export interface Convergence {
 export interface Periodic {
   grantIncludedCredits(): Promise<number>;
   sweepPairings(): Promise<void>;
+  /** Visitors' images past their retention (MEDIA_RETENTION_DAYS), from the bucket and the database. */
+  expireMedia(): Promise<number>;
 }
 
 export interface MaintenanceDeps {
@@ -27,12 +29,13 @@ export function createMaintenanceActivities({ db, convergence, periodic }: Maint
   return {
     /**
      * Each workspace's included credits for a new month (once per month: the billing service marks the month), and
-     * pairings that expired (an approved key never collected is revoked).
+     * pairings that expired (an approved key never collected is revoked), and visitors' images past their retention.
      */
-    async runPeriodicWork(): Promise<{ creditGrants: number }> {
+    async runPeriodicWork(): Promise<{ creditGrants: number; expiredMedia: number }> {
       const creditGrants = await periodic.grantIncludedCredits();
       await periodic.sweepPairings();
-      return { creditGrants };
+      const expiredMedia = await periodic.expireMedia();
+      return { creditGrants, expiredMedia };
     },
 
     /**

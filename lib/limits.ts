@@ -87,6 +87,20 @@ export const LIMITS = {
     allowedOrigins: 50,
     originChars: 300,
   },
+  /**
+   * Visitors' images (docs/decisions.md, "Upload quotas and retention"): how many a conversation holds, how many bytes
+   * a bot takes in a day (rolling 24 hours) and a workspace keeps in all, and the largest picture accepted (a small
+   * file can declare a huge one, which a viewer would try to decode). Retention: MEDIA_RETENTION_DAYS (default 90).
+   */
+  media: {
+    imagesPerConversation: 20,
+    botBytesPerDay: 50 * 1024 * 1024,
+    workspaceBytesStored: 500 * 1024 * 1024,
+    maxSidePixels: 8192,
+    maxPixels: 40_000_000,
+    /** Images deleted per maintenance run at most (the next run goes on). */
+    retentionBatch: 500,
+  },
   /** How long a cached answer is reused at most (docs/decisions.md, "Answer cache"). */
   answerCacheTtlHours: 24,
   /** Knowledge sources (not in the spec's table; chosen in docs/decisions.md). */

@@ -65,7 +65,7 @@ export interface ServiceDeps {
 export function createServices(deps: ServiceDeps) {
   const { db, temporal, secrets, config } = deps;
   // Attached images: in Postgres, or in the bucket MEDIA_STORE=s3 names.
-  const media = createMediaService({ db, bucket: mediaBucketOf(config) });
+  const media = createMediaService({ db, bucket: mediaBucketOf(config), retentionDays: config.MEDIA_RETENTION_DAYS });
   // The models agents may use on each plan, and their credit weights.
   const models = createModelCatalogue({ defaultModel: config.LLM_MODEL, spec: config.LLM_MODELS });
   // Password resets and invitations: by SMTP, or (without SMTP_URL) into the log with their links.

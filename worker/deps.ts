@@ -111,6 +111,7 @@ export function buildActivityDeps(
     periodic: {
       grantIncludedCredits: () => services.billing.grantIncludedCredits(),
       sweepPairings: () => services.pairing.sweep(),
+      expireMedia: () => services.media.expire(),
     },
     convergence: {
       resyncTriggerSchedules: () => services.triggers.resyncStale(),

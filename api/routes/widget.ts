@@ -206,7 +206,11 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       operationId: 'widgetAttach',
       summary: 'The visitor attaches an image (the body is its bytes): a message of the conversation holding it.',
       description:
-        'PNG, JPEG, GIF or WebP, recognised from the bytes (the declared type and name do not count), up to 5 MiB. The bot does not answer an image; a person handling the conversation sees it.',
+        'PNG, JPEG, GIF or WebP, recognised from the bytes (the declared type and name do not count), up to 5 MiB and ' +
+        `${LIMITS.media.maxSidePixels} pixels on a side (${LIMITS.media.maxPixels / 1_000_000} megapixels; 400 past it). ` +
+        `Quotas: ${LIMITS.media.imagesPerConversation} images a conversation and ${LIMITS.media.workspaceBytesStored / 1024 / 1024} MiB kept per workspace ` +
+        `(413 \`payload_too_large\`), ${LIMITS.media.botBytesPerDay / 1024 / 1024} MiB a day per agent (429 \`rate_limited\` with \`Retry-After\`). ` +
+        'The bot does not answer an image; a person handling the conversation sees it.',
       rateGroup: 'widgetUploads',
       headers: [VISITOR_HEADER],
       query: WidgetSessionQuery,

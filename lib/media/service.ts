@@ -28,6 +28,22 @@ export function newMediaId(): string {
 }
 
 const MEDIA_ID = /^med_[A-Za-z0-9]{32}$/;
+const { media: M } = LIMITS;
+
+/**
+ * A small file may declare an enormous picture (a 65535×65535 PNG header in a few dozen bytes) that every viewer
+ * would try to decode: more than 8192 pixels on a side or 40 megapixels is 400 `bad_request`.
+ */
+export function checkDimensions(info: { width?: number; height?: number }): void {
+  if (!info.width || !info.height) return;
+  if (info.width > M.maxSidePixels || info.height > M.maxSidePixels || info.width * info.height > M.maxPixels) {
+    throw new ApiError(
+      'bad_request',
+      `Images may be at most ${M.maxSidePixels} pixels on a side and ${M.maxPixels / 1_000_000} megapixels; ` +
+        `this one is ${info.width}×${info.height}`,
+    );
+  }
+}
 
 /** The address of an attachment as clients fetch it. */
 export function mediaUrl(baseUrl: string, id: string): string {
@@ -39,7 +55,12 @@ export function mediaUrl(baseUrl: string, id: string): string {
  * an S3-compatible bucket (`MEDIA_STORE=s3`) — and served at their unguessable address. Rows belong to a conversation
  * and go with it; objects in a bucket are deleted here, before their rows.
  */
-export function createMediaService(deps: { db: Db; bucket?: ObjectStore }) {
+export function createMediaService(deps: {
+  db: Db;
+  bucket?: ObjectStore;
+  /** Visitors' images are deleted this many days after they were sent (`expire`, run by maintenance). */
+  retentionDays?: number;
+}) {
   const objectKey = (id: string) => `media/${id}`;
 
   /** Deletes the bucket's objects of these media (rows are the caller's: they go with their conversation). */
@@ -48,10 +69,53 @@ export function createMediaService(deps: { db: Db; bucket?: ObjectStore }) {
     for (const id of ids) await deps.bucket.delete(objectKey(id));
   }
 
+  /**
+   * The upload quotas (LIMITS.media): images per conversation and bytes kept per workspace are 413
+   * `payload_too_large` (no retry helps until something is deleted); a bot's bytes in 24 hours is 429 `rate_limited`
+   * with `Retry-After` (when the oldest upload of the day leaves the window). Read before storing: uploads sent at the
+   * same instant can pass together, by at most the widget's upload rate.
+   */
+  async function checkQuotas(botId: string, sessionId: string, size: number): Promise<void> {
+    const res = await deps.db.query<{ in_conversation: number; bot_day: string; retry: number | null; stored: string }>(
+      `SELECT (SELECT count(*)::int FROM media WHERE bot_id = $1 AND session_id = $2) AS in_conversation,
+              (SELECT COALESCE(sum(size), 0) FROM media WHERE bot_id = $1 AND created_at > now() - interval '1 day')
+                AS bot_day,
+              (SELECT ceil(extract(epoch FROM min(created_at) + interval '1 day' - now()))::int FROM media
+                WHERE bot_id = $1 AND created_at > now() - interval '1 day') AS retry,
+              (SELECT COALESCE(sum(m.size), 0) FROM media m JOIN bots b ON b.id = m.bot_id
+                WHERE b.workspace_id = (SELECT workspace_id FROM bots WHERE id = $1)) AS stored`,
+      [botId, sessionId],
+    );
+    const q = res.rows[0];
+    const mib = (n: number) => `${Math.round(n / 1024 / 1024)} MiB`;
+    if (q.in_conversation >= M.imagesPerConversation) {
+      throw new ApiError('payload_too_large', `A conversation holds at most ${M.imagesPerConversation} images`, {
+        quota: 'conversation_images',
+      });
+    }
+    if (Number(q.stored) + size > M.workspaceBytesStored) {
+      throw new ApiError(
+        'payload_too_large',
+        `This workspace keeps at most ${mib(M.workspaceBytesStored)} of images; older ones must go first`,
+        { quota: 'workspace_bytes' },
+      );
+    }
+    if (Number(q.bot_day) + size > M.botBytesPerDay) {
+      const retry = String(Math.max(1, q.retry ?? 60));
+      throw new ApiError(
+        'rate_limited',
+        `This agent takes at most ${mib(M.botBytesPerDay)} of images a day; retry after ${retry} s`,
+        { quota: 'bot_bytes_per_day', retry_after: Number(retry) },
+        { 'Retry-After': retry },
+      );
+    }
+  }
+
   return {
     /**
      * Checks and stores one image of a conversation; 415 `unsupported_media_type` for anything but PNG, JPEG, GIF or
-     * WebP (by the bytes), 413 `payload_too_large` past the limit. Returns what the message will hold.
+     * WebP (by the bytes), 413 `payload_too_large` past the size limit, 400 `bad_request` past the largest picture,
+     * and the quotas (`checkQuotas`). Returns what the message will hold.
      */
     async save(input: { botId: string; sessionId: string; bytes: Buffer }): Promise<AttachmentRef> {
       if (input.bytes.length > LIMITS.widget.attachmentBytes) {
@@ -67,6 +131,8 @@ export function createMediaService(deps: { db: Db; bucket?: ObjectStore }) {
           `Only images can be attached: ${IMAGE_TYPES.map((t) => t.slice(6).toUpperCase()).join(', ')}`,
         );
       }
+      checkDimensions(info);
+      await checkQuotas(input.botId, input.sessionId, input.bytes.length);
       const id = newMediaId();
       const ref: AttachmentRef = {
         id,
@@ -134,6 +200,24 @@ export function createMediaService(deps: { db: Db; bucket?: ObjectStore }) {
         [botId, sessionIds],
       );
       await deleteObjects(res.rows.map((r) => r.id));
+    },
+
+    /**
+     * Deletes visitors' images older than the retention (MEDIA_RETENTION_DAYS), oldest first, a batch at a time: the
+     * bucket's objects, then the rows. Their messages stay in the transcript; the address answers 404 from then on.
+     * Returns how many were deleted. Run by the maintenance schedule.
+     */
+    async expire(): Promise<number> {
+      if (!deps.retentionDays) return 0;
+      const res = await deps.db.query<{ id: string }>(
+        `SELECT id FROM media WHERE created_at < now() - make_interval(days => $1) ORDER BY created_at LIMIT $2`,
+        [deps.retentionDays, M.retentionBatch],
+      );
+      const ids = res.rows.map((r) => r.id);
+      if (!ids.length) return 0;
+      await deleteObjects(ids);
+      const gone = await deps.db.query(`DELETE FROM media WHERE id = ANY($1)`, [ids]);
+      return gone.rowCount ?? 0;
     },
 
     /** Before a bot is deleted: its files leave the bucket (rows go with the bot). */
