@@ -6,6 +6,7 @@ import { toolsFor } from '../lib/actions/tools';
 import type { ModelCatalogue } from '../lib/billing/models';
 import { type RunContext, finishRun, recordFailedBeforeStart, startRun } from '../lib/runs/bookkeeping';
 import { cacheKey, cachedAnswer } from '../lib/runs/answer-cache';
+import { retrying } from '../lib/streams';
 import { type GenerateDeps, generateAnswer, replayCached } from '../lib/runs/generate';
 import { type FailureInfo, failureInfo } from '../workflows/failures';
 import {
@@ -24,6 +25,11 @@ export interface AgentRunDeps extends GenerateDeps {
   retrieve: (botId: string, query: string) => Promise<Passage[]>;
   /** Which models each plan allows, and their credit weights (lib/billing/models.ts). */
   models: ModelCatalogue;
+  /**
+   * How long a turn's database writes keep retrying through a Postgres outage (STORAGE_OUTAGE_RETRY_MS): the turn
+   * in flight then answers once the database is back instead of failing. Every write is idempotent on the turn's ids.
+   */
+  storageRetryMs?: number;
 }
 
 /** The workflow this activity runs for (the run's own id when called outside one, as in tests). */
@@ -93,16 +99,19 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
     async answerMessage(input: { visitor: TransitionInput; run: AgentRunInput }): Promise<MessageTurnOutcome> {
       const message = input.visitor.messages[0];
       const simple = !input.visitor.event && !input.visitor.status && input.visitor.messages.length === 1;
+      const stored = <T>(write: () => Promise<T>) => retrying(deps.storageRetryMs ?? 0, write);
       // The common turn records its visitor message inside startRun's statement; anything else goes the long way.
-      if (!simple) await applyTransition(deps.db, input.visitor);
+      if (!simple) await stored(() => applyTransition(deps.db, input.visitor));
       try {
-        const ctx = await startRun(startDeps, input.run, {
-          workflowId: workflowIdOf(input.run),
-          visitor: simple
-            ? { id: message.id, text: message.text, at: message.at, user: input.visitor.user }
-            : undefined,
-          flushedByFinish: true,
-        });
+        const ctx = await stored(() =>
+          startRun(startDeps, input.run, {
+            workflowId: workflowIdOf(input.run),
+            visitor: simple
+              ? { id: message.id, text: message.text, at: message.at, user: input.visitor.user }
+              : undefined,
+            flushedByFinish: true,
+          }),
+        );
         // A retry of a turn whose answer was already stored (the worker died before reporting it) repeats nothing.
         if (ctx.finished) return { answer: ctx.finished.answer };
         // The same question with the same knowledge, settings, model, page and conversation: no model call.
@@ -116,29 +125,28 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
               history: ctx.history,
             })
           : undefined;
-        const cached = key ? await cachedAnswer(deps.db, input.run.botId, key) : null;
+        const cached = key ? await stored(() => cachedAnswer(deps.db, input.run.botId, key)) : null;
         const answer = cached
           ? await replayCached(deps, input.run, cached)
           : await generateAnswer(deps, input.run, ctx, []);
-        await finishRun(deps.db, {
-          run: input.run,
-          status: 'done',
-          answer,
-          cacheKey: cached ? undefined : key,
-          creditWeight: ctx.creditWeight,
-        });
+        await stored(() =>
+          finishRun(deps.db, {
+            run: input.run,
+            status: 'done',
+            answer,
+            cacheKey: cached ? undefined : key,
+            creditWeight: ctx.creditWeight,
+          }),
+        );
         return { answer: answer.text };
       } catch (err) {
         const failure = failureInfo(err);
         if (!TOLD_TO_VISITOR.has(failure.type)) throw err;
         // A run refused for lack of credits was recorded as such by startRun.
         if (failure.type !== 'no_credits') {
-          await finishRun(deps.db, {
-            run: input.run,
-            status: 'failed',
-            errorCode: failure.type,
-            error: failure.message,
-          });
+          await stored(() =>
+            finishRun(deps.db, { run: input.run, status: 'failed', errorCode: failure.type, error: failure.message }),
+          );
         }
         return { failure };
       }

@@ -68,8 +68,11 @@ export const configSchema = z.object({
    * true").
    */
   STREAM_COALESCE_MS: z.coerce.number().int().min(0).max(1000).default(30),
-  /** How long a turn in flight keeps retrying its database writes through a Postgres outage before it fails. */
-  STORAGE_OUTAGE_RETRY_MS: z.coerce.number().int().min(0).max(300_000).default(30_000),
+  /**
+   * How long a turn in flight keeps retrying its database writes through a Postgres outage before it fails (at most
+   * 30 s: the turn's local activity allows the model's budget plus 35 s).
+   */
+  STORAGE_OUTAGE_RETRY_MS: z.coerce.number().int().min(0).max(30_000).default(30_000),
   /** Embedding model at the same endpoint; with OPENAI_API_KEY, knowledge is embedded and retrieval is hybrid. */
   EMBEDDING_MODEL: z.string().min(1).optional(),
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Config } from './config';
 
 export interface Temporal {
@@ -44,11 +44,28 @@ export function temporalConnectionOptions(config: TemporalConfig) {
 }
 
 /**
+ * How the API and agentctl's client behave when Temporal is down (docs/decisions.md, "Outages of a dependency"):
+ * - a call retries an unavailable server 5 times over about 2 s (the SDK's default is 10 times over about 20 s), so
+ *   a new chat during an outage is answered 503 in seconds instead of hanging; a turn already running is not lost
+ *   by it (lib/conversations/turn.ts waits for its answer);
+ * - the channel tries to reconnect every 250 ms at first and at least every 2 s (gRPC's default backs off to 2
+ *   minutes), so the API reaches Temporal again within seconds of its return.
+ */
+const OUTAGE_BEHAVIOUR = {
+  interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 5 }))],
+  channelArgs: {
+    'grpc.initial_reconnect_backoff_ms': 250,
+    'grpc.min_reconnect_backoff_ms': 250,
+    'grpc.max_reconnect_backoff_ms': 2_000,
+  },
+};
+
+/**
  * One Temporal client per process. The API and agentctl connect lazily so they start (and the API answers `/readyz`
  * 503) while Temporal is still coming up; the worker connects eagerly because it cannot do anything without it.
  */
 export async function createTemporal(config: TemporalConfig, opts: { lazy?: boolean } = {}): Promise<Temporal> {
-  const options = temporalConnectionOptions(config);
+  const options = { ...temporalConnectionOptions(config), ...OUTAGE_BEHAVIOUR };
   const connection = opts.lazy ? Connection.lazy(options) : await Connection.connect(options);
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   return {

@@ -91,6 +91,7 @@ export function buildActivityDeps(
       coalesceMs: config.STREAM_COALESCE_MS,
       retryForMs: config.STORAGE_OUTAGE_RETRY_MS,
     }),
+    storageRetryMs: config.STORAGE_OUTAGE_RETRY_MS,
     fetch: createSafeFetch({
       allowLoopback: config.SSRF_ALLOW_LOOPBACK,
       userAgent: 'AgentPlatform/1.0 (+webhooks; crawler)',

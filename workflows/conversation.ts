@@ -48,11 +48,17 @@ const { applyTransition } = proxyLocalActivities<ConversationActivities>({
  * durable (a replacement worker re-runs the activity, idempotently), recorded in `runs`, and visible here in the
  * Temporal UI; trigger runs use the agentRun workflow with the same steps.
  */
+/**
+ * What a turn's database writes may add to the model's budget: they retry through a Postgres outage of up to 30 s
+ * (STORAGE_OUTAGE_RETRY_MS, at most 30 s) before the turn fails (docs/decisions.md, "Outages of a dependency").
+ */
+const STORAGE_GRACE_MS = 35_000;
+
 function turnActivities(turnTimeoutMs: number) {
   return proxyLocalActivities<AgentRunActivities>({
-    // The model's budget plus a few seconds for the database work around it; retries stay within it.
-    startToCloseTimeout: turnTimeoutMs + 5_000,
-    scheduleToCloseTimeout: turnTimeoutMs + 5_000,
+    // The model's budget plus the database work around it, through an outage; retries stay within it.
+    startToCloseTimeout: turnTimeoutMs + STORAGE_GRACE_MS,
+    scheduleToCloseTimeout: turnTimeoutMs + STORAGE_GRACE_MS,
     retry: { initialInterval: '200 milliseconds', maximumAttempts: 3 },
   });
 }

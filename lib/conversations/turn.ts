@@ -11,7 +11,7 @@ import {
   visitorMessageUpdate,
 } from '../../workflows/messages';
 import { type Db, preparedStatement } from '../db';
-import { ApiError } from '../errors';
+import { ApiError, isUnavailableError } from '../errors';
 import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
 import type { SecretBox } from '../secret-box';
@@ -208,24 +208,60 @@ export async function runTurn(
   streamTurnId?: string,
 ): Promise<TurnResult> {
   const update = { ...prepared.update, ...(streamTurnId ? { streamTurnId } : {}) };
+  // The model has the whole turn budget; the extra seconds cover the hops around it.
+  const waitMs = deps.turnTimeoutMs + 5_000;
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      resendUnprocessedUpdate(() =>
-        deps.temporal.client.workflow.executeUpdateWithStart(visitorMessageUpdate, {
-          args: [update],
-          updateId: update.messageId,
-          startWorkflowOperation: startOperation(deps, prepared.conversation),
-        }),
-      ),
+      sendTurn(deps, prepared.conversation, update, Date.now() + waitMs),
       new Promise<never>((_, reject) => {
-        // The model has the whole turn budget; the extra seconds cover the hops around it.
-        timer = setTimeout(() => reject(new TurnTimeoutError('turn timed out')), deps.turnTimeoutMs + 5_000);
+        timer = setTimeout(() => reject(new TurnTimeoutError('turn timed out')), waitMs);
       }),
     ]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Sends the turn (Update-with-Start) and waits for its result. When Temporal becomes unreachable, a turn that has
+ * begun (its run is recorded) goes on in the worker: its result is waited for until `deadline` — the answer
+ * announced through Postgres usually comes first — while one that never began fails at once, as the 503 the spec
+ * says may be retried (docs/decisions.md, "Outages of a dependency").
+ */
+async function sendTurn(
+  deps: ConversationDeps,
+  conversation: ConversationRow,
+  update: VisitorMessageInput,
+  deadline: number,
+): Promise<TurnResult> {
+  try {
+    return await resendUnprocessedUpdate(() =>
+      deps.temporal.client.workflow.executeUpdateWithStart(visitorMessageUpdate, {
+        args: [update],
+        updateId: update.messageId,
+        startWorkflowOperation: startOperation(deps, conversation),
+      }),
+    );
+  } catch (err) {
+    if (!isUnavailableError(err) || !(await turnBegan(deps.db, update.runId))) throw err;
+    const handle = deps.temporal.client.workflow.getHandle(
+      conversationWorkflowId(conversation.bot_id, conversation.session_id),
+    );
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      try {
+        return await handle.getUpdateHandle<TurnResult>(update.messageId).result();
+      } catch (again) {
+        if (!isUnavailableError(again) || Date.now() > deadline) throw again;
+      }
+    }
+  }
+}
+
+async function turnBegan(db: Db, runId: string): Promise<boolean> {
+  const res = await db.query(`SELECT 1 FROM runs WHERE id = $1`, [runId]);
+  return res.rowCount === 1;
 }
 
 /** A subscription to one turn's messages: its fragments (streams) and the announcement of its committed answer. */

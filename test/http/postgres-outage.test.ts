@@ -3,18 +3,20 @@ import path from 'node:path';
 import { bootstrapWorkspace, type BootstrapResult } from '../../lib/accounts/service';
 import { createDb } from '../../lib/db';
 import { type ManagedProcess, freePort } from '../../lib/stack/processes';
-import { startApi, waitForApi } from '../../lib/stack/platform';
+import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../lib/stack/postgres';
 import { createSecretBox } from '../../lib/secret-box';
-import { agentctl, http } from '../support/helpers';
+import { agentctl, fakeRequests, http, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
- * Its own Postgres and API (sharing the run's Temporal), so stopping the database disturbs no other test.
+ * Its own Postgres, worker and API (sharing the run's Temporal, on a task queue of their own), so stopping the
+ * database disturbs no other test.
  */
 describe('Postgres stopped while the API runs', () => {
   let pgServer: EmbeddedPostgres;
   let api: ManagedProcess;
+  let worker: ManagedProcess;
   let baseUrl: string;
   let bot: BootstrapResult;
 
@@ -32,13 +34,24 @@ describe('Postgres stopped while the API runs', () => {
     bot = await bootstrapWorkspace(db, createSecretBox(info.secretEncryptionKey));
     await db.end();
     const port = await freePort();
-    api = startApi({ ...info.env, DATABASE_URL: pgServer.url, PORT: String(port), LOG_LEVEL: 'warn' }, { quiet: true });
+    const env = {
+      ...info.env,
+      DATABASE_URL: pgServer.url,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      TEMPORAL_TASK_QUEUE: `pg-outage-${process.pid}-${Date.now()}`,
+      // Room for a turn that waits out a 10 s outage.
+      LLM_TURN_TIMEOUT_MS: '30000',
+    };
+    worker = await startWorker(env, { quiet: true });
+    api = startApi(env, { quiet: true });
     baseUrl = `http://127.0.0.1:${port}`;
     await waitForApi(baseUrl, api);
   }, 120_000);
 
   afterAll(async () => {
     await api?.stop();
+    await worker?.stop();
     await pgServer?.stop();
   });
 
@@ -73,5 +86,46 @@ describe('Postgres stopped while the API runs', () => {
     }
     expect(readyAgain).toBe(200);
     expect(pollAgain).toBe(200);
+  }, 90_000);
+
+  it('a turn in flight when Postgres stops for 10 s answers once the database is back, and the answer is stored', async () => {
+    const db = createDb(pgServer.url, { max: 1 });
+    await db.query(`UPDATE bots SET model = 'fake-slow-2000' WHERE id = $1`, [bot.bot_id]);
+    const session = `outage-turn-${Date.now()}`;
+    const tag = `pg-outage-${Date.now()}`;
+    const pending = http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: session, message: `[[fake:tag:${tag}]]outlast the database` },
+      baseUrl,
+    });
+    await waitUntil('the turn to be running', async () => {
+      const run = await db.query(`SELECT status FROM runs WHERE bot_id = $1 AND trigger_kind = 'message'`, [
+        bot.bot_id,
+      ]);
+      return run.rows[0]?.status === 'running';
+    });
+    await db.end();
+
+    await pgServer.stop();
+    await new Promise((r) => setTimeout(r, 10_000));
+    await pgServer.restart();
+
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(res.body.answer).toBe('Fake answer: outlast the database');
+    // The answer was kept through the outage, not asked for again.
+    expect(await fakeRequests(tag)).toHaveLength(1);
+    const check = createDb(pgServer.url, { max: 1 });
+    try {
+      const messages = await check.query(`SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`, [
+        session,
+      ]);
+      expect(messages.rows).toEqual([
+        { author: 'visitor', text: `[[fake:tag:${tag}]]outlast the database` },
+        { author: 'bot', text: res.body.answer },
+      ]);
+    } finally {
+      await check.end();
+    }
   }, 90_000);
 });

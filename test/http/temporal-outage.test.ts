@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { freePort } from '../../lib/stack/processes';
+import { type TemporalDevServer, startTemporalDev } from '../../lib/stack/temporal-dev';
+import { type OwnPlatform, http, newBot, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
+import { stackInfo } from '../support/stack-info';
+
+/**
+ * A Temporal server of its own (history in a file, so it survives the stop), with its own worker and API, so stopping
+ * it disturbs no other test (docs/decisions.md, "Outages of a dependency").
+ */
+describe('Temporal stopped while the platform runs', () => {
+  let temporal: TemporalDevServer;
+  let own: OwnPlatform;
+  let port: number;
+  const dbFile = path.join(stackInfo().dataDir, `temporal-outage-${process.pid}.db`);
+  const startTemporal = () => startTemporalDev({ port, dbFile, headless: true, quiet: true });
+
+  beforeAll(async () => {
+    port = await freePort();
+    temporal = await startTemporal();
+    own = await startOwnPlatform('temporal-outage', {
+      TEMPORAL_ADDRESS: temporal.address,
+      LLM_TURN_TIMEOUT_MS: '30000',
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await own?.stop();
+    await temporal?.stop();
+  });
+
+  const chat = (key: string, message: string) =>
+    http('/v1/api/chat', { key, body: { session_id: randomUUID(), message }, baseUrl: own.baseUrl });
+
+  it('a new chat during the stop is 503 within 5 s, and chats work again within 5 s of its return', async () => {
+    const bot = await newBot();
+    expect((await chat(bot.keys.secret_key, 'before')).status).toBe(200);
+
+    await temporal.stop();
+    const sent = Date.now();
+    const down = await chat(bot.keys.secret_key, 'during');
+    expect(Date.now() - sent).toBeLessThan(5_000);
+    expect(down.status).toBe(503);
+    expect(down.body.code).toBe('service_unavailable');
+
+    temporal = await startTemporal();
+    const back = Date.now();
+    await waitUntil(
+      'a chat to be answered again',
+      async () => (await chat(bot.keys.secret_key, 'after')).status === 200,
+      15_000,
+    );
+    expect(Date.now() - back).toBeLessThan(5_000);
+  }, 90_000);
+
+  it('a turn in flight when Temporal stops for 10 s is answered', async () => {
+    const bot = await newBot();
+    await testDb().query(`UPDATE bots SET model = 'fake-slow-2000' WHERE id = $1`, [bot.bot_id]);
+    const session = randomUUID();
+    const pending = http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: session, message: 'outlast the scheduler' },
+      baseUrl: own.baseUrl,
+    });
+    await waitUntil('the turn to be running', async () => {
+      const run = await testDb().query(`SELECT status FROM runs WHERE bot_id = $1`, [bot.bot_id]);
+      return run.rows[0]?.status === 'running';
+    });
+
+    await temporal.stop();
+    await new Promise((r) => setTimeout(r, 10_000));
+    temporal = await startTemporal();
+
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(res.body.answer).toBe('Fake answer: outlast the scheduler');
+    const stored = await testDb().query(`SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`, [
+      session,
+    ]);
+    expect(stored.rows).toEqual([
+      { author: 'visitor', text: 'outlast the scheduler' },
+      { author: 'bot', text: res.body.answer },
+    ]);
+  }, 90_000);
+});
