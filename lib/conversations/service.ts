@@ -19,7 +19,7 @@ import { signVisitorConfirmation } from '../identity';
 import { LIMITS } from '../limits';
 import type { SecretBox } from '../secret-box';
 import { type DeltaHub, createStreamAssembler } from '../streams';
-import { type Temporal, resendUnprocessedUpdate } from '../temporal';
+import type { Temporal } from '../temporal';
 import type { MediaService } from '../media/service';
 import { answerMessageId } from '../runs/bookkeeping';
 import { type ContactInput, recordContact, recordRating } from './events';
@@ -30,7 +30,6 @@ import {
   type ConversationDeps,
   type ConversationRow,
   type PreparedChat,
-  QUOTA_PLACEHOLDER,
   type TurnSubscription,
   TurnTimeoutError,
   findConversation,
@@ -38,9 +37,10 @@ import {
   loadBot,
   prepareChat,
   runTurn,
+  quotaExceededReply,
   startConversation,
-  startOperation,
   subscribeTurn,
+  updateConversation,
   updateFailureType,
 } from './turn';
 
@@ -183,7 +183,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
       const prepared = await prepareChat(cdeps, botId, input, turnScope);
       if (prepared.kind === 'quota_exceeded') {
         return {
-          reply: { answer: QUOTA_PLACEHOLDER, session_id: prepared.sessionId, quota_exceeded: true, notice: 'outage' },
+          reply: quotaExceededReply(prepared.sessionId),
         };
       }
       const subscription = await subscribeTurn(cdeps, prepared.update.runId);
@@ -227,8 +227,9 @@ export function createConversationService(deps: ConversationServiceDeps) {
         return {
           sessionId,
           async run(write) {
-            write({ delta: QUOTA_PLACEHOLDER, notice: 'outage' });
-            write({ done: true, session_id: sessionId, handoff: false, quota_exceeded: true, notice: 'outage' });
+            const { answer, notice } = quotaExceededReply(sessionId);
+            write({ delta: answer, notice });
+            write({ done: true, session_id: sessionId, handoff: false, quota_exceeded: true, notice });
             return { turnPending: false };
           },
         };
@@ -315,12 +316,9 @@ export function createConversationService(deps: ConversationServiceDeps) {
         (await startConversation(deps.db, bot, sessionId, { checkQuota: true }));
       if (!conversation) return { status: 'bot', quota_exceeded: true };
       try {
-        return await resendUnprocessedUpdate(() =>
-          deps.temporal.client.workflow.executeUpdateWithStart(handoffUpdate, {
-            args: [{ handoffEnabled: bot.handoff_enabled, at: Date.now() }],
-            startWorkflowOperation: startOperation(deps, conversation),
-          }),
-        );
+        return await updateConversation(deps, conversation, handoffUpdate, [
+          { handoffEnabled: bot.handoff_enabled, at: Date.now() },
+        ]);
       } catch (err) {
         // The workflow decides with the settings it was sent; its refusal (`handoff_disabled`) is the same 404.
         if (updateFailureType(err)) throw apiErrorForFailure(failureInfo(err));
@@ -446,19 +444,19 @@ export function createConversationService(deps: ConversationServiceDeps) {
       if (!conversation) {
         return {
           kind: 'quota_exceeded',
-          reply: { answer: QUOTA_PLACEHOLDER, session_id: sessionId, quota_exceeded: true, notice: 'outage' },
+          reply: quotaExceededReply(sessionId),
         };
       }
       const attachment = await deps.media.save({ botId, sessionId: conversation.session_id, bytes });
       const view = attachmentView(attachment, opts.mediaBaseUrl);
       const message = { id: `msg_${randomUUID().replace(/-/g, '')}`, at: Date.now() };
       try {
-        await resendUnprocessedUpdate(() =>
-          deps.temporal.client.workflow.executeUpdateWithStart(visitorAttachmentUpdate, {
-            args: [{ messageId: message.id, attachment, url: view.url, at: message.at, user: opts.user }],
-            updateId: message.id,
-            startWorkflowOperation: startOperation(deps, conversation),
-          }),
+        await updateConversation(
+          deps,
+          conversation,
+          visitorAttachmentUpdate,
+          [{ messageId: message.id, attachment, url: view.url, at: message.at, user: opts.user }],
+          message.id,
         );
       } catch (err) {
         // The message was not written (Temporal unreachable, the update refused): the file would be held by nothing.
@@ -502,12 +500,12 @@ export function createConversationService(deps: ConversationServiceDeps) {
       const messageId = replyScope
         ? `msg_op_${createHash('sha256').update(`reply\n${replyScope}`).digest('hex').slice(0, 32)}`
         : `msg_op_${randomUUID()}`;
-      return resendUnprocessedUpdate(() =>
-        deps.temporal.client.workflow.executeUpdateWithStart(operatorReplyUpdate, {
-          args: [{ messageId, text, at: Date.now() }],
-          updateId: messageId,
-          startWorkflowOperation: startOperation(deps, conversation),
-        }),
+      return updateConversation(
+        deps,
+        conversation,
+        operatorReplyUpdate,
+        [{ messageId, text, at: Date.now() }],
+        messageId,
       );
     },
 
@@ -523,12 +521,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
     /** Closes the request: the bot answers again and `resolved` is sent; a conversation not handed over is unchanged. */
     async resolve(botId: string, sessionId: string): Promise<ResolveResult> {
       const conversation = await conversationOf(botId, sessionId);
-      return resendUnprocessedUpdate(() =>
-        deps.temporal.client.workflow.executeUpdateWithStart(resolveUpdate, {
-          args: [{ at: Date.now() }],
-          startWorkflowOperation: startOperation(deps, conversation),
-        }),
-      );
+      return updateConversation(deps, conversation, resolveUpdate, [{ at: Date.now() }]);
     },
   };
   return service;

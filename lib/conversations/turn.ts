@@ -1,4 +1,5 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { conversationWorkflow } from '../../workflows/conversation';
 import {
@@ -52,6 +53,11 @@ export interface ConversationRow {
 export const QUOTA_PLACEHOLDER =
   'This chat is not available right now. Please try again later or use another way to contact us.';
 
+/** The answer of every surface when the monthly conversation quota is used up: the placeholder, flagged. */
+export function quotaExceededReply(sessionId: string) {
+  return { answer: QUOTA_PLACEHOLDER, session_id: sessionId, quota_exceeded: true as const, notice: 'outage' as const };
+}
+
 export async function loadBot(db: Db, botId: string): Promise<BotRow> {
   const res = await db.query<BotRow>(
     `SELECT id, workspace_id, handoff_enabled, identity_secret_sealed FROM bots WHERE id = $1`,
@@ -96,6 +102,27 @@ export async function startConversation(
   if (inserted.rowCount)
     return { session_id: sessionId, bot_id: bot.id, workspace_id: bot.workspace_id, status: 'bot' };
   return findConversation(db, bot.id, sessionId); // created meanwhile (ours, or 404), or null: quota used up
+}
+
+/**
+ * Sends an update to the conversation's workflow, starting the workflow when it is not running (Update-with-Start),
+ * and sends it again when the server dropped it unseen: the one way every conversation operation reaches its
+ * workflow. `updateId` makes a retried request the same update, which Temporal applies once.
+ */
+export function updateConversation<Ret, Args extends unknown[]>(
+  deps: Pick<ConversationDeps, 'temporal'>,
+  conversation: ConversationRow,
+  update: UpdateDefinition<Ret, Args>,
+  args: Args,
+  updateId?: string,
+): Promise<Ret> {
+  return resendUnprocessedUpdate(() =>
+    deps.temporal.client.workflow.executeUpdateWithStart(update, {
+      args,
+      ...(updateId ? { updateId } : {}),
+      startWorkflowOperation: startOperation(deps, conversation),
+    }),
+  );
 }
 
 export function startOperation(deps: Pick<ConversationDeps, 'temporal'>, conv: ConversationRow) {
@@ -236,13 +263,7 @@ async function sendTurn(
   deadline: number,
 ): Promise<TurnResult> {
   try {
-    return await resendUnprocessedUpdate(() =>
-      deps.temporal.client.workflow.executeUpdateWithStart(visitorMessageUpdate, {
-        args: [update],
-        updateId: update.messageId,
-        startWorkflowOperation: startOperation(deps, conversation),
-      }),
-    );
+    return await updateConversation(deps, conversation, visitorMessageUpdate, [update], update.messageId);
   } catch (err) {
     if (!isUnavailableError(err) || !(await turnBegan(deps.db, update.runId))) throw err;
     const handle = deps.temporal.client.workflow.getHandle(
