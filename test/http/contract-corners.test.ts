@@ -234,9 +234,9 @@ describe('streams with an Idempotency-Key', () => {
     const body = { session_id: randomUUID(), message: `[[fake:slow-2000]][[fake:tag:${tag}]] a slow question` };
     const first = chat(bot, body, { 'Idempotency-Key': key });
     await waitUntil('the first attempt to be running', async () => (await fakeRequests(tag)).length > 0);
-    // As if the first attempt's process had died long ago: the key may be taken over.
+    // As if the first attempt's process had died: its lease ran out, so the key may be taken over.
     await testDb().query(
-      `UPDATE idempotency_keys SET created_at = now() - interval '2 hours' WHERE idempotency_key = $1`,
+      `UPDATE idempotency_keys SET lease_until = now() - interval '1 second' WHERE idempotency_key = $1`,
       [key],
     );
     const second = await chat(bot, body, { 'Idempotency-Key': key });
