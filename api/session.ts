@@ -1,3 +1,4 @@
+import { dashboardAddress, publicAddress } from '../lib/config';
 import { errors } from '../lib/errors';
 import type { UserSession } from '../lib/sessions';
 import type { AppContext } from './context';
@@ -26,12 +27,12 @@ export function sessionBot(
   return deps.services.bots.findInWorkspace(sessionUser(ctx).workspaceId, botId);
 }
 
-/** Where the API is reached from outside: PUBLIC_BASE_URL, else the request's own origin (trigger addresses). */
-export function publicBaseUrl(deps: AppDeps, ctx: AppContext): string {
-  return deps.config.PUBLIC_BASE_URL ?? `${ctx.protocol}://${ctx.host}`;
+/** Where the API is reached from outside (trigger addresses, media URLs): configured, never the request's Host. */
+export function publicBaseUrl(deps: AppDeps): string {
+  return publicAddress(deps.config);
 }
 
-/** Where links in e-mails point: the dashboard's address (DASHBOARD_URL, else the API's own). */
-export function dashboardLinkBase(deps: AppDeps, ctx: AppContext): string {
-  return (deps.config.DASHBOARD_URL ?? publicBaseUrl(deps, ctx)).replace(/\/+$/, '');
+/** Where links in e-mails point: the dashboard's configured address (never the request's Host). */
+export function dashboardLinkBase(deps: AppDeps): string {
+  return dashboardAddress(deps.config);
 }

@@ -19,10 +19,12 @@ export async function startBenchStack(
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-platform-bench-'));
   chmodSync(dataDir, 0o755);
   const fake = await startFakeOpenAI();
+  const apiPort = await freePort();
   const platform = await startPlatform({
     dataDir,
     env: {
       NODE_ENV: 'production',
+      PUBLIC_BASE_URL: `http://127.0.0.1:${apiPort}`,
       LOG_LEVEL: 'warn',
       OPENAI_API_KEY: 'bench',
       OPENAI_BASE_URL: fake.url,
@@ -30,7 +32,7 @@ export async function startBenchStack(
       SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       DATABASE_POOL_SIZE: '20',
     },
-    apiPort: await freePort(),
+    apiPort,
     postgresPort: await freePort(),
     temporalPort: await freePort(),
     persistTemporal: opts.persistTemporal ?? false,

@@ -15,6 +15,10 @@ export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().default('0.0.0.0'),
   PORT: port.default(8080),
+  /**
+   * Where the API is reached from outside (links in e-mails, trigger addresses, media URLs). Required in production:
+   * a link is never built from the request's Host (docs/decisions.md, "Links come from configuration").
+   */
   PUBLIC_BASE_URL: z.url().optional(),
   /** Where the dashboard's pages are served when not by the API itself (its origin may send cookie writes). */
   DASHBOARD_URL: z.url().optional(),
@@ -112,6 +116,19 @@ export function embeddingModelOf(config: Pick<Config, 'OPENAI_API_KEY' | 'EMBEDD
   return config.OPENAI_API_KEY && config.EMBEDDING_MODEL ? config.EMBEDDING_MODEL : undefined;
 }
 
+/**
+ * Where the API is reached from outside: PUBLIC_BASE_URL, else (development and tests only; production requires it)
+ * `http://localhost:PORT`. Never the request's Host: a link built from it could point anywhere the sender says.
+ */
+export function publicAddress(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>): string {
+  return (config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
+}
+
+/** Where the dashboard's pages are, for links in e-mails: DASHBOARD_URL, else the API's own public address. */
+export function dashboardAddress(config: Pick<Config, 'PUBLIC_BASE_URL' | 'DASHBOARD_URL' | 'PORT'>): string {
+  return (config.DASHBOARD_URL ?? publicAddress(config)).replace(/\/+$/, '');
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -125,6 +142,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const result = configSchema.safeParse(cleaned);
   if (!result.success) {
     throw new ConfigError(result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  if (result.data.NODE_ENV === 'production' && !result.data.PUBLIC_BASE_URL) {
+    throw new ConfigError([
+      'PUBLIC_BASE_URL: is required when NODE_ENV=production (the address links in e-mails and trigger addresses use)',
+    ]);
   }
   if (result.data.MEDIA_STORE === 's3') {
     const missing = (

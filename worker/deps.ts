@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from '../activities';
 import type { SiteScanDeps } from '../activities/site-scan';
-import { embeddingModelOf, type Config } from '../lib/config';
+import { embeddingModelOf, publicAddress, type Config } from '../lib/config';
 import type { Db } from '../lib/db';
 import { createSafeFetch } from '../lib/http/safe-fetch';
 import { retrievePassages } from '../lib/knowledge/retrieve';
@@ -105,7 +105,7 @@ export function buildActivityDeps(
       services,
       overview: services.builder.overview,
       secrets,
-      publicBaseUrl: config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`,
+      publicBaseUrl: publicAddress(config),
       log: { warn: (obj, msg) => warn(msg, obj as Record<string, unknown>) },
       stepTimeoutMs: config.LLM_TURN_TIMEOUT_MS,
     },

@@ -131,7 +131,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       responses: { 202: { description: 'Sent if the account exists', schema: StatusResponse } },
       errors: ['bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        await accounts.requestPasswordReset(body.email, ctx.ip, dashboardLinkBase(deps, ctx));
+        await accounts.requestPasswordReset(body.email, ctx.ip, dashboardLinkBase(deps));
         ctx.status = 202;
         ctx.body = { status: 'sent' };
       },

@@ -143,7 +143,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
           keyBot(ctx).botId,
           query.session_id,
           query.cursor,
-          publicBaseUrl(deps, ctx),
+          publicBaseUrl(deps),
         );
       },
     }),

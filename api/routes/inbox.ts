@@ -60,7 +60,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
           await bot(ctx, params.id),
           params.sid,
           query,
-          publicBaseUrl(deps, ctx),
+          publicBaseUrl(deps),
         );
       },
     }),

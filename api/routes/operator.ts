@@ -45,7 +45,7 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'One page of the transcript', schema: Transcript } },
       errors: [...COMMON_ERRORS, 'not_found'],
       handler: async (ctx, { params, query }) => {
-        ctx.body = await conversations.transcript(keyBot(ctx).botId, params.sid, query, publicBaseUrl(deps, ctx));
+        ctx.body = await conversations.transcript(keyBot(ctx).botId, params.sid, query, publicBaseUrl(deps));
       },
     }),
     route({

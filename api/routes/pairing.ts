@@ -10,14 +10,13 @@ import {
 } from '../../lib/schemas/pairing';
 import type { AppDeps } from '../deps';
 import { ALL_ROLES, type RouteDef, route } from '../route';
-import { publicBaseUrl, sessionUser } from '../session';
+import { dashboardLinkBase, sessionUser } from '../session';
 
 /**
  * Builder key pairing (spec, Builder key pairing; docs/decisions.md): the client's two calls (no credential: the
  * secret of the start answer is the client's proof) and the approval page's two dashboard calls (session).
  */
 export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[] {
-  const dashboardBase = () => (deps.config.DASHBOARD_URL ?? '').replace(/\/+$/, '');
   const dashboard = {
     tag: 'Dashboard',
     session: true,
@@ -42,7 +41,7 @@ export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[
       errors: ['bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
         const started = await pairing.start(body.device, ctx.ip);
-        const base = dashboardBase() || publicBaseUrl(deps, ctx).replace(/\/+$/, '');
+        const base = dashboardLinkBase(deps);
         ctx.status = 201;
         ctx.set('Cache-Control', 'no-store');
         ctx.body = {

@@ -49,7 +49,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'bad_request', 'already_member'],
       handler: async (ctx, { body }) => {
         ctx.status = 201;
-        ctx.body = await team.invite(sessionUser(ctx), body, dashboardLinkBase(deps, ctx));
+        ctx.body = await team.invite(sessionUser(ctx), body, dashboardLinkBase(deps));
       },
     }),
     route({

@@ -48,7 +48,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
         ctx.status = 201;
-        ctx.body = await triggers.create(bot, body, publicBaseUrl(deps, ctx));
+        ctx.body = await triggers.create(bot, body, publicBaseUrl(deps));
       },
     }),
     route({
@@ -62,7 +62,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = { triggers: await triggers.list(bot.id, publicBaseUrl(deps, ctx)) };
+        ctx.body = { triggers: await triggers.list(bot.id, publicBaseUrl(deps)) };
       },
     }),
     route({
@@ -76,7 +76,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await triggers.get(bot.id, params.tid, publicBaseUrl(deps, ctx));
+        ctx.body = await triggers.get(bot.id, params.tid, publicBaseUrl(deps));
       },
     }),
     route({
@@ -91,7 +91,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await triggers.update(bot.id, params.tid, body, publicBaseUrl(deps, ctx));
+        ctx.body = await triggers.update(bot.id, params.tid, body, publicBaseUrl(deps));
       },
     }),
     ...(['enable', 'disable'] as const).map((verb) =>
@@ -109,7 +109,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
         errors: [...errs],
         handler: async (ctx, { params }) => {
           const bot = await sessionBot(deps, ctx, params.id);
-          ctx.body = await triggers.setEnabled(bot.id, params.tid, verb === 'enable', publicBaseUrl(deps, ctx));
+          ctx.body = await triggers.setEnabled(bot.id, params.tid, verb === 'enable', publicBaseUrl(deps));
         },
       }),
     ),

@@ -164,7 +164,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       handler: async (ctx, { query }) => {
         const botId = visitorBot(ctx, query.session_id);
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await conversations.poll(botId, query.session_id, query.cursor, publicBaseUrl(deps, ctx));
+        ctx.body = await conversations.poll(botId, query.session_id, query.cursor, publicBaseUrl(deps));
       },
     }),
     route({
@@ -224,7 +224,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       handler: async (ctx, { query }) => {
         const botId = visitorBot(ctx, query.session_id);
         const result = await conversations.attach(botId, query.session_id, ctx.state.rawBody ?? Buffer.alloc(0), {
-          mediaBaseUrl: publicBaseUrl(deps, ctx),
+          mediaBaseUrl: publicBaseUrl(deps),
         });
         if (result.kind === 'quota_exceeded') {
           ctx.body = result.reply;

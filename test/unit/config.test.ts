@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { ConfigError, parseConfig } from '../../lib/config';
+import { ConfigError, dashboardAddress, parseConfig, publicAddress } from '../../lib/config';
 
 const valid = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) };
 
@@ -14,6 +14,16 @@ describe('configuration', () => {
       SSRF_ALLOW_LOOPBACK: false,
       LLM_MODEL: 'gpt-4o-mini',
     });
+  });
+
+  it('links come from configuration: production needs PUBLIC_BASE_URL; development uses localhost:PORT', () => {
+    expect(() => parseConfig({ ...valid, NODE_ENV: 'production' })).toThrow(/PUBLIC_BASE_URL: is required/);
+    const prod = parseConfig({ ...valid, NODE_ENV: 'production', PUBLIC_BASE_URL: 'https://api.example.com/' });
+    expect(publicAddress(prod)).toBe('https://api.example.com');
+    expect(dashboardAddress(prod)).toBe('https://api.example.com');
+    expect(dashboardAddress({ ...prod, DASHBOARD_URL: 'https://app.example.com/' })).toBe('https://app.example.com');
+    const dev = parseConfig({ ...valid, PORT: '9090' });
+    expect(publicAddress(dev)).toBe('http://localhost:9090');
   });
 
   it('names every variable that is wrong', () => {
