@@ -1,14 +1,14 @@
 import type Router from '@koa/router';
 import { type z } from 'zod';
 import { createKeyRateChecker, type PrincipalKind } from '../lib/auth';
-import type { Config } from '../lib/config';
+import { type Config, publicAddress } from '../lib/config';
 import type { Db } from '../lib/db';
 import { ApiError, type ErrorCode } from '../lib/errors';
 import { LIMITS, type RateGroup } from '../lib/limits';
 import { unstorableReason } from '../lib/text';
 import type { AppContext, AppMiddleware } from './context';
 import { requireKey, requireRole, requireSession } from './middleware/auth';
-import type { Role } from '../lib/sessions';
+import { type Role, sessionCookie } from '../lib/sessions';
 import { readBody } from './middleware/body';
 import { idempotency } from './middleware/idempotency';
 import { rateLimit } from './middleware/rate-limit';
@@ -184,7 +184,7 @@ export function koaPath(path: string): string {
 export function mountRoutes(
   router: Router<any, any>,
   defs: RouteDef[],
-  deps: { db: Db; config: Pick<Config, 'PUBLIC_BASE_URL' | 'DASHBOARD_URL'> },
+  deps: { db: Db; config: Pick<Config, 'PUBLIC_BASE_URL' | 'DASHBOARD_URL' | 'PORT'> },
 ): void {
   const checker = createKeyRateChecker(deps.db);
   const ourOrigins = [deps.config.PUBLIC_BASE_URL, deps.config.DASHBOARD_URL]
@@ -205,7 +205,11 @@ export function mountRoutes(
     } else if (def.keys) {
       chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup, checker, header: def.keyHeader }));
     }
-    if (def.session) chain.push(requireSession(deps.db), requireRole(def.roles ?? MANAGERS));
+    if (def.session)
+      chain.push(
+        requireSession(deps.db, sessionCookie(publicAddress(deps.config)).name),
+        requireRole(def.roles ?? MANAGERS),
+      );
     if (def.rateGroup && !def.keys && !def.widget) chain.push(rateLimit(deps.db, def.rateGroup));
     if (def.method !== 'get' && def.method !== 'delete') {
       chain.push(readBody({ limit: def.bodyLimit ?? LIMITS.bodyBytes, json: !def.rawBody }));

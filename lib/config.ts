@@ -105,6 +105,18 @@ export const configSchema = z.object({
   /** Visitors' images are deleted this many days after they were sent (the maintenance schedule does it). */
   MEDIA_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
 
+  /**
+   * Password hashes (argon2, 19 MiB each) one API process runs at once, and how many more may wait; beyond, sign-ins,
+   * sign-ups and resets answer 503 at once (docs/decisions.md, "Hashing is bounded").
+   */
+  PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).max(1000).default(32),
+  /**
+   * After 5 failed sign-ins an account is slowed down for this many seconds, doubling with each further failure up to
+   * 15 minutes (docs/decisions.md, "Sign-in limits").
+   */
+  LOGIN_SLOWDOWN_SECONDS: z.coerce.number().int().min(1).max(900).default(2),
+
   /** Outbound HTTP may reach loopback addresses. Tests set it; production never should. */
   SSRF_ALLOW_LOOPBACK: bool.default(false),
 });

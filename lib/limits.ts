@@ -39,6 +39,11 @@ export const LIMITS = {
     signupsPerAddress: 5,
     resetRequestsPerAddress: 5,
     resetRequestsPerAccount: 3,
+    /** Reset confirmations, and invitation look-ups and acceptances, per client address: tokens are not guessed. */
+    tokenUsesPerAddress: 20,
+    /** Invitations a workspace sends (revoked ones count: revoking does not buy more). */
+    invitationsPerHour: 20,
+    invitationsPerDay: 50,
     passwordMinChars: 10,
     passwordMaxChars: 1000,
     nameChars: 200,
@@ -47,6 +52,13 @@ export const LIMITS = {
   /** Failed sign-ins per minute, per (e-mail, client address) and per client address (docs/decisions.md). */
   loginAttemptsPerAccount: 10,
   loginAttemptsPerAddress: 30,
+  /**
+   * Per account, across addresses: from this many failures in a row on, each further attempt waits a delay
+   * (LOGIN_SLOWDOWN_SECONDS, doubling per failure, at most `loginSlowdownMaxSeconds`); a success clears the count, and so
+   * do 15 minutes without an attempt.
+   */
+  loginSlowdownAfterFailures: 5,
+  loginSlowdownMaxSeconds: 900,
   /**
    * Builder key pairing (docs/decisions.md, "Builder key pairing"): a started pairing lives 10 minutes; once approved,
    * its client has at least 2 more minutes to collect the key. Starts and polls are counted per client address.

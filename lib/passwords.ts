@@ -1,6 +1,7 @@
 import { Algorithm, hash, verify } from '@node-rs/argon2';
 import { scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
+import { ApiError } from './errors';
 
 /**
  * Passwords: argon2id at OWASP's recommended parameters (19 MiB, 2 passes, 1 lane), stored as the PHC string
@@ -44,4 +45,48 @@ function weakerThanCurrent(phc: string): boolean {
     Number(m[3]) < ARGON2.timeCost ||
     Number(m[4]) < ARGON2.parallelism
   );
+}
+
+/** Hashing and checking passwords with a bound on how many run at once (docs/decisions.md, "Hashing is bounded"). */
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  verify(password: string, stored: string): Promise<{ ok: boolean; rehash: boolean }>;
+}
+
+/**
+ * Each argon2 hash holds 19 MiB and a libuv thread for tens of milliseconds, so a flood of sign-ins, sign-ups or
+ * resets could take the API's memory and threads for nothing. At most `concurrency` hashes run; `queue` more wait;
+ * beyond that the answer is at once 503 `service_unavailable` with `Retry-After: 1`, before any work.
+ */
+export function createPasswordHasher(opts: { concurrency: number; queue: number }): PasswordHasher {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  async function bounded<T>(work: () => Promise<T>): Promise<T> {
+    if (running >= opts.concurrency) {
+      if (waiting.length >= opts.queue) {
+        throw new ApiError(
+          'service_unavailable',
+          'Too many passwords are being checked right now; retry in a second',
+          {},
+          {
+            'Retry-After': '1',
+          },
+        );
+      }
+      await new Promise<void>((resolve) => waiting.push(resolve)); // the finishing hash hands its slot over
+    } else {
+      running++;
+    }
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
+  }
+  return {
+    hash: (password) => bounded(() => hashPassword(password)),
+    verify: (password, stored) => bounded(() => verifyPassword(password, stored)),
+  };
 }

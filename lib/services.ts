@@ -5,6 +5,7 @@ import type { SecretBox } from './secret-box';
 import type { DeltaHub } from './streams';
 import type { Temporal } from './temporal';
 import { createAccountService } from './accounts/service';
+import { createPasswordHasher } from './passwords';
 import { createTeamService } from './accounts/team';
 import type { Logger } from './logger';
 import { createMailer } from './mailer';
@@ -46,6 +47,9 @@ export interface ServiceDeps {
     | 'MEDIA_S3_SECRET_ACCESS_KEY'
     | 'SMTP_URL'
     | 'SMTP_FROM'
+    | 'PASSWORD_HASH_CONCURRENCY'
+    | 'PASSWORD_HASH_QUEUE'
+    | 'LOGIN_SLOWDOWN_SECONDS'
   >;
   /** Where e-mails go when SMTP is not configured (a development set-up): the process's log. */
   logger?: Logger;
@@ -69,11 +73,11 @@ export function createServices(deps: ServiceDeps) {
   // The models agents may use on each plan, and their credit weights.
   const models = createModelCatalogue({ defaultModel: config.LLM_MODEL, spec: config.LLM_MODELS });
   // Password resets and invitations: by SMTP, or (without SMTP_URL) into the log with their links.
-  const outbox = createOutbox(createMailer(config.SMTP_URL, config.SMTP_FROM), (fields, message) =>
+  const warn = (fields: Record<string, unknown>, message: string) =>
     deps.logger
       ? deps.logger.warn(fields, message)
-      : process.stderr.write(`${JSON.stringify({ ...fields, msg: message })}\n`),
-  );
+      : process.stderr.write(`${JSON.stringify({ ...fields, msg: message })}\n`);
+  const outbox = createOutbox(createMailer(config.SMTP_URL, config.SMTP_FROM), warn);
   const triggers = createTriggerService({
     db,
     temporal,
@@ -83,7 +87,17 @@ export function createServices(deps: ServiceDeps) {
   });
   const scans = createScanService({ db, temporal, allowLoopback: config.SSRF_ALLOW_LOOPBACK });
   return {
-    accounts: createAccountService({ db, secrets, outbox }),
+    accounts: createAccountService({
+      db,
+      secrets,
+      outbox,
+      passwords: createPasswordHasher({
+        concurrency: config.PASSWORD_HASH_CONCURRENCY,
+        queue: config.PASSWORD_HASH_QUEUE,
+      }),
+      loginSlowdownSeconds: config.LOGIN_SLOWDOWN_SECONDS,
+      warn,
+    }),
     team: createTeamService({ db, outbox }),
     actions: createActionService({ db, temporal }),
     billing: createBillingService({ db }),

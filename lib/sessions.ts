@@ -2,6 +2,18 @@ import type { Queryable } from './db';
 import { constantTimeEqual, hashKey, randomToken } from './keys';
 
 export const SESSION_COOKIE = 'ap_session';
+
+/**
+ * The session cookie's name and whether it is Secure: when the API's public address is https, `__Host-ap_session`,
+ * always Secure — a browser then keeps it for this host only, path `/`, never sent over plain HTTP nor set by a
+ * sibling domain (docs/decisions.md, "Session cookie"). Otherwise (a local set-up on http) `ap_session`, Secure exactly
+ * when the request came over https.
+ */
+export function sessionCookie(publicAddress: string): { name: string; alwaysSecure: boolean } {
+  return publicAddress.startsWith('https://')
+    ? { name: `__Host-${SESSION_COOKIE}`, alwaysSecure: true }
+    : { name: SESSION_COOKIE, alwaysSecure: false };
+}
 export const SESSION_DAYS = 14;
 
 /** Who may do what in a workspace (docs/decisions.md, "Roles"). */

@@ -9,8 +9,9 @@ import type { RateGroup } from '../../lib/limits';
 import { enforceRateWindow } from './rate-limit';
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
-import { type Role, SESSION_COOKIE, findSession } from '../../lib/sessions';
+import { type Role, findSession } from '../../lib/sessions';
 import type { AppContext, AppMiddleware } from '../context';
+import { clientBucket } from '../../lib/client-address';
 
 /**
  * Key authentication (spec, Authentication rules 1–3): no key → 401 `missing_key`; unknown or revoked → 401
@@ -42,7 +43,7 @@ export function requireKey(
     let window: { count: number; reset: number } | undefined;
     try {
       if (opts.rateGroup) {
-        const rate = { ip: ctx.ip, group: opts.rateGroup, accept };
+        const rate = { ip: clientBucket(ctx.ip), group: opts.rateGroup, accept };
         const found = opts.checker ? await opts.checker(key, rate) : await findPrincipalCounting(db, key, rate);
         principal = found?.principal ?? null;
         window = found?.window;
@@ -68,9 +69,9 @@ export function requireKey(
  * Dashboard surface (`/v1/dashboard/*`): a user session cookie set by `POST /v1/auth/login`. The dashboard is not
  * a public contract; its errors still have the one shape.
  */
-export function requireSession(db: Db): AppMiddleware {
+export function requireSession(db: Db, cookieName: string): AppMiddleware {
   return async function requireSessionMiddleware(ctx, next) {
-    const token = ctx.cookies.get(SESSION_COOKIE);
+    const token = ctx.cookies.get(cookieName);
     if (!token) throw new ApiError('unauthorized', 'Sign in first (POST /v1/auth/login)');
     let session;
     try {

@@ -2,6 +2,7 @@ import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
 import { LIMITS, type RateGroup } from '../../lib/limits';
 import type { AppContext, AppMiddleware } from '../context';
+import { clientBucket } from '../../lib/client-address';
 
 function setHeaders(ctx: AppContext, limit: number, remaining: number, resetSeconds: number) {
   ctx.set('RateLimit-Limit', String(limit));
@@ -35,7 +36,7 @@ export function defaultRateHeaders(): AppMiddleware {
 export function rateLimit(db: Db, group: RateGroup): AppMiddleware {
   return async function rateLimitMiddleware(ctx, next) {
     const principal = ctx.state.principal!;
-    const bucket = `${principal.keyId}|${ctx.ip}|${group}`;
+    const bucket = `${principal.keyId}|${clientBucket(ctx.ip)}|${group}`;
     const res = await db.query<{ count: number; reset: number }>(
       `INSERT INTO rate_windows (bucket, window_start, count)
        VALUES ($1, date_trunc('minute', now()), 1)

@@ -1,9 +1,12 @@
-import { SESSION_COOKIE, SESSION_DAYS } from '../../lib/sessions';
+import { publicAddress } from '../../lib/config';
+import { SESSION_DAYS, sessionCookie } from '../../lib/sessions';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import { ALL_ROLES, type RouteDef, route } from '../route';
 import {
   AcceptInvitation,
+  AcceptInvitationWithToken,
+  InvitationToken,
   InvitationView,
   LoginRequest,
   LoginResponse,
@@ -16,21 +19,34 @@ import {
   TokenParams,
 } from '../../lib/schemas/auth';
 import { dashboardLinkBase, sessionUser } from '../session';
+import { clientBucket } from '../../lib/client-address';
+import { LIMITS } from '../../lib/limits';
+
+/** The invitation routes with the token in the path give way to the ones with it in the body. */
+const INVITATION_PATH_DEPRECATION = {
+  since: new Date('2026-11-25T00:00:00Z'),
+  sunset: new Date('2027-05-25T00:00:00Z'),
+};
 
 /**
- * The session cookie (`ap_session`: HttpOnly, SameSite=Lax). Secure exactly when the request arrived over https, as
- * seen through trusted proxies (X-Forwarded-Proto with TRUST_PROXY): a Secure cookie on a request seen as plain HTTP is
- * refused by the cookie library (a 500).
+ * The session cookie (HttpOnly, SameSite=Lax; `sessionCookie` names it). With an https public address it is
+ * `__Host-ap_session` and always Secure, even when TLS ends at a balancer the API does not trust for
+ * X-Forwarded-Proto; otherwise Secure exactly when the request arrived over https (the cookie library refuses a
+ * Secure cookie on a request it sees as plain HTTP, hence `cookies.secure` set by us only in the first case).
  */
-function setSessionCookie(ctx: AppContext, token: string): void {
-  ctx.cookies.set(SESSION_COOKIE, token, {
+function setSessionCookie(ctx: AppContext, deps: AppDeps, token: string): void {
+  const cookie = sessionCookie(publicAddress(deps.config));
+  if (cookie.alwaysSecure) ctx.cookies.secure = true;
+  ctx.cookies.set(cookie.name, token, {
     httpOnly: true,
     sameSite: 'lax',
-    secure: ctx.secure,
+    secure: cookie.alwaysSecure || ctx.secure,
     maxAge: SESSION_DAYS * 86_400_000,
     path: '/',
   });
 }
+
+const sessionCookieName = (deps: AppDeps) => sessionCookie(publicAddress(deps.config)).name;
 
 /**
  * `/v1/auth/*` (spec: login is `POST /v1/auth/login`; the rest is ours, docs/decisions.md "The dashboard: accounts,
@@ -52,8 +68,8 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       responses: { 201: { description: 'Signed up and signed in', schema: MeResponse } },
       errors: ['bad_request', 'email_taken', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        const { token, view } = await accounts.signup(body, ctx.ip);
-        setSessionCookie(ctx, token);
+        const { token, view } = await accounts.signup(body, clientBucket(ctx.ip));
+        setSessionCookie(ctx, deps, token);
         ctx.status = 201;
         ctx.body = view;
       },
@@ -68,8 +84,8 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Signed in', schema: LoginResponse } },
       errors: ['bad_request', 'invalid_credentials', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        const { token, user } = await accounts.login(body.email, body.password, ctx.ip);
-        setSessionCookie(ctx, token);
+        const { token, user } = await accounts.login(body.email, body.password, clientBucket(ctx.ip));
+        setSessionCookie(ctx, deps, token);
         ctx.body = user;
       },
     }),
@@ -96,9 +112,11 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       summary: 'Ends the session.',
       responses: { 200: { description: 'Signed out', schema: StatusResponse } },
       handler: async (ctx) => {
-        const token = ctx.cookies.get(SESSION_COOKIE);
+        const token = ctx.cookies.get(sessionCookieName(deps));
         if (token) await accounts.logout(token);
-        ctx.cookies.set(SESSION_COOKIE, '', { maxAge: 0, path: '/' });
+        const cookie = sessionCookie(publicAddress(deps.config));
+        if (cookie.alwaysSecure) ctx.cookies.secure = true;
+        ctx.cookies.set(cookie.name, '', { maxAge: 0, path: '/', secure: cookie.alwaysSecure || ctx.secure });
         ctx.body = { status: 'signed_out' };
       },
     }),
@@ -114,7 +132,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Changed', schema: StatusResponse } },
       errors: ['bad_request', 'unauthorized', 'invalid_credentials', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        await accounts.changePassword(sessionUser(ctx), ctx.cookies.get(SESSION_COOKIE) ?? '', body);
+        await accounts.changePassword(sessionUser(ctx), ctx.cookies.get(sessionCookieName(deps)) ?? '', body);
         ctx.body = { status: 'changed' };
       },
     }),
@@ -131,7 +149,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       responses: { 202: { description: 'Sent if the account exists', schema: StatusResponse } },
       errors: ['bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        await accounts.requestPasswordReset(body.email, ctx.ip, dashboardLinkBase(deps));
+        await accounts.requestPasswordReset(body.email, clientBucket(ctx.ip), dashboardLinkBase(deps));
         ctx.status = 202;
         ctx.body = { status: 'sent' };
       },
@@ -144,41 +162,79 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       summary: "Sets a new password with a reset link's token; every session ends and the person is signed in anew.",
       body: PasswordResetConfirm,
       responses: { 200: { description: 'Password set, signed in', schema: MeResponse } },
-      errors: ['bad_request', 'invalid_token', 'service_unavailable'],
+      errors: ['bad_request', 'invalid_token', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        const { token, view } = await accounts.confirmPasswordReset(body.token, body.password);
-        setSessionCookie(ctx, token);
+        const { token, view } = await accounts.confirmPasswordReset(body.token, body.password, clientBucket(ctx.ip));
+        setSessionCookie(ctx, deps, token);
         ctx.body = view;
       },
     }),
     route({
       ...common,
-      method: 'get',
-      path: '/v1/auth/invitations/{token}',
+      method: 'post',
+      path: '/v1/auth/invitation',
       operationId: 'invitation',
       summary: 'What an invitation link offers (workspace, role, e-mail); 404 when unknown, used, revoked or expired.',
+      description:
+        'The token travels in the body, never in a path an access log records. ' +
+        `${LIMITS.account.tokenUsesPerAddress} look-ups and acceptances a minute per client address.`,
+      body: InvitationToken,
+      responses: { 200: { description: 'Invitation', schema: InvitationView } },
+      errors: ['bad_request', 'not_found', 'rate_limited', 'service_unavailable'],
+      handler: async (ctx, { body }) => {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await accounts.invitation(body.token, clientBucket(ctx.ip));
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/auth/invitation/accept',
+      operationId: 'acceptInvitation',
+      summary: 'Joins the workspace with the role the invitation names, with a new password; signs the person in.',
+      description: '409 `email_taken` when the e-mail has an account already (an account belongs to one workspace).',
+      body: AcceptInvitationWithToken,
+      responses: { 201: { description: 'Joined and signed in', schema: MeResponse } },
+      errors: ['bad_request', 'not_found', 'email_taken', 'rate_limited', 'service_unavailable'],
+      handler: async (ctx, { body }) => {
+        const { token: invitationToken, ...input } = body;
+        const { token, view } = await accounts.acceptInvitation(invitationToken, input, clientBucket(ctx.ip));
+        setSessionCookie(ctx, deps, token);
+        ctx.status = 201;
+        ctx.body = view;
+      },
+    }),
+    // The first shape, with the token in the path (recorded by access logs and proxies on the way): answered until
+    // its sunset for links already sent; the access log writes the route template instead of the path.
+    route({
+      ...common,
+      method: 'get',
+      path: '/v1/auth/invitations/{token}',
+      operationId: 'invitationByPath',
+      summary: 'Deprecated: `POST /v1/auth/invitation` with the token in the body.',
+      deprecated: INVITATION_PATH_DEPRECATION,
       params: TokenParams,
       responses: { 200: { description: 'Invitation', schema: InvitationView } },
-      errors: ['bad_request', 'not_found', 'service_unavailable'],
+      errors: ['bad_request', 'not_found', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { params }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await accounts.invitation(params.token);
+        ctx.body = await accounts.invitation(params.token, clientBucket(ctx.ip));
       },
     }),
     route({
       ...common,
       method: 'post',
       path: '/v1/auth/invitations/{token}/accept',
-      operationId: 'acceptInvitation',
-      summary: 'Joins the workspace with the role the invitation names, with a new password; signs the person in.',
-      description: '409 `email_taken` when the e-mail has an account already (an account belongs to one workspace).',
+      operationId: 'acceptInvitationByPath',
+      summary: 'Deprecated: `POST /v1/auth/invitation/accept` with the token in the body.',
+      deprecated: INVITATION_PATH_DEPRECATION,
       params: TokenParams,
       body: AcceptInvitation,
       responses: { 201: { description: 'Joined and signed in', schema: MeResponse } },
-      errors: ['bad_request', 'not_found', 'email_taken', 'service_unavailable'],
+      errors: ['bad_request', 'not_found', 'email_taken', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { params, body }) => {
-        const { token, view } = await accounts.acceptInvitation(params.token, body);
-        setSessionCookie(ctx, token);
+        const { token, view } = await accounts.acceptInvitation(params.token, body, clientBucket(ctx.ip));
+        setSessionCookie(ctx, deps, token);
         ctx.status = 201;
         ctx.body = view;
       },

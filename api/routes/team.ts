@@ -14,6 +14,7 @@ import {
   TeamView,
 } from '../../lib/schemas/team';
 import { dashboardLinkBase, sessionUser } from '../session';
+import { LIMITS } from '../../lib/limits';
 
 /**
  * The team (docs/decisions.md, "Roles"): owners and admins see and manage it; the finer rules (only the owner changes
@@ -43,10 +44,11 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       operationId: 'invite',
       summary: 'Invites a person by e-mail as an admin or an operator: a link valid 7 days, usable once.',
       description:
-        'The link is e-mailed when SMTP is configured (otherwise written to the API log) and returned here to pass on. A pending invitation of the same address is replaced. 409 `already_member`.',
+        'The link is e-mailed when SMTP is configured (otherwise written to the API log) and returned here to pass on. A pending invitation of the same address is replaced. 409 `already_member`. ' +
+        `A workspace sends at most ${LIMITS.account.invitationsPerHour} invitations an hour and ${LIMITS.account.invitationsPerDay} a day (429 with Retry-After).`,
       body: InviteRequest,
       responses: { 201: { description: 'Invited', schema: InviteResponse } },
-      errors: [...errs, 'bad_request', 'already_member'],
+      errors: [...errs, 'bad_request', 'already_member', 'rate_limited'],
       handler: async (ctx, { body }) => {
         ctx.status = 201;
         ctx.body = await team.invite(sessionUser(ctx), body, dashboardLinkBase(deps));

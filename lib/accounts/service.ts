@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { type Db, type Queryable, withTransaction } from '../db';
 import { ApiError } from '../errors';
 import { LIMITS } from '../limits';
-import { countInWindows, readWindows } from '../rate-windows';
+import { countInWindows } from '../rate-windows';
 import { newId } from '../ids';
 import { hashKey, randomToken } from '../keys';
 import type { Outbox } from '../outbox';
-import { hashPassword, verifyPassword } from '../passwords';
+import { type PasswordHasher, hashPassword } from '../passwords';
 import type { SecretBox } from '../secret-box';
 import { type Role, createSession, endOtherSessions, endSession } from '../sessions';
 import { DEFAULT_PLAN, planOf } from '../billing/plans';
@@ -37,23 +37,59 @@ export interface BootstrapInput {
 let dummyHash: Promise<string> | undefined;
 
 /**
- * Failed sign-ins are counted per (e-mail, client address) and per client address, in one-minute windows shared by
- * every API replica (docs/decisions.md, "Sign-in limits"). Past either limit the answer is 429 `rate_limited` with
- * `Retry-After`, before any password is checked; successful sign-ins are not counted, so an office behind one
- * address is not locked out by its own people.
+ * Sign-in attempts are counted per (e-mail, client) and per client in one-minute windows shared by every API replica,
+ * and per account across clients (`login_throttle`) — all before the password is checked, in one statement each, so
+ * attempts sent at once cannot all slip past a count read before any of them was recorded (docs/decisions.md, "Sign-in
+ * limits"). Past a limit the answer is 429 `rate_limited` with `Retry-After`, before any hashing; a successful sign-in
+ * takes its attempt back, so an office behind one address is not locked out by its own people.
  */
-function loginBuckets(email: string, ip: string): { account: string; address: string } {
-  const hashed = createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
-  return { account: `login|${hashed}|${ip}`, address: `login-ip|${ip}` };
+function loginBuckets(email: string, client: string): { account: string; address: string; throttle: string } {
+  const hashed = accountKey(email);
+  return { account: `login|${hashed}|${client}`, address: `login-ip|${client}`, throttle: hashed };
 }
 
-async function refuseOverLoginLimits(db: Db, email: string, ip: string): Promise<void> {
-  const { account, address } = loginBuckets(email, ip);
-  const windows = await readWindows(db, [account, address]);
-  const over = windows.find((w) =>
-    w.bucket === account ? w.count >= LIMITS.loginAttemptsPerAccount : w.count >= LIMITS.loginAttemptsPerAddress,
+const accountKey = (email: string) => createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
+
+async function countLoginAttempt(db: Db, email: string, client: string, slowdownSeconds: number): Promise<void> {
+  const { account, address, throttle } = loginBuckets(email, client);
+  await countOrRefuse(
+    db,
+    { [account]: LIMITS.loginAttemptsPerAccount, [address]: LIMITS.loginAttemptsPerAddress },
+    'sign-in attempts',
   );
-  if (over) throw tooMany(`Too many failed sign-ins; retry after ${over.reset} s`, over.reset);
+  // Per account, whatever the address: the attempt counts as a failure until it succeeds. From the Nth failure on,
+  // the account is slowed down; attempts while it is are refused and not counted (the delay does not grow by them).
+  const res = await db.query<{ refused: boolean; wait: number }>(
+    `INSERT INTO login_throttle AS t (account, failures) VALUES ($1, 1)
+     ON CONFLICT (account) DO UPDATE SET
+       refused = COALESCE(t.locked_until > now(), false),
+       failures = CASE WHEN t.locked_until > now() THEN t.failures
+                       WHEN t.updated_at < now() - make_interval(secs => $4) THEN 1
+                       ELSE t.failures + 1 END,
+       locked_until = CASE WHEN t.locked_until > now() THEN t.locked_until
+                           WHEN t.updated_at < now() - make_interval(secs => $4) THEN NULL
+                           WHEN t.failures + 1 >= $2
+                             THEN now() + make_interval(secs => LEAST($4, $3 * power(2, t.failures + 1 - $2)))
+                           ELSE NULL END,
+       updated_at = CASE WHEN t.locked_until > now() THEN t.updated_at ELSE now() END
+     RETURNING refused, GREATEST(1, ceil(extract(epoch FROM (locked_until - now()))))::int AS wait`,
+    [throttle, LIMITS.loginSlowdownAfterFailures, slowdownSeconds, LIMITS.loginSlowdownMaxSeconds],
+  );
+  const row = res.rows[0];
+  if (row.refused) {
+    throw tooMany(`Too many failed sign-ins for this account; retry after ${row.wait} s`, row.wait);
+  }
+}
+
+/** A successful sign-in: its attempt is taken back from the windows, and the account's failures are forgotten. */
+async function forgetLoginAttempt(db: Db, email: string, client: string): Promise<void> {
+  const { account, address, throttle } = loginBuckets(email, client);
+  await db.query(
+    `UPDATE rate_windows SET count = count - 1
+      WHERE bucket = ANY($1) AND window_start = date_trunc('minute', now()) AND count > 0`,
+    [[account, address]],
+  );
+  await db.query(`DELETE FROM login_throttle WHERE account = $1`, [throttle]);
 }
 
 function tooMany(message: string, reset: number): ApiError {
@@ -164,13 +200,54 @@ async function viewOf(db: Queryable, userId: string): Promise<SignedInView> {
  * Accounts and sessions of the dashboard's people (`/v1/auth/*`): sign-up, sign-in, passwords, and joining a workspace
  * by invitation. Tokens sent by e-mail (resets, invitations) are credentials: random, kept as hashes, used once.
  */
-export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox: Outbox }) {
-  const { db } = deps;
+export function createAccountService(deps: {
+  db: Db;
+  secrets: SecretBox;
+  outbox: Outbox;
+  /** Bounded hashing (createPasswordHasher): a flood gets a fast 503 instead of holding memory and threads. */
+  passwords: PasswordHasher;
+  /** The first delay of an account slowed down after failed sign-ins (LOGIN_SLOWDOWN_SECONDS). */
+  loginSlowdownSeconds: number;
+  /** Work that goes on after the answer (a reset's e-mail) reports its failures here. */
+  warn: (fields: Record<string, unknown>, message: string) => void;
+}) {
+  const { db, passwords } = deps;
+
+  /** Counts a use of an e-mailed token (reset, invitation) by the client; 429 past the per-address limit. */
+  const countTokenUse = (what: string, client: string) =>
+    countOrRefuse(db, { [`${what}|${client}`]: LIMITS.account.tokenUsesPerAddress }, 'attempts from this address');
 
   /** Signs a user in: a new session (the route sets its cookie). */
   async function signIn(userId: string): Promise<{ token: string; view: SignedInView }> {
     const view = await viewOf(db, userId);
     return { token: await createSession(db, userId, view.workspace.id), view };
+  }
+
+  /** A reset link for the account of `email`, if there is one: older links void, the new one e-mailed. */
+  async function sendResetLink(email: string, linkBase: LinkBase): Promise<void> {
+    const res = await db.query<{ id: string; email: string }>(
+      `SELECT id, email FROM users WHERE lower(email) = lower($1)`,
+      [email.trim()],
+    );
+    const user = res.rows[0];
+    if (!user) return;
+    const token = randomToken(40);
+    await withTransaction(db, async (tx) => {
+      await tx.query(`UPDATE password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [user.id]);
+      await tx.query(
+        `INSERT INTO password_resets (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(mins => $3))`,
+        [hashKey(token), user.id, RESET_MINUTES],
+      );
+    });
+    // The token rides in the fragment: it never reaches a server's access log, nor a Referer (the page reads it).
+    const link = `${linkBase}/reset-password#token=${token}`;
+    await deps.outbox.send(
+      user.email,
+      'Reset your Agent Platform password',
+      `Someone asked to reset the password of your Agent Platform account (${user.email}).\n\n` +
+        `Choose a new password here (the link works once, for ${RESET_MINUTES} minutes):\n${link}\n\n` +
+        'If it was not you, ignore this message: your password stays as it is.',
+    );
   }
 
   return {
@@ -179,10 +256,14 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox:
     /** A new workspace and its owner, signed in. 409 `email_taken` for an e-mail that has an account. */
     async signup(
       input: { email: string; password: string; name?: string; workspace_name: string },
-      ip: string,
+      client: string,
     ): Promise<{ token: string; view: SignedInView }> {
-      await countOrRefuse(db, { [`signup-ip|${ip}`]: LIMITS.account.signupsPerAddress }, 'sign-ups from this address');
-      const passwordHash = await hashPassword(input.password);
+      await countOrRefuse(
+        db,
+        { [`signup-ip|${client}`]: LIMITS.account.signupsPerAddress },
+        'sign-ups from this address',
+      );
+      const passwordHash = await passwords.hash(input.password);
       const { userId } = await withTransaction(db, (tx) =>
         createWorkspace(tx, {
           name: input.workspace_name,
@@ -201,25 +282,22 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox:
     async login(
       email: string,
       password: string,
-      ip: string,
+      client: string,
     ): Promise<{ token: string; user: { user_id: string; workspace_id: string; email: string } }> {
-      await refuseOverLoginLimits(db, email, ip);
+      await countLoginAttempt(db, email, client, deps.loginSlowdownSeconds);
       const res = await db.query<{ id: string; workspace_id: string; email: string; password_hash: string }>(
         `SELECT id, workspace_id, email, password_hash FROM users WHERE lower(email) = lower($1)`,
         [email],
       );
       const user = res.rows[0];
-      const checked = await verifyPassword(
+      const checked = await passwords.verify(
         password,
         user?.password_hash ?? (await (dummyHash ??= hashPassword(randomToken(16)))),
       );
-      if (!user || !checked.ok) {
-        const { account, address } = loginBuckets(email, ip);
-        await countInWindows(db, [account, address]);
-        throw new ApiError('invalid_credentials', 'Wrong e-mail or password');
-      }
+      if (!user || !checked.ok) throw new ApiError('invalid_credentials', 'Wrong e-mail or password');
+      await forgetLoginAttempt(db, email, client);
       if (checked.rehash) {
-        await db.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [user.id, await hashPassword(password)]);
+        await db.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [user.id, await passwords.hash(password)]);
       }
       const token = await createSession(db, user.id, user.workspace_id);
       return { token, user: { user_id: user.id, workspace_id: user.workspace_id, email: user.email } };
@@ -244,57 +322,59 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox:
       ]);
       const row = res.rows[0];
       if (!row) throw new ApiError('unauthorized', 'The session expired; sign in again');
-      if (!(await verifyPassword(input.current_password, row.password_hash)).ok) {
+      if (!(await passwords.verify(input.current_password, row.password_hash)).ok) {
         throw new ApiError('invalid_credentials', 'The current password is wrong');
       }
-      await db.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [
-        session.userId,
-        await hashPassword(input.new_password),
-      ]);
-      await endOtherSessions(db, session.userId, currentToken);
+      const passwordHash = await passwords.hash(input.new_password);
+      await withTransaction(db, async (tx) => {
+        await tx.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [session.userId, passwordHash]);
+        // Reset links sent before stop working: whoever could read that mailbox does not get the account back.
+        await tx.query(`UPDATE password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [
+          session.userId,
+        ]);
+        await endOtherSessions(tx, session.userId, currentToken);
+      });
     },
 
     /**
-     * Sends a reset link to the e-mail if it has an account; the answer is the same either way (no account probing).
-     * Counted per client address and per e-mail, so nobody floods an inbox.
+     * Sends a reset link to the e-mail if it has an account. The answer is the same either way and comes before any
+     * of that work (looking the account up, the token, the e-mail), so neither its content nor its time tells whether
+     * the address has an account. A new link voids the ones sent before. Counted per client and per e-mail, so
+     * nobody floods an inbox.
      */
-    async requestPasswordReset(email: string, ip: string, linkBase: LinkBase): Promise<void> {
-      const hashed = createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
+    async requestPasswordReset(email: string, client: string, linkBase: LinkBase): Promise<void> {
       await countOrRefuse(
         db,
         {
-          [`reset-ip|${ip}`]: LIMITS.account.resetRequestsPerAddress,
-          [`reset|${hashed}`]: LIMITS.account.resetRequestsPerAccount,
+          [`reset-ip|${client}`]: LIMITS.account.resetRequestsPerAddress,
+          [`reset|${accountKey(email)}`]: LIMITS.account.resetRequestsPerAccount,
         },
         'password reset requests',
       );
-      const res = await db.query<{ id: string; email: string }>(
-        `SELECT id, email FROM users WHERE lower(email) = lower($1)`,
-        [email.trim()],
-      );
-      const user = res.rows[0];
-      if (!user) return;
-      const token = randomToken(40);
-      await db.query(
-        `INSERT INTO password_resets (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(mins => $3))`,
-        [hashKey(token), user.id, RESET_MINUTES],
-      );
-      const link = `${linkBase}/reset-password?token=${token}`;
-      await deps.outbox.send(
-        user.email,
-        'Reset your Agent Platform password',
-        `Someone asked to reset the password of your Agent Platform account (${user.email}).\n\n` +
-          `Choose a new password here (the link works once, for ${RESET_MINUTES} minutes):\n${link}\n\n` +
-          'If it was not you, ignore this message: your password stays as it is.',
+      // Not awaited: a slow mail server must not tell an attacker which addresses have accounts. Lost only if this
+      // process dies in the next moments; the person asks again.
+      void sendResetLink(email, linkBase).catch((err: unknown) =>
+        deps.warn({ err: err instanceof Error ? err.message : String(err) }, 'password reset e-mail not sent'),
       );
     },
 
     /**
      * Sets a new password with a reset link's token (400 `invalid_token` if unknown, used or expired): the token is
-     * spent, every session of the user ends, and a new one starts (the person is signed in).
+     * spent, every session of the user ends, and a new one starts (the person is signed in). The token is looked at
+     * before the new password is hashed, and uses are counted per client: a flood of made-up tokens costs no hashing.
      */
-    async confirmPasswordReset(token: string, password: string): Promise<{ token: string; view: SignedInView }> {
-      const passwordHash = await hashPassword(password);
+    async confirmPasswordReset(
+      token: string,
+      password: string,
+      client: string,
+    ): Promise<{ token: string; view: SignedInView }> {
+      await countTokenUse('reset-confirm', client);
+      const known = await db.query(
+        `SELECT 1 FROM password_resets WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()`,
+        [hashKey(token)],
+      );
+      if (!known.rowCount) throw resetLinkInvalid();
+      const passwordHash = await passwords.hash(password);
       const userId = await withTransaction(db, async (tx) => {
         const spent = await tx.query<{ user_id: string }>(
           `UPDATE password_resets SET used_at = now()
@@ -302,10 +382,15 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox:
           [hashKey(token)],
         );
         const id = spent.rows[0]?.user_id;
-        if (!id) throw invalidToken('This reset link is unknown, already used or expired; ask for a new one');
-        await tx.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [id, passwordHash]);
+        if (!id) throw resetLinkInvalid();
+        const user = await tx.query<{ email: string }>(
+          `UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING email`,
+          [id, passwordHash],
+        );
         // Other links of the same person stop too: the newest password wins.
         await tx.query(`UPDATE password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [id]);
+        // Whoever held the mailbox may sign in again at once, even while an attacker keeps the account slowed down.
+        await tx.query(`DELETE FROM login_throttle WHERE account = $1`, [accountKey(user.rows[0].email)]);
         await endOtherSessions(tx, id);
         return id;
       });
@@ -313,7 +398,8 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox:
     },
 
     /** What an invitation link shows before it is accepted; 404 when unknown, revoked, used or expired. */
-    async invitation(token: string) {
+    async invitation(token: string, client: string) {
+      await countTokenUse('invitation', client);
       const res = await db.query<{ email: string; role: string; ws_name: string; invited_by: string | null }>(
         `SELECT i.email, i.role, w.name AS ws_name, u.email AS invited_by
            FROM invitations i JOIN workspaces w ON w.id = i.workspace_id LEFT JOIN users u ON u.id = i.invited_by
@@ -321,7 +407,7 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox:
         [hashKey(token)],
       );
       const row = res.rows[0];
-      if (!row) throw new ApiError('not_found', 'This invitation is unknown, already used, revoked or expired');
+      if (!row) throw invitationInvalid();
       return { email: row.email, role: row.role, workspace: { name: row.ws_name }, invited_by: row.invited_by };
     },
 
@@ -329,8 +415,15 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox:
      * Joins the workspace of an invitation as the role it names, with a new password, signed in. An e-mail that has
      * an account already is 409 `email_taken` (an account belongs to one workspace: docs/decisions.md).
      */
-    async acceptInvitation(token: string, input: { password: string; name?: string }) {
-      const passwordHash = await hashPassword(input.password);
+    async acceptInvitation(token: string, input: { password: string; name?: string }, client: string) {
+      await countTokenUse('invitation', client);
+      const known = await db.query(
+        `SELECT 1 FROM invitations
+          WHERE token_hash = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()`,
+        [hashKey(token)],
+      );
+      if (!known.rowCount) throw invitationInvalid();
+      const passwordHash = await passwords.hash(input.password);
       const userId = await withTransaction(db, async (tx) => {
         const taken = await tx.query<{ id: string; workspace_id: string; email: string; role: Role }>(
           `UPDATE invitations SET accepted_at = now()
@@ -339,9 +432,7 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox:
           [hashKey(token)],
         );
         const invitation = taken.rows[0];
-        if (!invitation) {
-          throw new ApiError('not_found', 'This invitation is unknown, already used, revoked or expired');
-        }
+        if (!invitation) throw invitationInvalid();
         const id = newId('usr');
         try {
           await tx.query(
@@ -359,7 +450,10 @@ export function createAccountService(deps: { db: Db; secrets: SecretBox; outbox:
   };
 }
 
-const invalidToken = (message: string) => new ApiError('invalid_token', message);
+const resetLinkInvalid = () =>
+  new ApiError('invalid_token', 'This reset link is unknown, already used or expired; ask for a new one');
+const invitationInvalid = () =>
+  new ApiError('not_found', 'This invitation is unknown, already used, revoked or expired');
 
 export type AccountService = ReturnType<typeof createAccountService>;
 

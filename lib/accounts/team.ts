@@ -1,6 +1,7 @@
 import { type Db, type Queryable, withTransaction } from '../db';
 import { revokeBuilderKeysIssuedBy } from '../bots/service';
 import { ApiError, errors } from '../errors';
+import { LIMITS } from '../limits';
 import { hashKey, randomToken } from '../keys';
 import { newId } from '../ids';
 import type { Outbox } from '../outbox';
@@ -46,6 +47,33 @@ async function revokeWhatTheyIssued(tx: Queryable, workspaceId: string, userId: 
     [workspaceId, userId],
   );
   return { revoked_builder_keys: keys, revoked_invitations: invitations.rowCount ?? 0 };
+}
+
+/**
+ * Invitations e-mail people who never asked for them, so a workspace sends a bounded number: per hour and per day,
+ * revoked ones included (revoking does not buy more). 429 `rate_limited` with `Retry-After` until the oldest one in the
+ * exceeded period leaves it.
+ */
+async function refuseOverInvitationLimits(tx: Queryable, workspaceId: string): Promise<void> {
+  const res = await tx.query<{ period: string; count: number; retry: number }>(
+    `SELECT p.period, count(i.id)::int AS count,
+            COALESCE(ceil(extract(epoch FROM min(i.created_at) + p.span - now())), 1)::int AS retry
+       FROM (VALUES ('hour', interval '1 hour', $2::int), ('day', interval '1 day', $3::int)) AS p(period, span, cap)
+       LEFT JOIN invitations i ON i.workspace_id = $1 AND i.created_at > now() - p.span
+      GROUP BY p.period, p.span, p.cap
+     HAVING count(i.id) >= p.cap`,
+    [workspaceId, LIMITS.account.invitationsPerHour, LIMITS.account.invitationsPerDay],
+  );
+  if (!res.rows.length) return;
+  const retry = Math.max(1, ...res.rows.map((r) => r.retry));
+  const over = res.rows.find((r) => r.period === 'day') ?? res.rows[0];
+  const cap = over.period === 'day' ? LIMITS.account.invitationsPerDay : LIMITS.account.invitationsPerHour;
+  throw new ApiError(
+    'rate_limited',
+    `This workspace has sent ${cap} invitations in the last ${over.period}; retry after ${retry} s`,
+    {},
+    { 'Retry-After': String(retry) },
+  );
 }
 
 /**
@@ -107,9 +135,9 @@ export function createTeamService(deps: { db: Db; outbox: Outbox }) {
     },
 
     /**
-     * Invites a person by e-mail: a link (`{dashboard}/invite?token=…`) e-mailed (or logged without SMTP) and returned
+     * Invites a person by e-mail: a link (`{dashboard}/invite#token=…`) e-mailed (or logged without SMTP) and returned
      * to the inviter to pass on. A pending invitation of the same address is replaced. 409 `already_member` when the
-     * address has an account in this workspace.
+     * address has an account in this workspace; 429 past the workspace's invitations per hour or per day.
      */
     async invite(
       session: UserSession,
@@ -124,25 +152,33 @@ export function createTeamService(deps: { db: Db; outbox: Outbox }) {
       if (member.rowCount) throw new ApiError('already_member', `${email} is already a member of this workspace`);
       const token = randomToken(40);
       const id = newId('inv');
-      await db.query(
-        `UPDATE invitations SET revoked_at = now()
-          WHERE workspace_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND revoked_at IS NULL`,
-        [session.workspaceId, email],
-      );
-      const res = await db.query<{ created_ms: string; expires_ms: string; workspace: string; inviter: string }>(
-        `WITH i AS (INSERT INTO invitations (id, workspace_id, email, role, token_hash, invited_by, expires_at)
-                    VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(days => $7)) RETURNING *)
-         SELECT (extract(epoch FROM i.created_at) * 1000)::bigint AS created_ms,
-                (extract(epoch FROM i.expires_at) * 1000)::bigint AS expires_ms,
-                w.name AS workspace, u.email AS inviter
-           FROM i JOIN workspaces w ON w.id = i.workspace_id JOIN users u ON u.id = i.invited_by`,
-        [id, session.workspaceId, email, input.role, hashKey(token), session.userId, INVITATION_DAYS],
-      );
+      const res = await withTransaction(db, async (tx) => {
+        // One invitation at a time per workspace, so invitations sent at once are all counted.
+        await tx.query(`SELECT pg_advisory_xact_lock(hashtext('invitations|' || $1))`, [session.workspaceId]);
+        await refuseOverInvitationLimits(tx, session.workspaceId);
+        await tx.query(
+          `UPDATE invitations SET revoked_at = now()
+            WHERE workspace_id = $1 AND lower(email) = lower($2) AND accepted_at IS NULL AND revoked_at IS NULL`,
+          [session.workspaceId, email],
+        );
+        return tx.query<{ created_ms: string; expires_ms: string; workspace: string; inviter: string }>(
+          `WITH i AS (INSERT INTO invitations (id, workspace_id, email, role, token_hash, invited_by, expires_at)
+                      VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(days => $7)) RETURNING *)
+           SELECT (extract(epoch FROM i.created_at) * 1000)::bigint AS created_ms,
+                  (extract(epoch FROM i.expires_at) * 1000)::bigint AS expires_ms,
+                  w.name AS workspace, u.email AS inviter
+             FROM i JOIN workspaces w ON w.id = i.workspace_id JOIN users u ON u.id = i.invited_by`,
+          [id, session.workspaceId, email, input.role, hashKey(token), session.userId, INVITATION_DAYS],
+        );
+      });
       const row = res.rows[0];
-      const url = `${linkBase}/invite?token=${token}`;
+      // The token rides in the fragment: it never reaches a server's access log, nor a Referer (the page reads it).
+      const url = `${linkBase}/invite#token=${token}`;
+      // The subject is ours alone: the workspace's name is the inviter's text, and a subject is what a phishing
+      // message would want to control.
       const sent = await deps.outbox.send(
         email,
-        `You're invited to ${row.workspace} on Agent Platform`,
+        "You're invited to a workspace on Agent Platform",
         `${row.inviter} invited you to join ${row.workspace} on Agent Platform as ${input.role === 'admin' ? 'an admin' : 'an operator'}.\n\n` +
           `Accept the invitation here (the link works once, for ${INVITATION_DAYS} days):\n${url}\n`,
       );

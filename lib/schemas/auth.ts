@@ -65,4 +65,8 @@ export const InvitationView = z
   })
   .meta({ id: 'InvitationPreview' });
 export const AcceptInvitation = z.object({ password: NewPassword, name: PersonName }).meta({ id: 'AcceptInvitation' });
+export const InvitationToken = z.object({ token: Token }).meta({ id: 'InvitationToken' });
+export const AcceptInvitationWithToken = z
+  .object({ token: Token, password: NewPassword, name: PersonName })
+  .meta({ id: 'AcceptInvitationWithToken' });
 export const StatusResponse = z.object({ status: z.string() }).meta({ id: 'Status' });

@@ -24,6 +24,11 @@ afterAll(() => api?.close());
 const at = (path: string, init: Parameters<typeof http>[1] = {}) => http(path, { ...init, baseUrl: api.url });
 /** A client address as our own load balancer reports it (the rightmost entry), after whatever the client sent. */
 const via = (clientSent: string, ip: string) => ({ 'X-Forwarded-For': `${clientSent}, ${ip}` });
+/** The owner's session on this API, whose https public address names the cookie `__Host-ap_session`. */
+async function sessionAt(bot: { email: string; password: string }): Promise<Record<string, string>> {
+  const res = await at('/v1/auth/login', { body: { email: bot.email, password: bot.password } });
+  return { Cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] };
+}
 
 describe('client addresses behind trusted proxies', () => {
   it('the entry the client writes itself cannot pick a fresh rate-limit bucket', async () => {
@@ -58,17 +63,24 @@ describe('client addresses behind trusted proxies', () => {
 });
 
 describe('sign-in', () => {
-  it('failed attempts are limited per e-mail and address: 429 with Retry-After, even for the right password', async () => {
+  it('failed attempts slow the account down from the 5th: 429 with Retry-After for every address, then it passes', async () => {
     const bot = await newBot();
     const headers = via('1.1.1.1', `203.0.113.${Math.floor(Math.random() * 200) + 1}`);
-    for (let i = 0; i < 10; i++) {
+    for (let i = 0; i < 5; i++) {
       const res = await at('/v1/auth/login', { body: { email: bot.email, password: 'wrong' }, headers });
       expect([i, res.status]).toEqual([i, 401]);
     }
     const limited = await at('/v1/auth/login', { body: { email: bot.email, password: bot.password }, headers });
     expect([limited.status, limited.body.code]).toEqual([429, 'rate_limited']);
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-    // Another address signs in normally: the limit is not a lock-out of the account.
+    const wait = Number(limited.headers.get('retry-after'));
+    expect(wait).toBeGreaterThan(0);
+    const elsewhereNow = await at('/v1/auth/login', {
+      body: { email: bot.email, password: bot.password },
+      headers: via('x', '203.0.113.250'),
+    });
+    expect(elsewhereNow.status).toBe(429);
+    // A slow-down, not a lock-out: once it has passed the right password signs in.
+    await new Promise((r) => setTimeout(r, wait * 1000 + 200));
     const elsewhere = await at('/v1/auth/login', {
       body: { email: bot.email, password: bot.password },
       headers: via('x', '203.0.113.250'),
@@ -105,22 +117,30 @@ describe('sign-in', () => {
     expect((await ownerSession(bot)).Cookie).toContain('ap_session=');
   });
 
-  it('behind a TLS-terminating load balancer the cookie is Secure, and plain HTTP never makes it a 500', async () => {
+  it('with an https public address the cookie is __Host- and Secure, also when the balancer says nothing; never a 500', async () => {
     const bot = await newBot();
     const body = { email: bot.email, password: bot.password };
     const tls = await at('/v1/auth/login', { body, headers: { 'X-Forwarded-Proto': 'https' } });
     expect(tls.status).toBe(200);
-    expect(tls.headers.get('set-cookie')).toMatch(/; secure/i);
+    expect(tls.headers.get('set-cookie')).toMatch(/^__Host-ap_session=.*; secure/i);
     const plain = await at('/v1/auth/login', { body });
     expect(plain.status).toBe(200);
-    expect(plain.headers.get('set-cookie')).not.toMatch(/; secure/i);
+    expect(plain.headers.get('set-cookie')).toMatch(/^__Host-ap_session=.*; secure/i);
+  });
+
+  it('with a plain-http public address (a local set-up) the cookie is ap_session and not Secure', async () => {
+    const bot = await newBot();
+    const res = await http('/v1/auth/login', { body: { email: bot.email, password: bot.password } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('set-cookie')).toMatch(/^ap_session=/);
+    expect(res.headers.get('set-cookie')).not.toMatch(/; secure/i);
   });
 });
 
 describe('cookie-authenticated writes from other sites', () => {
   it('a text/plain or cross-site POST changes nothing; the dashboard’s own JSON requests work', async () => {
     const bot = await newBot();
-    const session = await ownerSession(bot);
+    const session = await sessionAt(bot);
     // fetch() will not send Origin or Sec-Fetch-Site, which browsers set themselves: node:http does.
     const patch = (headers: Record<string, string>, body: string) =>
       rawRequest(`${api.url}/v1/dashboard/bots/${bot.bot_id}`, {
@@ -159,7 +179,7 @@ describe('cookie-authenticated writes from other sites', () => {
 describe('trigger schedules', () => {
   it('the minimum interval applies to cron too; a field a kind does not use is refused', async () => {
     const bot = await newBot();
-    const session = await ownerSession(bot);
+    const session = await sessionAt(bot);
     const create = (body: Record<string, unknown>) =>
       at(`/v1/dashboard/bots/${bot.bot_id}/triggers`, { body, headers: session });
     for (const cron of ['@every 1s', '@every 30s', 'not a cron']) {

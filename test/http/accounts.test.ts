@@ -16,6 +16,9 @@ import { stackInfo } from '../support/stack-info';
 const unique = () => `person+${randomBytes(6).toString('hex')}@example.com`;
 const PASSWORD = 'correct horse battery';
 
+/** The token of an e-mailed link: in its fragment (`…/invite#token=…`). */
+const tokenOfLink = (link: string) => new URLSearchParams(new URL(link).hash.slice(1)).get('token')!;
+
 const cookieOf = (res: { headers: Headers }) => ({ Cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] });
 
 async function signup(body: Record<string, unknown>, baseUrl?: string, headers: Record<string, string> = {}) {
@@ -157,7 +160,7 @@ describe('sessions and passwords', () => {
       ))!;
       const parsed = parseMessage(mail.data);
       expect(parsed.subject).toBe('Reset your Agent Platform password');
-      const link = /https:\/\/dashboard\.platform\.test\/reset-password\?token=([A-Za-z0-9]+)/.exec(parsed.text);
+      const link = /https:\/\/dashboard\.platform\.test\/reset-password#token=([A-Za-z0-9]+)/.exec(parsed.text);
       expect(link).not.toBeNull();
       const token = link![1];
       // The token is a credential: only its hash is stored.
@@ -210,9 +213,9 @@ describe('sessions and passwords', () => {
     const line = await waitUntil('the logged e-mail', async () =>
       readFileSync(logFile, 'utf8')
         .split('\n')
-        .find((l) => l.includes(bot.email) && l.includes('reset-password?token=')),
+        .find((l) => l.includes(bot.email) && l.includes('reset-password#token=')),
     );
-    const token = /reset-password\?token=([A-Za-z0-9]+)/.exec(line)![1];
+    const token = /reset-password#token=([A-Za-z0-9]+)/.exec(line)![1];
     expect(JSON.parse(line).msg).toMatch(/SMTP_URL is not set/);
     expect((await http('/v1/auth/password-reset/confirm', { body: { token, password: PASSWORD } })).status).toBe(200);
   });
@@ -228,26 +231,26 @@ describe('invitations and roles', () => {
     expect(invited.body).toMatchObject({
       invitation: { email, role: 'operator', invited_by: bot.email },
       emailed: false,
-      invite_url: expect.stringMatching(/\/invite\?token=[A-Za-z0-9]+$/),
+      invite_url: expect.stringMatching(/\/invite#token=[A-Za-z0-9]+$/),
     });
-    const token = new URL(invited.body.invite_url).searchParams.get('token')!;
+    const token = tokenOfLink(invited.body.invite_url);
     const team = await http('/v1/dashboard/team', { headers: owner });
     expect(team.body.invitations.map((i: { email: string }) => i.email)).toEqual([email]);
 
-    expect((await http(`/v1/auth/invitations/${token}`)).body).toEqual({
+    expect((await http('/v1/auth/invitation', { body: { token } })).body).toEqual({
       email,
       role: 'operator',
       workspace: { name: 'Acme' },
       invited_by: bot.email,
     });
-    const accepted = await http(`/v1/auth/invitations/${token}/accept`, { body: { password: PASSWORD, name: 'Oli' } });
+    const accepted = await http('/v1/auth/invitation/accept', { body: { token, password: PASSWORD, name: 'Oli' } });
     expect(accepted.status).toBe(201);
     expect(accepted.body.user).toMatchObject({ email, name: 'Oli', role: 'operator' });
     expect(accepted.body.workspace.id).toBe(bot.workspace_id);
     const operator = cookieOf(accepted);
     // Once only.
-    expect((await http(`/v1/auth/invitations/${token}`)).status).toBe(404);
-    expect((await http(`/v1/auth/invitations/${token}/accept`, { body: { password: PASSWORD } })).status).toBe(404);
+    expect((await http('/v1/auth/invitation', { body: { token } })).status).toBe(404);
+    expect((await http('/v1/auth/invitation/accept', { body: { token, password: PASSWORD } })).status).toBe(404);
 
     // What an operator may do: the inbox, reading bots and notifications.
     for (const path of [
@@ -353,18 +356,18 @@ describe('invitations and roles', () => {
     const owner = await ownerSession(bot);
     const invite = (email: string, role = 'operator') =>
       http('/v1/dashboard/team/invitations', { body: { email, role }, headers: owner });
-    const tokenOf = (res: { body: { invite_url: string } }) => new URL(res.body.invite_url).searchParams.get('token')!;
+    const tokenOf = (res: { body: { invite_url: string } }) => tokenOfLink(res.body.invite_url);
     const email = unique();
     const first = await invite(email);
     const second = await invite(email, 'admin');
-    expect((await http(`/v1/auth/invitations/${tokenOf(first)}`)).status).toBe(404);
-    expect((await http(`/v1/auth/invitations/${tokenOf(second)}`)).body.role).toBe('admin');
+    expect((await http('/v1/auth/invitation', { body: { token: tokenOf(first) } })).status).toBe(404);
+    expect((await http('/v1/auth/invitation', { body: { token: tokenOf(second) } })).body.role).toBe('admin');
     const revoked = await http(`/v1/dashboard/team/invitations/${second.body.invitation.id}`, {
       method: 'DELETE',
       headers: owner,
     });
     expect(revoked.body).toEqual({ status: 'revoked' });
-    expect((await http(`/v1/auth/invitations/${tokenOf(second)}`)).status).toBe(404);
+    expect((await http('/v1/auth/invitation', { body: { token: tokenOf(second) } })).status).toBe(404);
     expect((await http('/v1/dashboard/team', { headers: owner })).body.invitations).toEqual([]);
 
     const member = await addMember(bot);
@@ -372,8 +375,8 @@ describe('invitations and roles', () => {
     expect([already.status, already.body.code]).toEqual([409, 'already_member']);
     // An account belongs to one workspace: someone with an account elsewhere cannot accept.
     const elsewhere = await newBot();
-    const taken = await http(`/v1/auth/invitations/${tokenOf(await invite(elsewhere.email))}/accept`, {
-      body: { password: PASSWORD },
+    const taken = await http('/v1/auth/invitation/accept', {
+      body: { token: tokenOf(await invite(elsewhere.email)), password: PASSWORD },
     });
     expect([taken.status, taken.body.code]).toEqual([409, 'email_taken']);
     const bad = await invite('not an email');

@@ -59,7 +59,7 @@ describe('builder keys and the people who issued them', () => {
       body: { email: invitedEmail, role: 'operator' },
     });
     expect(invited.status).toBe(201);
-    const token = new URL(invited.body.invite_url).searchParams.get('token');
+    const token = new URLSearchParams(new URL(invited.body.invite_url).hash.slice(1)).get('token');
 
     // Then the owner pairs a client of their own.
     const pairedKey = await pair(owner, 'Claude Desktop on ana-laptop');
@@ -102,10 +102,10 @@ describe('builder keys and the people who issued them', () => {
     expect(removed.body).toEqual({ status: 'removed', revoked_builder_keys: 1, revoked_invitations: 1 });
     const refused = await useKey(adminKey);
     expect([refused.status, refused.body.code]).toEqual([401, 'invalid_key']);
-    const shown = await http(`/v1/auth/invitations/${token}`);
+    const shown = await http('/v1/auth/invitation', { body: { token } });
     expect(shown.status).toBe(404);
-    const accepted = await http(`/v1/auth/invitations/${token}/accept`, {
-      body: { password: 'a long enough password' },
+    const accepted = await http('/v1/auth/invitation/accept', {
+      body: { token, password: 'a long enough password' },
     });
     expect(accepted.status).toBe(404);
     expect((await http('/v1/dashboard/team', { headers: owner })).body.invitations).toEqual([]);

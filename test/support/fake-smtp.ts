@@ -43,7 +43,8 @@ function pathArg(rest: string): string | undefined {
   return m ? m[1] : undefined;
 }
 
-export async function startFakeSmtp(opts: { hostname?: string } = {}): Promise<FakeSmtp> {
+/** `greetingDelayMs`: the 220 greeting waits this long, as a slow or distant mail server would. */
+export async function startFakeSmtp(opts: { hostname?: string; greetingDelayMs?: number } = {}): Promise<FakeSmtp> {
   const hostname = opts.hostname ?? 'fake-smtp.test';
   const messages: SmtpMessage[] = [];
   const waiters = new Set<() => void>();
@@ -226,7 +227,9 @@ export async function startFakeSmtp(opts: { hostname?: string } = {}): Promise<F
       }
     });
 
-    reply(220, `${hostname} ESMTP fake-smtp ready`);
+    const greet = () => reply(220, `${hostname} ESMTP fake-smtp ready`);
+    if (opts.greetingDelayMs) setTimeout(greet, opts.greetingDelayMs);
+    else greet();
   });
 
   await new Promise<void>((resolve, reject) => {

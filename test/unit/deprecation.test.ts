@@ -43,7 +43,7 @@ describe('deprecated routes', () => {
     app.use(errorHandler());
     mountRoutes(router, [old], {
       db: {} as Db, // no key, no idempotency: the route never reaches the database
-      config: { PUBLIC_BASE_URL: undefined, DASHBOARD_URL: undefined },
+      config: { PUBLIC_BASE_URL: undefined, DASHBOARD_URL: undefined, PORT: 8080 },
     });
     app.use(router.routes());
     const server = createServer(app.callback());

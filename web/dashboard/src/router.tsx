@@ -29,6 +29,25 @@ export function currentPlace(): Place {
   return { path: location.pathname.replace(/\/+$/, '') || '/', search: new URLSearchParams(location.search) };
 }
 
+const linkTokens = new Map<string, string>();
+
+/**
+ * The token of an e-mailed link (`#token=…`, or `?token=…` in links sent before), taken out of the address bar and the
+ * history at once, so it is not left in the browser's history, a bookmark, a screen share or a Referer. Kept for the
+ * page's path while the app runs.
+ */
+export function takeLinkToken(): string | null {
+  const path = location.pathname;
+  const fromHash = new URLSearchParams(location.hash.replace(/^#/, '')).get('token');
+  const fromQuery = new URLSearchParams(location.search).get('token');
+  const found = fromHash || fromQuery;
+  if (found) {
+    linkTokens.set(path, found);
+    history.replaceState(null, '', path);
+  }
+  return linkTokens.get(path) ?? null;
+}
+
 /** The address the browser shows, for `?next=`. */
 export const currentAddress = () => `${location.pathname}${location.search}`;
 

@@ -1,4 +1,4 @@
-import { call, seg } from './client';
+import { call } from './client';
 
 /** Accounts and sessions: `/v1/auth/*`. The session is an HttpOnly cookie the API sets and clears. */
 
@@ -43,7 +43,8 @@ export const auth = {
   requestReset: (email: string) => call<{ status: 'sent' }>('POST', '/v1/auth/password-reset', { email }),
   confirmReset: (token: string, password: string) =>
     call<SignedIn>('POST', '/v1/auth/password-reset/confirm', { token, password }),
-  invitation: (token: string) => call<Invitation>('GET', `/v1/auth/invitations/${seg(token)}`),
+  // The token in the body, never in a path an access log records.
+  invitation: (token: string) => call<Invitation>('POST', '/v1/auth/invitation', { token }),
   acceptInvitation: (token: string, body: { password: string; name?: string }) =>
-    call<SignedIn>('POST', `/v1/auth/invitations/${seg(token)}/accept`, body),
+    call<SignedIn>('POST', '/v1/auth/invitation/accept', { token, ...body }),
 };

@@ -2,12 +2,13 @@ import { useState } from 'preact/hooks';
 import { auth } from '../api/auth';
 import type { Failure } from '../api/client';
 import { Card, Shell, roleLabel } from '../layout';
-import { Link, navigate, usePlace } from '../router';
+import { Link, navigate, takeLinkToken, usePlace } from '../router';
 import { Button, ErrorBox, Field, Loaded, MIN_PASSWORD, Notice, PasswordField, useResource, valueOf } from '../ui';
 
-/** `/invite?token=…`: someone invited to a workspace sets a password and joins (`…/invitations/{token}/accept`). */
+/** `/invite#token=…`: someone invited to a workspace sets a password and joins (`POST /v1/auth/invitation/accept`). */
 export function InvitePage() {
-  const token = usePlace().search.get('token') ?? '';
+  usePlace();
+  const token = takeLinkToken() ?? '';
   return <Shell>{token ? <Invitation token={token} /> : <Gone />}</Shell>;
 }
 

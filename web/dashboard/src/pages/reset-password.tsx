@@ -2,15 +2,16 @@ import { useState } from 'preact/hooks';
 import { auth } from '../api/auth';
 import type { Failure } from '../api/client';
 import { Card, Shell } from '../layout';
-import { Link, navigate, usePlace } from '../router';
+import { Link, navigate, takeLinkToken, usePlace } from '../router';
 import { Button, ErrorBox, Field, MIN_PASSWORD, Notice, PasswordField, valueOf } from '../ui';
 
 /**
  * `/reset-password`: without a token, ask for the e-mail (the API answers the same whether or not the account
- * exists); with `?token=` from the e-mail, choose a new password, which also signs in.
+ * exists); with the token of the e-mailed link (`#token=`), choose a new password, which also signs in.
  */
 export function ResetPasswordPage() {
-  const token = usePlace().search.get('token');
+  usePlace();
+  const token = takeLinkToken();
   return <Shell>{token ? <ChooseNew token={token} /> : <RequestLink />}</Shell>;
 }
 
