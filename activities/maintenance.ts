@@ -47,6 +47,7 @@ export function createMaintenanceActivities({ db, convergence, periodic }: Maint
       rateWindows: number;
       cachedAnswers: number;
       turnStreams: number;
+      loginThrottles: number;
     }> {
       const idem = await db.query(`DELETE FROM idempotency_keys WHERE expires_at < now()`);
       // Windows older than two minutes can no longer be the current one for any request.
@@ -55,8 +56,13 @@ export function createMaintenanceActivities({ db, convergence, periodic }: Maint
       const cache = await db.query(`DELETE FROM answer_cache WHERE expires_at < now()`);
       // A turn's stream is read only by a retry of that turn, which comes within its turn budget (minutes at most).
       const streams = await db.query(`DELETE FROM turn_streams WHERE updated_at < now() - interval '1 hour'`);
+      // Failures older than the longest slow-down are forgotten at the next attempt anyway (lib/accounts/service.ts).
+      const throttles = await db.query(
+        `DELETE FROM login_throttle WHERE updated_at < now() - interval '1 day' AND COALESCE(locked_until, now()) <= now()`,
+      );
       return {
         turnStreams: streams.rowCount ?? 0,
+        loginThrottles: throttles.rowCount ?? 0,
         idempotencyKeys: idem.rowCount ?? 0,
         rateWindows: rate.rowCount ?? 0,
         cachedAnswers: cache.rowCount ?? 0,
