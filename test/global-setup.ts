@@ -20,7 +20,10 @@ export default async function globalSetup(): Promise<void> {
   const taskQueue = `agent-platform-test-${randomBytes(4).toString('hex')}`;
   // The Temporal UI runs too: the dashboard links each run to its workflow there, and a browser test follows a link.
   const temporalUiPort = await freePort();
+  const apiPort = await freePort();
   const env = {
+    // Where links (e-mails, trigger addresses, media) point: the API as the tests reach it.
+    PUBLIC_BASE_URL: `http://127.0.0.1:${apiPort}`,
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
     TEMPORAL_TASK_QUEUE: taskQueue,
@@ -44,7 +47,7 @@ export default async function globalSetup(): Promise<void> {
   const platform = await startPlatform({
     dataDir,
     env,
-    apiPort: await freePort(),
+    apiPort,
     postgresPort: await freePort(),
     temporalPort: await freePort(),
     temporalUiPort,
