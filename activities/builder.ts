@@ -66,6 +66,7 @@ export function createBuilderActivities(deps: BuilderDeps) {
           name: input.call.name,
           arguments: input.call.arguments,
           consented: input.consented,
+          tainted: input.tainted,
         }),
       );
     },

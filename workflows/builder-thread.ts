@@ -119,6 +119,8 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
     const steps: BuilderMessage[] = [];
     const secrets: string[] = [];
     let lastChange = '';
+    // Set once a tool brought in what visitors or other systems wrote: from then on this turn only asks.
+    let tainted = false;
     let text: string;
     try {
       for (let step = 0; ; step++) {
@@ -151,8 +153,9 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
           if (signature === lastChange) {
             content = 'Not performed: the same change was just made in this turn.';
           } else {
-            const outcome = await actBuilderTool({ ...base, call, consented: false });
+            const outcome = await actBuilderTool({ ...base, call, consented: false, tainted });
             content = outcome.content;
+            if (outcome.untrusted) tainted = true;
             if (outcome.showOnce) secrets.push(...outcome.showOnce);
             if (outcome.changed) lastChange = signature;
             if (outcome.needsConsent) {

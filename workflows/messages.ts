@@ -386,6 +386,8 @@ export interface BuilderActOutcome {
   changed?: boolean;
   /** Secrets to show the caller once, sealed (never in the model's messages or in plain text in the history). */
   showOnce?: string[];
+  /** The content quotes visitors or other systems: the rest of the turn changes nothing without consent. */
+  untrusted?: boolean;
 }
 
 export interface BuilderStepInput {
@@ -404,6 +406,8 @@ export interface BuilderActInput {
   call: BuilderToolCall;
   /** The owner said yes to exactly this call. */
   consented: boolean;
+  /** The turn read untrusted content before this call: a change is asked first. */
+  tainted?: boolean;
 }
 
 export const builderTurnUpdate = defineUpdate<BuilderTurnResult, [BuilderTurnInput]>('builderTurn');

@@ -35,6 +35,20 @@ const STOPPED = 'The scan stopped without finishing';
 export function createScanService(deps: ScanServiceDeps) {
   return {
     /**
+     * The hosts an agent is known to belong with: those it scanned or re-reads, and the sites allowed to embed its
+     * widget (lower-cased, without a leading `www.`). A scan elsewhere reads someone else's site into the agent.
+     */
+    async knownHosts(botId: string): Promise<Set<string>> {
+      const res = await deps.db.query<{ url: string }>(
+        `SELECT url FROM site_scans WHERE bot_id = $1
+         UNION SELECT url FROM scan_schedules WHERE bot_id = $1
+         UNION SELECT unnest(allowed_origins) FROM bots WHERE id = $1`,
+        [botId],
+      );
+      return new Set(res.rows.map((r) => hostOf(r.url)).filter((h): h is string => Boolean(h)));
+    },
+
+    /**
      * Starts a scan of the bot (409 `conflict` while one runs) and sets, replaces or removes the address's refresh
      * schedule. The schedule changes only after the scan has started, so a 409 changes nothing.
      */
@@ -287,4 +301,13 @@ export async function setScanSchedule(
   const description = await handle.describe();
   const next = description.info.nextActionTimes[0];
   return { refresh_days: scan.refreshDays, next_run_at: next ? next.getTime() : null };
+}
+
+/** The host of an address for comparing sites: lower-cased, without a leading `www.`; undefined if not a URL. */
+export function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname.toLowerCase().replace(/^www\./, '');
+  } catch {
+    return undefined;
+  }
 }

@@ -560,7 +560,9 @@ describe('the builder reaches every capability through the services', () => {
     const client = await connect(bot.keys.builder_key, 'auto');
     const one = async (rows: string, params: unknown[] = [bot.bot_id]) => (await testDb().query(rows, params)).rows;
     try {
-      // At once: a manual trigger, a site scan, reading the run log and the agent.
+      // At once: a manual trigger, a scan of the agent's own site (one its widget is allowed on), reading the run log
+      // and the agent.
+      await testDb().query(`UPDATE bots SET allowed_origins = ARRAY['http://127.0.0.1:9'] WHERE id = $1`, [bot.bot_id]);
       const marker = await script([
         {
           toolCalls: [
