@@ -29,6 +29,8 @@ export async function startBenchStack(
       OPENAI_API_KEY: 'bench',
       OPENAI_BASE_URL: fake.url,
       LLM_MODEL: 'fake-model',
+      // The fake's directive models (`fake-pace-400-2000-4`…) on every plan.
+      LLM_MODELS: 'fake-*:1',
       SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       DATABASE_POOL_SIZE: '20',
     },

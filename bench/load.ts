@@ -1,0 +1,212 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createDb } from '../lib/db';
+import {
+  benchBot,
+  benchOptions,
+  cpuByRole,
+  cpuPerOperation,
+  liftRateLimits,
+  startBenchStack,
+  summarize,
+} from './stack';
+
+const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1]
+                             [--first-ms 400] [--total-ms 2000] [--piece 4] [--chars 480] [--read-ms 1000]
+
+The load the platform exists for: many visitors at once on a model that takes seconds. Each visitor streams a
+message (POST /v1/api/chat/stream, every message different so no answer cache stands in), reads the answer for
+--read-ms, and sends the next. The fake model is paced like a real one: the first piece --first-ms after the
+request, the last at --total-ms, pieces of --piece characters, answers of about --chars characters.
+
+At each number of visitors, all of them send their first message in the same second (a burst of new
+conversations), then run for --warmup seconds, then --seconds are measured:
+  turns/s            completed turns, against the ideal (visitors / (total-ms + read-ms))
+  first fragment     time to the first delta frame, over the model's --first-ms (p50, p99)
+  end                time to the end frame, over the model's --total-ms (p50, p99)
+  burst              the first fragment of the very first messages, over the model
+  CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was
+
+--workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do).
+Results: bench/results/load.json.`;
+
+interface Turn {
+  startedAt: number;
+  firstMs: number;
+  endMs: number;
+  first: boolean;
+}
+
+/** Busy and total CPU jiffies of the whole machine, from /proc/stat (Linux). */
+function machineTicks(): { busy: number; total: number } {
+  try {
+    const [line] = readFileSync('/proc/stat', 'utf8').split('\n');
+    const n = line.split(/\s+/).slice(1).map(Number);
+    const idle = n[3] + (n[4] ?? 0);
+    const total = n.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0);
+    return { busy: total - idle, total };
+  } catch {
+    return { busy: 0, total: 0 };
+  }
+}
+
+async function main() {
+  const arg = benchOptions(HELP);
+  if (!arg) return;
+  const levels = arg('--visitors', '20,150,300').split(',').map(Number);
+  const seconds = Number(arg('--seconds', '40'));
+  const warmup = Number(arg('--warmup', '10'));
+  const workers = Number(arg('--workers', '1'));
+  const firstMs = Number(arg('--first-ms', '400'));
+  const totalMs = Number(arg('--total-ms', '2000'));
+  const piece = Number(arg('--piece', '4'));
+  const chars = Number(arg('--chars', '480'));
+  const readMs = Number(arg('--read-ms', '1000'));
+
+  const stack = await startBenchStack();
+  const db = createDb(stack.platform.env.DATABASE_URL, { max: 2 });
+  try {
+    for (let w = 1; w < workers; w++) await stack.platform.startWorker();
+    const bot = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
+    // The bot's model is the paced fake (the bench stack allows the fake's models on every plan).
+    await db.query(`UPDATE bots SET model = $2 WHERE id = $1`, [
+      bot.bot_id,
+      `fake-pace-${firstMs}-${totalMs}-${piece}`,
+    ]);
+    await liftRateLimits(db);
+    const api = stack.platform.apiUrl;
+    const headers = { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' };
+
+    let asked = 0;
+    /** One streamed turn: times to the first delta and to the end frame, from the request's start. */
+    const streamTurn = async (session: string): Promise<{ firstMs: number; endMs: number }> => {
+      const started = performance.now();
+      const res = await fetch(`${api}/v1/api/chat/stream`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          session_id: session,
+          message: `[[fake:length-${chars}]] question ${++asked} from ${session.slice(0, 8)}`,
+        }),
+      });
+      if (res.status !== 200) throw new Error(`stream ${res.status}: ${await res.text()}`);
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let first = NaN;
+      let end = NaN;
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        if (Number.isNaN(first) && buf.includes('"delta"')) first = performance.now() - started;
+        if (buf.includes('"done":true')) end = performance.now() - started;
+        if (buf.includes('"error"')) throw new Error(`error frame: ${buf.slice(buf.indexOf('"error"'), 200)}`);
+        const cut = buf.lastIndexOf('\n\n');
+        if (cut >= 0) buf = buf.slice(cut + 2);
+      }
+      if (Number.isNaN(end)) throw new Error('the stream ended without its end frame');
+      return { firstMs: first, endMs: end };
+    };
+
+    // Warm up: JIT, pools, workflow caches.
+    await Promise.all(Array.from({ length: 8 }, () => streamTurn(randomUUID())));
+
+    const results: Record<string, unknown>[] = [];
+    for (const visitors of levels) {
+      const turns: Turn[] = [];
+      const errors: string[] = [];
+      let stopAt = Infinity;
+      const t0 = performance.now();
+      // Every visitor sends their first message at once: a burst of new conversations.
+      const loops = Array.from({ length: visitors }, async () => {
+        const session = randomUUID();
+        let first = true;
+        while (performance.now() < stopAt) {
+          const startedAt = performance.now();
+          try {
+            const t = await streamTurn(session);
+            turns.push({ startedAt, ...t, first });
+          } catch (err) {
+            errors.push((err as Error).message);
+          }
+          first = false;
+          await new Promise((r) => setTimeout(r, readMs));
+        }
+      });
+      await new Promise((r) => setTimeout(r, warmup * 1000));
+      const cpuBefore = cpuByRole();
+      const ticksBefore = machineTicks();
+      const measureFrom = performance.now();
+      await new Promise((r) => setTimeout(r, seconds * 1000));
+      const measureTo = performance.now();
+      const cpuAfter = cpuByRole();
+      const ticksAfter = machineTicks();
+      stopAt = 0;
+      await Promise.all(loops);
+
+      // Turns that ended inside the measured window.
+      const inWindow = turns.filter((t) => t.startedAt + t.endMs >= measureFrom && t.startedAt + t.endMs < measureTo);
+      const rate = inWindow.length / ((measureTo - measureFrom) / 1000);
+      const ideal = visitors / ((totalMs + readMs) / 1000);
+      const over = (xs: number[], model: number) => summarize(xs.map((x) => x - model));
+      const cpu = cpuPerOperation(cpuBefore, cpuAfter, Math.max(1, inWindow.length));
+      const platformCpu = ['worker', 'api', 'temporal', 'postgres'].reduce((a, k) => a + (cpu[k] ?? 0), 0);
+      const busy = ticksAfter.busy - ticksBefore.busy;
+      const total = ticksAfter.total - ticksBefore.total;
+      const row = {
+        visitors,
+        workers,
+        turns_per_s: Math.round(rate * 10) / 10,
+        ideal_turns_per_s: Math.round(ideal * 10) / 10,
+        of_ideal: `${Math.round((rate / ideal) * 100)} %`,
+        first_fragment_over_model_ms: over(
+          inWindow.map((t) => t.firstMs),
+          firstMs,
+        ),
+        end_over_model_ms: over(
+          inWindow.map((t) => t.endMs),
+          totalMs,
+        ),
+        burst_first_fragment_over_model_ms: over(
+          turns.filter((t) => t.first && t.startedAt - t0 < 1000).map((t) => t.firstMs),
+          firstMs,
+        ),
+        cpu_ms_per_turn: cpu,
+        platform_cpu_ms_per_turn: Math.round(platformCpu * 10) / 10,
+        machine_idle: total ? `${Math.round((1 - busy / total) * 100)} %` : 'unknown',
+        errors: errors.length,
+        ...(errors.length ? { first_error: errors[0] } : {}),
+      };
+      results.push(row);
+      console.log(JSON.stringify(row));
+      await new Promise((r) => setTimeout(r, 3000)); // let the last turns' work settle before the next level
+    }
+    const out = {
+      benchmark: 'load',
+      at: new Date().toISOString(),
+      machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model },
+      model: { first_ms: firstMs, total_ms: totalMs, piece_chars: piece, answer_chars: chars },
+      read_ms: readMs,
+      targets:
+        '150 visitors >= 90 % of ideal, first fragment <= 100 ms p50 / <= 500 ms p99 over the model; ' +
+        '300 visitors >= 80 %; platform CPU per streamed turn <= 15 ms; two workers not slower than one',
+      results,
+    };
+    mkdirSync(path.join(__dirname, 'results'), { recursive: true });
+    writeFileSync(
+      path.join(__dirname, 'results', `load${workers > 1 ? `-${workers}-workers` : ''}.json`),
+      JSON.stringify(out, null, 2),
+    );
+  } finally {
+    await db.end();
+    await stack.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
