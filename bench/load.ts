@@ -52,6 +52,29 @@ function machineTicks(): { busy: number; total: number } {
   }
 }
 
+/** Transactions and row writes by table so far (pg_stat views): what the database did, to divide by turns. */
+async function databaseWork(db: { query: ReturnType<typeof createDb>['query'] }): Promise<Record<string, number>> {
+  const tx = await db.query<{ n: string }>(
+    `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`,
+  );
+  const tables = await db.query<{ relname: string; n: string }>(
+    `SELECT relname, n_tup_ins + n_tup_upd + n_tup_del AS n FROM pg_stat_user_tables`,
+  );
+  return {
+    transactions: Number(tx.rows[0].n),
+    ...Object.fromEntries(tables.rows.map((r) => [`writes:${r.relname}`, Number(r.n)])),
+  };
+}
+
+function perTurn(before: Record<string, number>, after: Record<string, number>, turns: number) {
+  return Object.fromEntries(
+    Object.keys(after)
+      .map((k) => [k, Math.round(((after[k] - (before[k] ?? 0)) / Math.max(1, turns)) * 10) / 10] as const)
+      .filter(([, v]) => v > 0)
+      .sort((a, b) => b[1] - a[1]),
+  );
+}
+
 async function main() {
   const arg = benchOptions(HELP);
   if (!arg) return;
@@ -139,11 +162,13 @@ async function main() {
       await new Promise((r) => setTimeout(r, warmup * 1000));
       const cpuBefore = cpuByRole();
       const ticksBefore = machineTicks();
+      const dbBefore = await databaseWork(db);
       const measureFrom = performance.now();
       await new Promise((r) => setTimeout(r, seconds * 1000));
       const measureTo = performance.now();
       const cpuAfter = cpuByRole();
       const ticksAfter = machineTicks();
+      const dbAfter = await databaseWork(db);
       stopAt = 0;
       await Promise.all(loops);
 
@@ -177,6 +202,7 @@ async function main() {
         cpu_ms_per_turn: cpu,
         platform_cpu_ms_per_turn: Math.round(platformCpu * 10) / 10,
         machine_idle: total ? `${Math.round((1 - busy / total) * 100)} %` : 'unknown',
+        database_per_turn: perTurn(dbBefore, dbAfter, inWindow.length),
         errors: errors.length,
         ...(errors.length ? { first_error: errors[0] } : {}),
       };

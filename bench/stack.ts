@@ -33,6 +33,8 @@ export async function startBenchStack(
       LLM_MODELS: 'fake-*:1',
       SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       DATABASE_POOL_SIZE: '20',
+      // Tuning under test comes from the bench's own environment (`WORKER_WORKFLOW_TASK_SLOTS=40 npm run bench …`).
+      ...tuningFromEnvironment(),
     },
     apiPort,
     postgresPort: await freePort(),
@@ -50,6 +52,17 @@ export async function startBenchStack(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** WORKER_*, STREAM_COALESCE_MS and DATABASE_POOL_SIZE as set for the benchmark run, to compare settings. */
+function tuningFromEnvironment(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (e): e is [string, string] =>
+        e[1] !== undefined &&
+        (e[0].startsWith('WORKER_') || ['STREAM_COALESCE_MS', 'DATABASE_POOL_SIZE'].includes(e[0])),
+    ),
+  );
 }
 
 export function percentile(sorted: number[], p: number): number {

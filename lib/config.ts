@@ -77,6 +77,21 @@ export const configSchema = z.object({
    * 30 s: the turn's local activity allows the model's budget plus 35 s).
    */
   STORAGE_OUTAGE_RETRY_MS: z.coerce.number().int().min(0).max(30_000).default(30_000),
+  /**
+   * How much one worker takes on at once (docs/decisions.md, "Sizing a worker"). A chat turn holds a workflow-task
+   * slot and a local-activity slot while the model answers — seconds of waiting, little CPU — so the SDK's defaults
+   * (40 workflow tasks) would cap a worker at ~40 turns in flight on an idle machine. CPU is the real limit.
+   */
+  WORKER_WORKFLOW_TASK_SLOTS: z.coerce.number().int().min(2).max(10_000).default(1000),
+  WORKER_LOCAL_ACTIVITY_SLOTS: z.coerce.number().int().min(1).max(10_000).default(1000),
+  WORKER_ACTIVITY_SLOTS: z.coerce.number().int().min(1).max(10_000).default(200),
+  /** Concurrent long polls for workflow tasks: enough for a burst of new conversations to be picked up at once. */
+  WORKER_WORKFLOW_TASK_POLLS: z.coerce.number().int().min(2).max(200).default(20),
+  /**
+   * Workflows kept in the worker's memory between tasks (conversations in progress); beyond, they are replayed.
+   * Default: the SDK's, from the heap size (about one per MiB of heap above 200 MiB).
+   */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   /** Embedding model at the same endpoint; with OPENAI_API_KEY, knowledge is embedded and retrieval is hybrid. */
   EMBEDDING_MODEL: z.string().min(1).optional(),
 

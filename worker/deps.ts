@@ -121,3 +121,16 @@ export function buildActivityDeps(
     },
   };
 }
+
+/** The worker's slots, pollers and cache, from configuration (WORKER_*). */
+export function workerCapacity(config: Config) {
+  return {
+    maxConcurrentWorkflowTaskExecutions: config.WORKER_WORKFLOW_TASK_SLOTS,
+    maxConcurrentLocalActivityExecutions: config.WORKER_LOCAL_ACTIVITY_SLOTS,
+    maxConcurrentActivityTaskExecutions: config.WORKER_ACTIVITY_SLOTS,
+    maxConcurrentWorkflowTaskPolls: Math.min(config.WORKER_WORKFLOW_TASK_POLLS, config.WORKER_WORKFLOW_TASK_SLOTS),
+    ...(config.WORKER_MAX_CACHED_WORKFLOWS === undefined
+      ? {}
+      : { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS }),
+  };
+}

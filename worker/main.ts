@@ -4,7 +4,7 @@ import { loadConfig } from '../lib/config';
 import { createDb } from '../lib/db';
 import { createLogger } from '../lib/logger';
 import { NamespaceMissingError, createTemporal, pingTemporal, temporalConnectionOptions } from '../lib/temporal';
-import { buildActivityDeps } from './deps';
+import { buildActivityDeps, workerCapacity } from './deps';
 import { ensurePlatformSchedules } from './schedules';
 import { ensureSearchAttributes } from './search-attributes';
 
@@ -61,6 +61,7 @@ async function main() {
     activities: createActivities(buildActivityDeps(config, db, temporal)),
     // Shutdown waits this long for running activities before cancelling them; a stream in flight finishes.
     shutdownGraceTime: '10 seconds',
+    ...workerCapacity(config),
   });
 
   const stop = () => worker.shutdown();

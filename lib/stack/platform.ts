@@ -11,7 +11,8 @@ import { type TemporalDevServer, startTemporalDev } from './temporal-dev';
  * DATABASE_URL), the Temporal dev server (unless TEMPORAL_ADDRESS), migrations, a worker and the API as children.
  */
 const ROOT = path.join(__dirname, '..', '..');
-const NODE_ARGS = ['--import', 'tsx'];
+/** Node's options for the API and worker; STACK_NODE_ARGS adds some (`--cpu-prof --cpu-prof-dir=/tmp/prof` to profile). */
+const NODE_ARGS = ['--import', 'tsx', ...(process.env.STACK_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 
 export interface PlatformOptions {
   dataDir: string;
