@@ -15,6 +15,8 @@ import type { Logger } from './logger';
 export const DELTA_CHANNEL = 'agent_deltas';
 const MAX_PAYLOAD_CHARS = 3_000; // pg_notify payloads must stay under 8000 bytes, and text may be 2–4 bytes a char
 const MAX_PAYLOAD_BYTES = 7_900;
+/** One stream's fragment in a flush, JSON-encoded: a batch of several stays under MAX_PAYLOAD_BYTES. */
+const MAX_ITEM_BYTES = 7_000;
 
 /** A text fragment of a turn's answer. */
 export interface DeltaMessage {
@@ -82,9 +84,10 @@ export interface DeltaPublisher {
 
 export interface PublisherOptions {
   /**
-   * Pieces arriving within this many milliseconds of the previous notification go out together in the next one: a
-   * model streams a token every few milliseconds, and each notification is a statement (docs/decisions.md,
-   * "Streams that stay true"). The first piece goes at once.
+   * The publisher flushes at most once per this many milliseconds: everything every stream of the process received
+   * meanwhile goes in one statement and one notification (docs/decisions.md, "Streams that stay true"). A model
+   * streams a token every few milliseconds to each of hundreds of turns; one statement per token would be the
+   * platform's largest cost. A stream's first piece and its end go at once.
    */
   coalesceMs: number;
   /** How long sends keep retrying through a database outage before the attempt gives up. */
@@ -98,13 +101,22 @@ const CLAIM = `INSERT INTO turn_streams (turn_id, owner, step) VALUES ($1, $2, $
     step = EXCLUDED.step
   RETURNING text, len, step_start, complete`;
 
-// The text is kept in the statement that notifies it, so what any listener has seen is always what a retry reads.
-const SEND = preparedStatement(
-  'turn-stream-send',
-  `WITH s AS (
-     UPDATE turn_streams SET text = text || $3, len = len + $4, complete = $5, updated_at = now()
-      WHERE turn_id = $1 AND owner = $2 AND len = $7 RETURNING 1)
-   SELECT CASE WHEN $4 > 0 THEN pg_notify('${DELTA_CHANNEL}', $6) END FROM s`,
+// Every stream with text waiting goes out in one statement per flush: each stream's text is appended where its
+// owner left it, and one notification carries every fragment that was stored (as a JSON array). The text is kept in
+// the statement that notifies it, so what any listener has seen is always what a retry reads.
+const SEND_BATCH = preparedStatement(
+  'turn-stream-send-batch',
+  `WITH b AS (
+     SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::int[], $5::bool[], $6::int[])
+       AS b(turn_id, owner, d, n, complete, expected)),
+   u AS (
+     UPDATE turn_streams t SET text = t.text || b.d, len = t.len + b.n, complete = b.complete, updated_at = now()
+       FROM b WHERE t.turn_id = b.turn_id AND t.owner = b.owner AND t.len = b.expected
+     RETURNING t.turn_id),
+   n AS (
+     SELECT pg_notify('${DELTA_CHANNEL}', json_agg(json_build_object('t', b.turn_id, 'o', b.expected, 'd', b.d))::text)
+       FROM b JOIN u USING (turn_id) WHERE b.n > 0 HAVING count(*) > 0)
+   SELECT u.turn_id, (SELECT count(*) FROM n) AS notified FROM u`,
 );
 
 /** Cuts `text` at most `max` units in, never between the two halves of a surrogate pair. */
@@ -114,7 +126,151 @@ function cutAt(text: string, max: number): number {
   return code >= 0xd800 && code <= 0xdbff ? max - 1 : max;
 }
 
+/** What one open stream has waiting, and who waits for it to be stored. */
+interface OpenStream {
+  turnId: string;
+  owner: string;
+  offset: number;
+  queued: string;
+  /** finish() asked for the step to be marked complete once everything queued is stored. */
+  completing: boolean;
+  sentAny: boolean;
+  taken: boolean;
+  failed: unknown;
+  waiters: { resolve: () => void; reject: (err: unknown) => void }[];
+}
+
+/**
+ * One publisher per worker process: the streams of every turn in flight share its flushes (docs/decisions.md,
+ * "Streams that stay true"). A flush is one statement for all of them, at most one in flight; the next waits for
+ * the coalescing window unless a stream has its first piece or its end waiting (those go at once).
+ */
 export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): DeltaPublisher {
+  const pending = new Set<OpenStream>();
+  let inFlight: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let urgent = false;
+  let lastFlushAt = 0;
+
+  const kick = (now: boolean) => {
+    if (now) urgent = true;
+    if (inFlight || !pending.size) return;
+    const wait = urgent ? 0 : lastFlushAt + opts.coalesceMs - Date.now();
+    if (wait <= 0) {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      run();
+    } else {
+      timer ??= setTimeout(() => {
+        timer = null;
+        run();
+      }, wait);
+    }
+  };
+
+  const run = () => {
+    urgent = false;
+    inFlight = flush()
+      .catch(() => undefined) // each stream's waiters got the failure
+      .finally(() => {
+        inFlight = null;
+        lastFlushAt = Date.now();
+        kick(false);
+      });
+  };
+
+  /** A stream whose text is all stored (and completed if asked) leaves the pending set; its waiters resume. */
+  const settle = (s: OpenStream) => {
+    if (s.taken || s.failed) {
+      pending.delete(s);
+      const err = s.failed ?? new StreamTakenOver(s.turnId);
+      for (const w of s.waiters.splice(0)) w.reject(err);
+      return;
+    }
+    if (!s.queued && !s.completing) {
+      pending.delete(s);
+      for (const w of s.waiters.splice(0)) w.resolve();
+    }
+  };
+
+  const flush = async () => {
+    // What each stream sends now: as much of its queue as one notification holds.
+    const items = [...pending].map((s) => {
+      let n = cutAt(s.queued, MAX_PAYLOAD_CHARS);
+      while (n > 0 && Buffer.byteLength(JSON.stringify(s.queued.slice(0, n))) > MAX_ITEM_BYTES)
+        n = cutAt(s.queued, n >> 1);
+      const d = s.queued.slice(0, n);
+      return { s, d, complete: s.completing && n === s.queued.length, expected: s.offset };
+    });
+    // Into statements whose notification stays under Postgres's 8000 bytes.
+    const batches: (typeof items)[] = [];
+    let size = Infinity;
+    for (const item of items) {
+      const bytes = Buffer.byteLength(JSON.stringify(item.d)) + item.s.turnId.length + 48;
+      if (size + bytes > MAX_PAYLOAD_BYTES) {
+        batches.push([]);
+        size = 2;
+      }
+      batches.at(-1)!.push(item);
+      size += bytes;
+    }
+    for (const batch of batches) {
+      let stored: Set<string>;
+      try {
+        const res = await retrying(opts.retryForMs, () =>
+          db.query<{ turn_id: string }>(
+            SEND_BATCH([
+              batch.map((i) => i.s.turnId),
+              batch.map((i) => i.s.owner),
+              batch.map((i) => i.d),
+              batch.map((i) => i.d.length),
+              batch.map((i) => i.complete),
+              batch.map((i) => i.expected),
+            ]),
+          ),
+        );
+        stored = new Set(res.rows.map((r) => r.turn_id));
+      } catch (err) {
+        for (const { s } of batch) {
+          s.failed = err;
+          settle(s);
+        }
+        continue;
+      }
+      for (const { s, d, complete, expected } of batch) {
+        if (!stored.has(s.turnId)) {
+          // Either another attempt owns the stream, or this text was stored before its answer was lost (the
+          // connection broke after the commit) and the statement retried: the row tells which.
+          const now = await retrying(opts.retryForMs, () =>
+            db.query<{ owner: string; len: number }>(`SELECT owner, len FROM turn_streams WHERE turn_id = $1`, [
+              s.turnId,
+            ]),
+          ).catch((err: unknown) => ((s.failed = err), null));
+          const row = now?.rows[0];
+          if (!s.failed && (row?.owner !== s.owner || row.len !== expected + d.length)) s.taken = true;
+        }
+        if (!s.taken && !s.failed) {
+          s.offset = expected + d.length;
+          s.queued = s.queued.slice(d.length);
+          s.sentAny = true;
+          if (complete) s.completing = false;
+        }
+        settle(s);
+      }
+    }
+  };
+
+  /** Resolves once everything queued on `s` so far is stored (and its completion, if asked). */
+  const stored = (s: OpenStream, now: boolean): Promise<void> => {
+    if (s.taken) return Promise.reject(new StreamTakenOver(s.turnId));
+    if (s.failed) return Promise.reject(s.failed);
+    if (!s.queued && !s.completing) return Promise.resolve();
+    pending.add(s);
+    const done = new Promise<void>((resolve, reject) => s.waiters.push({ resolve, reject }));
+    kick(now);
+    return done;
+  };
+
   return {
     async open(turnId, step) {
       const owner = randomUUID();
@@ -122,76 +278,34 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
         db.query<{ text: string; len: number; step_start: number; complete: boolean }>(CLAIM, [turnId, owner, step]),
       );
       const row = claimed.rows[0];
-      let offset = row.len;
-      let queued = '';
-      let lastSentAt = 0;
-      let taken = false;
-      let closing = false;
-      let sending: Promise<void> | null = null;
-      let wake: (() => void) | null = null;
-
-      const send = async (text: string, complete: boolean) => {
-        const payload = JSON.stringify({ t: turnId, o: offset, d: text } satisfies DeltaMessage);
-        const res = await retrying(opts.retryForMs, () =>
-          db.query(SEND([turnId, owner, text, text.length, complete, payload, offset])),
-        );
-        if (!res.rowCount) {
-          // Either another attempt owns the stream, or this send was applied before its answer was lost (the
-          // connection broke after the commit) and retried: the row tells which.
-          const now = await retrying(opts.retryForMs, () =>
-            db.query<{ owner: string; len: number }>(`SELECT owner, len FROM turn_streams WHERE turn_id = $1`, [
-              turnId,
-            ]),
-          );
-          const row = now.rows[0];
-          if (row?.owner !== owner || row.len !== offset + text.length) {
-            taken = true;
-            throw new StreamTakenOver(turnId);
-          }
-        }
-        offset += text.length;
-        lastSentAt = Date.now();
+      const s: OpenStream = {
+        turnId,
+        owner,
+        offset: row.len,
+        queued: '',
+        completing: false,
+        sentAny: false,
+        taken: false,
+        failed: undefined,
+        waiters: [],
       };
-
-      const pump = async () => {
-        while (queued && !taken) {
-          const wait = lastSentAt + opts.coalesceMs - Date.now();
-          if (wait > 0 && !closing) await new Promise<void>((r) => ((wake = r), setTimeout(r, wait)));
-          wake = null;
-          const n = cutAt(queued, MAX_PAYLOAD_CHARS);
-          const text = queued.slice(0, n);
-          queued = queued.slice(n);
-          await send(text, false);
-        }
-      };
-      const drain = async () => {
-        closing = true;
-        wake?.();
-        while (sending) {
-          const current = sending;
-          await current;
-          if (sending === current) sending = null;
-        }
-        if (queued && !taken) await pump();
-      };
-
       return {
         prefix: row.text.slice(row.step_start),
         complete: row.complete,
         push(delta) {
-          if (taken || !delta) return;
-          queued += delta;
-          // A failed send keeps the text queued; finish() or close() reports it.
-          sending ??= pump().finally(() => (sending = null));
-          sending.catch(() => undefined);
+          if (s.taken || s.failed || !delta) return;
+          const first = !s.sentAny && !s.queued;
+          s.queued += delta;
+          pending.add(s);
+          // The first piece of a stream goes at once (the visitor is waiting for it); the rest waits for the window.
+          kick(first);
         },
         async finish() {
-          await drain();
-          if (taken) throw new StreamTakenOver(turnId);
-          await send('', true);
+          s.completing = true;
+          await stored(s, true);
         },
         async close() {
-          await drain().catch(() => undefined);
+          await stored(s, true).catch(() => undefined);
         },
       };
     },
@@ -278,8 +392,9 @@ export function createDeltaHub(databaseUrl: string, logger: Logger): DeltaHub {
       c.on('notification', (n) => {
         if (!n.payload) return;
         try {
-          const msg = JSON.parse(n.payload) as TurnMessage;
-          subscribers.get(msg.t)?.(msg);
+          // A flush carries the fragments of several turns (an array); an answer notice is one message.
+          const parsed = JSON.parse(n.payload) as TurnMessage | TurnMessage[];
+          for (const msg of Array.isArray(parsed) ? parsed : [parsed]) subscribers.get(msg.t)?.(msg);
         } catch {
           // not ours
         }
