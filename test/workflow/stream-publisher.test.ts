@@ -1,0 +1,60 @@
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { DELTA_CHANNEL, type DeltaMessage, createDeltaPublisher } from '../../lib/streams';
+import { testDb, waitUntil } from '../support/helpers';
+import { stackInfo } from '../support/stack-info';
+
+/**
+ * The worker's stream publisher against the stack's Postgres: the turns one worker streams share its flushes — one
+ * statement and one notification for all of them — and each stream's text still arrives whole and in order.
+ */
+describe('the stream publisher', () => {
+  const clients: pg.Client[] = [];
+  afterAll(async () => Promise.all(clients.map((c) => c.end())));
+
+  it('flushes several turns in one notification; each turn’s text is stored and announced in order', async () => {
+    const listener = new pg.Client({ connectionString: stackInfo().databaseUrl });
+    clients.push(listener);
+    await listener.connect();
+    const payloads: DeltaMessage[][] = [];
+    listener.on('notification', (n) => {
+      const parsed = JSON.parse(n.payload ?? 'null') as DeltaMessage | DeltaMessage[];
+      if (Array.isArray(parsed)) payloads.push(parsed);
+    });
+    await listener.query(`LISTEN ${DELTA_CHANNEL}`);
+
+    const publisher = createDeltaPublisher(testDb(), { coalesceMs: 50, retryForMs: 0 });
+    const turns = [randomUUID(), randomUUID(), randomUUID()];
+    const streams = await Promise.all(turns.map((t) => publisher.open(t, 0)));
+    const words = ['alpha ', 'beta ', 'gamma ', 'delta ', 'epsilon'];
+    for (const word of words) {
+      streams.forEach((s, i) => s.push(`${i}:${word}`));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await Promise.all(streams.map((s) => s.finish()));
+    const total = turns.length * words.join('').length + turns.length * words.length * 2;
+    const ourFragments = () => payloads.flat().filter((m) => turns.includes(m.t));
+    // Notifications reach the listener's connection a moment after the statements that sent them.
+    await waitUntil('every fragment announced', async () =>
+      ourFragments().reduce((n, m) => n + m.d.length, 0) === total ? true : undefined,
+    );
+
+    const ours = payloads.map((p) => p.filter((m) => turns.includes(m.t))).filter((p) => p.length);
+    // Far fewer notifications than pieces, and some carried several turns at once.
+    expect(ours.length).toBeLessThan(words.length * turns.length);
+    expect(ours.some((p) => new Set(p.map((m) => m.t)).size > 1)).toBe(true);
+    for (const [i, t] of turns.entries()) {
+      const expected = words.map((w) => `${i}:${w}`).join('');
+      const fragments = ours.flat().filter((m) => m.t === t);
+      let offset = 0;
+      for (const f of fragments) {
+        expect(f.o).toBe(offset);
+        offset += f.d.length;
+      }
+      expect(fragments.map((f) => f.d).join('')).toBe(expected);
+      const row = await testDb().query(`SELECT text, complete FROM turn_streams WHERE turn_id = $1`, [t]);
+      expect(row.rows[0]).toEqual({ text: expected, complete: true });
+    }
+  });
+});
