@@ -52,6 +52,18 @@ const PAGE_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
 };
 
+/**
+ * The API reference (`/docs`) under the same rules, but for styles: the Scalar bundle (served by the API itself)
+ * injects its stylesheets at run time, which `style-src 'self'` would refuse. Scripts stay our own files only.
+ */
+export const DOCS_HEADERS = {
+  ...PAGE_HEADERS,
+  'Content-Security-Policy':
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+    "font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; " +
+    "object-src 'none'",
+};
+
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',

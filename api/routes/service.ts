@@ -3,6 +3,7 @@ import { constantTimeEqual } from '../../lib/keys';
 import { NamespaceMissingError, pingTemporal } from '../../lib/temporal';
 import type { AppDeps } from '../deps';
 import { renderDocs } from '../docs/render';
+import { DOCS_HEADERS } from '../pages';
 import { serveDocsAsset } from '../docs/static';
 import { buildOpenApi } from '../openapi';
 import { type RouteDef, route } from '../route';
@@ -122,6 +123,8 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
         'Interactive API reference (Scalar) with a try-it console, fed by `/v1/openapi.json`; without JavaScript, an index of the operations.',
       responses: { 200: { description: 'HTML', contentType: 'text/html' } },
       handler: async (ctx) => {
+        // Never framed, nothing sniffed, scripts only from this API: as the dashboard's pages.
+        ctx.set(DOCS_HEADERS);
         ctx.type = 'text/html; charset=utf-8';
         ctx.body = docsHtml ??= renderDocs(document());
       },

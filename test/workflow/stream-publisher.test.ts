@@ -25,7 +25,7 @@ describe('the stream publisher', () => {
     await listener.query(`LISTEN ${DELTA_CHANNEL}`);
 
     const publisher = createDeltaPublisher(testDb(), { coalesceMs: 50, retryForMs: 0 });
-    const turns = [randomUUID(), randomUUID(), randomUUID()];
+    const turns: string[] = [randomUUID(), randomUUID(), randomUUID()];
     const streams = await Promise.all(turns.map((t) => publisher.open(t, 0)));
     const words = ['alpha ', 'beta ', 'gamma ', 'delta ', 'epsilon'];
     for (const word of words) {
