@@ -70,6 +70,11 @@ export const LIMITS = {
     pollIntervalSeconds: 3,
     startsPerAddress: 10,
     pollsPerAddress: 120,
+    /**
+     * Looking a code up and approving it, per signed-in person a minute: a code is 8 letters, and a signed-in
+     * stranger trying codes could join someone's client to their own workspace.
+     */
+    checksPerPerson: 30,
     deviceChars: 100,
   },
   /** The builder (spec, Limits: builder messages and turn; docs/decisions.md, "The builder over MCP"). */

@@ -11,6 +11,7 @@ import {
 import type { AppDeps } from '../deps';
 import { ALL_ROLES, type RouteDef, route } from '../route';
 import { dashboardLinkBase, sessionUser } from '../session';
+import { clientBucket } from '../../lib/client-address';
 
 /**
  * Builder key pairing (spec, Builder key pairing; docs/decisions.md): the client's two calls (no credential: the
@@ -40,7 +41,7 @@ export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[
       responses: { 201: { description: 'Pairing started', schema: PairStartResponse } },
       errors: ['bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        const started = await pairing.start(body.device, ctx.ip);
+        const started = await pairing.start(body.device, clientBucket(ctx.ip));
         const base = dashboardLinkBase(deps);
         ctx.status = 201;
         ctx.set('Cache-Control', 'no-store');
@@ -68,7 +69,7 @@ export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[
       errors: ['bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { query }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await pairing.poll(query.code, query.secret, ctx.ip);
+        ctx.body = await pairing.poll(query.code, query.secret, clientBucket(ctx.ip));
       },
     }),
     route({
@@ -78,9 +79,9 @@ export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[
       operationId: 'dashboardDescribePairing',
       summary: 'The pairing a code names, for the approval page: device, status, expiry (never the key).',
       responses: { 200: { description: 'Pairing', schema: PairingView } },
-      errors: ['unauthorized', 'not_found', 'bad_request', 'service_unavailable'],
+      errors: ['unauthorized', 'not_found', 'bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { params }) => {
-        ctx.body = await pairing.describe(params.code, sessionUser(ctx).workspaceId);
+        ctx.body = await pairing.describe(params.code, sessionUser(ctx));
       },
     }),
     route({
@@ -91,7 +92,7 @@ export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[
       summary:
         'Approves a pairing: issues a builder key of the workspace for the client to collect. Owner only; earlier builder keys keep working. The key is not in this answer.',
       responses: { 200: { description: 'Approved', schema: PairingView } },
-      errors: ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'],
+      errors: ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { params }) => {
         ctx.body = await pairing.approve(params.code, sessionUser(ctx));
       },

@@ -20,7 +20,10 @@ const CODE_LENGTH = 8;
 const SECRET_LENGTH = 40;
 const { pairing: P } = LIMITS;
 
-export type PollAnswer = { status: 'pending' } | { status: 'ok'; constructor_key: string } | { status: 'expired' };
+export type PollAnswer =
+  | { status: 'pending' }
+  | { status: 'ok'; constructor_key: string; workspace: { id: string; name: string } }
+  | { status: 'expired' };
 
 export interface PairingView {
   /** As shown to people: `ABCD-EFGH`. */
@@ -54,13 +57,18 @@ function newCode(): string {
 }
 
 /** Counts one request of a client address; past the limit, 429 `rate_limited` with `Retry-After` (spec, Errors). */
-async function countAddress(db: Db, what: 'start' | 'poll', ip: string, limit: number): Promise<void> {
-  const [window] = await countInWindows(db, [`mcp-pair-${what}|${ip}`]);
-  if (window.count > limit) {
+async function countAddress(db: Db, what: 'start' | 'poll' | 'check', clients: string[], limit: number): Promise<void> {
+  const counted = await countInWindows(
+    db,
+    clients.map((c) => `mcp-pair-${what}|${c}`),
+  );
+  const window = counted.find((w) => w.count > limit);
+  if (window) {
     const reset = String(Math.max(1, window.reset));
+    const noun = { start: 'pairing starts', poll: 'pairing polls', check: 'pairing code checks' }[what];
     throw new ApiError(
       'rate_limited',
-      `Too many pairing ${what === 'start' ? 'starts' : 'polls'} from this address (${limit} a minute); retry after ${reset} s`,
+      `Too many ${noun} (${limit} a minute); retry after ${reset} s`,
       {},
       { 'Retry-After': reset, 'RateLimit-Limit': String(limit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': reset },
     );
@@ -111,7 +119,7 @@ export function createPairingService(deps: { db: Db; secrets: SecretBox }) {
      * start also tidies: lapsed approvals are revoked, old pairings deleted.
      */
     async start(device: string, ip: string): Promise<{ code: string; secret: string; expiresAt: Date }> {
-      await countAddress(db, 'start', ip, P.startsPerAddress);
+      await countAddress(db, 'start', [ip], P.startsPerAddress);
       await sweep(db);
       const secret = randomToken(SECRET_LENGTH);
       // 23^8 ≈ 7.8e10 codes: a collision with a live pairing is rare; draw again if it happens.
@@ -134,7 +142,7 @@ export function createPairingService(deps: { db: Db; secrets: SecretBox }) {
      * the key exactly once: it is opened and its sealed copy erased in the transaction that marks it collected.
      */
     async poll(codeInput: string, secret: string, ip: string): Promise<PollAnswer> {
-      await countAddress(db, 'poll', ip, P.pollsPerAddress);
+      await countAddress(db, 'poll', [ip], P.pollsPerAddress);
       const code = normalizePairingCode(codeInput);
       // Hash even when the code is malformed, so every `expired` takes the same work.
       const presented = hashKey(secret);
@@ -152,7 +160,15 @@ export function createPairingService(deps: { db: Db; secrets: SecretBox }) {
           `UPDATE builder_pairings SET status = 'collected', key_sealed = NULL, collected_at = now() WHERE code = $1`,
           [code],
         );
-        return { status: 'ok', constructor_key: secrets.open(row.key_sealed) };
+        // The client says which workspace it joined, so its user sees where its changes will land.
+        const ws = await tx.query<{ id: string; name: string }>(`SELECT id, name FROM workspaces WHERE id = $1`, [
+          row.workspace_id,
+        ]);
+        return {
+          status: 'ok',
+          constructor_key: secrets.open(row.key_sealed),
+          workspace: { id: ws.rows[0].id, name: ws.rows[0].name },
+        };
       });
     },
 
@@ -160,7 +176,9 @@ export function createPairingService(deps: { db: Db; secrets: SecretBox }) {
      * What the approval page shows: the device and the state, never the key. Unknown and expired codes are 404, and
      * so is a pairing another workspace approved.
      */
-    async describe(codeInput: string, workspaceId: string): Promise<PairingView> {
+    async describe(codeInput: string, user: { userId: string; workspaceId: string }): Promise<PairingView> {
+      await countAddress(db, 'check', [`user:${user.userId}`], P.checksPerPerson);
+      const workspaceId = user.workspaceId;
       const code = normalizePairingCode(codeInput);
       const row = code ? (await db.query<PairingRow>(SELECT_ROW, [code])).rows[0] : undefined;
       if (
@@ -186,6 +204,7 @@ export function createPairingService(deps: { db: Db; secrets: SecretBox }) {
      * pairing this workspace already approved changes nothing.
      */
     async approve(codeInput: string, user: { userId: string; workspaceId: string }): Promise<PairingView> {
+      await countAddress(db, 'check', [`user:${user.userId}`], P.checksPerPerson);
       return withTransaction(db, async (tx) => {
         const who = await tx.query<{ role: string }>(`SELECT role FROM users WHERE id = $1 AND workspace_id = $2`, [
           user.userId,

@@ -41,6 +41,10 @@ export const PairPollResponse = z
         '`pending`: not approved yet, poll again; `ok`: here is the key (answered once); `expired`: unknown, already collected or too late — start again.',
       ),
     constructor_key: z.string().optional().describe('The builder key `ck_…`, with `ok` only.'),
+    workspace: z
+      .object({ id: z.string(), name: z.string() })
+      .optional()
+      .describe('With `ok`: the workspace the key belongs to, to show the client’s user where changes will land.'),
   })
   .meta({ id: 'PairPollResponse' });
 

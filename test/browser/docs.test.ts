@@ -45,12 +45,12 @@ describe('/docs', () => {
     try {
       await page.goto(`${stackInfo().apiUrl}/docs`);
       // Scalar replaced the server-rendered index: its reference shows an operation of the contract.
-      await page.waitForFunction(() => document.documentElement.classList.contains('docs-js'));
+      await page.locator('html.docs-js').waitFor({ state: 'attached' });
       const reference = page.locator('#reference');
       await reference.getByRole('heading').first().waitFor({ timeout: 20_000 });
       expect(await reference.innerText()).toMatch(/chat/i);
       await page.waitForTimeout(500);
-      expect(await page.evaluate(() => document.documentElement.classList.contains('docs-fallback'))).toBe(false);
+      expect(await page.locator('html.docs-fallback').count()).toBe(0);
       await page.screenshot({ path: path.join(ARTIFACTS, 'reference.png') });
       expect(violations).toEqual([]);
     } finally {

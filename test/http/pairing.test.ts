@@ -73,8 +73,8 @@ describe('starting a pairing', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     const { verify_url, code, secret, expires_in, interval } = res.body;
     expect(code).toMatch(new RegExp(`^[${PAIRING_CODE_ALPHABET}]{4}-[${PAIRING_CODE_ALPHABET}]{4}$`));
-    // The request's own origin: the test API has neither DASHBOARD_URL nor PUBLIC_BASE_URL.
-    expect(verify_url).toBe(`${api.url}/connect?code=${code}`);
+    // The platform's configured address (PUBLIC_BASE_URL; this API has no DASHBOARD_URL), never the request's Host.
+    expect(verify_url).toBe(`${stackInfo().env.PUBLIC_BASE_URL}/connect?code=${code}`);
     expect(secret).toMatch(/^[A-Za-z0-9]{40}$/);
     expect(expires_in).toBeGreaterThan(LIMITS.pairing.lifetimeSeconds - 5);
     expect(expires_in).toBeLessThanOrEqual(LIMITS.pairing.lifetimeSeconds);
@@ -146,6 +146,24 @@ describe('starting a pairing', () => {
 });
 
 describe('approving and collecting', () => {
+  it(`a person looks codes up or approves them ${LIMITS.pairing.checksPerPerson} times a minute, then 429`, async () => {
+    await awayFromWindowEnd();
+    const bot = await newBot();
+    const owner = await ownerSession(bot);
+    // Someone trying codes: each guess is a look-up or an approval.
+    const guesses = Array.from({ length: LIMITS.pairing.checksPerPerson }, (_, i) =>
+      i % 2 ? describePairing(`ABCD-EF${String(i).padStart(2, '0')}`, owner) : approve(`WXYZ-QR${i}`, owner),
+    );
+    const answered = await Promise.all(guesses);
+    expect(answered.every((r) => r.status === 404)).toBe(true);
+    const over = await describePairing('ABCD-EFGH', owner);
+    expect([over.status, over.body.code]).toEqual([429, 'rate_limited']);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Another person has their own budget.
+    const other = await ownerSession(await newBot());
+    expect((await describePairing('ABCD-EFGH', other)).status).toBe(404);
+  });
+
   it('an owner approves; the client collects a workspace builder key ck_ exactly once, then expired', async () => {
     const bot = await newBot();
     const owner = await ownerSession(bot);
@@ -168,7 +186,12 @@ describe('approving and collecting', () => {
 
     const first = await c.poll(code, secret);
     expect(first.status).toBe(200);
-    expect(first.body).toEqual({ status: 'ok', constructor_key: expect.stringMatching(/^ck_[A-Za-z0-9]{32}$/) });
+    // The client learns which workspace it joined, to tell its user where changes will land.
+    expect(first.body).toEqual({
+      status: 'ok',
+      constructor_key: expect.stringMatching(/^ck_[A-Za-z0-9]{32}$/),
+      workspace: { id: bot.workspace_id, name: expect.any(String) },
+    });
     const key: string = first.body.constructor_key;
     expect(waiting.key_sealed).not.toContain(key);
 
