@@ -180,6 +180,8 @@ export async function startOwnPlatform(
     ...stackInfo().env,
     TEMPORAL_TASK_QUEUE: `${name}-${randomBytes(4).toString('hex')}`,
     PORT: String(port),
+    // Its links (media, trigger addresses, e-mails) point at itself.
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     ...env,
   };
   const full = Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined));
