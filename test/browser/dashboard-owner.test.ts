@@ -334,6 +334,23 @@ describe('dashboard, an owner', () => {
     const builderLog = page.getByRole('list', { name: 'Conversation with the builder' });
     await builderLog.locator('.chat-agent:not(.chat-typing)').first().waitFor({ timeout: 60_000 });
     await shot(page, 'builder');
+    // A reply with a secret shown once (a new builder key): on the page, never in the browser's storage.
+    const tag = `panel-key-${randomUUID()}`;
+    const scripted = await fetch(`${stackInfo().fakeOpenAIUrl.replace(/\/v1\/?$/, '')}/_control/script`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        tag,
+        steps: [{ toolCalls: [{ name: 'issue_builder_key', arguments: '{}' }] }, { text: 'Here is a new key.' }],
+      }),
+    });
+    expect(scripted.status).toBe(200);
+    await page.getByLabel('Message to the builder').fill(`[[fake:script:${tag}]] Give me a builder key.`);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await builderLog.getByText(/ck_[A-Za-z0-9]{32}/).waitFor({ timeout: 60_000 });
+    const stored = () =>
+      page.evaluate<string>('JSON.stringify([Object.entries(sessionStorage), Object.entries(localStorage)])');
+    expect(await stored()).not.toMatch(/ck_/);
 
     // Account: a wrong current password is refused; the right one changes it.
     await page.getByRole('button', { name: /account menu/ }).click();
@@ -352,6 +369,8 @@ describe('dashboard, an owner', () => {
     // Sign out; a deep link asks to sign in and comes back to it.
     await page.getByRole('main').getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(`${api}/signin`);
+    // Nothing of the session stays in the browser's storage.
+    expect(await stored()).toBe('[[],[]]');
     await page.goto(`${api}/agents/${'none'}/keys`);
     await page.waitForURL(/\/signin\?next=%2Fagents%2Fnone%2Fkeys$/);
     await page.getByLabel('E-mail').fill(email);

@@ -4,6 +4,7 @@ import { type SignedIn, auth } from './api/auth';
 import { type Failure, onUnauthorized } from './api/client';
 import { notifications } from './api/notifications';
 import { ConnectPage } from './connect';
+import { forgetSignedInState } from './forget';
 import { AppShell, Shell } from './layout';
 import { AccountPage } from './pages/account';
 import { AgentPage } from './pages/agent/agent';
@@ -101,6 +102,7 @@ function SignedInApp(props: { place: Place }) {
     refreshMe: () => void loadMe(),
     signOut: async () => {
       await auth.logout();
+      forgetSignedInState();
       onUnauthorized(undefined);
       navigate('/signin', { replace: true });
     },

@@ -3,6 +3,7 @@ import { type SignedIn, auth } from './api/auth';
 import { type Pairing, pairing as pairings } from './api/pairing';
 import { Card, Notice, Shell, roleLabel } from './layout';
 import { SignInForm } from './sign-in';
+import { forgetSignedInState } from './forget';
 
 /**
  * `/connect?code=ABCD-EFGH`: the workspace owner approves a builder client that started a pairing (spec, Builder key
@@ -83,6 +84,7 @@ export function ConnectPage() {
 
   async function signOut() {
     await auth.logout();
+    forgetSignedInState();
     setMe(null);
     setView({ kind: 'signin' });
   }

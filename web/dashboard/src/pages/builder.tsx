@@ -11,15 +11,15 @@ interface Turn {
   confirm?: string;
 }
 
-/** The conversation survives moving between pages (not a reload of another tab): kept for this browser tab. */
-const STORE = 'dashboard.builder.turns';
+/**
+ * The conversation survives moving between pages, in this page's memory only: replies can carry secrets shown once
+ * (a new builder key, a trigger's secret), and nothing of them may outlive the page in the browser's storage.
+ */
+let kept: Turn[] = [];
 
-function loadTurns(): Turn[] {
-  try {
-    return (JSON.parse(sessionStorage.getItem(STORE) ?? '[]') as Turn[]) ?? [];
-  } catch {
-    return [];
-  }
+/** Forgets the conversation (at sign-out: the next person at this browser sees nothing of it). */
+export function forgetBuilderConversation(): void {
+  kept = [];
 }
 
 /**
@@ -28,7 +28,7 @@ function loadTurns(): Turn[] {
  * buttons. Answers can take up to a minute: the page shows how long it has been working.
  */
 export function BuilderPage() {
-  const [turns, setTurns] = useState<Turn[]>(loadTurns);
+  const [turns, setTurns] = useState<Turn[]>(() => kept);
   const [text, setText] = useState('');
   const [sending, setSending] = useState<number | undefined>();
   const [now, setNow] = useState(Date.now());
@@ -38,7 +38,7 @@ export function BuilderPage() {
   const input = useRef<HTMLTextAreaElement>(null);
 
   useEffect(() => {
-    sessionStorage.setItem(STORE, JSON.stringify(turns.slice(-100)));
+    kept = turns.slice(-100);
     log.current?.lastElementChild?.scrollIntoView({ block: 'nearest' });
   }, [turns, sending]);
 
