@@ -1,6 +1,7 @@
 import type { Attachment, Failure, Identity, Message, Session, WidgetApi, WidgetConfig } from './api';
 import type { StreamFrame } from './sse';
 import { forgetSession, loadSession, saveSession } from './storage';
+import { pageContextOf } from './page-context';
 
 /**
  * The visitor's side of one conversation, apart from how it is drawn: what the timeline holds, the conversation's
@@ -523,9 +524,9 @@ function megabytes(bytes = 5 * 1024 * 1024, round: (n: number) => number = Math.
   return `${round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 }
 
-/** What the page is, for the bot (ChatRequest `page_context`): its title and address. */
+/** What the page is, for the bot: its title and address, never its query string (page-context.ts). */
 function pageContext(): string {
-  return `Page: ${document.title}\nAddress: ${location.href}`.slice(0, 1000);
+  return pageContextOf(document.title, location);
 }
 
 export function describeFailure(f: Failure): string {
