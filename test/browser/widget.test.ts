@@ -134,6 +134,12 @@ describe('the widget on an integrator’s page', () => {
     expect(written.status).toBe(202);
 
     const { context, page, errors } = await openShop(bot);
+    // What the widget tells the bot about the page: never the address's query string (here it holds the key).
+    const pageContexts: string[] = [];
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname === '/v1/widget/chat/stream')
+        pageContexts.push(JSON.parse(req.postData() ?? '{}').page_context);
+    });
     try {
       const launcher = page.getByRole('button', { name: 'Chat with Acme helper' });
       expect(await launcher.getAttribute('aria-expanded')).toBe('false');
@@ -191,6 +197,9 @@ describe('the widget on an integrator’s page', () => {
       const answer = await page.locator('.msg-bot .bubble').last().textContent();
       expect(answer).toContain('Fake answer: What are the Acme shop opening hours?');
       expect(answer).toContain('FACT: Acme shop opening hours note');
+      expect(pageContexts).toHaveLength(1);
+      expect(pageContexts[0]).toMatch(/^Page: /);
+      expect(pageContexts[0].endsWith(`\nAddress: ${shopOrigin}/`)).toBe(true);
       const seen = await page.evaluate<{ len: number; ended: boolean }[]>('window.seen');
       const finalLength = answer!.length;
       const partial = seen.filter((s) => !s.ended && s.len > 0 && s.len < finalLength);
