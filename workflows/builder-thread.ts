@@ -11,6 +11,7 @@ import {
   type BuilderTurnResult,
   builderDeliveredSignal,
   builderTurnUpdate,
+  principalOwner,
 } from './messages';
 
 /** A turn has up to three minutes (spec, Limits: builder turn). */
@@ -77,30 +78,42 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
     undelivered = undelivered.filter((r) => !turnIds.includes(r.turnId));
   });
 
-  setHandler(builderTurnUpdate, async (turn): Promise<BuilderTurnResult> => {
-    turns++;
-    queue.push(turn.turnId);
-    const inLine = await condition(
-      () => !running && queue[0] === turn.turnId,
-      Math.max(0, turn.waitUntil - Date.now()),
-    );
-    if (!inLine) {
-      queue.splice(queue.indexOf(turn.turnId), 1);
-      return { late: [], reply: { turnId: turn.turnId, text: BUSY_TEXT, busy: true, at: Date.now() } };
-    }
-    queue.shift();
-    running = true;
-    try {
-      // A result that has just finished is probably being written to its own caller: wait for that receipt briefly.
-      await condition(() => undelivered.every((r) => Date.now() - r.at >= RECEIPT_GRACE_MS), RECEIPT_GRACE_MS);
-      const late = [...undelivered];
-      const reply = await runTurn(turn);
-      undelivered.push(reply);
-      return { late, reply };
-    } finally {
-      running = false;
-    }
-  });
+  setHandler(
+    builderTurnUpdate,
+    async (turn): Promise<BuilderTurnResult> => {
+      turns++;
+      queue.push(turn.turnId);
+      const inLine = await condition(
+        () => !running && queue[0] === turn.turnId,
+        Math.max(0, turn.waitUntil - Date.now()),
+      );
+      if (!inLine) {
+        queue.splice(queue.indexOf(turn.turnId), 1);
+        return { late: [], reply: { turnId: turn.turnId, text: BUSY_TEXT, busy: true, at: Date.now() } };
+      }
+      queue.shift();
+      running = true;
+      try {
+        // A result that has just finished is probably being written to its own caller: wait for that receipt briefly.
+        await condition(() => undelivered.every((r) => Date.now() - r.at >= RECEIPT_GRACE_MS), RECEIPT_GRACE_MS);
+        const late = [...undelivered];
+        const reply = await runTurn(turn);
+        undelivered.push(reply);
+        return { late, reply };
+      } finally {
+        running = false;
+      }
+    },
+    {
+      // Whose conversation this is decides who may speak in it: a turn from another principal is refused before
+      // it enters the history (the ids keep principals apart already; this holds even if one were reused).
+      validator: (turn) => {
+        if (input.owner && principalOwner(turn.principal) !== input.owner) {
+          throw new Error('This builder conversation belongs to another client');
+        }
+      },
+    },
+  );
 
   async function runTurn(turn: BuilderTurnInput): Promise<BuilderReply> {
     const deadline = Date.now() + TURN_BUDGET_MS;

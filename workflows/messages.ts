@@ -319,8 +319,19 @@ export type BuilderSurface = 'mcp' | 'http' | 'dashboard';
 
 export interface BuilderThreadInput {
   workspaceId: string;
+  /**
+   * Whose conversation it is (`principalOwner`): the builder key (the program holding it) or the signed-in person.
+   * Another principal never reaches it — not its memory, not what awaits consent, not its undelivered results.
+   * Absent in conversations started before it existed.
+   */
+  owner?: string;
   surface: BuilderSurface;
   thread: string | null;
+}
+
+/** The owner of the conversations a principal holds: `key:<key id>` or `user:<user id>`. */
+export function principalOwner(principal: BuilderPrincipal): string {
+  return principal.kind === 'builder_key' ? `key:${principal.keyId}` : `user:${principal.userId}`;
 }
 
 export interface BuilderTurnInput {
@@ -414,9 +425,11 @@ export const builderTurnUpdate = defineUpdate<BuilderTurnResult, [BuilderTurnInp
 /** The API wrote these turns' results to its caller: they are not repeated at the start of the next response. */
 export const builderDeliveredSignal = defineSignal<[{ turnIds: string[] }]>('builderDelivered');
 
-/** `builder/{workspace}/{surface}` or `builder/{workspace}/mcp:{thread}`: one workflow per builder conversation. */
+/**
+ * `builder/{workspace}/{owner}/{surface}` or `…/mcp:{thread}`: one workflow per builder conversation, and a
+ * principal's conversations are its own (two programs using the same thread name hold two conversations).
+ */
 export function builderThreadWorkflowId(input: BuilderThreadInput): string {
-  return input.thread === null
-    ? `builder/${input.workspaceId}/${input.surface}`
-    : `builder/${input.workspaceId}/${input.surface}:${input.thread}`;
+  const base = input.owner ? `builder/${input.workspaceId}/${input.owner}` : `builder/${input.workspaceId}`;
+  return input.thread === null ? `${base}/${input.surface}` : `${base}/${input.surface}:${input.thread}`;
 }

@@ -97,7 +97,7 @@ interface McpCall {
   retryAfter?: number;
   /** Builder turns whose results this response carries: acknowledged once it is written. */
   delivered?: {
-    conversation: { workspaceId: string; surface: BuilderSurface; thread: string | null };
+    conversation: { workspaceId: string; principal: BuilderPrincipal; surface: BuilderSurface; thread: string | null };
     turnIds: string[];
   };
 }
@@ -176,6 +176,7 @@ function builderMcpServer(services: Services, call: McpCall): Server {
         }
         const conversation = {
           workspaceId: call.workspaceId,
+          principal: call.principal,
           surface: 'mcp' as const,
           thread: parsed.data.thread ?? null,
         };
@@ -288,7 +289,9 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
       ...(answer.reply.awaitingConfirmation ? { awaiting_confirmation: answer.reply.awaitingConfirmation } : {}),
       ...(answer.reply.busy ? { busy: true } : {}),
     };
-    acknowledgeWhenWritten(ctx, services, { delivered: { conversation, turnIds: answer.turnIds } });
+    acknowledgeWhenWritten(ctx, services, {
+      delivered: { conversation: { ...conversation, principal }, turnIds: answer.turnIds },
+    });
   }
 
   return [

@@ -14,6 +14,7 @@ import {
   builderDeliveredSignal,
   builderThreadWorkflowId,
   builderTurnUpdate,
+  principalOwner,
 } from '../../workflows/messages';
 import { createBuilderOverview } from './overview';
 
@@ -59,8 +60,14 @@ export function createBuilderService(deps: BuilderServiceDeps) {
   const overview = createBuilderOverview({ db: deps.db });
   const queueWaitMs = deps.queueWaitMs ?? LIMITS.builder.queueWaitSeconds * 1000;
 
-  function thread(workspaceId: string, surface: BuilderSurface, thread: string | null): BuilderThreadInput {
-    return { workspaceId, surface, thread };
+  /** The conversation of this principal on this surface (and thread): never another principal's. */
+  function thread(
+    workspaceId: string,
+    principal: BuilderPrincipal,
+    surface: BuilderSurface,
+    thread: string | null,
+  ): BuilderThreadInput {
+    return { workspaceId, owner: principalOwner(principal), surface, thread };
   }
 
   return {
@@ -94,7 +101,7 @@ export function createBuilderService(deps: BuilderServiceDeps) {
         const reply = { turnId, text: NO_LLM_TEXT, at: Date.now() };
         return { text: NO_LLM_TEXT, reply, late: [], turnIds: [] };
       }
-      const args = thread(input.workspaceId, input.surface, input.thread);
+      const args = thread(input.workspaceId, input.principal, input.surface, input.thread);
       const workflowId = builderThreadWorkflowId(args);
       const now = Date.now();
       const result = await resendUnprocessedUpdate(() =>
@@ -134,12 +141,17 @@ export function createBuilderService(deps: BuilderServiceDeps) {
 
     /** The caller received these turns' results: they are not put before the next response. */
     async acknowledge(
-      conversation: { workspaceId: string; surface: BuilderSurface; thread: string | null },
+      conversation: {
+        workspaceId: string;
+        principal: BuilderPrincipal;
+        surface: BuilderSurface;
+        thread: string | null;
+      },
       turnIds: string[],
     ): Promise<void> {
       if (turnIds.length === 0) return;
       const workflowId = builderThreadWorkflowId(
-        thread(conversation.workspaceId, conversation.surface, conversation.thread),
+        thread(conversation.workspaceId, conversation.principal, conversation.surface, conversation.thread),
       );
       await deps.temporal.client.workflow.getHandle(workflowId).signal(builderDeliveredSignal, { turnIds });
     },

@@ -244,7 +244,14 @@ describe('MCP builder: reads, consent, refusals', () => {
     const connection = await Connection.connect({ address: stackInfo().temporalAddress });
     try {
       const temporal = new TemporalClient({ connection, namespace: stackInfo().namespace });
-      const history = await temporal.workflow.getHandle(`builder/${bot.workspace_id}/mcp:${thread}`).fetchHistory();
+      const builderKeyId = (
+        await testDb().query<{ id: string }>(`SELECT id FROM api_keys WHERE bot_id = $1 AND kind = 'builder'`, [
+          bot.bot_id,
+        ])
+      ).rows[0].id;
+      const history = await temporal.workflow
+        .getHandle(`builder/${bot.workspace_id}/key:${builderKeyId}/mcp:${thread}`)
+        .fetchHistory();
       expect(JSON.stringify(history)).not.toContain(secret!);
       expect(Buffer.from(JSON.stringify(history)).toString('base64')).not.toContain(
         Buffer.from(secret!).toString('base64'),

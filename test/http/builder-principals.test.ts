@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { BootstrapResult } from '../../lib/accounts/service';
+import { insertApiKey } from '../../lib/bots/service';
+import { fakeRequests, newBot, testDb } from '../support/helpers';
+import { stackInfo } from '../support/stack-info';
+
+/**
+ * Two programs connected to one workspace with two builder keys (issue 17, item 5): each holds its own builder
+ * conversations. A change program A asked for and that awaits consent is not applied by program B's "yes", even in a
+ * thread of the same name, and B sees nothing of A's conversation or of A's secrets shown once.
+ */
+
+async function script(steps: { text?: string; toolCalls?: { name: string; arguments: string }[] }[]) {
+  const tag = `principals-${randomUUID()}`;
+  const res = await fetch(`${stackInfo().fakeOpenAIUrl.replace(/\/v1\/?$/, '')}/_control/script`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tag, steps }),
+  });
+  if (res.status !== 200) throw new Error(`script: ${res.status}`);
+  return { marker: `[[fake:script:${tag}]]`, tag };
+}
+
+const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
+const textOf = (result: { content?: unknown }) =>
+  ((result.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('');
+
+async function connect(key: string): Promise<Client> {
+  const client = new Client({ name: 'principals-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${stackInfo().apiUrl}/v1/api/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    }),
+  );
+  return client;
+}
+
+let bot: BootstrapResult;
+let a: Client;
+let b: Client;
+beforeAll(async () => {
+  bot = await newBot({ botName: 'Support desk' });
+  // A second program of the same workspace, paired separately.
+  const { key: second } = await insertApiKey(testDb(), {
+    workspaceId: bot.workspace_id,
+    botId: null,
+    kind: 'builder',
+    issuedVia: 'pairing',
+    label: 'Program B',
+  });
+  a = await connect(bot.keys.builder_key);
+  b = await connect(second);
+});
+afterAll(async () => {
+  await Promise.all([a?.close(), b?.close()]);
+});
+
+const constructor = (client: Client, message: string, thread?: string) =>
+  client.callTool({ name: 'constructor', arguments: { message, ...(thread ? { thread } : {}) } });
+
+const nameOf = async () =>
+  (await testDb().query<{ name: string }>(`SELECT name FROM bots WHERE id = $1`, [bot.bot_id])).rows[0].name;
+
+describe('builder conversations belong to the program that holds the key', () => {
+  it("B's yes does not apply A's pending change, in the same thread name or none; A's yes does", async () => {
+    const thread = `shared-${randomUUID()}`;
+    const before = await nameOf();
+    const asked = await script([
+      { toolCalls: [call('update_agent', { agent_id: bot.bot_id, changes: { name: 'Renamed by A' } })] },
+      { text: 'Renaming awaits your yes.' },
+    ]);
+    const pending = await constructor(a, `${asked.marker} rename the agent`, thread);
+    expect(textOf(pending)).toMatch(/\[Awaiting confirmation: change name of agent/);
+
+    // B, in a thread of the same name: its "yes" is an ordinary message to the model in B's own conversation.
+    const tag = `b-${randomUUID()}`;
+    const fromB = await constructor(b, `[[fake:tag:${tag}]] yes`, thread);
+    expect(textOf(fromB)).not.toContain('Done:');
+    expect(textOf(fromB)).not.toContain('Renamed by A');
+    expect(textOf(fromB)).not.toContain('Awaiting confirmation');
+    expect(await nameOf()).toBe(before);
+    // What B's model saw is B's conversation only: nothing of A's messages.
+    const seenByB = JSON.stringify((await fakeRequests(tag)).map((r) => r.body.messages));
+    expect(seenByB).not.toContain('rename the agent');
+    expect(seenByB).not.toContain('Renaming awaits your yes');
+    expect(await nameOf()).toBe(before);
+    await constructor(b, 'yes');
+    expect(await nameOf()).toBe(before);
+
+    // A's yes, in A's thread, applies exactly what A was asked.
+    const done = await constructor(a, 'yes', thread);
+    expect(textOf(done)).toContain('Done: change name of agent');
+    expect(await nameOf()).toBe('Renamed by A');
+  });
+
+  it('a secret shown once to A never reaches B, whose conversation of the same name is its own', async () => {
+    const thread = `secret-${randomUUID()}`;
+    const made = await script([
+      { toolCalls: [call('create_trigger', { agent_id: bot.bot_id, trigger: { kind: 'webhook', task: 'Orders' } })] },
+      { text: 'Created the webhook trigger.' },
+    ]);
+    const shown = textOf(await constructor(a, `${made.marker} add an orders webhook`, thread));
+    const secret = /trsec_[A-Za-z0-9]+/.exec(shown)?.[0];
+    expect(secret).toBeDefined();
+    const tag = `b-${randomUUID()}`;
+    const fromB = textOf(await constructor(b, `[[fake:tag:${tag}]] what did you just create?`, thread));
+    expect(fromB).not.toContain(secret!);
+    expect(fromB).not.toContain('Result of your earlier message');
+    expect(JSON.stringify((await fakeRequests(tag)).map((r) => r.body.messages))).not.toContain('orders webhook');
+  });
+});
