@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `npm start` and `npm test` need, once: npm packages, and the Temporal CLI (built from source with
-# `go install`, into .tools/bin) when none is on PATH and no external Temporal is configured. Never downloads a
-# prebuilt binary.
+# `go install`, into .tools/bin) when none is on PATH and no external Temporal is configured; with --test or --cluster
+# also the Temporal server for the production shape. Never downloads a prebuilt binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +22,28 @@ if [ -z "${TEMPORAL_ADDRESS:-}" ] && [ ! -x .tools/bin/temporal ] && ! command -
   echo "setup: building the Temporal CLI ${TEMPORAL_CLI_VERSION} with go install (a few minutes, once)" >&2
   mkdir -p .tools/bin
   GOBIN="$PWD/.tools/bin" GOFLAGS=-mod=mod go install "github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}" >&2
+fi
+
+# The production shape (`npm run cluster`, and the cluster tests `npm test` runs) uses a real Temporal server: its four
+# services and its SQL schema tool, built from the Go module proxy, with the schemas of the same version copied beside
+# them so nothing needs Go at run time.
+TEMPORAL_SERVER_VERSION=v1.31.2  # lib/stack/temporal-server.ts names the same
+SERVER_DIR=".tools/temporal-server/${TEMPORAL_SERVER_VERSION}"
+if { [ "${1:-}" = "--test" ] || [ "${1:-}" = "--cluster" ]; } && { [ ! -x "$SERVER_DIR/server" ] || [ ! -x "$SERVER_DIR/sql" ] || [ ! -d "$SERVER_DIR/schema/visibility" ]; }; then
+  if ! command -v go >/dev/null 2>&1; then
+    echo "setup: building the Temporal server needs a Go toolchain; install Go" >&2
+    exit 1
+  fi
+  echo "setup: building the Temporal server ${TEMPORAL_SERVER_VERSION} with go install (a few minutes, once)" >&2
+  mkdir -p "$SERVER_DIR"
+  GOBIN="$PWD/$SERVER_DIR" GOFLAGS=-mod=mod go install \
+    "go.temporal.io/server/cmd/server@${TEMPORAL_SERVER_VERSION}" \
+    "go.temporal.io/server/cmd/tools/sql@${TEMPORAL_SERVER_VERSION}" >&2
+  module="$(go env GOMODCACHE)/go.temporal.io/server@${TEMPORAL_SERVER_VERSION}"
+  rm -rf "$SERVER_DIR/schema.new" && mkdir -p "$SERVER_DIR/schema.new"
+  cp -r "$module/schema/postgresql/v12/temporal" "$module/schema/postgresql/v12/visibility" "$SERVER_DIR/schema.new/"
+  chmod -R u+w "$SERVER_DIR/schema.new"
+  rm -rf "$SERVER_DIR/schema" && mv "$SERVER_DIR/schema.new" "$SERVER_DIR/schema"
 fi
 
 # `npm test` also fuzzes the public contract with schemathesis, from a virtualenv of the project's own.
