@@ -42,15 +42,17 @@ export interface Platform {
 }
 
 /** A key for sealing signing secrets, generated once per data folder when none is configured. */
-function secretKeyFor(dataDir: string): string {
+export function secretKeyFor(dataDir: string): string {
   const file = path.join(dataDir, 'secret-encryption.key');
   if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
   return readFileSync(file, 'utf8').trim();
 }
 
-interface ChildOptions {
+export interface ChildOptions {
   quiet?: boolean;
   logDir?: string;
+  /** The process's name in the output and its log file (`api`, `worker` by default; `api-2` in a cluster). */
+  name?: string;
 }
 
 function logTo(name: string, opts: ChildOptions): ((line: string) => void) | undefined {
@@ -61,18 +63,20 @@ function logTo(name: string, opts: ChildOptions): ((line: string) => void) | und
 }
 
 export function startApi(env: Record<string, string>, opts: ChildOptions = {}): ManagedProcess {
-  return startProcess('api', process.execPath, [...NODE_ARGS, path.join(ROOT, 'api', 'server.ts')], {
+  const name = opts.name ?? 'api';
+  return startProcess(name, process.execPath, [...NODE_ARGS, path.join(ROOT, 'api', 'server.ts')], {
     env,
     cwd: ROOT,
     quiet: opts.quiet,
-    onLine: logTo('api', opts),
+    onLine: logTo(name, opts),
   });
 }
 
 export async function startWorker(env: Record<string, string>, opts: ChildOptions = {}): Promise<ManagedProcess> {
   let ready = false;
-  const log = logTo('worker', opts);
-  const proc = startProcess('worker', process.execPath, [...NODE_ARGS, path.join(ROOT, 'worker', 'main.ts')], {
+  const name = opts.name ?? 'worker';
+  const log = logTo(name, opts);
+  const proc = startProcess(name, process.execPath, [...NODE_ARGS, path.join(ROOT, 'worker', 'main.ts')], {
     env,
     cwd: ROOT,
     quiet: opts.quiet,

@@ -1,0 +1,143 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { migrate } from '../migrate';
+import { type Balancer, startBalancer } from './balancer';
+import { secretKeyFor, startApi, startWorker, waitForApi } from './platform';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './postgres';
+import { type ManagedProcess, freePort } from './processes';
+import { type TemporalServer, startTemporalServer } from './temporal-server';
+
+/**
+ * The production shape on one machine (`npm run cluster`, and the `cluster` test project): a real Temporal server
+ * (its four services, on a Postgres of their own), the project's database on another Postgres, N API replicas behind
+ * a balancer that streams, and M workers on one task queue. Every setting a real deployment needs is set here by
+ * name — README, "Scale it out".
+ */
+export interface ClusterOptions {
+  dataDir: string;
+  apis: number;
+  workers: number;
+  /** The balancer's port: where clients reach the platform. */
+  port: number;
+  /** Configuration for every API and worker (README, Configure it); DATABASE_URL / TEMPORAL_ADDRESS use existing ones. */
+  env?: Record<string, string | undefined>;
+  quiet?: boolean;
+  /** Each process's output in `<logDir>/<name>.log` (api-1, worker-2, temporal-frontend…). */
+  logDir?: string;
+  log?: (message: string) => void;
+}
+
+export interface Cluster {
+  /** The balancer: the platform's address. */
+  url: string;
+  env: Record<string, string>;
+  apis: { url: string; process: ManagedProcess }[];
+  workers: ManagedProcess[];
+  balancer: Balancer;
+  temporal?: TemporalServer;
+  postgres?: EmbeddedPostgres;
+  /** Starts one more worker on the task queue. */
+  addWorker(): Promise<ManagedProcess>;
+  /** Stops replica `index` (SIGKILL: a crash) and starts it again on the same port. */
+  restartApi(index: number, signal?: NodeJS.Signals): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
+  const log = opts.log ?? (() => undefined);
+  mkdirSync(opts.dataDir, { recursive: true });
+  const env: Record<string, string> = Object.fromEntries(
+    Object.entries({ ...process.env, ...opts.env }).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  env.SECRET_ENCRYPTION_KEY ||= secretKeyFor(opts.dataDir);
+  const child = { quiet: opts.quiet, logDir: opts.logDir };
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    stops.length = 0;
+  };
+  try {
+    let postgres: EmbeddedPostgres | undefined;
+    if (!env.DATABASE_URL) {
+      log('starting the platform’s Postgres');
+      postgres = await startEmbeddedPostgres({
+        dataDir: path.join(opts.dataDir, 'postgres'),
+        port: await freePort(),
+        database: 'agent_platform',
+        quiet: true,
+      });
+      stops.push(() => postgres!.stop());
+      env.DATABASE_URL = postgres.url;
+    }
+    let temporal: TemporalServer | undefined;
+    if (!env.TEMPORAL_ADDRESS) {
+      log('starting the Temporal server (frontend, history, matching, worker) on its own Postgres');
+      temporal = await startTemporalServer({
+        dataDir: path.join(opts.dataDir, 'temporal'),
+        namespace: env.TEMPORAL_NAMESPACE ?? 'default',
+        logDir: opts.logDir,
+        quiet: true,
+      });
+      stops.push(() => temporal!.stop());
+      env.TEMPORAL_ADDRESS = temporal.address;
+    }
+    log('applying migrations');
+    await migrate(env.DATABASE_URL, () => undefined);
+
+    // Behind the balancer: the client is the entry it appends to X-Forwarded-For; links use the balancer's address.
+    env.TRUST_PROXY = 'true';
+    env.TRUST_PROXY_HOPS = '1';
+    env.PUBLIC_BASE_URL ||= `http://127.0.0.1:${opts.port}`;
+
+    const workers: ManagedProcess[] = [];
+    stops.push(async () => {
+      await Promise.all(workers.map((w) => w.stop()));
+    });
+    const addWorker = async () => {
+      const w = await startWorker(env, { ...child, name: `worker-${workers.length + 1}` });
+      workers.push(w);
+      return w;
+    };
+    log(`starting ${opts.workers} worker${opts.workers === 1 ? '' : 's'}`);
+    for (let i = 0; i < opts.workers; i++) await addWorker();
+
+    const apis: { url: string; port: number; process: ManagedProcess }[] = [];
+    stops.push(async () => {
+      await Promise.all(apis.map((a) => a.process.stop()));
+    });
+    const startReplica = async (index: number, port: number) => {
+      const proc = startApi({ ...env, PORT: String(port) }, { ...child, name: `api-${index + 1}` });
+      const url = `http://127.0.0.1:${port}`;
+      await waitForApi(url, proc);
+      apis[index] = { url, port, process: proc };
+    };
+    log(`starting ${opts.apis} API replica${opts.apis === 1 ? '' : 's'}`);
+    for (let i = 0; i < opts.apis; i++) await startReplica(i, await freePort());
+
+    const balancer = await startBalancer({
+      port: opts.port,
+      backends: apis.map((a) => a.url),
+      log: (m) => log(`balancer: ${m}`),
+    });
+    stops.push(() => balancer.close());
+
+    return {
+      url: balancer.url,
+      env,
+      apis,
+      workers,
+      balancer,
+      temporal,
+      postgres,
+      addWorker,
+      async restartApi(index, signal = 'SIGKILL') {
+        await apis[index].process.stop(signal);
+        await startReplica(index, apis[index].port);
+      },
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
