@@ -1,8 +1,10 @@
 /**
- * Two projects:
+ * Three projects:
  * - unit: pure code and in-process servers on loopback; no global stack.
  * - stack: HTTP, workflow and browser tests against one real stack (embedded Postgres, Temporal dev server, worker,
  *   API, fake OpenAI) started once per run in test/global-setup.ts.
+ * - cluster: the production shape (a real Temporal server, two API replicas behind a balancer, two workers) started
+ *   in test/cluster/global-setup.ts; its files run a subset of the HTTP tests against it, and its own.
  */
 const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 
@@ -23,6 +25,15 @@ module.exports = {
       testMatch: ['<rootDir>/test/{http,workflow,browser}/**/*.test.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
       globalTeardown: '<rootDir>/test/global-teardown.ts',
+    },
+    {
+      displayName: 'cluster',
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/test/cluster/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/support/use-cluster.ts'],
+      globalSetup: '<rootDir>/test/cluster/global-setup.ts',
+      globalTeardown: '<rootDir>/test/cluster/global-teardown.ts',
     },
   ],
 };

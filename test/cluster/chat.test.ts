@@ -1,0 +1,5 @@
+/**
+ * test/http/chat.test.ts, unchanged, against the production shape (test/cluster/global-setup.ts): through the balancer
+ * to two API replicas, turns run by two workers on a real Temporal server with SQL visibility.
+ */
+import '../http/chat.test';
