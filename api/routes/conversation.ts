@@ -139,12 +139,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Poll response', schema: PollResponse } },
       errors: ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'],
       handler: async (ctx, { query }) => {
-        ctx.body = await conversations.poll(
-          keyBot(ctx).botId,
-          query.session_id,
-          query.cursor,
-          publicBaseUrl(deps),
-        );
+        ctx.body = await conversations.poll(keyBot(ctx).botId, query.session_id, query.cursor, publicBaseUrl(deps));
       },
     }),
     route({

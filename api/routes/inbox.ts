@@ -56,12 +56,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params, query }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await conversations.transcript(
-          await bot(ctx, params.id),
-          params.sid,
-          query,
-          publicBaseUrl(deps),
-        );
+        ctx.body = await conversations.transcript(await bot(ctx, params.id), params.sid, query, publicBaseUrl(deps));
       },
     }),
     route({

@@ -346,7 +346,9 @@ describe("the dashboard's builder panel", () => {
     expect(res.status).toBe(200);
     expect(res.body.reply).toEqual(expect.any(String));
     expect(res.body.reply.length).toBeGreaterThan(0);
-    const wf = await temporal.workflow.getHandle(`builder/${bot.workspace_id}/user:${bot.user_id}/dashboard`).describe();
+    const wf = await temporal.workflow
+      .getHandle(`builder/${bot.workspace_id}/user:${bot.user_id}/dashboard`)
+      .describe();
     expect(wf.status.name).toBe('RUNNING');
     const empty = await http('/v1/dashboard/assistant', { body: { message: '' }, headers: cookie });
     expect(empty.status).toBe(400);
