@@ -9,11 +9,12 @@ import {
   cpuByRole,
   cpuPerOperation,
   liftRateLimits,
+  startBenchCluster,
   startBenchStack,
   summarize,
 } from './stack';
 
-const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1]
+const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1] [--cluster N]
                              [--first-ms 400] [--total-ms 2000] [--piece 4] [--chars 480] [--read-ms 1000]
 
 The load the platform exists for: many visitors at once on a model that takes seconds. Each visitor streams a
@@ -29,7 +30,9 @@ conversations), then run for --warmup seconds, then --seconds are measured:
   burst              the first fragment of the very first messages, over the model
   CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was
 
---workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do).
+--workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do): the Temporal dev
+server, one API — or with --cluster N the production shape (npm run cluster: a real Temporal server, N API replicas
+behind the balancer, which runs in this process and counts as the load generator's CPU).
 Results: bench/results/load.json.`;
 
 interface Turn {
@@ -87,19 +90,24 @@ async function main() {
   const piece = Number(arg('--piece', '4'));
   const chars = Number(arg('--chars', '480'));
   const readMs = Number(arg('--read-ms', '1000'));
+  const replicas = Number(arg('--cluster', '0'));
 
-  const stack = await startBenchStack();
-  const db = createDb(stack.platform.env.DATABASE_URL, { max: 2 });
+  const stack = replicas
+    ? await startBenchCluster({ apis: replicas, workers })
+    : await startBenchStack().then(async (single) => {
+        for (let w = 1; w < workers; w++) await single.platform.startWorker();
+        return { url: single.platform.apiUrl, env: single.platform.env, stop: single.stop };
+      });
+  const db = createDb(stack.env.DATABASE_URL, { max: 2 });
   try {
-    for (let w = 1; w < workers; w++) await stack.platform.startWorker();
-    const bot = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
+    const bot = await benchBot(db, stack.env.SECRET_ENCRYPTION_KEY);
     // The bot's model is the paced fake (the bench stack allows the fake's models on every plan).
     await db.query(`UPDATE bots SET model = $2 WHERE id = $1`, [
       bot.bot_id,
       `fake-pace-${firstMs}-${totalMs}-${piece}`,
     ]);
     await liftRateLimits(db);
-    const api = stack.platform.apiUrl;
+    const api = stack.url;
     const headers = { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' };
 
     let asked = 0;
@@ -184,6 +192,7 @@ async function main() {
       const row = {
         visitors,
         workers,
+        shape: replicas ? `cluster: real Temporal server, ${replicas} API replicas` : 'dev server, one API',
         turns_per_s: Math.round(rate * 10) / 10,
         ideal_turns_per_s: Math.round(ideal * 10) / 10,
         of_ideal: `${Math.round((rate / ideal) * 100)} %`,
@@ -223,7 +232,11 @@ async function main() {
     };
     mkdirSync(path.join(__dirname, 'results'), { recursive: true });
     writeFileSync(
-      path.join(__dirname, 'results', `load${workers > 1 ? `-${workers}-workers` : ''}.json`),
+      path.join(
+        __dirname,
+        'results',
+        `load${replicas ? `-cluster-${replicas}` : ''}${workers > 1 ? `-${workers}-workers` : ''}.json`,
+      ),
       JSON.stringify(out, null, 2),
     );
   } finally {

@@ -6,6 +6,7 @@ import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
 import { bootstrapWorkspace } from '../lib/accounts/service';
 import type { Db, Queryable } from '../lib/db';
 import { createSecretBox } from '../lib/secret-box';
+import { startCluster } from '../lib/stack/cluster';
 import { type Platform, startPlatform } from '../lib/stack/platform';
 import { freePort } from '../lib/stack/processes';
 
@@ -13,6 +14,57 @@ import { freePort } from '../lib/stack/processes';
  * A whole platform for a benchmark run, as the tests start it (embedded Postgres, Temporal dev server, a worker,
  * the API) with the fake OpenAI server answering at once, so what is measured is the platform's own overhead.
  */
+/** The platform's settings for benchmarks: production mode, the fake model, tuning from the bench's environment. */
+function benchEnv(fakeUrl: string, publicBaseUrl: string): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    PUBLIC_BASE_URL: publicBaseUrl,
+    LOG_LEVEL: 'warn',
+    OPENAI_API_KEY: 'bench',
+    OPENAI_BASE_URL: fakeUrl,
+    LLM_MODEL: 'fake-model',
+    // The fake's directive models (`fake-pace-400-2000-4`…) on every plan.
+    LLM_MODELS: 'fake-*:1',
+    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    DATABASE_POOL_SIZE: '20',
+    // Tuning under test comes from the bench's own environment (`WORKER_WORKFLOW_TASK_SLOTS=40 npm run bench …`).
+    ...tuningFromEnvironment(),
+  };
+}
+
+/**
+ * The production shape for a benchmark (lib/stack/cluster.ts): a real Temporal server, `apis` replicas behind the
+ * balancer (which runs in the benchmark's own process), `workers` workers.
+ */
+export async function startBenchCluster(opts: {
+  apis: number;
+  workers: number;
+}): Promise<{ url: string; env: Record<string, string>; fake: FakeOpenAI; stop(): Promise<void> }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-platform-bench-cluster-'));
+  chmodSync(dataDir, 0o755);
+  const fake = await startFakeOpenAI();
+  const port = await freePort();
+  const cluster = await startCluster({
+    dataDir,
+    apis: opts.apis,
+    workers: opts.workers,
+    port,
+    env: benchEnv(fake.url, `http://127.0.0.1:${port}`),
+    quiet: !process.env.BENCH_VERBOSE,
+    logDir: path.join(dataDir, 'logs'),
+  });
+  return {
+    url: cluster.url,
+    env: cluster.env,
+    fake,
+    async stop() {
+      await cluster.stop();
+      await fake.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 export async function startBenchStack(
   opts: { persistTemporal?: boolean } = {},
 ): Promise<{ platform: Platform; fake: FakeOpenAI; stop(): Promise<void> }> {
@@ -22,20 +74,7 @@ export async function startBenchStack(
   const apiPort = await freePort();
   const platform = await startPlatform({
     dataDir,
-    env: {
-      NODE_ENV: 'production',
-      PUBLIC_BASE_URL: `http://127.0.0.1:${apiPort}`,
-      LOG_LEVEL: 'warn',
-      OPENAI_API_KEY: 'bench',
-      OPENAI_BASE_URL: fake.url,
-      LLM_MODEL: 'fake-model',
-      // The fake's directive models (`fake-pace-400-2000-4`…) on every plan.
-      LLM_MODELS: 'fake-*:1',
-      SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      DATABASE_POOL_SIZE: '20',
-      // Tuning under test comes from the bench's own environment (`WORKER_WORKFLOW_TASK_SLOTS=40 npm run bench …`).
-      ...tuningFromEnvironment(),
-    },
+    env: benchEnv(fake.url, `http://127.0.0.1:${apiPort}`),
     apiPort,
     postgresPort: await freePort(),
     temporalPort: await freePort(),
