@@ -351,6 +351,20 @@ describe('dashboard, an owner', () => {
     const stored = () =>
       page.evaluate<string>('JSON.stringify([Object.entries(sessionStorage), Object.entries(localStorage)])');
     expect(await stored()).not.toMatch(/ck_/);
+    // The session ends while the page is open (expired, or signed out elsewhere): whoever signs in next in this tab
+    // finds the builder's conversation gone from the page's memory too.
+    await context.clearCookies();
+    const nav = page.getByRole('navigation', { name: 'Main' });
+    await nav.getByRole('link', { name: 'Agents' }).click();
+    await page.waitForURL(/\/signin\?next=%2Fagents$/);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${api}/agents`);
+    await nav.getByRole('link', { name: 'Builder' }).click();
+    await page.getByRole('heading', { name: 'Builder', level: 1 }).waitFor();
+    await builderLog.getByText(/For example/).waitFor();
+    expect(await builderLog.innerText()).not.toMatch(/ck_/);
 
     // Account: a wrong current password is refused; the right one changes it.
     await page.getByRole('button', { name: /account menu/ }).click();

@@ -63,6 +63,8 @@ function SignedInApp(props: { place: Place }) {
   useEffect(() => {
     // A session that ends while a page is open (signed out elsewhere, expired): sign in again, then come back.
     onUnauthorized(() => {
+      // What the ended session saw goes with it: whoever signs in next in this tab starts afresh.
+      forgetSignedInState();
       if (!PUBLIC.has(location.pathname)) navigate(signInAddress(), { replace: true });
     });
     void loadMe();

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { builder } from '../api/builder';
 import type { Failure } from '../api/client';
+import { useSession } from '../session';
 import { Button, ErrorBox, Notice, Page, Panel } from '../ui';
 
 interface Turn {
@@ -13,13 +14,17 @@ interface Turn {
 
 /**
  * The conversation survives moving between pages, in this page's memory only: replies can carry secrets shown once
- * (a new builder key, a trigger's secret), and nothing of them may outlive the page in the browser's storage.
+ * (a new builder key, a trigger's secret), and nothing of them may outlive the page in the browser's storage. It is
+ * kept for the person who had it: someone else signing in in this tab starts with an empty conversation.
  */
-let kept: Turn[] = [];
+let kept: { userId: string; turns: Turn[] } | undefined;
+/** Counts forgettings: a page opened before one (an answer arriving after the session ended) writes nothing back. */
+let forgotten = 0;
 
-/** Forgets the conversation (at sign-out: the next person at this browser sees nothing of it). */
+/** Forgets the conversation (at sign-out or when the session ends: the next person sees nothing of it). */
 export function forgetBuilderConversation(): void {
-  kept = [];
+  kept = undefined;
+  forgotten++;
 }
 
 /**
@@ -28,7 +33,9 @@ export function forgetBuilderConversation(): void {
  * buttons. Answers can take up to a minute: the page shows how long it has been working.
  */
 export function BuilderPage() {
-  const [turns, setTurns] = useState<Turn[]>(() => kept);
+  const userId = useSession().me.user.id;
+  const [turns, setTurns] = useState<Turn[]>(() => (kept?.userId === userId ? kept.turns : []));
+  const [opened] = useState(forgotten);
   const [text, setText] = useState('');
   const [sending, setSending] = useState<number | undefined>();
   const [now, setNow] = useState(Date.now());
@@ -38,7 +45,7 @@ export function BuilderPage() {
   const input = useRef<HTMLTextAreaElement>(null);
 
   useEffect(() => {
-    kept = turns.slice(-100);
+    if (opened === forgotten) kept = { userId, turns: turns.slice(-100) };
     log.current?.lastElementChild?.scrollIntoView({ block: 'nearest' });
   }, [turns, sending]);
 
