@@ -96,6 +96,8 @@ export async function serveDocsAsset(ctx: AppContext, name: string): Promise<boo
   const asset = await pending;
   ctx.status = 200;
   ctx.type = asset.type;
+  // As the dashboard's assets: a browser runs or styles these by their declared type only.
+  ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Cache-Control', asset.cacheControl);
   ctx.set('Vary', 'Accept-Encoding');
   ctx.etag = asset.etag;

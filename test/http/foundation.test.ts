@@ -210,4 +210,24 @@ describe('the contract document', () => {
       expect(asset.text.length).toBeGreaterThan(50);
     }
   });
+
+  it('GET /docs and its assets carry the dashboard pages’ security headers', async () => {
+    const [docs, dashboardPage] = await Promise.all([http('/docs'), http('/signin')]);
+    for (const name of ['x-frame-options', 'referrer-policy', 'x-content-type-options']) {
+      expect([name, docs.headers.get(name)]).toEqual([name, dashboardPage.headers.get(name)]);
+    }
+    expect(docs.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(docs.headers.get('x-frame-options')).toBe('DENY');
+    const csp = docs.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("object-src 'none'");
+    expect(csp).toContain("base-uri 'none'");
+    // Scripts only from the API, never inline: the same rule as the pages.
+    expect(csp).toMatch(/(?:^|; )script-src 'self'(?:;|$)/);
+    for (const name of ['docs.css', 'docs.js', 'scalar.js']) {
+      const asset = await http(`/docs/assets/${name}`);
+      expect([name, asset.status, asset.headers.get('x-content-type-options')]).toEqual([name, 200, 'nosniff']);
+    }
+  });
 });
