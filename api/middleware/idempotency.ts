@@ -115,9 +115,11 @@ export function idempotency(db: Db, lease: IdempotencyLease = DEFAULT_LEASE): Ap
     const ownedUntil = Date.now() + MAX_OWNED_MS;
     const renewal = setInterval(() => {
       if (Date.now() > ownedUntil) return clearInterval(renewal);
+      // Only a live lease is renewed: one that lapsed (this process stalled, or Postgres was away) is lost, and a
+      // retry may take the key over — it joins the same turn, so losing it costs nothing but makes takeover certain.
       db.query(
         `UPDATE idempotency_keys SET lease_until = now() + make_interval(secs => $3)
-          WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress'`,
+          WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress' AND lease_until > now()`,
         [apiKeyId, key, lease.leaseSeconds],
       ).catch(() => undefined); // a missed renewal at worst lets a retry join the same turn
     }, lease.renewSeconds * 1000);

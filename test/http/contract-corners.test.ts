@@ -20,6 +20,7 @@ import {
   testDb,
   waitUntil,
 } from '../support/helpers';
+import { startInProcessApi } from '../support/in-process-api';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -228,29 +229,50 @@ describe('streams with an Idempotency-Key', () => {
   });
 
   it('a retry that takes over the key of a turn still running joins that turn: one turn, one model call', async () => {
-    const bot = await newBot();
-    const tag = `takeover-${randomUUID()}`;
-    const key = `k-${tag}`;
-    const body = { session_id: randomUUID(), message: `[[fake:slow-2000]][[fake:tag:${tag}]] a slow question` };
-    const first = chat(bot, body, { 'Idempotency-Key': key });
-    await waitUntil('the first attempt to be running', async () => (await fakeRequests(tag)).length > 0);
-    // As if the first attempt's process had died: its lease ran out, so the key may be taken over.
-    await testDb().query(
-      `UPDATE idempotency_keys SET lease_until = now() - interval '1 second' WHERE idempotency_key = $1`,
-      [key],
-    );
-    const second = await chat(bot, body, { 'Idempotency-Key': key });
-    const firstRes = await first;
-    expect(firstRes.status).toBe(200);
-    expect(second.status).toBe(200);
-    expect(second.body.answer).toBe(firstRes.body.answer);
-    expect(await fakeRequests(tag)).toHaveLength(1);
-    const visitorMessages = await testDb().query(
-      `SELECT 1 FROM messages WHERE session_id = $1 AND author = 'visitor'`,
-      [body.session_id],
-    );
-    expect(visitorMessages.rowCount).toBe(1);
-  }, 30_000);
+    // A turn long enough for the first attempt's lease renewal (every 5 s) to come while it runs: an API of this
+    // test's own with a longer turn budget than the shared one.
+    const api = await startInProcessApi({ LLM_TURN_TIMEOUT_MS: '15000' });
+    try {
+      const bot = await newBot();
+      const tag = `takeover-${randomUUID()}`;
+      const key = `k-${tag}`;
+      const body = { session_id: randomUUID(), message: `[[fake:slow-9000]][[fake:tag:${tag}]] a slow question` };
+      const send = () =>
+        http('/v1/api/chat', {
+          key: bot.keys.secret_key,
+          body,
+          headers: { 'Idempotency-Key': key },
+          baseUrl: api.url,
+        });
+      const first = send();
+      await waitUntil('the first attempt to be running', async () => (await fakeRequests(tag)).length > 0);
+      // As if the first attempt's process had stalled: its lease ran out, so the key may be taken over — and stays
+      // so when the stalled owner's next renewal comes, since a lapsed lease is lost, not renewed.
+      await testDb().query(
+        `UPDATE idempotency_keys SET lease_until = now() - interval '1 second' WHERE idempotency_key = $1`,
+        [key],
+      );
+      await new Promise((r) => setTimeout(r, 5_500));
+      const lease = await testDb().query<{ lapsed: boolean; state: string }>(
+        `SELECT lease_until < now() AS lapsed, state FROM idempotency_keys WHERE idempotency_key = $1`,
+        [key],
+      );
+      expect(lease.rows[0]).toEqual({ lapsed: true, state: 'in_progress' });
+      const second = await send();
+      const firstRes = await first;
+      expect(firstRes.status).toBe(200);
+      expect(second.status).toBe(200);
+      expect(second.body.answer).toBe(firstRes.body.answer);
+      expect(await fakeRequests(tag)).toHaveLength(1);
+      const visitorMessages = await testDb().query(
+        `SELECT 1 FROM messages WHERE session_id = $1 AND author = 'visitor'`,
+        [body.session_id],
+      );
+      expect(visitorMessages.rowCount).toBe(1);
+    } finally {
+      await api.close();
+    }
+  }, 45_000);
 });
 
 describe('a webhook receiver that answers 2xx with a large body', () => {
