@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { BootstrapResult } from '../../lib/accounts/service';
-import { http, newBot, ownerSession, waitUntil } from '../support/helpers';
+import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { type ShopPage, launchChromium, makePng, startShopPage } from '../support/browser';
 import { stackInfo } from '../support/stack-info';
 
@@ -166,18 +166,10 @@ describe('the widget on an integrator’s page', () => {
       });
       expect((await styleOf(page, '.input', ['background-color']))['background-color']).toBe('rgb(255, 255, 255)');
 
-      // A streamed answer: the bot's bubble grows while frames arrive, before the end frame brings the rating. The fake
-      // model answers at once and the platform coalesces fragments that come while one is on its way, so on loopback
-      // the whole answer may arrive in one read; a slow download (DevTools network conditions, 2 KB/s) spreads its
-      // bytes over a second or so, as a visitor's mobile connection would.
-      const devtools = await context.newCDPSession(page);
-      await devtools.send('Network.enable');
-      await devtools.send('Network.emulateNetworkConditions', {
-        offline: false,
-        latency: 0,
-        downloadThroughput: 2048,
-        uploadThroughput: -1,
-      });
+      // A streamed answer: the bot's bubble grows while frames arrive, before the end frame brings the rating. The
+      // model is paced as a real one is (the instructions carry the fake's pace marker: first piece after 100 ms, the
+      // last at 1.5 s), so the platform's flushes (every 100 ms) bring it in several frames.
+      await testDb().query(`UPDATE bots SET instructions = '[[fake:pace-100-1500-6]]' WHERE id = $1`, [bot.bot_id]);
       await inWidget(
         page,
         `(() => {
@@ -204,12 +196,6 @@ describe('the widget on an integrator’s page', () => {
       const finalLength = answer!.length;
       const partial = seen.filter((s) => !s.ended && s.len > 0 && s.len < finalLength);
       expect(partial.length).toBeGreaterThan(0);
-      await devtools.send('Network.emulateNetworkConditions', {
-        offline: false,
-        latency: 0,
-        downloadThroughput: -1,
-        uploadThroughput: -1,
-      });
       expect(await messageBox(page).inputValue()).toBe('');
       await shot(page, '02b-streamed-answer');
 
