@@ -187,10 +187,13 @@ describe('approving and collecting', () => {
     const first = await c.poll(code, secret);
     expect(first.status).toBe(200);
     // The client learns which workspace it joined, to tell its user where changes will land.
+    const joined = await testDb().query<{ name: string }>(`SELECT name FROM workspaces WHERE id = $1`, [
+      bot.workspace_id,
+    ]);
     expect(first.body).toEqual({
       status: 'ok',
       constructor_key: expect.stringMatching(/^ck_[A-Za-z0-9]{32}$/),
-      workspace: { id: bot.workspace_id, name: expect.any(String) },
+      workspace: { id: bot.workspace_id, name: joined.rows[0].name },
     });
     const key: string = first.body.constructor_key;
     expect(waiting.key_sealed).not.toContain(key);
