@@ -1,0 +1,168 @@
+/**
+ * The worker reads a model's stream itself (lib/sse-decoder.ts, lib/llm.ts): the decoder against the event stream
+ * format, and the streamed `complete` against the fake OpenAI server and hand-written streams on loopback.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LlmError, createOpenAiLlm } from '../../lib/llm';
+import { SseDecoder, type ServerSentEvent } from '../../lib/sse-decoder';
+import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
+
+describe('the event stream decoder', () => {
+  const sample =
+    ': a comment\r\n' +
+    'data: {"a":1}\r\n\r\n' +
+    'event: error\ndata: first line\ndata:second line\n\n' +
+    'data\n\n' +
+    'id: 7\rretry: 10\rdata: cr only\r\r' +
+    'data: [DONE]\n\n' +
+    'data: never closed';
+  const expected: ServerSentEvent[] = [
+    { event: null, data: '{"a":1}' },
+    { event: 'error', data: 'first line\nsecond line' },
+    { event: null, data: '' },
+    { event: null, data: 'cr only' },
+    { event: null, data: '[DONE]' },
+  ];
+
+  it('reads every event of a stream in one piece', () => {
+    const d = new SseDecoder();
+    expect(d.push(sample)).toEqual(expected);
+    d.end();
+  });
+
+  it('reads the same events however the network cuts the stream, even between CR and LF', () => {
+    for (let cut = 0; cut <= sample.length; cut++) {
+      const d = new SseDecoder();
+      const events = [...d.push(sample.slice(0, cut)), ...d.push(sample.slice(cut))];
+      expect(events).toEqual(expected);
+    }
+    const d = new SseDecoder();
+    const oneByOne = [...sample].flatMap((c) => d.push(c));
+    expect(oneByOne).toEqual(expected);
+  });
+
+  it('drops an event the body ended before closing', () => {
+    const d = new SseDecoder();
+    expect(d.push('data: half')).toEqual([]);
+    d.end();
+    expect(d.push('\n\n')).toEqual([]);
+  });
+});
+
+describe('a streamed completion', () => {
+  let fake: FakeOpenAI;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+  });
+  afterAll(() => fake.close());
+
+  const llm = () => createOpenAiLlm({ apiKey: 'test', baseURL: fake.url, model: 'gpt-test' });
+
+  it('hands on the text as it comes, in pieces that add up to the answer the JSON call gives', async () => {
+    const question = { role: 'user' as const, content: '[[fake:pace-50-400-4]] what are the opening hours?' };
+    const pieces: string[] = [];
+    const streamed = await llm().complete({
+      messages: [question],
+      timeoutMs: 5000,
+      onDelta: (d) => void pieces.push(d),
+    });
+    const whole = await llm().complete({ messages: [question], timeoutMs: 5000 });
+    expect(streamed.text).toBe(whole.text);
+    expect(streamed.text).toContain('Fake answer: what are the opening hours?');
+    expect(pieces.join('')).toBe(streamed.text);
+    // Paced over 350 ms: several network reads, each handed on as one piece.
+    expect(pieces.length).toBeGreaterThan(2);
+    expect(streamed.promptTokens).toBeGreaterThan(0);
+    expect(streamed.completionTokens).toBeGreaterThan(0);
+    expect(streamed.model).toBe('gpt-test');
+  });
+
+  it('gathers a tool call sent in parts', async () => {
+    const res = await llm().complete({
+      messages: [{ role: 'user', content: '[[fake:tool-call:lookup_order:{"order":"A-17"}]] where is my order?' }],
+      tools: [{ type: 'function', function: { name: 'lookup_order', parameters: { type: 'object' } } }],
+      timeoutMs: 5000,
+      onDelta: () => undefined,
+    });
+    expect(res.toolCalls).toEqual([{ id: expect.any(String), name: 'lookup_order', arguments: '{"order":"A-17"}' }]);
+  });
+
+  it('fails as the model failed: a refused request, and a stream cut off midway', async () => {
+    await expect(
+      llm().complete({
+        messages: [{ role: 'user', content: '[[fake:fail-429]] hi' }],
+        timeoutMs: 5000,
+        onDelta: () => undefined,
+      }),
+    ).rejects.toMatchObject({ kind: 'llm_overloaded' });
+    const pieces: string[] = [];
+    await expect(
+      llm().complete({
+        messages: [{ role: 'user', content: '[[fake:stream-then-fail]] hi' }],
+        timeoutMs: 5000,
+        onDelta: (d) => void pieces.push(d),
+      }),
+    ).rejects.toThrow();
+    expect(pieces.join('').length).toBeGreaterThan(0);
+  });
+});
+
+describe('a stream written by hand', () => {
+  let server: Server;
+  let body: string[] = [];
+  beforeAll(async () => {
+    server = createServer(async (req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const part of body) {
+        res.write(part);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      res.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  const llm = () =>
+    createOpenAiLlm({
+      apiKey: 'test',
+      baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+      model: 'gpt-test',
+    });
+  const chunk = (content: string) =>
+    JSON.stringify({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      model: 'gpt-hand',
+      choices: [{ index: 0, delta: { content } }],
+    });
+
+  it('reads events cut anywhere, with CRLF line ends, and ignores what follows [DONE]', async () => {
+    const stream = `data: ${chunk('Hel')}\r\n\r\ndata: ${chunk('lo')}\r\n\r\ndata: [DONE]\r\n\r\ndata: ${chunk('!')}\r\n\r\n`;
+    body = [stream.slice(0, 7), stream.slice(7, 40), stream.slice(40, 41), stream.slice(41)];
+    const pieces: string[] = [];
+    const res = await llm().complete({
+      messages: [{ role: 'user', content: 'hi' }],
+      timeoutMs: 5000,
+      onDelta: (d) => void pieces.push(d),
+    });
+    expect(res.text).toBe('Hello');
+    expect(pieces.join('')).toBe('Hello');
+    expect(res.model).toBe('gpt-hand');
+  });
+
+  it('reports an error sent inside the stream as the backend failing', async () => {
+    body = [
+      `data: ${chunk('Hi')}\n\n`,
+      `data: {"error":{"message":"The server had an error","type":"server_error"}}\n\n`,
+    ];
+    const err = await llm()
+      .complete({ messages: [{ role: 'user', content: 'hi' }], timeoutMs: 5000, onDelta: () => undefined })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LlmError);
+    expect((err as LlmError).kind).toBe('llm_overloaded');
+  });
+});
