@@ -42,6 +42,7 @@ export default tseslint.config(
           // Files that exist only on stdin: test/unit/lint-rules.test.ts lints fence-breaking probes under these names.
           allowDefaultProject: [
             'workflows/zz-lint-probe.ts',
+            'workflows/contracts/zz-lint-probe.ts',
             'activities/zz-lint-probe.ts',
             'api/routes/zz-lint-probe.ts',
             'lib/zz-lint-probe.ts',
@@ -69,8 +70,8 @@ export default tseslint.config(
   },
   {
     // The workflow sandbox fence (STYLE.md 4): workflow code is deterministic and bundled apart. It imports only the
-    // workflow SDK, its sibling workflow files (messages, failures, other workflows) and activity *types*.
-    files: ['workflows/**/*.ts'],
+    // workflow SDK, its sibling workflow files (contracts, failures, other workflows) and activity *types*.
+    files: ['workflows/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -91,6 +92,24 @@ export default tseslint.config(
     },
   },
   {
+    // A workflow's contract is imported by the services, the workflow and its activities alike: it holds no workflow
+    // code, only the SDK's definitions, other contracts and the failure types.
+    files: ['workflows/contracts/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!@temporalio/workflow$|\\./[a-z-]+$|\\.\\./failures$)',
+              message: 'A contract imports only @temporalio/workflow, other contracts and ../failures.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Activities reach the world through injected deps and domain code; never through workflow values or the
     // services that start workflows (those are injected as ports, e.g. TriggerRuntime).
     files: ['activities/**/*.ts'],
@@ -100,8 +119,8 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: '^\\.\\./workflows/(?!messages$|failures$)',
-              message: 'Activities import only workflows/messages and workflows/failures, never workflow code.',
+              regex: '^\\.\\./workflows/(?!contracts/[a-z-]+$|failures$)',
+              message: 'Activities import only workflows/contracts/* and workflows/failures, never workflow code.',
             },
             {
               group: WORKFLOW_STARTING_SERVICES,

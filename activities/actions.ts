@@ -1,7 +1,7 @@
 import type { Db } from '../lib/db';
 import type { SafeFetch } from '../lib/http/safe-fetch';
 import { executeTool, postActionOutcome, requestApproval } from '../lib/actions/tools';
-import type { ToolSpec } from '../workflows/messages';
+import type { ToolSpec } from '../workflows/contracts/agent-run';
 
 export interface ActionDeps {
   db: Db;

@@ -1,6 +1,6 @@
 import { applyTransition } from '../lib/conversations/transitions';
 import type { Db } from '../lib/db';
-import type { TransitionInput } from '../workflows/messages';
+import type { TransitionInput } from '../workflows/contracts/conversation';
 
 export interface ConversationDeps {
   db: Db;

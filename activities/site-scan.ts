@@ -6,7 +6,7 @@ import { UnknownBotError, type Embedder } from '../lib/knowledge/store';
 import { recordScanAttempt, recordScanFailed, recordScanFinished, recordScanProgress } from '../lib/scans/runs';
 import { isCompleteRead, removeVanishedPages, scanKey, writeScannedPage } from '../lib/scans/sources';
 import { failure } from '../workflows/failures';
-import type { SiteScanInput, SiteScanSummary } from '../workflows/messages';
+import type { SiteScanInput, SiteScanSummary } from '../workflows/contracts/site-scan';
 
 export interface SiteScanDeps {
   db: Db;

@@ -1,6 +1,7 @@
 import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { ActionActivities } from '../activities/actions';
-import { type ToolSpec, approvalDecisionSignal } from './messages';
+import { approvalDecisionSignal } from './contracts/action-approval';
+import { type ToolSpec } from './contracts/agent-run';
 
 /** An approval the owner never decides expires; the visitor is told. */
 const APPROVAL_EXPIRES = '7 days';

@@ -13,17 +13,9 @@ import type { AgentRunActivities } from '../activities/agent-run';
 import type { TriggerActivities } from '../activities/triggers';
 import { NON_RETRYABLE, failure, failureInfo } from './failures';
 import { actionApprovalWorkflow } from './action-approval';
-import {
-  type AgentRunInput,
-  type GeneratedAnswer,
-  type AgentRunResult,
-  type ScheduledRunInput,
-  type ToolCall,
-  type ToolSpec,
-  type ToolTurn,
-  approvalDecisionSignal,
-  approvalWorkflowId,
-} from './messages';
+import { approvalDecisionSignal, approvalWorkflowId } from './contracts/action-approval';
+import { type AgentRunInput, type GeneratedAnswer, type AgentRunResult, type ToolCall, type ToolSpec, type ToolTurn } from './contracts/agent-run';
+import { type ScheduledRunInput } from './contracts/trigger-health';
 
 /** A run may go back to the model this many times after tool calls; then its last text is the answer. */
 const MAX_TOOL_STEPS = 6;

@@ -14,22 +14,9 @@ import type { AgentRunActivities } from '../activities/agent-run';
 import type { ConversationActivities } from '../activities/conversation';
 import { agentRunWorkflow } from './agent-run';
 import { failure, failureInfo } from './failures';
-import {
-  type ConversationInput,
-  type ConversationStatus,
-  type TransitionInput,
-  type TurnResult,
-  agentRunSearchAttributes,
-  deliveryWorkflowId,
-  handoffUpdate,
-  operatorJoinedSignal,
-  operatorReplyUpdate,
-  resolveUpdate,
-  runWorkflowId,
-  statusQuery,
-  visitorAttachmentUpdate,
-  visitorMessageUpdate,
-} from './messages';
+import { agentRunSearchAttributes, runWorkflowId } from './contracts/agent-run';
+import { type ConversationInput, type ConversationStatus, type TransitionInput, type TurnResult, handoffUpdate, operatorJoinedSignal, operatorReplyUpdate, resolveUpdate, statusQuery, visitorAttachmentUpdate, visitorMessageUpdate } from './contracts/conversation';
+import { deliveryWorkflowId } from './contracts/webhook-delivery';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
 
 /** What the visitor reads when the conversation is handed to a person (spec: "an escalation confirmation"). */

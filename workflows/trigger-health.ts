@@ -1,6 +1,6 @@
 import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { TriggerActivities } from '../activities/triggers';
-import { type RunFinished, type RunReported, runFinishedSignal, runFinishedUpdate } from './messages';
+import { type RunFinished, type RunReported, runFinishedSignal, runFinishedUpdate } from './contracts/trigger-health';
 
 const REPORTS_BEFORE_CONTINUE_AS_NEW = 1_000;
 

@@ -11,7 +11,7 @@ import { BuilderRateLimited } from '../../lib/builder/service';
 import { ApiError } from '../../lib/errors';
 import { LIMITS } from '../../lib/limits';
 import type { Services } from '../../lib/services';
-import type { BuilderPrincipal, BuilderSurface } from '../../workflows/messages';
+import type { BuilderPrincipal, BuilderSurface } from '../../workflows/contracts/builder-thread';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import { AUTH_ERRORS, type RouteDef, route } from '../route';

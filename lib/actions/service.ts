@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { approvalDecisionSignal } from '../../workflows/messages';
+import { approvalDecisionSignal } from '../../workflows/contracts/action-approval';
 import type { Db } from '../db';
 import { ApiError, errors } from '../errors';
 import { newId } from '../ids';

@@ -1,7 +1,7 @@
 import type { Db } from '../db';
 import type { SafeFetch } from '../http/safe-fetch';
 import { readState, writeState } from '../bots/state';
-import type { AgentRunInput, ToolSpec } from '../../workflows/messages';
+import type { AgentRunInput, ToolSpec } from '../../workflows/contracts/agent-run';
 
 /**
  * The tools a run offers the model, and what calling one does: the bot's actions (HTTP calls through the

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db';
 import { errors } from '../errors';
 import { LIMITS } from '../limits';
-import { approvalWorkflowId } from '../../workflows/messages';
+import { approvalWorkflowId } from '../../workflows/contracts/action-approval';
 
 /**
  * The data of the builder's two read-only tools (spec, Builder over MCP: `agents` and `incidents`). Everything is

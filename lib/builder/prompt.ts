@@ -1,4 +1,4 @@
-import type { BuilderPrincipal } from '../../workflows/messages';
+import type { BuilderPrincipal } from '../../workflows/contracts/builder-thread';
 
 /**
  * The builder's system prompt. It explains the job and the conventions; it is not where the rules are enforced (the

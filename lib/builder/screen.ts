@@ -1,4 +1,4 @@
-import type { BuilderPrincipal } from '../../workflows/messages';
+import type { BuilderPrincipal } from '../../workflows/contracts/builder-thread';
 
 /**
  * Requests the builder refuses at once, before the model and without asking consent (spec, Builder over MCP, rules

@@ -13,7 +13,7 @@ import type { KnowledgeService } from '../knowledge/service';
 import type { RunService } from '../runs/service';
 import { type ScanService, hostOf } from '../scans/service';
 import type { TriggerService } from '../triggers/service';
-import type { BuilderActOutcome, BuilderPrincipal } from '../../workflows/messages';
+import type { BuilderActOutcome, BuilderPrincipal } from '../../workflows/contracts/builder-thread';
 
 /**
  * The builder's tools (spec, Builder over MCP): each is a service function — the same code path as the HTTP API —

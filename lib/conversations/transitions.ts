@@ -1,4 +1,4 @@
-import type { TransitionInput } from '../../workflows/messages';
+import type { TransitionInput } from '../../workflows/contracts/conversation';
 import { type Db, withTransaction } from '../db';
 
 const TRANSCRIPT_MESSAGES = 20;

@@ -4,7 +4,7 @@ import { LIMITS } from '../limits';
 import type { Passage } from '../knowledge/retrieve';
 import { DELTA_CHANNEL, answerNotice } from '../streams';
 import { failure } from '../../workflows/failures';
-import type { AgentRunInput, GeneratedAnswer, ToolSpec } from '../../workflows/messages';
+import type { AgentRunInput, GeneratedAnswer, ToolSpec } from '../../workflows/contracts/agent-run';
 
 /**
  * A run's record in Postgres from start to finish (spec, What the service does: every wake-up is a run accounted in

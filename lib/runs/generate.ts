@@ -1,5 +1,5 @@
 import { failure } from '../../workflows/failures';
-import type { AgentRunInput, GeneratedAnswer, ToolTurn } from '../../workflows/messages';
+import type { AgentRunInput, GeneratedAnswer, ToolTurn } from '../../workflows/contracts/agent-run';
 import { type Llm, LlmError } from '../llm';
 import type { DeltaPublisher, TurnStream } from '../streams';
 import { storableText } from '../text';

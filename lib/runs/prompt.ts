@@ -1,6 +1,6 @@
 import type { Passage } from '../knowledge/retrieve';
 import type { ChatMessage } from '../llm';
-import type { AgentRunInput, ToolTurn } from '../../workflows/messages';
+import type { AgentRunInput, ToolTurn } from '../../workflows/contracts/agent-run';
 
 /** What the model is given for one run: the agent, its knowledge and the conversation so far. */
 export interface PromptContext {

@@ -7,7 +7,7 @@ import {
   type ScheduleOptionsStartWorkflowAction,
   type ScheduleUpdateOptions,
 } from '@temporalio/client';
-import { type SiteScanInput, siteScanSearchAttributes, siteScanWorkflowId } from '../../workflows/messages';
+import { type SiteScanInput, siteScanSearchAttributes, siteScanWorkflowId } from '../../workflows/contracts/site-scan';
 import { siteScanWorkflow } from '../../workflows/site-scan';
 import { normalizeUrl } from '../crawl/crawler';
 import type { Db } from '../db';

@@ -7,15 +7,8 @@ import {
 } from '@temporalio/client';
 import { createHmac } from 'node:crypto';
 import { agentRunWorkflow } from '../../workflows/agent-run';
-import {
-  type AgentRunInput,
-  type ScheduledRunInput,
-  agentRunSearchAttributes,
-  runFinishedUpdate,
-  runWorkflowId,
-  triggerHealthWorkflowId,
-  triggerScheduleId,
-} from '../../workflows/messages';
+import { type AgentRunInput, agentRunSearchAttributes, runWorkflowId } from '../../workflows/contracts/agent-run';
+import { type ScheduledRunInput, runFinishedUpdate, triggerHealthWorkflowId, triggerScheduleId } from '../../workflows/contracts/trigger-health';
 import { triggerHealthWorkflow } from '../../workflows/trigger-health';
 import type { Db } from '../db';
 import { ApiError, errors } from '../errors';

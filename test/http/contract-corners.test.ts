@@ -9,7 +9,9 @@ import { scanScheduleId } from '../../lib/scans/service';
 import { scanKey } from '../../lib/scans/sources';
 import { actionApprovalWorkflow } from '../../workflows/action-approval';
 import { maintenanceWorkflow } from '../../workflows/maintenance';
-import { approvalWorkflowId, conversationWorkflowId, triggerScheduleId } from '../../workflows/messages';
+import { approvalWorkflowId } from '../../workflows/contracts/action-approval';
+import { conversationWorkflowId } from '../../workflows/contracts/conversation';
+import { triggerScheduleId } from '../../workflows/contracts/trigger-health';
 import {
   fakeRequests,
   http,

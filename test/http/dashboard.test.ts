@@ -3,7 +3,7 @@ import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { signVisitorConfirmation } from '../../lib/identity';
 import { fingerprint } from '../../lib/keys';
-import { triggerScheduleId } from '../../workflows/messages';
+import { triggerScheduleId } from '../../workflows/contracts/trigger-health';
 import { type FakeSite, startFakeSite } from '../support/fake-site';
 import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { addMember, sessionOf } from '../support/members';

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
-import { conversationWorkflowId } from '../../workflows/messages';
+import { conversationWorkflowId } from '../../workflows/contracts/conversation';
 import { http, newBot, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 

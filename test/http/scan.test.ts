@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { retrievePassages } from '../../lib/knowledge/retrieve';
 import { scanScheduleId } from '../../lib/scans/service';
-import { siteScanWorkflowId } from '../../workflows/messages';
+import { siteScanWorkflowId } from '../../workflows/contracts/site-scan';
 import { siteScanWorkflow } from '../../workflows/site-scan';
 import { FAKE_SITE_FACTS, MASCOT_FACT, RUSSIAN_FACT, startFakeSite, type FakeSite } from '../support/fake-site';
 import { http as api, newBot, ownerSession, testDb } from '../support/helpers';

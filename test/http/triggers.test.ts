@@ -3,7 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import http_ from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BootstrapResult } from '../../lib/accounts/service';
-import { TRIGGER_BODY_LINE } from '../../workflows/messages';
+import { TRIGGER_BODY_LINE } from '../../lib/triggers/store';
 import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 

@@ -63,6 +63,23 @@ export const probe = [Pool, createAgentRunActivities, LIMITS, proxyActivities, F
     expect(messages.every((m) => m.ruleId === '@typescript-eslint/no-restricted-imports')).toBe(true);
   }, 60_000);
 
+  it('fence workflow contracts: no workflow code, no Node or lib/; the SDK, other contracts and failures pass', async () => {
+    const messages = await lint(
+      'workflows/contracts/zz-lint-probe.ts',
+      `import { conversationWorkflow } from '../conversation';
+import { createHash } from 'node:crypto';
+import { LIMITS } from '../../lib/limits';
+import { defineSignal } from '@temporalio/workflow';
+import type { AgentRunInput } from './agent-run';
+import type { FailureInfo } from '../failures';
+export const probe = [conversationWorkflow, createHash, LIMITS, defineSignal] as unknown as [AgentRunInput, FailureInfo];
+`,
+    );
+    // 1 a workflow, 2 Node, 3 lib/; the SDK (4), a contract (5) and the failure types (6) pass.
+    expect(lines(messages)).toEqual([1, 2, 3]);
+    expect(messages.every((m) => m.ruleId === '@typescript-eslint/no-restricted-imports')).toBe(true);
+  }, 60_000);
+
   it('keep activities off workflow code, workflow-starting services and the environment', async () => {
     const messages = await lint(
       'activities/zz-lint-probe.ts',

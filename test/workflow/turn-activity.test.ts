@@ -5,7 +5,7 @@ import pg from 'pg';
 import { type MessageTurnOutcome, createAgentRunActivities } from '../../activities/agent-run';
 import { createOpenAiLlm } from '../../lib/llm';
 import { DELTA_CHANNEL, createDeltaPublisher } from '../../lib/streams';
-import type { AgentRunInput } from '../../workflows/messages';
+import type { AgentRunInput } from '../../workflows/contracts/agent-run';
 import { fakeRequests, http, newBot, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 import { createModelCatalogue } from '../../lib/billing/models';

@@ -1,0 +1,90 @@
+import type { FailureInfo } from '../failures';
+
+/**
+ * A run: one wake-up of an agent (a chat turn, a trigger), its steps with the model and tools.
+ * The contract between the services (client side), the workflow and its activities: nothing here may import Node
+ * built-ins or anything outside `workflows/` but the workflow SDK, since it is bundled into the workflow sandbox.
+ */
+
+export type TriggerKind = 'message' | 'webhook' | 'schedule' | 'poll' | 'manual';
+
+export interface AgentRunInput {
+  /** Chosen by the caller (API), or by the workflow for runs a Temporal Schedule starts. */
+  runId: string;
+  botId: string;
+  workspaceId: string;
+  triggerKind: TriggerKind;
+  triggerId?: string;
+  /** The run's input text (a visitor message, or a trigger's task text plus the signal body). */
+  input: string;
+  sessionId?: string;
+  /** The visitor message this run answers, for message triggers. */
+  messageId?: string;
+  user?: string;
+  role?: 'admin' | 'visitor';
+  pageContext?: string;
+  streamTurnId?: string;
+  turnTimeoutMs: number;
+  /** Offer the bot's actions (and, with `ownerContext`, its state) to the model as tools. */
+  withTools?: boolean;
+  /**
+   * The run acts for the owner (schedules, polls, manual starts, acknowledged hooks): admin-only actions and the
+   * agent state are available. Not for visitors, and not for a webhook in wait mode, whose caller reads the answer
+   * (spec: the agent then sees none of the owner's private data).
+   */
+  ownerContext?: boolean;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  kind: 'action' | 'state_read' | 'state_write';
+  actionId?: string;
+  requiresApproval: boolean;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** What one model call produced (or the extractive answer without a model). */
+export interface GeneratedAnswer {
+  text: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  toolCalls?: ToolCall[];
+}
+
+/** A chat turn's activity outcome: the answer, or the backend failure the visitor's client is told about. */
+export interface MessageTurnOutcome {
+  answer?: string;
+  failure?: FailureInfo;
+}
+
+/** The tool part of a run's conversation with the model, carried by the workflow between LLM steps. */
+export type ToolTurn =
+  { role: 'assistant'; text: string; toolCalls: ToolCall[] } | { role: 'tool'; toolCallId: string; content: string };
+
+export interface AgentRunResult {
+  runId: string;
+  answer: string;
+  /** Set when the run did not happen (trigger deleted or off, poll content unchanged). */
+  skipped?: string;
+}
+
+export function runWorkflowId(runId: string): string {
+  return `run/${runId}`;
+}
+
+export function agentRunSearchAttributes(input: { botId: string; workspaceId: string; triggerKind: string }) {
+  return {
+    BotId: [input.botId],
+    WorkspaceId: [input.workspaceId],
+    TriggerKind: [input.triggerKind],
+    RunStatus: ['running'],
+  };
+}

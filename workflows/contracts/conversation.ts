@@ -1,0 +1,137 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { FailureInfo } from '../failures';
+
+/**
+ * The conversation workflow: one visitor session, its status and turns (DESIGN.md, Workflows).
+ * The contract between the services (client side), the workflow and its activities: nothing here may import Node
+ * built-ins or anything outside `workflows/` but the workflow SDK, since it is bundled into the workflow sandbox.
+ */
+
+export type ConversationStatus = 'bot' | 'waiting' | 'operator';
+
+export interface ConversationInput {
+  botId: string;
+  workspaceId: string;
+  sessionId: string;
+  /** Lifecycle thresholds; absent in production (the workflow's defaults). Workflow tests shorten them. */
+  lifecycle?: { updatesBeforeContinueAsNew?: number; idleEndMs?: number };
+}
+
+export type HandoffEvent = 'escalated' | 'visitor_message' | 'resolved';
+
+/** An image a message holds (`messages.attachment`); its address is `/media/{id}`. */
+export interface MessageAttachment {
+  id: string;
+  content_type: string;
+  size: number;
+  width?: number;
+  height?: number;
+}
+
+export interface TranscriptMessage {
+  id: string;
+  author: 'visitor' | 'bot' | 'operator';
+  text: string;
+  at: number;
+  attachment?: MessageAttachment;
+}
+
+/** One change of a conversation's read model in Postgres (the conversation workflow's only writes). */
+export interface TransitionInput {
+  botId: string;
+  sessionId: string;
+  status?: ConversationStatus;
+  escalated?: boolean;
+  resolved?: boolean;
+  user?: string;
+  messages: TranscriptMessage[];
+  /** An outgoing webhook to record; delivered by a webhookDelivery workflow when the bot has an address. */
+  event?: { deliveryId: string; kind: HandoffEvent; text?: string; at: number };
+}
+
+export interface VisitorMessageInput {
+  messageId: string;
+  /** Id of the run that answers it, chosen by the API so a retried request maps to the same run. */
+  runId: string;
+  text: string;
+  at: number;
+  user?: string;
+  role?: 'admin' | 'visitor';
+  pageContext?: string;
+  /** `escalate: true`, or the visitor asked for a person in plain text. */
+  wantsHuman: boolean;
+  /** The bot has actions this visitor may use: the turn runs as a child agentRun with tools. */
+  withTools?: boolean;
+  handoffEnabled: boolean;
+  /** Set for `/chat/stream`: fragments are published under this id. */
+  streamTurnId?: string;
+  turnTimeoutMs: number;
+}
+
+/** A visitor attached an image (the widget): a message of the conversation, not a question the bot answers. */
+export interface VisitorAttachmentInput {
+  messageId: string;
+  attachment: MessageAttachment;
+  /** Its address, for the `visitor_message` webhook when a person handles the conversation. */
+  url: string;
+  at: number;
+  user?: string;
+}
+
+export interface VisitorAttachmentResult {
+  status: ConversationStatus;
+}
+
+export interface TurnResult {
+  answer: string;
+  handoff?: true;
+  /** Set when the bot could not answer; the API maps its type to the spec's 503 or to a stream error frame. */
+  error?: FailureInfo;
+  runId?: string;
+}
+
+export interface HandoffResult {
+  status: ConversationStatus;
+}
+
+export interface OperatorReplyInput {
+  messageId: string;
+  text: string;
+  at: number;
+}
+
+export interface OperatorReplyResult {
+  id: string;
+  at: number;
+  status: ConversationStatus;
+}
+
+export interface ResolveResult {
+  status: ConversationStatus;
+  /** False when there was no open request to close. */
+  resolved: boolean;
+}
+
+export const visitorMessageUpdate = defineUpdate<TurnResult, [VisitorMessageInput]>('visitorMessage');
+
+export const visitorAttachmentUpdate = defineUpdate<VisitorAttachmentResult, [VisitorAttachmentInput]>(
+  'visitorAttachment',
+);
+
+export const handoffUpdate = defineUpdate<HandoffResult, [{ handoffEnabled: boolean; at: number }]>('handoff');
+
+export const operatorReplyUpdate = defineUpdate<OperatorReplyResult, [OperatorReplyInput]>('operatorReply');
+
+export const resolveUpdate = defineUpdate<ResolveResult, [{ at: number }]>('resolve');
+
+export const operatorJoinedSignal = defineSignal<[{ at: number }]>('operatorJoined');
+
+export const statusQuery = defineQuery<ConversationStatus>('status');
+
+export function conversationWorkflowId(botId: string, sessionId: string): string {
+  return `conversation/${botId}/${sessionId}`;
+}
+
+export function conversationSearchAttributes(input: ConversationInput) {
+  return { BotId: [input.botId], WorkspaceId: [input.workspaceId], TriggerKind: ['message'] };
+}
