@@ -18,9 +18,11 @@ import { ResetPasswordPage } from './pages/reset-password';
 import { SignInPage } from './pages/signin';
 import { SignUpPage } from './pages/signup';
 import { TeamPage } from './pages/team';
+import type { PollOutcome } from './poll';
 import { type Place, currentAddress, navigate, usePlace } from './router';
 import { type Session, SessionContext, sessionOf } from './session';
 import { ErrorBox, Loading, Page } from './ui';
+import { usePolling } from './use-polling';
 
 /** Pages anyone may open; every other page needs a session (without one: /signin?next=…). */
 const PUBLIC = new Set(['/signin', '/signup', '/reset-password', '/invite', '/connect']);
@@ -55,9 +57,10 @@ function SignedInApp(props: { place: Place }) {
     // 401: the listener below has sent the browser to the sign-in page.
   }
 
-  async function loadUnread() {
+  async function loadUnread(): Promise<PollOutcome> {
     const res = await notifications.unread();
     if (res.ok) setUnread(res.value);
+    return res.ok ? 'ok' : 'failed';
   }
 
   useEffect(() => {
@@ -71,14 +74,7 @@ function SignedInApp(props: { place: Place }) {
     return () => onUnauthorized(undefined);
   }, []);
 
-  useEffect(() => {
-    if (me.state !== 'ready') return;
-    void loadUnread();
-    const timer = setInterval(() => {
-      if (document.visibilityState === 'visible') void loadUnread();
-    }, UNREAD_POLL_MS);
-    return () => clearInterval(timer);
-  }, [me.state]);
+  usePolling(loadUnread, { everyMs: UNREAD_POLL_MS, onlyWhenVisible: true, enabled: me.state === 'ready' }, []);
 
   if (me.state === 'loading') {
     return (

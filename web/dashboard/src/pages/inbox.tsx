@@ -4,6 +4,7 @@ import type { Failure } from '../api/client';
 import { type Message, type ThreadSummary, type Transcript, inboxApi } from '../api/ops';
 import { navigate, usePlace } from '../router';
 import { Badge, Button, ErrorBox, Loading, Page, describeFailure, formatDateTime, formatRelative } from '../ui';
+import { usePolling } from '../use-polling';
 import './ops.css';
 
 /**
@@ -114,7 +115,6 @@ export function InboxPage() {
   const [limit, setLimit] = useState(PAGE_STEP);
   const [bots, setBots] = useState<{ id: string; name: string }[]>([]);
   const [announcement, setAnnouncement] = useState('');
-  const refreshList = useRef<() => void>(() => undefined);
   /** The open conversation was pushed over the bare list in this page: Back is then history's back. */
   const overList = useRef(false);
   /** The open conversation was chosen here (not opened from the address): focus follows it. */
@@ -139,49 +139,41 @@ export function InboxPage() {
   // The list: read now, then every few seconds. What is shown stays while it is read again (no flicker); a
   // changed filter starts from "loading", a longer page keeps the rows.
   const shownFilter = useRef('');
+  const known = useRef<Map<string, string> | undefined>(undefined);
   useEffect(() => {
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let failures = 0;
-    let known: Map<string, string> | undefined;
     const fresh = shownFilter.current !== filterKey;
     shownFilter.current = filterKey;
+    known.current = undefined;
     if (fresh) setList({ state: 'loading' });
-
-    async function tick() {
-      clearTimeout(timer);
-      const res = await inboxApi.threads({ status: view.status, botId: view.agent || undefined, limit });
-      if (stopped) return;
-      if (res.ok) {
-        failures = 0;
-        const threads = res.value.threads;
-        // Requests that arrived (or went back to waiting) since the last read are announced.
-        if (known) {
-          const arrivals = threads.filter(
-            (t) => t.status === 'waiting' && known!.get(threadKey(t.bot_id, t.session_id)) !== 'waiting',
-          );
-          if (arrivals.length === 1)
-            announce(
-              `New request from ${visitorName(arrivals[0].visitor_user, arrivals[0].session_id)}, ${arrivals[0].bot_name}.`,
-            );
-          else if (arrivals.length > 1) announce(`${arrivals.length} new requests.`);
-        }
-        known = new Map(threads.map((t) => [threadKey(t.bot_id, t.session_id), t.status]));
-        setList({ state: 'ready', threads, more: Boolean(res.value.next_cursor) && limit < MAX_PAGE });
-      } else {
-        failures += 1;
-        setList((prev) => (prev.state === 'ready' ? { ...prev, stale: res } : { state: 'error', failure: res }));
-      }
-      const wait = Math.min(LIST_POLL_MS * 2 ** Math.max(0, failures - 1), MAX_BACKOFF_MS);
-      timer = setTimeout(() => void tick(), wait);
-    }
-    refreshList.current = () => void tick();
-    void tick();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
   }, [filterKey, limit]);
+  const refreshList = usePolling(
+    async (stopped) => {
+      const res = await inboxApi.threads({ status: view.status, botId: view.agent || undefined, limit });
+      if (stopped()) return 'stop';
+      if (!res.ok) {
+        setList((prev) => (prev.state === 'ready' ? { ...prev, stale: res } : { state: 'error', failure: res }));
+        return 'failed';
+      }
+      const threads = res.value.threads;
+      // Requests that arrived (or went back to waiting) since the last read are announced.
+      const before = known.current;
+      if (before) {
+        const arrivals = threads.filter(
+          (t) => t.status === 'waiting' && before.get(threadKey(t.bot_id, t.session_id)) !== 'waiting',
+        );
+        if (arrivals.length === 1)
+          announce(
+            `New request from ${visitorName(arrivals[0].visitor_user, arrivals[0].session_id)}, ${arrivals[0].bot_name}.`,
+          );
+        else if (arrivals.length > 1) announce(`${arrivals.length} new requests.`);
+      }
+      known.current = new Map(threads.map((t) => [threadKey(t.bot_id, t.session_id), t.status]));
+      setList({ state: 'ready', threads, more: Boolean(res.value.next_cursor) && limit < MAX_PAGE });
+      return 'ok';
+    },
+    { everyMs: LIST_POLL_MS, maxBackoffMs: MAX_BACKOFF_MS },
+    [filterKey, limit],
+  );
 
   function go(next: Partial<View>, replace = false) {
     navigate(addressOf({ ...view, ...next }), { replace });
@@ -300,11 +292,7 @@ export function InboxPage() {
           {list.state === 'loading' && <Loading label="Loading conversations…" />}
           {list.state === 'error' && (
             <div class="inbox-list-error">
-              <ErrorBox
-                failure={list.failure}
-                onRetry={() => refreshList.current()}
-                title="The inbox cannot be read."
-              />
+              <ErrorBox failure={list.failure} onRetry={() => refreshList()} title="The inbox cannot be read." />
             </div>
           )}
           {list.state === 'ready' && list.stale && (
@@ -396,7 +384,7 @@ export function InboxPage() {
               focusOnOpen={chosen.current}
               onBack={back}
               announce={announce}
-              onChanged={() => refreshList.current()}
+              onChanged={() => refreshList()}
             />
           ) : (
             <div class="detail-empty">
@@ -462,7 +450,6 @@ function ThreadView(props: {
   const [unseen, setUnseen] = useState(0);
   const cursor = useRef<string | undefined>(undefined);
   const byId = useRef(new Map<string, Message>());
-  const pollNow = useRef<() => void>(() => undefined);
   const lastTyping = useRef(0);
   const scroller = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
@@ -482,73 +469,63 @@ function ThreadView(props: {
 
   const ordered = () => [...byId.current.values()].sort((a, b) => a.at - b.at);
 
-  useEffect(() => {
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let failures = 0;
-    let first = true;
-    let lastStatus = '';
-
-    async function readNew(): Promise<
-      { ok: true; value: Transcript; added: Message[] } | { ok: false; failure: Failure }
-    > {
-      const added: Message[] = [];
-      let last: Transcript | undefined;
-      // Follow the pages to the end; the next poll continues after the last message read (`resume_cursor`), so it
-      // reads only what is new.
-      for (let page = 0; page < 50; page++) {
-        const res = await inboxApi.transcript(botId, sessionId, cursor.current, 200);
-        if (!res.ok) return { ok: false, failure: res };
-        last = res.value;
-        added.push(...merge(res.value.messages));
-        cursor.current = res.value.resume_cursor;
-        if (!res.value.next_cursor) break;
-      }
-      return { ok: true, value: last!, added };
+  async function readNew(): Promise<
+    { ok: true; value: Transcript; added: Message[] } | { ok: false; failure: Failure }
+  > {
+    const added: Message[] = [];
+    let last: Transcript | undefined;
+    // Follow the pages to the end; the next poll continues after the last message read (`resume_cursor`), so it
+    // reads only what is new.
+    for (let page = 0; page < 50; page++) {
+      const res = await inboxApi.transcript(botId, sessionId, cursor.current, 200);
+      if (!res.ok) return { ok: false, failure: res };
+      last = res.value;
+      added.push(...merge(res.value.messages));
+      cursor.current = res.value.resume_cursor;
+      if (!res.value.next_cursor) break;
     }
+    return { ok: true, value: last!, added };
+  }
 
-    async function tick() {
-      clearTimeout(timer);
+  // What the polling of this conversation has seen: the first read announces nothing, a status change is news.
+  const seen = useRef({ first: true, status: '' });
+  useEffect(() => {
+    seen.current = { first: true, status: '' };
+  }, [botId, sessionId]);
+  const pollNow = usePolling(
+    async (stopped) => {
       const res = await readNew();
-      if (stopped) return;
-      if (res.ok) {
-        failures = 0;
-        const t = res.value;
-        // Its status changed under us (resolved elsewhere, or a person took it): the list is read again now.
-        if (!first && t.status !== lastStatus) latest.current.onChanged();
-        lastStatus = t.status;
-        setThread({
-          state: 'ready',
-          messages: ordered(),
-          status: t.status,
-          visitorUser: t.visitor_user,
-          visitorTyping: t.visitor_typing,
-        });
-        if (!first) {
-          const incoming = res.added.filter((m) => m.author !== 'operator');
-          const said = incoming.map((m) => announcementOf(m, latest.current.botName));
-          if (said.length > 0) latest.current.announce(said.slice(-3).join(' '));
-          if (incoming.length > 0 && !stick.current) setUnseen((n) => n + incoming.length);
-        }
-        first = false;
-      } else {
-        failures += 1;
+      if (stopped()) return 'stop';
+      if (!res.ok) {
         setThread((prev) =>
           prev.state === 'ready' ? { ...prev, stale: res.failure } : { state: 'error', failure: res.failure },
         );
         // A conversation that does not exist (or not in this workspace) is not asked about again.
-        if (res.failure.status === 404 || res.failure.status === 403) return;
+        return res.failure.status === 404 || res.failure.status === 403 ? 'stop' : 'failed';
       }
-      const wait = Math.min(THREAD_POLL_MS * 2 ** Math.max(0, failures - 1), MAX_BACKOFF_MS);
-      timer = setTimeout(() => void tick(), wait);
-    }
-    pollNow.current = () => void tick();
-    void tick();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [botId, sessionId]);
+      const t = res.value;
+      const first = seen.current.first;
+      // Its status changed under us (resolved elsewhere, or a person took it): the list is read again now.
+      if (!first && t.status !== seen.current.status) latest.current.onChanged();
+      seen.current = { first: false, status: t.status };
+      setThread({
+        state: 'ready',
+        messages: ordered(),
+        status: t.status,
+        visitorUser: t.visitor_user,
+        visitorTyping: t.visitor_typing,
+      });
+      if (!first) {
+        const incoming = res.added.filter((m) => m.author !== 'operator');
+        const said = incoming.map((m) => announcementOf(m, latest.current.botName));
+        if (said.length > 0) latest.current.announce(said.slice(-3).join(' '));
+        if (incoming.length > 0 && !stick.current) setUnseen((n) => n + incoming.length);
+      }
+      return 'ok';
+    },
+    { everyMs: THREAD_POLL_MS, maxBackoffMs: MAX_BACKOFF_MS },
+    [botId, sessionId],
+  );
 
   // The newest message stays in view, unless the operator scrolled up to read; then a button says how many came.
   const count = thread.state === 'ready' ? thread.messages.length : 0;
@@ -629,7 +606,7 @@ function ThreadView(props: {
       prev.state === 'ready' ? { ...prev, messages: ordered(), status: res.value.status || prev.status } : prev,
     );
     props.onChanged();
-    pollNow.current();
+    pollNow();
   }
 
   function onReplyKey(event: KeyboardEvent) {
@@ -722,7 +699,7 @@ function ThreadView(props: {
                 title="The conversation cannot be read."
                 onRetry={() => {
                   setThread({ state: 'loading' });
-                  pollNow.current();
+                  pollNow();
                 }}
               />
             )}

@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type Notification, notificationsApi } from '../api/ops';
 import { Link } from '../router';
 import { useSession } from '../session';
 import { Badge, Button, Empty, ErrorBox, Loaded, Page, Time, useAction, useResource } from '../ui';
+import { usePolling } from '../use-polling';
 import './ops.css';
 
 /**
@@ -40,12 +41,15 @@ export function NotificationsPage() {
   const marking = useAction();
   const [onlyUnread, setOnlyUnread] = useState(false);
 
-  useEffect(() => {
-    const timer = setInterval(() => {
-      if (document.visibilityState === 'visible') void list.reload();
-    }, REFRESH_MS);
-    return () => clearInterval(timer);
-  }, []);
+  // The first read is useResource's; this keeps the list fresh while the page is seen.
+  usePolling(
+    async () => {
+      list.reload();
+      return 'ok';
+    },
+    { everyMs: REFRESH_MS, onlyWhenVisible: true, waitFirst: true },
+    [],
+  );
 
   /** Marks read here at once (the answer confirms it); on failure the page reads the truth again. */
   async function markRead(ids?: string[]) {

@@ -17,6 +17,7 @@ import {
   useResource,
   valueOf,
 } from '../../ui';
+import { usePolling } from '../../use-polling';
 import type { TabProps } from './tab';
 
 /** How often the scan list is read while a scan runs (the crawler updates its counters per page). */
@@ -63,11 +64,14 @@ function ScanPanel(props: TabProps & { onFinished: () => void }) {
   }, [scans.resource]);
 
   // Poll while a scan runs (or is about to show up); stop when it is done.
-  useEffect(() => {
-    if (!watching) return;
-    const timer = setTimeout(() => scans.reload(), SCAN_POLL_MS);
-    return () => clearTimeout(timer);
-  }, [scans.resource, watching]);
+  usePolling(
+    async () => {
+      scans.reload();
+      return 'ok';
+    },
+    { everyMs: SCAN_POLL_MS, waitFirst: true, enabled: watching },
+    [],
+  );
 
   // A scan that ended (even one too quick to be seen running) changed the sources.
   useEffect(() => {

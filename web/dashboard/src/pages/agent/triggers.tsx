@@ -18,6 +18,7 @@ import {
   useResource,
   valueOf,
 } from '../../ui';
+import { usePolling } from '../../use-polling';
 import type { TabProps } from './tab';
 
 /** How often the run log is read while one of its runs is still running. */
@@ -429,11 +430,14 @@ function RunLog(props: {
   }, [runs.resource, waiting]);
 
   // Runs finish on their own, and a run started here appears a moment later: read the log again until then.
-  useEffect(() => {
-    if (!running && !waiting) return;
-    const timer = setTimeout(() => runs.reload(), RUNS_POLL_MS);
-    return () => clearTimeout(timer);
-  }, [runs.resource, running, waiting]);
+  usePolling(
+    async () => {
+      runs.reload();
+      return 'ok';
+    },
+    { everyMs: RUNS_POLL_MS, waitFirst: true, enabled: running || waiting },
+    [],
+  );
 
   return (
     <Panel
