@@ -12,6 +12,7 @@ import { apiRoutes } from './routes/api';
 import { authRoutes } from './routes/auth';
 import { builderRoutes } from './routes/builder';
 import { dashboardRoutes } from './routes/dashboard';
+import { createDashboardPages, pageNotFound } from './pages';
 import { pageRoutes } from './routes/pages';
 import { pairingRoutes } from './routes/pairing';
 import { triggerRoutes } from './routes/triggers';
@@ -29,6 +30,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   // TRUST_PROXY_HOPS: only the entries our own proxies appended to X-Forwarded-For count (Koa's maxIpsCount).
   const app = new Koa<AppState>({ proxy: deps.config.TRUST_PROXY, maxIpsCount: deps.config.TRUST_PROXY_HOPS });
   const routes: RouteDef[] = [];
+  const pages = createDashboardPages();
   routes.push(
     ...serviceRoutes(deps, () => routes),
     ...apiRoutes(deps),
@@ -43,7 +45,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...inboxRoutes(deps),
     ...builderRoutes(deps),
     ...pairingRoutes(deps, deps.services.pairing),
-    ...pageRoutes(),
+    ...pageRoutes(pages),
   );
 
   const router = new Router<AppState>();
@@ -57,6 +59,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(defaultRateHeaders());
   // CORS preflights of the widget, answered for the bot's allowed origins before routing (the router has no OPTIONS).
   app.use(widgetPreflight(deps.db, ownOriginsOf(deps.config)));
+  // A browser on a path that is no page gets the app's "Page not found"; programs get the JSON 404.
+  app.use(pageNotFound(pages));
   app.use(router.routes());
   app.use(
     router.allowedMethods({

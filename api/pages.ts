@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import type { AppContext } from './context';
+import type { AppContext, AppMiddleware } from './context';
 
 /**
  * The dashboard's pages: a Vite + Preact app in `web/dashboard/`, built by `scripts/setup.sh` into
@@ -154,3 +154,20 @@ export function createDashboardPages(distDir: string = DASHBOARD_DIST) {
 }
 
 export type DashboardPages = ReturnType<typeof createDashboardPages>;
+
+/**
+ * A person who follows a wrong or old link to the dashboard (`/agent`, `/settings`) gets the app's "Page not found"
+ * (status 404, the app draws it from the path), not the API's JSON. Only for a browser asking for a page: a GET that
+ * prefers HTML to JSON, outside `/v1/`. Programs — curl, fetch, every client of the API — keep the spec's
+ * `404 not_found` body.
+ */
+export function pageNotFound(pages: DashboardPages): AppMiddleware {
+  return async function pageNotFoundMiddleware(ctx, next) {
+    await next();
+    if (ctx.status !== 404 || ctx.body !== undefined) return;
+    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.path.startsWith('/v1/')) return;
+    if (ctx.accepts('json', 'html') !== 'html') return;
+    await pages.page(ctx);
+    if ((ctx.status as number) === 200) ctx.status = 404; // a build that is missing stays its 503
+  };
+}

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { AppState } from '../../api/context';
-import { createDashboardPages } from '../../api/pages';
+import { createDashboardPages, pageNotFound } from '../../api/pages';
 
 /** The API's serving of the built dashboard app (api/pages.ts), over a build folder of the test's own. */
 let dir: string;
@@ -17,7 +17,12 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'dashboard-dist-'));
   const pages = createDashboardPages(dir);
   const app = new Koa<AppState>();
+  app.use(pageNotFound(pages));
   app.use(async (ctx) => {
+    if (ctx.path === '/connect' || ctx.path === '/v1/none' || ctx.path === '/settings') {
+      if (ctx.path === '/connect') await pages.page(ctx);
+      return; // a route that is not there: 404, no body
+    }
     if (ctx.path.startsWith('/app/assets/')) {
       if (!(await pages.asset(ctx, ctx.path.slice('/app/assets/'.length)))) ctx.status = 404;
     } else {
@@ -58,6 +63,26 @@ describe('dashboard pages', () => {
     expect(asset.headers.get('cache-control')).toContain('immutable');
     for (const name of ['index.html', '..%2Findex.html', 'index-abc123.map', '.hidden.js']) {
       expect([name, (await fetch(`${base}/app/assets/${name}`)).status]).toEqual([name, 404]);
+    }
+  });
+
+  it("a browser on a path that is no page gets the app (which says the page is not found) with 404; programs get JSON's 404", async () => {
+    const browser = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const page = await fetch(`${base}/settings`, { headers: { Accept: browser } });
+    expect(page.status).toBe(404);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(await page.text()).toBe('<!doctype html><p>second</p>');
+    // A program (any Accept, none, or JSON), anything under /v1/, and anything but GET and HEAD: left to the API's 404.
+    for (const [url, init] of [
+      ['/settings', {}],
+      ['/settings', { headers: { Accept: '*/*' } }],
+      ['/settings', { headers: { Accept: 'application/json' } }],
+      ['/v1/none', { headers: { Accept: browser } }],
+      ['/settings', { method: 'POST', headers: { Accept: browser } }],
+    ] as const) {
+      const res = await fetch(`${base}${url}`, init);
+      expect([url, res.status, await res.text()]).toEqual([url, 404, 'Not Found']);
     }
   });
 });
