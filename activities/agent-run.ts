@@ -9,7 +9,13 @@ import { cacheKey, cachedAnswer } from '../lib/runs/answer-cache';
 import { retrying } from '../lib/streams';
 import { type GenerateDeps, generateAnswer, replayCached } from '../lib/runs/generate';
 import { type FailureInfo, failureInfo } from '../workflows/failures';
-import { type AgentRunInput, type GeneratedAnswer, type MessageTurnOutcome, type ToolTurn, runWorkflowId } from '../workflows/contracts/agent-run';
+import {
+  type AgentRunInput,
+  type GeneratedAnswer,
+  type MessageTurnOutcome,
+  type ToolTurn,
+  runWorkflowId,
+} from '../workflows/contracts/agent-run';
 import { type TransitionInput } from '../workflows/contracts/conversation';
 
 export type { MessageTurnOutcome } from '../workflows/contracts/agent-run';

@@ -4,7 +4,12 @@ import { builderSystemPrompt } from '../lib/builder/prompt';
 import { type BuilderPorts, builderToolDefinitions, runBuilderTool } from '../lib/builder/tools';
 import { type ChatMessage, type Llm, LlmError } from '../lib/llm';
 import { failure } from '../workflows/failures';
-import type { BuilderActInput, BuilderActOutcome, BuilderStepInput, BuilderThought } from '../workflows/contracts/builder-thread';
+import type {
+  BuilderActInput,
+  BuilderActOutcome,
+  BuilderStepInput,
+  BuilderThought,
+} from '../workflows/contracts/builder-thread';
 
 export interface BuilderDeps {
   /** Null when no LLM is configured: the builder says so (the API answers before a turn even starts). */

@@ -14,7 +14,14 @@ import type { TriggerActivities } from '../activities/triggers';
 import { NON_RETRYABLE, failure, failureInfo } from './failures';
 import { actionApprovalWorkflow } from './action-approval';
 import { approvalDecisionSignal, approvalWorkflowId } from './contracts/action-approval';
-import { type AgentRunInput, type GeneratedAnswer, type AgentRunResult, type ToolCall, type ToolSpec, type ToolTurn } from './contracts/agent-run';
+import {
+  type AgentRunInput,
+  type GeneratedAnswer,
+  type AgentRunResult,
+  type ToolCall,
+  type ToolSpec,
+  type ToolTurn,
+} from './contracts/agent-run';
 import { type ScheduledRunInput } from './contracts/trigger-health';
 
 /** A run may go back to the model this many times after tool calls; then its last text is the answer. */

@@ -1,7 +1,18 @@
 import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BuilderActivities } from '../activities/builder';
 import { failureInfo } from './failures';
-import { type BuilderMessage, type BuilderPrincipal, type BuilderReply, type BuilderThreadInput, type BuilderToolCall, type BuilderTurnInput, type BuilderTurnResult, builderDeliveredSignal, builderTurnUpdate, principalOwner } from './contracts/builder-thread';
+import {
+  type BuilderMessage,
+  type BuilderPrincipal,
+  type BuilderReply,
+  type BuilderThreadInput,
+  type BuilderToolCall,
+  type BuilderTurnInput,
+  type BuilderTurnResult,
+  builderDeliveredSignal,
+  builderTurnUpdate,
+  principalOwner,
+} from './contracts/builder-thread';
 
 /** A turn has up to three minutes (spec, Limits: builder turn). */
 export const TURN_BUDGET_MS = 3 * 60_000;

@@ -15,7 +15,19 @@ import type { ConversationActivities } from '../activities/conversation';
 import { agentRunWorkflow } from './agent-run';
 import { failure, failureInfo } from './failures';
 import { agentRunSearchAttributes, runWorkflowId } from './contracts/agent-run';
-import { type ConversationInput, type ConversationStatus, type TransitionInput, type TurnResult, handoffUpdate, operatorJoinedSignal, operatorReplyUpdate, resolveUpdate, statusQuery, visitorAttachmentUpdate, visitorMessageUpdate } from './contracts/conversation';
+import {
+  type ConversationInput,
+  type ConversationStatus,
+  type TransitionInput,
+  type TurnResult,
+  handoffUpdate,
+  operatorJoinedSignal,
+  operatorReplyUpdate,
+  resolveUpdate,
+  statusQuery,
+  visitorAttachmentUpdate,
+  visitorMessageUpdate,
+} from './contracts/conversation';
 import { deliveryWorkflowId } from './contracts/webhook-delivery';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
 

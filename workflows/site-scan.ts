@@ -8,7 +8,13 @@ import {
 } from '@temporalio/workflow';
 import type { SiteScanActivities } from '../activities/site-scan';
 import { NON_RETRYABLE, failure, failureInfo } from './failures';
-import { type SiteScanHandoff, type SiteScanInput, type SiteScanSummary, siteScanSearchAttributes, siteScanWorkflowId } from './contracts/site-scan';
+import {
+  type SiteScanHandoff,
+  type SiteScanInput,
+  type SiteScanSummary,
+  siteScanSearchAttributes,
+  siteScanWorkflowId,
+} from './contracts/site-scan';
 
 /** The crawler's own default page budget (lib/crawl/crawler.ts). */
 const DEFAULT_PAGE_TIMEOUT_MS = 10_000;

@@ -6,7 +6,16 @@ import { countInWindows } from '../rate-windows';
 import type { SecretBox } from '../secret-box';
 import { type Temporal, resendUnprocessedUpdate } from '../temporal';
 import { builderThreadWorkflow } from '../../workflows/builder-thread';
-import { type BuilderPrincipal, type BuilderReply, type BuilderSurface, type BuilderThreadInput, builderDeliveredSignal, builderThreadWorkflowId, builderTurnUpdate, principalOwner } from '../../workflows/contracts/builder-thread';
+import {
+  type BuilderPrincipal,
+  type BuilderReply,
+  type BuilderSurface,
+  type BuilderThreadInput,
+  builderDeliveredSignal,
+  builderThreadWorkflowId,
+  builderTurnUpdate,
+  principalOwner,
+} from '../../workflows/contracts/builder-thread';
 import { createBuilderOverview } from './overview';
 
 export const NO_LLM_TEXT =

@@ -2,7 +2,17 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { createHash, randomUUID } from 'node:crypto';
 import { failureInfo } from '../../workflows/failures';
 import { runWorkflowId } from '../../workflows/contracts/agent-run';
-import { type HandoffResult, type OperatorReplyResult, type ResolveResult, type TurnResult, conversationWorkflowId, handoffUpdate, operatorReplyUpdate, resolveUpdate, visitorAttachmentUpdate } from '../../workflows/contracts/conversation';
+import {
+  type HandoffResult,
+  type OperatorReplyResult,
+  type ResolveResult,
+  type TurnResult,
+  conversationWorkflowId,
+  handoffUpdate,
+  operatorReplyUpdate,
+  resolveUpdate,
+  visitorAttachmentUpdate,
+} from '../../workflows/contracts/conversation';
 import { type Db, withTransaction } from '../db';
 import { type ApiError, apiErrorForFailure, errors } from '../errors';
 import { signVisitorConfirmation } from '../identity';

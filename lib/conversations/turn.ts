@@ -2,7 +2,15 @@ import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporal
 import type { UpdateDefinition } from '@temporalio/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { conversationWorkflow } from '../../workflows/conversation';
-import { type ConversationInput, type ConversationStatus, type TurnResult, type VisitorMessageInput, conversationSearchAttributes, conversationWorkflowId, visitorMessageUpdate } from '../../workflows/contracts/conversation';
+import {
+  type ConversationInput,
+  type ConversationStatus,
+  type TurnResult,
+  type VisitorMessageInput,
+  conversationSearchAttributes,
+  conversationWorkflowId,
+  visitorMessageUpdate,
+} from '../../workflows/contracts/conversation';
 import { type Db, preparedStatement } from '../db';
 import { ApiError, isUnavailableError } from '../errors';
 import { verifyVisitorConfirmation } from '../identity';

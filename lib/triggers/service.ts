@@ -8,7 +8,12 @@ import {
 import { createHmac } from 'node:crypto';
 import { agentRunWorkflow } from '../../workflows/agent-run';
 import { type AgentRunInput, agentRunSearchAttributes, runWorkflowId } from '../../workflows/contracts/agent-run';
-import { type ScheduledRunInput, runFinishedUpdate, triggerHealthWorkflowId, triggerScheduleId } from '../../workflows/contracts/trigger-health';
+import {
+  type ScheduledRunInput,
+  runFinishedUpdate,
+  triggerHealthWorkflowId,
+  triggerScheduleId,
+} from '../../workflows/contracts/trigger-health';
 import { triggerHealthWorkflow } from '../../workflows/trigger-health';
 import type { Db } from '../db';
 import { ApiError, errors } from '../errors';

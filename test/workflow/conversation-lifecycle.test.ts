@@ -16,7 +16,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentRunActivities } from '../../activities/agent-run';
 import type { ConversationActivities } from '../../activities/conversation';
 import { IDLE_END_MS, UPDATES_BEFORE_CONTINUE_AS_NEW, conversationWorkflow } from '../../workflows/conversation';
-import { type ConversationInput, type TransitionInput, type VisitorMessageInput, conversationWorkflowId, handoffUpdate, operatorJoinedSignal, operatorReplyUpdate, resolveUpdate, statusQuery, visitorMessageUpdate } from '../../workflows/contracts/conversation';
+import {
+  type ConversationInput,
+  type TransitionInput,
+  type VisitorMessageInput,
+  conversationWorkflowId,
+  handoffUpdate,
+  operatorJoinedSignal,
+  operatorReplyUpdate,
+  resolveUpdate,
+  statusQuery,
+  visitorMessageUpdate,
+} from '../../workflows/contracts/conversation';
 import { stackInfo } from '../support/stack-info';
 
 type FakeActivities = Pick<ConversationActivities, 'applyTransition'> &
