@@ -59,12 +59,13 @@ if [ "${1:-}" = "--test" ] && [ ! -x .tools/venv/bin/st ]; then
 fi
 
 # The front ends the API serves, built with Vite from their sources: when the build is missing or older than any of its
-# sources (or the installed packages). Built beside the old one and swapped in, so an API serving the old build never
+# sources, of the pieces they share (web/shared) or the installed packages. Built beside the old one and swapped in, so an API serving the old build never
 # sees a half-written one. `build_front_end DIR MARKER WHAT`: MARKER is the build's file the API reads.
 build_front_end() {
   local dir=$1 marker=$2 what=$3
   if [ ! -f "$dir/dist/$marker" ] \
     || [ -n "$(find "$dir" -path "$dir/dist" -prune -o -path "$dir/dist.*" -prune -o -type f -newer "$dir/dist/$marker" -print -quit)" ] \
+    || [ -n "$(find web/shared -type f -newer "$dir/dist/$marker" -print -quit)" ] \
     || [ node_modules/.package-lock.json -nt "$dir/dist/$marker" ]; then
     echo "setup: building $what ($dir)" >&2
     rm -rf "$dir/dist.new"

@@ -371,6 +371,38 @@ describe('the widget on an integrator’s page', () => {
     }
   }, 120_000);
 
+  it("draws the bot's Markdown (bold, a list, a link) and never HTML; the visitor's own text stays as typed", async () => {
+    const bot = await newBot({ botName: 'Markdown bot' });
+    await allowShop(bot);
+    // The fake model answers with the visitor's message itself: the answer is exactly this Markdown.
+    await testDb().query(`UPDATE bots SET instructions = '[[fake:echo]]' WHERE id = $1`, [bot.bot_id]);
+    const { context, page, errors } = await openShop(bot, { open: true });
+    try {
+      const markdown =
+        'We open **Monday to Friday**:\n\n- from *nine*\n- see [our hours](https://shop.example.com/hours)\n\n<img src=x onerror="window.hacked=1">';
+      await send(page, markdown);
+      const answer = page.locator('.msg-bot .bubble').last();
+      await page.getByRole('button', { name: 'Helpful', exact: true }).waitFor();
+      expect(await answer.locator('strong').textContent()).toBe('Monday to Friday');
+      expect(await answer.locator('em').textContent()).toBe('nine');
+      expect(await answer.locator('li').allTextContents()).toEqual(['from nine', 'see our hours']);
+      const link = answer.getByRole('link', { name: 'our hours' });
+      expect(await link.getAttribute('href')).toBe('https://shop.example.com/hours');
+      expect(await link.getAttribute('rel')).toContain('noopener');
+      // The tag is text, shown as written; nothing ran.
+      expect(await answer.locator('img').count()).toBe(0);
+      expect(await answer.textContent()).toContain('<img src=x onerror="window.hacked=1">');
+      expect(await answer.textContent()).not.toContain('**');
+      expect(await page.evaluate('window.hacked')).toBeUndefined();
+      // What the visitor typed is shown as typed.
+      expect(await page.locator('.msg-visitor .bubble').last().textContent()).toContain('**Monday to Friday**');
+      await shot(page, '15-markdown-answer');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+
   it('obeys the page (open, close, identify), keeps Shift+Enter a new line, and says when messages come too fast', async () => {
     const bot = await newBot({ botName: 'Busy bot' });
     await allowShop(bot);

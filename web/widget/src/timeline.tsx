@@ -1,28 +1,10 @@
 import type { ComponentChildren } from 'preact';
 import type { Item, Rating } from './conversation';
+import { Linkified, MarkdownText } from '../../shared/markdown-view';
 import { ThumbDownIcon, ThumbUpIcon } from './icons';
 
 type MessageItem = Extract<Item, { kind: 'message' }>;
 type NoticeItem = Extract<Item, { kind: 'notice' }>;
-
-/** Addresses in a message become links; everything else stays text (never HTML from the wire). */
-function Linkified(props: { text: string }) {
-  const parts: ComponentChildren[] = [];
-  const pattern = /\bhttps?:\/\/[^\s<>"']+[^\s<>"'.,;:!?)\]]/g;
-  let last = 0;
-  for (const match of props.text.matchAll(pattern)) {
-    const at = match.index ?? 0;
-    if (at > last) parts.push(props.text.slice(last, at));
-    parts.push(
-      <a href={match[0]} target="_blank" rel="noopener noreferrer">
-        {match[0]}
-      </a>,
-    );
-    last = at + match[0].length;
-  }
-  if (last < props.text.length) parts.push(props.text.slice(last));
-  return <>{parts}</>;
-}
 
 /** Who wrote it, as a screen reader announces it and as the label above a person's message reads. */
 const AUTHORS: Record<string, string> = { visitor: 'You', bot: 'Assistant', operator: 'From the team' };
@@ -62,7 +44,10 @@ export function MessageView(props: {
             />
           </a>
         )}
-        {item.text && !item.attachment && <Linkified text={item.text} />}
+        {item.text &&
+          !item.attachment &&
+          // The bot's and the team's answers are Markdown (drawn safely); what the visitor typed is shown as typed.
+          (item.author === 'visitor' ? <Linkified text={item.text} /> : <MarkdownText text={item.text} />)}
       </div>
       {item.rateable && item.id && (
         <div class="rating" role="group" aria-label="Was this answer helpful?">

@@ -5,6 +5,7 @@ import { type Message, type ThreadSummary, type Transcript, inboxApi } from '../
 import { navigate, usePlace } from '../router';
 import { Badge, Button, ErrorBox, Loading, Page, describeFailure, formatDateTime, formatRelative } from '../ui';
 import { usePolling } from '../use-polling';
+import { Linkified, MarkdownText } from '../../../shared/markdown-view';
 import './ops.css';
 
 /**
@@ -815,25 +816,6 @@ function Transcript(props: { messages: Message[]; botName?: string }) {
   );
 }
 
-/** Addresses in a message become links; everything else stays text (never HTML from the wire). */
-function Linkified(props: { text: string }) {
-  const parts: ComponentChildren[] = [];
-  const pattern = /\bhttps?:\/\/[^\s<>"']+[^\s<>"'.,;:!?)\]]/g;
-  let last = 0;
-  for (const match of props.text.matchAll(pattern)) {
-    const at = match.index ?? 0;
-    if (at > last) parts.push(props.text.slice(last, at));
-    parts.push(
-      <a href={match[0]} target="_blank" rel="noopener noreferrer">
-        {match[0]}
-      </a>,
-    );
-    last = at + match[0].length;
-  }
-  if (last < props.text.length) parts.push(props.text.slice(last));
-  return <>{parts}</>;
-}
-
 function clip(text: string, max = 140): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -887,7 +869,9 @@ function MessageRow(props: { m: Message; byId: Map<string, Message>; botName?: s
             <span class="visually-hidden"> (opens full size in a new tab)</span>
           </a>
         )}
-        {m.text && !m.attachment && <Linkified text={m.text} />}
+        {m.text &&
+          !m.attachment &&
+          (m.author === 'visitor' ? <Linkified text={m.text} /> : <MarkdownText text={m.text} />)}
         {m.text && m.attachment && <p class="msg-caption">{m.text}</p>}
       </div>
     </li>

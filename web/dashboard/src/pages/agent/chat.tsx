@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { agents } from '../../api/agents';
 import { Button, ErrorBox, Panel, useAction } from '../../ui';
+import { MarkdownText } from '../../../../shared/markdown-view';
 import type { TabProps } from './tab';
 
 interface Line {
@@ -70,7 +71,7 @@ export function ChatTab(props: TabProps) {
             <span class="visually-hidden">
               {line.author === 'you' ? 'You' : line.author === 'agent' ? props.bot.name : 'Notice'}:{' '}
             </span>
-            {line.text}
+            {line.author === 'agent' ? <MarkdownText text={line.text} /> : line.text}
           </li>
         ))}
         {action.busy && (
