@@ -255,6 +255,10 @@ export async function startTemporalServer(opts: {
         ['--config-file', file, '--allow-no-auth', 'start', '--service', name],
         { quiet: opts.quiet, onLine: log ? (line) => appendFileSync(log, `${line}\n`) : undefined },
       );
+      // Every service writes the cluster's metadata on its first start; started together on a fresh database they
+      // race to insert it and the losers exit ("duplicate key … cluster_metadata_info_pkey"). The first one writes
+      // it alone; the others start once it is there (a restart would read it, as they do under a supervisor).
+      if (name === SERVICES[0]) await clusterMetadataWritten(postgres.url, processes[name]!);
     }
     const address = `127.0.0.1:${ports.frontend.grpc}`;
     await waitFor(
@@ -277,6 +281,22 @@ export async function startTemporalServer(opts: {
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;
+  }
+}
+
+/** Waits until the first service has written the cluster's metadata (its first start on a fresh database). */
+async function clusterMetadataWritten(url: string, first: ManagedProcess): Promise<void> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    await waitFor(
+      'temporal cluster metadata',
+      async () => ((await db.query(`SELECT 1 FROM cluster_metadata_info LIMIT 1`)).rowCount ?? 0) > 0,
+      120_000,
+      first.child,
+    );
+  } finally {
+    await db.end();
   }
 }
 
