@@ -233,13 +233,19 @@ describe('dashboard, an owner', () => {
     await page.getByRole('link', { name: 'Widget' }).click();
     const snippet = (await page.getByTestId('widget-snippet').textContent()) ?? '';
     expect(snippet).toMatch(new RegExp(`^<script src="${api}/widget\\.js" data-key="pk_[^"]+" async></script>$`));
-    await page.getByLabel('Add a site').fill('https://shop.example.com/checkout');
+    await page.getByLabel('Add a site').fill('ftp://shop.example.com');
     await page.getByRole('button', { name: 'Add', exact: true }).click();
-    await page.getByText('nothing after').waitFor();
-    await page.getByLabel('Add a site').fill('https://Shop.Example.com');
+    await page.getByText('The widget runs on web pages').waitFor();
+    // A page's address, pasted: kept as its site, and said so.
+    await page.getByLabel('Add a site').fill('https://Shop.Example.com/checkout?step=2');
     await page.getByRole('button', { name: 'Add', exact: true }).click();
     const origins = page.getByRole('list', { name: 'Allowed sites' });
     await origins.getByText('https://shop.example.com').waitFor();
+    expect(await page.getByTestId('origin-trimmed').textContent()).toContain('Added as https://shop.example.com');
+    expect(await page.getByLabel('Add a site').inputValue()).toBe('');
+    await page.getByLabel('Add a site').fill('shop.example.com');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByText('https://shop.example.com is already allowed.').waitFor();
     await page.reload();
     await origins.getByText('https://shop.example.com').waitFor();
     await shot(page, 'widget');

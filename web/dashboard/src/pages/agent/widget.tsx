@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { agents } from '../../api/agents';
 import { Button, CopyField, Empty, ErrorBox, Field, Notice, Panel, useAction, valueOf } from '../../ui';
+import { readOrigin } from '../../origin';
 import type { TabProps } from './tab';
 
 /**
@@ -29,22 +30,11 @@ export function WidgetTab(props: TabProps) {
   );
 }
 
-/** The browser's form of an address: `https://shop.example.com` (no path); undefined when it is not one. */
-function asOrigin(text: string): string | undefined {
-  try {
-    const url = new URL(text.trim());
-    if (!/^https?:$/.test(url.protocol) || url.username || url.password) return undefined;
-    if ((url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) return undefined;
-    return url.origin;
-  } catch {
-    return undefined;
-  }
-}
-
 function Origins(props: TabProps & { readOnly: boolean }) {
   const { bot } = props;
   const [typed, setTyped] = useState('');
   const [problem, setProblem] = useState<string | undefined>();
+  const [trimmedTo, setTrimmedTo] = useState<string | undefined>();
   const [status, setStatus] = useState('');
   const action = useAction();
 
@@ -61,17 +51,23 @@ function Origins(props: TabProps & { readOnly: boolean }) {
 
   async function add(event: Event) {
     event.preventDefault();
-    const origin = asOrigin(typed);
-    if (!origin) {
-      setProblem('Write an origin like https://shop.example.com — scheme and host (and port), nothing after.');
+    const read = readOrigin(typed);
+    if (!read.ok) {
+      setProblem(read.problem);
       return;
     }
+    const { origin } = read;
     setProblem(undefined);
+    setTrimmedTo(undefined);
     if (bot.allowed_origins.includes(origin)) {
       setProblem(`${origin} is already allowed.`);
       return;
     }
-    if (await save([...bot.allowed_origins, origin], `${origin} added.`)) setTyped('');
+    if (await save([...bot.allowed_origins, origin], `${origin} added.`)) {
+      setTyped('');
+      // A pasted page address is kept as its site: say so, since the widget then works on every page of it.
+      if (read.trimmed) setTrimmedTo(origin);
+    }
   }
 
   return (
@@ -113,7 +109,7 @@ function Origins(props: TabProps & { readOnly: boolean }) {
             id="origin-new"
             label="Add a site"
             error={problem}
-            hint="For example https://shop.example.com or http://localhost:3000"
+            hint="The site’s address, for example https://shop.example.com or http://localhost:3000 (a page’s address is kept as its site)"
           >
             <div class="input-row">
               <input
@@ -133,6 +129,11 @@ function Origins(props: TabProps & { readOnly: boolean }) {
             </div>
           </Field>
         </form>
+      )}
+      {trimmedTo && (
+        <p class="muted small" data-testid="origin-trimmed">
+          Added as {trimmedTo}: the widget may run on every page of that site, so the rest of the address was left out.
+        </p>
       )}
       {action.failure && <ErrorBox failure={action.failure} />}
       <p class="visually-hidden" aria-live="polite">
