@@ -13,9 +13,11 @@ describe('POST /v1/api/chat/stream', () => {
   it('sends fragments that add up to the answer, then the end frame last', async () => {
     const bot = await newBot();
     const session = randomUUID();
+    // A model that answers over time, as a real one does (first piece at 100 ms, the last at 800 ms): the answer
+    // reaches the client in several fragments. (All at once, it may arrive in one: fragments follow the model.)
     const res = await sseFrames('/v1/api/chat/stream', {
       key: bot.keys.secret_key,
-      body: { session_id: session, message: 'Tell me a long story about streams' },
+      body: { session_id: session, message: '[[fake:pace-100-800-8]] Tell me a long story about streams' },
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
