@@ -166,7 +166,8 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       session: true,
       roles: ALL_ROLES,
       unstable: true,
-      summary: "The workspace's notifications, newest first (paused triggers, approvals waiting).",
+      summary:
+        "The workspace's notifications, newest first (paused triggers, approvals waiting, visitors asking for a person), and the waiting requests' count.",
       responses: { 200: { description: 'Notifications', schema: NotificationList } },
       errors: ['unauthorized', 'service_unavailable'],
       handler: async (ctx) => {

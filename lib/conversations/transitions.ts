@@ -38,6 +38,22 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
         input.messages.length > 0,
       ],
     );
+    // A visitor asked for a person: the team is told in the dashboard (a notification, in this transaction, on an id
+    // the workflow chose, so a retry adds nothing twice). An operator taking a conversation over is no request.
+    if (input.escalated && input.status === 'waiting' && input.event?.kind === 'escalated') {
+      await client.query(
+        `INSERT INTO notifications (id, workspace_id, bot_id, kind, title, body, data)
+         SELECT $1, b.workspace_id, b.id, 'handoff_requested', 'A visitor asked for a person',
+                b.name || ': ' || COALESCE((SELECT left(text, 200) FROM messages
+                                             WHERE session_id = $3 AND author = 'visitor' AND text <> ''
+                                             ORDER BY seq DESC LIMIT 1), 'no message yet'),
+                jsonb_build_object('session_id', $3::text)
+           FROM bots b WHERE b.id = $2
+         ON CONFLICT (id) DO NOTHING`,
+        [`ntf_${input.event.deliveryId}`, input.botId, input.sessionId],
+      );
+    }
+
     let deliveryId: string | null = null;
     if (input.event) {
       const bot = await client.query<{ handoff_webhook_url: string | null }>(

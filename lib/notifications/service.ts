@@ -11,7 +11,7 @@ export interface NotificationInput {
   id: string;
   workspaceId: string;
   botId: string | null;
-  kind: 'trigger_paused' | 'approval_requested' | 'contact_left';
+  kind: 'trigger_paused' | 'approval_requested' | 'contact_left' | 'handoff_requested';
   title: string;
   body: string;
   data: Record<string, unknown>;
@@ -70,16 +70,20 @@ export async function listNotifications(db: Queryable, workspaceId: string) {
 
 export function createNotificationService(deps: { db: Queryable }) {
   return {
-    /** The newest 100, and how many of the workspace's notifications nobody has marked read. */
+    /**
+     * The newest 100, how many of the workspace's notifications nobody has marked read, and how many visitors are
+     * waiting for a person right now (nobody has answered them yet): the dashboard's badges and title count.
+     */
     async list(workspaceId: string) {
-      const [notifications, unread] = await Promise.all([
+      const [notifications, counts] = await Promise.all([
         listNotifications(deps.db, workspaceId),
-        deps.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM notifications WHERE workspace_id = $1 AND read_at IS NULL`,
+        deps.db.query<{ unread: number; waiting: number }>(
+          `SELECT (SELECT count(*)::int FROM notifications WHERE workspace_id = $1 AND read_at IS NULL) AS unread,
+                  (SELECT count(*)::int FROM conversations WHERE workspace_id = $1 AND status = 'waiting') AS waiting`,
           [workspaceId],
         ),
       ]);
-      return { notifications, unread: unread.rows[0].n };
+      return { notifications, unread: counts.rows[0].unread, waiting_requests: counts.rows[0].waiting };
     },
 
     /** Marks notifications read (all of the workspace's when no ids are given); read state is the workspace's. */

@@ -148,7 +148,9 @@ export const StatePut = z
 export const NotificationView = z
   .object({
     id: z.string(),
-    kind: z.string(),
+    kind: z
+      .string()
+      .describe('trigger_paused, approval_requested, contact_left, handoff_requested; new kinds may come'),
     title: z.string(),
     body: z.string(),
     bot_id: z.string().nullable(),
@@ -158,7 +160,14 @@ export const NotificationView = z
   })
   .meta({ id: 'Notification' });
 export const NotificationList = z
-  .object({ notifications: z.array(NotificationView), unread: z.number().int() })
+  .object({
+    notifications: z.array(NotificationView),
+    unread: z.number().int(),
+    waiting_requests: z
+      .number()
+      .int()
+      .describe('Visitors of the workspace waiting for a person that nobody has answered yet (the inbox badge)'),
+  })
   .meta({ id: 'NotificationList' });
 export const NotificationsRead = z
   .object({ ids: z.array(z.string().max(100)).max(200).optional().describe('Omitted: all of them') })

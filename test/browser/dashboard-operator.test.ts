@@ -157,6 +157,11 @@ describe('the operator dashboard', () => {
         (await announced(operator.page))?.includes('New request'),
       );
       await shot(operator.page, '03-request-arrived');
+      // Off the inbox too: the nav's Inbox badge and the tab's title count the visitors waiting.
+      await waitUntil('the inbox badge', async () =>
+        (await operator.page.getByTestId('nav-badge-inbox').textContent())?.startsWith('1') ? true : undefined,
+      );
+      expect(await operator.page.title()).toMatch(/^\(1\) /);
 
       // ---- The operator opens it: the transcript, the address, and the visitor learns someone is reading.
       await request.click();
@@ -313,8 +318,12 @@ describe('the operator dashboard', () => {
         .filter({ hasText: 'Nightly sync' })
         .getByRole('button', { name: /^Mark .* as read$/ })
         .click();
+      // The request for a person is one of them, and opens its conversation.
+      expect(
+        await notices.filter({ hasText: 'A visitor asked for a person' }).getByRole('link').getAttribute('href'),
+      ).toMatch(/^\/inbox\?bot=bot_[^&]+&session=/);
       await waitUntil('one read', async () =>
-        (await owner.page.locator('.notification-unread').count()) === 2 ? true : undefined,
+        (await owner.page.locator('.notification-unread').count()) === 3 ? true : undefined,
       );
       await shot(owner.page, '11-notifications');
       await owner.page.getByRole('button', { name: 'Mark all as read' }).click();

@@ -1,8 +1,9 @@
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { alertNewRequests, keepTitleCount } from './alerts';
 import { type SignedIn, auth } from './api/auth';
 import { type Failure, onUnauthorized } from './api/client';
-import { notifications } from './api/notifications';
+import { type ShellCounts, notifications } from './api/notifications';
 import { ConnectPage } from './connect';
 import { forgetSignedInState } from './forget';
 import { AppShell, Shell } from './layout';
@@ -42,13 +43,14 @@ export const signInAddress = (next = currentAddress()) =>
 
 type Me = { state: 'loading' } | { state: 'ready'; me: SignedIn } | { state: 'error'; failure: Failure };
 
-/** How often the nav's unread count is read again while the app is open. */
-const UNREAD_POLL_MS = 30_000;
+/** How often the shell's counts (unread notifications, waiting visitors) are read again while the app is open. */
+const COUNTS_POLL_MS = 10_000;
 
 /** The pages behind a session: reads who is signed in once, then draws the shell and the page for the path. */
 function SignedInApp(props: { place: Place }) {
   const [me, setMe] = useState<Me>({ state: 'loading' });
-  const [unread, setUnread] = useState(0);
+  const [counts, setCounts] = useState<ShellCounts>({ unread: 0, waiting: 0 });
+  const seenWaiting = useRef<number | undefined>(undefined);
 
   async function loadMe() {
     const res = await auth.me();
@@ -57,10 +59,14 @@ function SignedInApp(props: { place: Place }) {
     // 401: the listener below has sent the browser to the sign-in page.
   }
 
-  async function loadUnread(): Promise<PollOutcome> {
-    const res = await notifications.unread();
-    if (res.ok) setUnread(res.value);
-    return res.ok ? 'ok' : 'failed';
+  async function loadCounts(): Promise<PollOutcome> {
+    const res = await notifications.counts();
+    if (!res.ok) return 'failed';
+    setCounts(res.value);
+    // A visitor asked for a person since the last read (not on the first: those were waiting already).
+    if (seenWaiting.current !== undefined) alertNewRequests(seenWaiting.current, res.value.waiting);
+    seenWaiting.current = res.value.waiting;
+    return 'ok';
   }
 
   useEffect(() => {
@@ -74,7 +80,9 @@ function SignedInApp(props: { place: Place }) {
     return () => onUnauthorized(undefined);
   }, []);
 
-  usePolling(loadUnread, { everyMs: UNREAD_POLL_MS, onlyWhenVisible: true, enabled: me.state === 'ready' }, []);
+  // Read while the tab is hidden too: that is when a new request needs the title count and the alert.
+  usePolling(loadCounts, { everyMs: COUNTS_POLL_MS, enabled: me.state === 'ready' }, []);
+  useEffect(() => keepTitleCount(counts.waiting), [counts.waiting]);
 
   if (me.state === 'loading') {
     return (
@@ -95,8 +103,9 @@ function SignedInApp(props: { place: Place }) {
   }
 
   const session: Session = sessionOf(me.me, {
-    unread,
-    refreshUnread: () => void loadUnread(),
+    unread: counts.unread,
+    waiting: counts.waiting,
+    refreshUnread: () => void loadCounts(),
     refreshMe: () => void loadMe(),
     signOut: async () => {
       await auth.logout();

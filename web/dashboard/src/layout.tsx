@@ -73,6 +73,8 @@ interface NavItem {
   label: string;
   adminOnly?: boolean;
   badge?: number;
+  /** What the badge counts, for screen readers: "unread", "waiting". */
+  badgeLabel?: string;
 }
 
 /** Closes a popup on Escape (focus back on its button) and on a click outside it. */
@@ -185,8 +187,8 @@ export function AppShell(props: { children: ComponentChildren }) {
 
   const items: NavItem[] = [
     { href: '/agents', label: 'Agents' },
-    { href: '/inbox', label: 'Inbox' },
-    { href: '/notifications', label: 'Notifications', badge: session.unread },
+    { href: '/inbox', label: 'Inbox', badge: session.waiting, badgeLabel: 'waiting' },
+    { href: '/notifications', label: 'Notifications', badge: session.unread, badgeLabel: 'unread' },
     { href: '/builder', label: 'Builder', adminOnly: true },
     { href: '/team', label: 'Team', adminOnly: true },
     { href: '/billing', label: 'Billing', adminOnly: true },
@@ -210,9 +212,17 @@ export function AppShell(props: { children: ComponentChildren }) {
         >
           <span class="menu-icon" aria-hidden="true" />
           <span class="menu-button-label">Menu</span>
-          {session.unread > 0 && !menuOpen && (
-            <span class="nav-badge" aria-label={`${session.unread} unread notifications`}>
-              {session.unread}
+          {session.unread + session.waiting > 0 && !menuOpen && (
+            <span
+              class="nav-badge"
+              aria-label={[
+                session.waiting > 0 ? `${session.waiting} waiting for a person` : '',
+                session.unread > 0 ? `${session.unread} unread notifications` : '',
+              ]
+                .filter(Boolean)
+                .join(', ')}
+            >
+              {session.unread + session.waiting}
             </span>
           )}
         </button>
@@ -237,7 +247,7 @@ export function AppShell(props: { children: ComponentChildren }) {
                 {item.badge ? (
                   <span class="nav-badge" data-testid={`nav-badge-${item.label.toLowerCase()}`}>
                     {item.badge}
-                    <span class="visually-hidden"> unread</span>
+                    <span class="visually-hidden"> {item.badgeLabel}</span>
                   </span>
                 ) : null}
               </Link>

@@ -13,6 +13,8 @@ export interface Session {
   admin: boolean;
   /** Unread notifications, shown in the nav; `refreshUnread` after marking some read. */
   unread: number;
+  /** Visitors waiting for a person that nobody has answered yet (the Inbox badge, the title's count). */
+  waiting: number;
   refreshUnread: () => void;
   /** Reads `/v1/auth/me` again (after a name or role change). */
   refreshMe: () => void;

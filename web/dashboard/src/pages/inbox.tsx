@@ -3,7 +3,9 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Failure } from '../api/client';
 import { type Message, type ThreadSummary, type Transcript, inboxApi } from '../api/ops';
 import { navigate, usePlace } from '../router';
+import { useSession } from '../session';
 import { Badge, Button, ErrorBox, Loading, Page, describeFailure, formatDateTime, formatRelative } from '../ui';
+import { alertsOn, switchAlerts } from '../alerts';
 import { usePolling } from '../use-polling';
 import { Linkified, MarkdownText } from '../../../shared/markdown-view';
 import './ops.css';
@@ -147,6 +149,7 @@ export function InboxPage() {
     known.current = undefined;
     if (fresh) setList({ state: 'loading' });
   }, [filterKey, limit]);
+  const session = useSession();
   const refreshList = usePolling(
     async (stopped) => {
       const res = await inboxApi.threads({ status: view.status, botId: view.agent || undefined, limit });
@@ -232,6 +235,7 @@ export function InboxPage() {
       title={waiting > 0 ? `Inbox (${waiting} waiting)` : 'Inbox'}
       heading="Inbox"
       description="Visitors who asked for a person. Reply, then resolve."
+      actions={<AlertsToggle />}
       wide
     >
       <div class="visually-hidden" aria-live="polite" aria-atomic="true" data-testid="inbox-announcer">
@@ -385,7 +389,11 @@ export function InboxPage() {
               focusOnOpen={chosen.current}
               onBack={back}
               announce={announce}
-              onChanged={() => refreshList()}
+              onChanged={() => {
+                // A reply or a resolve changes who is waiting: the list and the shell's count are read again.
+                refreshList();
+                session.refreshUnread();
+              }}
             />
           ) : (
             <div class="detail-empty">
@@ -980,3 +988,30 @@ const ThumbDownIcon = () => (
   <Icon d="M17 13V4h3v9h-3zm0 0l-4 8a2 2 0 0 1-2-2v-4H5.5a2 2 0 0 1-2-2.3l1.2-7A2 2 0 0 1 6.7 4H17" />
 );
 const ContactIcon = () => <Icon d="M4 5h16v14H4zM9 11a2 2 0 1 0 0-.01M6 16a3 3 0 0 1 6 0M14 9h4M14 13h4" />;
+
+/** Desktop notifications and a tone for new requests, on this device (the browser asks for permission once). */
+function AlertsToggle() {
+  const [on, setOn] = useState(alertsOn());
+  const [refused, setRefused] = useState(false);
+  return (
+    <div class="alerts-toggle">
+      <Button
+        variant="secondary"
+        aria-pressed={on}
+        onClick={() =>
+          void switchAlerts(!on).then((done) => {
+            setRefused(!done);
+            if (done) setOn(!on);
+          })
+        }
+      >
+        {on ? 'Alerts on for this device' : 'Alert me of new requests'}
+      </Button>
+      {refused && (
+        <p class="muted small" role="status">
+          The browser refused notifications for this site; allow them in its site settings.
+        </p>
+      )}
+    </div>
+  );
+}

@@ -18,6 +18,7 @@ const KINDS: Record<string, { label: string; tone: 'warning' | 'info' | 'success
   trigger_paused: { label: 'Trigger paused', tone: 'warning' },
   approval_requested: { label: 'Approval needed', tone: 'info' },
   contact_left: { label: 'Contact left', tone: 'success' },
+  handoff_requested: { label: 'Asked for a person', tone: 'warning' },
 };
 
 /** Where a notification can be acted on, from what its data holds. */
@@ -28,6 +29,11 @@ export function targetOf(n: Notification): { href: string; label: string } | und
   if (n.kind === 'contact_left' && typeof n.data?.session_id === 'string')
     return {
       href: `/inbox?status=all&bot=${b}&session=${encodeURIComponent(n.data.session_id)}`,
+      label: 'Open the conversation',
+    };
+  if (n.kind === 'handoff_requested' && typeof n.data?.session_id === 'string')
+    return {
+      href: `/inbox?bot=${b}&session=${encodeURIComponent(n.data.session_id)}`,
       label: 'Open the conversation',
     };
   if (n.kind === 'approval_requested') return { href: `/agents/${b}/actions`, label: 'Review the approval' };
