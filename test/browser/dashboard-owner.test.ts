@@ -253,6 +253,28 @@ describe('dashboard, an owner', () => {
     expect(consoleErrors).toEqual([]);
   });
 
+  it('says at once that a reset link lost its end, and offers a new one; a whole link asks for the password', async () => {
+    const fresh = await browser.newContext({ viewport: DESKTOP });
+    try {
+      const page = await fresh.newPage();
+      await page.goto(`${stackInfo().apiUrl}/reset-password#token=${'a'.repeat(23)}`);
+      await page.getByRole('heading', { name: 'This link is incomplete' }).waitFor();
+      expect(await page.getByRole('alert').textContent()).toContain('cut long links');
+      expect(await page.getByLabel('New password', { exact: true }).count()).toBe(0);
+      expect(page.url()).not.toContain('token');
+      await shot(page, 'reset-link-cut');
+      await page.getByRole('link', { name: 'Ask for a new link' }).click();
+      await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
+      // A link of the whole length (here not a real one), opened from the e-mail (a fresh load), goes on to the new
+      // password; the API judges the token.
+      await page.goto('about:blank');
+      await page.goto(`${stackInfo().apiUrl}/reset-password#token=${'b'.repeat(40)}`);
+      await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('at a phone’s width: the agent page fits, the navigation folds into a menu', async () => {
     const phone = await browser.newContext({ viewport: PHONE, storageState: await context.storageState() });
     try {

@@ -48,6 +48,11 @@ export function takeLinkToken(): string | null {
   return linkTokens.get(path) ?? null;
 }
 
+/** Forgets the link's token for `path` (the person asked for a new link: the page starts without one). */
+export function forgetLinkToken(path: string): void {
+  linkTokens.delete(path);
+}
+
 /** The address the browser shows, for `?next=`. */
 export const currentAddress = () => `${location.pathname}${location.search}`;
 

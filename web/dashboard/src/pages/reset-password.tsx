@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { auth } from '../api/auth';
 import type { Failure } from '../api/client';
 import { Card, Shell } from '../layout';
-import { Link, navigate, takeLinkToken, usePlace } from '../router';
+import { Link, forgetLinkToken, navigate, takeLinkToken, usePlace } from '../router';
 import { Button, ErrorBox, Field, MIN_PASSWORD, Notice, PasswordField, valueOf } from '../ui';
 
 /**
@@ -11,8 +11,43 @@ import { Button, ErrorBox, Field, MIN_PASSWORD, Notice, PasswordField, valueOf }
  */
 export function ResetPasswordPage() {
   usePlace();
-  const token = takeLinkToken();
-  return <Shell>{token ? <ChooseNew token={token} /> : <RequestLink />}</Shell>;
+  const [token, setToken] = useState(takeLinkToken);
+  // "Ask for a new link" leaves this link behind: the page starts over without its token.
+  const askAgain = () => {
+    forgetLinkToken('/reset-password');
+    setToken(null);
+  };
+  if (!token)
+    return (
+      <Shell>
+        <RequestLink />
+      </Shell>
+    );
+  return (
+    <Shell>
+      {isWholeLinkToken(token) ? <ChooseNew token={token} askAgain={askAgain} /> : <CutLink askAgain={askAgain} />}
+    </Shell>
+  );
+}
+
+/** The e-mailed links carry 40 letters and digits; fewer (or others) means the link lost its end on the way. */
+const isWholeLinkToken = (token: string) => /^[A-Za-z0-9]{40}$/.test(token);
+
+/** Said at once, not after a new password was typed and refused: the link is not whole. */
+function CutLink(props: { askAgain: () => void }) {
+  return (
+    <Card title="This link is incomplete">
+      <p role="alert">
+        Part of the link seems to be missing — some e-mail programs cut long links. Open the link from the e-mail again,
+        or copy all of it into the address bar.
+      </p>
+      <p class="card-footer">
+        <Link href="/reset-password" onNavigate={props.askAgain}>
+          Ask for a new link
+        </Link>
+      </p>
+    </Card>
+  );
 }
 
 function RequestLink() {
@@ -70,7 +105,7 @@ function RequestLink() {
   );
 }
 
-function ChooseNew(props: { token: string }) {
+function ChooseNew(props: { token: string; askAgain: () => void }) {
   const [password, setPassword] = useState('');
   const [again, setAgain] = useState('');
   const [problem, setProblem] = useState<string | undefined>();
@@ -106,7 +141,11 @@ function ChooseNew(props: { token: string }) {
         {failure &&
           (failure.code === 'invalid_token' ? (
             <div class="notice notice-error" role="alert">
-              This link has expired or was already used. <Link href="/reset-password">Ask for a new one</Link>.
+              This link has expired or was already used.{' '}
+              <Link href="/reset-password" onNavigate={props.askAgain}>
+                Ask for a new one
+              </Link>
+              .
             </div>
           ) : (
             <ErrorBox failure={failure} />
