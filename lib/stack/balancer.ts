@@ -47,6 +47,21 @@ const UNAVAILABLE = JSON.stringify({ error: 'No API replica is available', code:
 /** Errors that mean nothing of the request reached the replica. */
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
 
+/** RFC 9110 7.6.1: headers meant for one connection only, and those a `Connection` header names. */
+const HOP_BY_HOP = ['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'];
+
+function withoutHopByHop(headers: http.IncomingHttpHeaders): http.OutgoingHttpHeaders {
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean);
+  const out: http.OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !HOP_BY_HOP.includes(name) && !named.includes(name)) out[name] = value;
+  }
+  return out;
+}
+
 export async function startBalancer(opts: BalancerOptions): Promise<Balancer> {
   const log = opts.log ?? (() => undefined);
   let backends: Backend[] = [];
@@ -97,7 +112,7 @@ export async function startBalancer(opts: BalancerOptions): Promise<Balancer> {
 
   const server = http.createServer((req, res) => {
     const clientIp = req.socket.remoteAddress ?? '';
-    const headers = { ...req.headers };
+    const headers = withoutHopByHop(req.headers);
     const forwarded = headers['x-forwarded-for'];
     headers['x-forwarded-for'] = forwarded ? `${forwarded}, ${clientIp}` : clientIp;
     headers['x-forwarded-proto'] ??= 'http';
@@ -132,7 +147,9 @@ export async function startBalancer(opts: BalancerOptions): Promise<Balancer> {
         { method: req.method, headers, agent },
         (answer) => {
           // Piece by piece, as it comes: no buffering of event streams (or anything else).
-          res.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
+          // Hop-by-hop headers describe the replica's connection to the balancer, not the client's: forwarding the
+          // API's `Keep-Alive: timeout=65` told clients to reuse connections this server closes after 4 s.
+          res.writeHead(answer.statusCode ?? 502, answer.statusMessage, withoutHopByHop(answer.headers));
           res.flushHeaders();
           answer.pipe(res);
           answer.on('aborted', () => res.destroy());

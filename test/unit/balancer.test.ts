@@ -158,3 +158,19 @@ describe('the balancer in front of the API replicas', () => {
     expect(balancer.healthy().sort()).toEqual([replicas[0].url, replicas[1].url].sort());
   });
 });
+
+describe('connections', () => {
+  it("tells clients its own keep-alive, never the replica's (hop-by-hop headers stay on their hop)", async () => {
+    const { balancer, replicas } = await setup(1);
+    // The API keeps idle connections 65 s (api/server.ts); the balancer closes its own idle clients after 4 s.
+    replicas[0].server.keepAliveTimeout = 65_000;
+    const res = await fetch(`${balancer.url}/anything`, {
+      method: 'POST',
+      body: 'x',
+      headers: { Connection: 'keep-alive' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('keep-alive')).toBe('timeout=4');
+    await res.text();
+  });
+});
