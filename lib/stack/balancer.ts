@@ -12,8 +12,9 @@ import type { AddressInfo, Socket } from 'node:net';
  *   shares one rate budget, the balancer's;
  * - never buffer `text/event-stream`: a streamed answer must reach the visitor piece by piece (nginx:
  *   `proxy_buffering off`, or the API's `X-Accel-Buffering: no`);
- * - keep its idle timeout to the replicas under the API's keep-alive (Node's 5 s), so it never sends a request on a
- *   connection the replica is closing;
+ * - keep its idle timeout to the replicas under the API's keep-alive (65 s), so it never sends a request on a
+ *   connection the replica is closing, and never pass hop-by-hop headers on (`Keep-Alive`, `Connection`, …): the
+ *   client must hear the balancer's own keep-alive, not the replica's;
  * - retry a request on another replica only when the connection was refused (nothing reached the replica): a POST
  *   that reached one may have started a turn, and a blind retry would start another (the API's Idempotency-Key is
  *   the client's tool for that).
@@ -76,7 +77,7 @@ export async function startBalancer(opts: BalancerOptions): Promise<Balancer> {
     );
   };
   setBackends(opts.backends);
-  // Idle connections to replicas close before the replica's own keep-alive (5 s) would close them.
+  // Idle connections to replicas close (3 s) long before the replica's own keep-alive (65 s) would close them.
   const agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 1000, timeout: 3000, maxFreeSockets: 64 });
   let next = 0;
 
