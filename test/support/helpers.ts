@@ -236,3 +236,13 @@ export async function rawRequest(
     req.end(init.body);
   });
 }
+
+/**
+ * Rate limits count in fixed one-minute windows (lib/rate-windows.ts): a test that sends a limit's worth of requests
+ * and expects the next one refused waits, when the minute is nearly over, for the next one to start, so that all of
+ * its requests fall in one window.
+ */
+export async function inOneRateWindow(needMs = 20_000): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < needMs) await new Promise((r) => setTimeout(r, left + 250));
+}
