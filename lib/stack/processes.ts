@@ -37,6 +37,29 @@ export interface ManagedProcess {
 }
 
 /**
+ * Children still running when this process exits without stopping them (a jest run aborted by another project's
+ * failed setup, a crash of `npm start`) are killed on the way out, so no Postgres or Temporal is left behind.
+ * `exit` handlers run synchronously: a signal is all there is time for.
+ */
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function killOnExit(child: ChildProcess): void {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const c of running) {
+      try {
+        c.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
+/**
  * Spawns a child whose output is prefixed with its name, so `npm start` shows one readable stream. `onLine`
  * sees every line too (used to notice readiness messages).
  */
@@ -47,6 +70,7 @@ export function startProcess(
   opts: SpawnOptions & { quiet?: boolean; onLine?: (line: string) => void } = {},
 ): ManagedProcess {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  killOnExit(child);
   const pipe = (stream: NodeJS.ReadableStream | null, out: NodeJS.WriteStream) => {
     let buf = '';
     stream?.on('data', (chunk: Buffer) => {

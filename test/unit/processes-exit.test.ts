@@ -1,0 +1,36 @@
+import { describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+/** Running (a killed child whose new parent has not reaped it yet is a zombie: not running). */
+const alive = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) [ZX]/.test(stat);
+  } catch {
+    return false;
+  }
+};
+
+describe('children of lib/stack (lib/stack/processes.ts)', () => {
+  it('do not outlive a parent that exits without stopping them', async () => {
+    // A parent that starts a long-running child and exits at once, as jest does when another project's setup fails.
+    const script = `
+      const { startProcess } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'stack', 'processes'))});
+      const p = startProcess('sleeper', 'sleep', ['60'], { quiet: true });
+      p.child.once('spawn', () => { process.stdout.write(String(p.child.pid)); process.exit(3); });
+    `;
+    const child = await run(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: path.join(__dirname, '..', '..'),
+    }).catch((err: { stdout: string; code: number }) => err);
+    expect((child as { code?: number }).code).toBe(3);
+    const pid = Number((child as { stdout: string }).stdout);
+    expect(pid).toBeGreaterThan(0);
+    // Killed on the way out (SIGKILL is delivered at once; give the kernel a moment to reap it).
+    for (let i = 0; i < 20 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(alive(pid)).toBe(false);
+  });
+});
