@@ -36,6 +36,8 @@ export default async function globalSetup(): Promise<void> {
     LLM_TURN_TIMEOUT_MS: '4000',
     // Webhook receivers, crawled sites and poll targets in tests are servers on loopback.
     SSRF_ALLOW_LOOPBACK: 'true',
+    // Each test file is its own client (test/support/helpers.ts testClientAddress), told by X-Forwarded-For.
+    TRUST_PROXY: 'true',
     // Schedule and poll triggers every second, so their runs are seen within a test.
     TRIGGER_MIN_INTERVAL_SECONDS: '1',
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),

@@ -1,6 +1,6 @@
 import { afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { bootstrapWorkspace, type BootstrapInput, type BootstrapResult } from '../../lib/accounts/service';
 import { createDb, type Db } from '../../lib/db';
@@ -35,6 +35,19 @@ export interface HttpResult<T = any> {
   text: string;
 }
 
+/**
+ * The client address this test file's requests come from, as a balancer reports it (`X-Forwarded-For`; the test
+ * stack's API and the in-process ones trust it). Each file is its own client, as the people using a deployment are:
+ * per-address limits count in shared Postgres windows, and files running at once from loopback used to spend one
+ * another's budget (a reset request refused in one file because another asked for resets in the same minute).
+ * An address of 198.18.0.0/15, the range set aside for tests, made from the file's path.
+ */
+export function testClientAddress(): string {
+  const file = (globalThis as { expect?: { getState(): { testPath?: string } } }).expect?.getState().testPath ?? '';
+  const [a, b] = createHash('sha256').update(file).digest();
+  return `198.18.${a}.${b}`;
+}
+
 /** A request to the test stack's API; the body is parsed as JSON when it is JSON. */
 export async function http<T = any>(
   path: string,
@@ -47,7 +60,7 @@ export async function http<T = any>(
     baseUrl?: string;
   } = {},
 ): Promise<HttpResult<T>> {
-  const headers: Record<string, string> = { ...(init.headers ?? {}) };
+  const headers: Record<string, string> = { 'X-Forwarded-For': testClientAddress(), ...(init.headers ?? {}) };
   if (init.key) headers['X-Bot-Key'] = init.key;
   let body: string | Buffer | undefined = init.rawBody;
   if (init.body !== undefined) {
