@@ -92,6 +92,12 @@ export const configSchema = z.object({
    * Default: the SDK's, from the heap size (about one per MiB of heap above 200 MiB).
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  /**
+   * The Temporal UI's stack trace of a running workflow. Collecting it takes a source-mapped stack trace of every
+   * promise a workflow makes, which was the largest CPU cost of a workflow task (docs/decisions.md, "The CPU a
+   * streamed turn costs"); off unless set, read by the SDK's workflow thread through patches/.
+   */
+  WORKER_WORKFLOW_STACK_TRACES: z.enum(['true', 'false']).default('false'),
   /** Embedding model at the same endpoint; with OPENAI_API_KEY, knowledge is embedded and retrieval is hybrid. */
   EMBEDDING_MODEL: z.string().min(1).optional(),
 

@@ -1,5 +1,6 @@
 import type { FailureType } from '../workflows/failures';
 import OpenAI from 'openai';
+import { createModelFetch, readText } from './http/model-fetch';
 import { SseDecoder } from './sse-decoder';
 
 export type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -98,7 +99,8 @@ export function createOpenAiLlm(opts: {
   model: string;
   embeddingModel?: string;
 }): Llm {
-  const client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0 });
+  const transport = createModelFetch();
+  const client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, fetch: transport.fetch });
   return {
     model: opts.model,
     async complete({ model, messages, tools, timeoutMs, onDelta }) {
@@ -125,8 +127,8 @@ export function createOpenAiLlm(opts: {
           };
         }
         // The request goes through the client (its headers, errors for a refused request), the stream's body is
-        // read here: every event a network read completes is handled at once and its text handed on in one piece,
-        // instead of one async iteration per event (docs/decisions.md, "The CPU a streamed turn costs").
+        // read here from the connection itself (lib/http/model-fetch.ts): every event a network read completes is
+        // handled at once and its text handed on in one piece (docs/decisions.md, "The CPU a streamed turn costs").
         const response = await client.chat.completions
           .create(
             {
@@ -139,59 +141,47 @@ export function createOpenAiLlm(opts: {
             { timeout: timeoutMs },
           )
           .asResponse();
+        const body = transport.bodyOf(response);
+        if (!body) throw new Error('The model stream did not come through lib/http/model-fetch');
         let text = '';
         let promptTokens = 0;
         let completionTokens = 0;
         let modelName = used;
         const calls = new Map<number, { id: string; name: string; arguments: string }>();
         const decoder = new SseDecoder();
-        const utf8 = new TextDecoder();
-        const reader = response.body!.getReader();
-        let ended = false; // the body was read to its end
         let finished = false; // `[DONE]` came: what follows it is read and ignored, as the `openai` package does
-        try {
-          for (;;) {
-            const read = await reader.read();
-            if (read.done) {
-              ended = true;
-              decoder.end();
+        await readText(body, (read) => {
+          if (finished) return;
+          let piece = '';
+          for (const sse of decoder.push(read)) {
+            if (sse.data.startsWith('[DONE]')) {
+              finished = true;
               break;
             }
-            if (finished) continue;
-            let piece = '';
-            for (const sse of decoder.push(utf8.decode(read.value, { stream: true }))) {
-              if (sse.data.startsWith('[DONE]')) {
-                finished = true;
-                break;
-              }
-              const chunk = JSON.parse(sse.data) as OpenAI.Chat.Completions.ChatCompletionChunk & { error?: unknown };
-              // An error sent inside the stream, reported as the `openai` package reports it.
-              if (chunk?.error || sse.event === 'error')
-                throw new OpenAI.APIError(undefined, (chunk?.error ?? chunk) as object, undefined, response.headers);
-              modelName = chunk.model ?? modelName;
-              if (chunk.usage) {
-                promptTokens = chunk.usage.prompt_tokens ?? 0;
-                completionTokens = chunk.usage.completion_tokens ?? 0;
-              }
-              const delta = chunk.choices?.[0]?.delta;
-              if (delta?.content) piece += delta.content;
-              for (const tc of delta?.tool_calls ?? []) {
-                const call = calls.get(tc.index) ?? { id: '', name: '', arguments: '' };
-                if (tc.id) call.id = tc.id;
-                if (tc.function?.name) call.name += tc.function.name;
-                if (tc.function?.arguments) call.arguments += tc.function.arguments;
-                calls.set(tc.index, call);
-              }
+            const chunk = JSON.parse(sse.data) as OpenAI.Chat.Completions.ChatCompletionChunk & { error?: unknown };
+            // An error sent inside the stream, reported as the `openai` package reports it.
+            if (chunk?.error || sse.event === 'error')
+              throw new OpenAI.APIError(undefined, (chunk?.error ?? chunk) as object, undefined, response.headers);
+            modelName = chunk.model ?? modelName;
+            if (chunk.usage) {
+              promptTokens = chunk.usage.prompt_tokens ?? 0;
+              completionTokens = chunk.usage.completion_tokens ?? 0;
             }
-            if (piece) {
-              text += piece;
-              await onDelta(piece);
+            const delta = chunk.choices?.[0]?.delta;
+            if (delta?.content) piece += delta.content;
+            for (const tc of delta?.tool_calls ?? []) {
+              const call = calls.get(tc.index) ?? { id: '', name: '', arguments: '' };
+              if (tc.id) call.id = tc.id;
+              if (tc.function?.name) call.name += tc.function.name;
+              if (tc.function?.arguments) call.arguments += tc.function.arguments;
+              calls.set(tc.index, call);
             }
           }
-        } finally {
-          // Stopped early (a failure here or in onDelta): the connection is let go.
-          if (!ended) await reader.cancel().catch(() => undefined);
-        }
+          if (!piece) return;
+          text += piece;
+          return onDelta(piece);
+        });
+        decoder.end();
         return { text, toolCalls: [...calls.values()], model: modelName, promptTokens, completionTokens };
       } catch (err) {
         throw classifyLlmError(err) ?? err;

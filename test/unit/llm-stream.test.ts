@@ -107,11 +107,31 @@ describe('a streamed completion', () => {
     ).rejects.toThrow();
     expect(pieces.join('').length).toBeGreaterThan(0);
   });
+
+  it("reads a refused request's reason from its body, and gives up on a model that does not answer in time", async () => {
+    const refused = await llm()
+      .complete({ messages: [{ role: 'user', content: '[[fake:no-such-directive]] hi' }], timeoutMs: 5000 })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ kind: 'llm_unavailable' });
+    expect((refused as LlmError).message).toMatch(/rejected the request: .*no-such-directive/);
+    const started = Date.now();
+    const late = await llm()
+      .complete({
+        messages: [{ role: 'user', content: '[[fake:slow-3000]] hi' }],
+        timeoutMs: 300,
+        onDelta: () => undefined,
+      })
+      .catch((e: unknown) => e);
+    expect(late).toMatchObject({ kind: 'llm_overloaded' });
+    expect((late as LlmError).message).toBe('The AI backend did not answer in time');
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
 });
 
 describe('a stream written by hand', () => {
   let server: Server;
   let body: string[] = [];
+  let connections = 0;
   beforeAll(async () => {
     server = createServer(async (req, res) => {
       req.resume();
@@ -122,6 +142,7 @@ describe('a stream written by hand', () => {
       }
       res.end();
     });
+    server.on('connection', () => connections++);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
@@ -164,5 +185,20 @@ describe('a stream written by hand', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmError);
     expect((err as LlmError).kind).toBe('llm_overloaded');
+  });
+
+  it('keeps the connection to the model for the next answer', async () => {
+    body = [`data: ${chunk('One')}\n\n`, 'data: [DONE]\n\n'];
+    const model = llm();
+    const before = connections;
+    for (let i = 0; i < 3; i++) {
+      const res = await model.complete({
+        messages: [{ role: 'user', content: 'hi' }],
+        timeoutMs: 5000,
+        onDelta: () => undefined,
+      });
+      expect(res.text).toBe('One');
+    }
+    expect(connections - before).toBe(1);
   });
 });

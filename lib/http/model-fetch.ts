@@ -1,0 +1,139 @@
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+
+/**
+ * The `fetch` the `openai` client uses to reach the model's API (its `fetch` option): node:http with kept-alive
+ * connections instead of the global fetch (undici). A model streams its answer a token at a time, each in a network
+ * read of its own, to hundreds of turns at once; undici hands every read through a web stream and a promise, which
+ * was a large part of what a streamed turn cost (docs/decisions.md, "The CPU a streamed turn costs"). Here the
+ * response's node stream is kept: `bodyOf` gives it to the reader (lib/llm.ts), which takes each read as an event. The
+ * `Response` still has a body for whoever reads it the standard way (the client, for an error's text), bridged only
+ * when read.
+ *
+ * The model's address is the operator's configuration, not a user's, so this is not the SSRF-safe client
+ * (lib/http/safe-fetch.ts), which refuses the private addresses a self-hosted model lives on.
+ */
+export interface ModelFetch {
+  fetch: typeof fetch;
+  /** The node stream behind a response this fetch returned; undefined for any other response. */
+  bodyOf(response: Response): IncomingMessage | undefined;
+}
+
+const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+export function createModelFetch(): ModelFetch {
+  const agents = {
+    'http:': new http.Agent({ keepAlive: true }),
+    'https:': new https.Agent({ keepAlive: true }),
+  };
+  const bodies = new WeakMap<Response, IncomingMessage>();
+
+  const modelFetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const url = new URL(input instanceof Request ? input.url : input);
+    const body = init.body;
+    // What the client sends is JSON text; anything else (a form, a stream) goes the standard way.
+    if (input instanceof Request || (body != null && typeof body !== 'string') || !(url.protocol in agents)) {
+      return fetch(input, init);
+    }
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) return Promise.reject(abortError());
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+    if (body != null) headers['content-length'] = String(Buffer.byteLength(body));
+
+    return new Promise<Response>((resolve, reject) => {
+      const request = (url.protocol === 'https:' ? https : http).request(
+        url,
+        { method: init.method ?? 'GET', headers, agent: agents[url.protocol as keyof typeof agents] },
+        (res) => {
+          const responseHeaders = new Headers();
+          for (let i = 0; i < res.rawHeaders.length; i += 2)
+            responseHeaders.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+          const status = res.statusCode ?? 0;
+          const response = new Response(NULL_BODY_STATUSES.has(status) ? null : bridged(res), {
+            status,
+            statusText: res.statusMessage,
+            headers: responseHeaders,
+          });
+          if (NULL_BODY_STATUSES.has(status)) res.resume();
+          else bodies.set(response, res);
+          // An abort after the answer began stops its body: the reader sees the stream fail.
+          signal?.addEventListener('abort', () => res.destroy(abortError()), { once: true });
+          resolve(response);
+        },
+      );
+      request.on('error', reject);
+      signal?.addEventListener('abort', () => request.destroy(abortError()), { once: true });
+      request.end(body ?? undefined);
+    });
+  };
+
+  return { fetch: modelFetch as typeof fetch, bodyOf: (response) => bodies.get(response) };
+}
+
+/** A web stream over the node stream, attached on the first read (none when the body is read from the node stream). */
+function bridged(res: IncomingMessage): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (res.listenerCount('data')) return;
+        res.on('data', (chunk: Buffer) => controller.enqueue(new Uint8Array(chunk)));
+        res.on('end', () => controller.close());
+        res.on('error', (err) => controller.error(err));
+      },
+      cancel() {
+        res.destroy();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * What fetch rejects with when its signal aborts: an `AbortError`, which the `openai` client recognizes (its timeout
+ * is such an abort). An `Error` of this module's realm, named so, rather than the signal's reason: the client checks
+ * `instanceof Error` before it looks at the name, and a reason made elsewhere (another realm) would fail that check.
+ */
+function abortError(): Error {
+  const err = new Error('The request was aborted');
+  err.name = 'AbortError';
+  return err;
+}
+
+/**
+ * Reads a response's body to its end as UTF-8 text, handing each network read to `onText` as it comes (a character
+ * split between reads is kept for the next); a promise `onText` returns holds the reading until it settles. Rejects
+ * when the body fails or closes before its end, or when `onText` throws.
+ */
+export function readText(res: IncomingMessage, onText: (text: string) => void | Promise<void>): Promise<void> {
+  res.setEncoding('utf8');
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      res.destroy();
+      reject(err);
+    };
+    res.on('data', (text: string) => {
+      if (settled) return;
+      let pending: void | Promise<void>;
+      try {
+        pending = onText(text);
+      } catch (err) {
+        return fail(err);
+      }
+      if (pending) {
+        res.pause();
+        pending.then(() => settled || res.resume(), fail);
+      }
+    });
+    res.on('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve();
+    });
+    res.on('error', fail);
+    res.on('close', () => fail(new Error('The connection to the model closed before its answer ended')));
+  });
+}
