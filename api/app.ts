@@ -49,7 +49,8 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   );
 
   const router = new Router<AppState>();
-  mountRoutes(router, routes, deps);
+  const noteOrigin = deps.services.widget.sightings.note;
+  mountRoutes(router, routes, { ...deps, noteOrigin });
 
   // Koa's default `error` event prints the stack to stderr; errors are already logged with the request id.
   app.silent = true;
@@ -58,7 +59,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(errorHandler());
   app.use(defaultRateHeaders());
   // CORS preflights of the widget, answered for the bot's allowed origins before routing (the router has no OPTIONS).
-  app.use(widgetPreflight(deps.db, ownOriginsOf(deps.config)));
+  app.use(widgetPreflight(deps.db, ownOriginsOf(deps.config), noteOrigin));
   // A browser on a path that is no page gets the app's "Page not found"; programs get the JSON 404.
   app.use(pageNotFound(pages));
   app.use(router.routes());

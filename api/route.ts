@@ -13,7 +13,7 @@ import { readBody } from './middleware/body';
 import { idempotency } from './middleware/idempotency';
 import { rateLimit } from './middleware/rate-limit';
 import { sameOriginWrites } from './middleware/same-origin';
-import { ownOriginsOf, widgetAccess } from './middleware/widget';
+import { type NoteOrigin, ownOriginsOf, widgetAccess } from './middleware/widget';
 
 type Schema = z.ZodType | undefined;
 /** A schema's parsed (output) type; `undefined` when the route declares none. */
@@ -184,7 +184,12 @@ export function koaPath(path: string): string {
 export function mountRoutes(
   router: Router<any, any>,
   defs: RouteDef[],
-  deps: { db: Db; config: Pick<Config, 'PUBLIC_BASE_URL' | 'DASHBOARD_URL' | 'PORT'> },
+  deps: {
+    db: Db;
+    config: Pick<Config, 'PUBLIC_BASE_URL' | 'DASHBOARD_URL' | 'PORT'>;
+    /** Where the widget runs and where it is refused, for the dashboard (lib/widget/sightings.ts). */
+    noteOrigin?: NoteOrigin;
+  },
 ): void {
   const checker = createKeyRateChecker(deps.db);
   const ourOrigins = [deps.config.PUBLIC_BASE_URL, deps.config.DASHBOARD_URL]
@@ -201,7 +206,9 @@ export function mountRoutes(
     // With a key, the key check and the rate window are one round trip (requireKey counts it).
     if (def.widget) {
       if (!def.rateGroup) throw new Error(`widget route ${def.path} needs a rate group`);
-      chain.push(widgetAccess(deps.db, { rateGroup: def.rateGroup, checker, own: ownOrigins }));
+      chain.push(
+        widgetAccess(deps.db, { rateGroup: def.rateGroup, checker, own: ownOrigins, noteOrigin: deps.noteOrigin }),
+      );
     } else if (def.keys) {
       chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup, checker, header: def.keyHeader }));
     }

@@ -134,7 +134,11 @@ export function createServices(deps: ServiceDeps) {
     pairing: createPairingService({ db, secrets }),
     runs: createRunService({ db, temporal }),
     scans,
-    widget: createWidgetService({ db, secrets }),
+    widget: createWidgetService({
+      db,
+      secrets,
+      onError: (err) => warn({ err: String(err) }, 'a widget sighting could not be written'),
+    }),
     triggers,
   };
 }

@@ -34,8 +34,24 @@ export function ownOriginsOf(config: { PUBLIC_BASE_URL?: string; DASHBOARD_URL?:
   return (ctx) => [...configured, `${ctx.protocol}://${ctx.host}`];
 }
 
-function originAllowed(ctx: AppContext, origin: string, allowed: string[] | undefined, own: OwnOrigins): boolean {
-  return (allowed ?? []).includes(origin) || own(ctx).includes(origin);
+/** Notes a page origin the widget served or refused (lib/widget/sightings.ts), for the dashboard's "installed on". */
+export type NoteOrigin = (botId: string, origin: string, allowed: boolean) => void;
+
+/**
+ * Whether a page of `origin` may use the bot's widget; the answer for an integrator's page (not one of ours, which
+ * may preview any bot) is noted, so the owner can see where the widget runs and where it was refused.
+ */
+function originAllowed(
+  ctx: AppContext,
+  origin: string,
+  principal: { botId?: string | null; allowedOrigins?: string[] },
+  own: OwnOrigins,
+  note?: NoteOrigin,
+): boolean {
+  if (own(ctx).includes(origin)) return true;
+  const allowed = (principal.allowedOrigins ?? []).includes(origin);
+  if (principal.botId) note?.(principal.botId, origin, allowed);
+  return allowed;
 }
 
 function setCors(ctx: AppContext, origin: string): void {
@@ -49,7 +65,7 @@ function setCors(ctx: AppContext, origin: string): void {
  * any `Access-Control-Allow-*` header for every other origin or key (the browser then refuses the call; nothing
  * about the bot is told).
  */
-export function widgetPreflight(db: Db, own: OwnOrigins): AppMiddleware {
+export function widgetPreflight(db: Db, own: OwnOrigins, note?: NoteOrigin): AppMiddleware {
   return async function widgetPreflightMiddleware(ctx, next) {
     if (ctx.method !== 'OPTIONS' || !ctx.path.startsWith(WIDGET_PREFIX) || !ctx.get('Access-Control-Request-Method')) {
       return next();
@@ -65,7 +81,7 @@ export function widgetPreflight(db: Db, own: OwnOrigins): AppMiddleware {
     } catch {
       throw new ApiError('service_unavailable', 'The key could not be checked right now; retry shortly');
     }
-    if (!principal || !originAllowed(ctx, origin, principal.allowedOrigins, own)) return;
+    if (!principal || !originAllowed(ctx, origin, principal, own, note)) return;
     ctx.set('Access-Control-Allow-Origin', origin);
     ctx.set('Access-Control-Allow-Methods', 'GET, POST');
     ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
@@ -83,7 +99,7 @@ export function widgetPreflight(db: Db, own: OwnOrigins): AppMiddleware {
  */
 export function widgetAccess(
   db: Db,
-  opts: { rateGroup: RateGroup; checker?: KeyRateChecker; own: OwnOrigins },
+  opts: { rateGroup: RateGroup; checker?: KeyRateChecker; own: OwnOrigins; noteOrigin?: NoteOrigin },
 ): AppMiddleware {
   return requireKey(db, ['public'], {
     rateGroup: opts.rateGroup,
@@ -93,7 +109,7 @@ export function widgetAccess(
     admit(ctx, principal) {
       const origin = ctx.get('Origin');
       if (!origin) return;
-      if (!originAllowed(ctx, origin, principal.allowedOrigins, opts.own)) {
+      if (!originAllowed(ctx, origin, principal, opts.own, opts.noteOrigin)) {
         throw new ApiError(
           'origin_not_allowed',
           `Pages of ${origin} may not use this widget: add the origin to the bot's allowed widget origins`,

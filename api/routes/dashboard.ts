@@ -19,12 +19,13 @@ import {
   StatePut,
   StateView,
   TestChatRequest,
+  WidgetSites,
 } from '../../lib/schemas/dashboard';
 import { sessionBot, sessionUser } from '../session';
 
 /** `/v1/dashboard/*`: the dashboard's own API (not a stable contract; spec, "Dashboard calls named as public"). */
 export function dashboardRoutes(deps: AppDeps): RouteDef[] {
-  const { bots, runs, conversations, notifications } = deps.services;
+  const { bots, runs, conversations, notifications, widget } = deps.services;
   const common = { tag: 'Dashboard', session: true, unstable: true, params: BotParams };
   const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
   return [
@@ -97,6 +98,22 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
         ctx.body = await bots.rotateKey(bot.id, 'identity');
+      },
+    }),
+    route({
+      ...common,
+      method: 'get',
+      path: '/v1/dashboard/bots/{id}/widget-sites',
+      operationId: 'dashboardWidgetSites',
+      roles: ALL_ROLES,
+      summary: 'Where the widget runs and where it was refused: the page origins it was seen on.',
+      description:
+        'A refused origin the bot does not allow is what a visitor saw as "not available on this page": add it to `allowed_origins` to let the widget run there.',
+      responses: { 200: { description: 'Sites', schema: WidgetSites } },
+      errors: [...errs],
+      handler: async (ctx, { params }) => {
+        const bot = await sessionBot(deps, ctx, params.id);
+        ctx.body = { sites: await widget.sightings.list(bot.id) };
       },
     }),
     route({

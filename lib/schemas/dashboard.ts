@@ -23,6 +23,25 @@ export const BotView = z
   })
   .meta({ id: 'DashboardBot' });
 
+export const WidgetSites = z
+  .object({
+    sites: z
+      .array(
+        z.object({
+          origin: z.string(),
+          allowed: z.boolean().describe("Whether the bot's allowed sites include it now"),
+          last_allowed_at: z
+            .number()
+            .int()
+            .nullable()
+            .describe('Unix ms of the last request from it the widget served'),
+          last_refused_at: z.number().int().nullable().describe('Unix ms of the last request from it refused'),
+        }),
+      )
+      .describe('Page origins the widget was seen on, the most recent first (at most 50; noted at most once a minute)'),
+  })
+  .meta({ id: 'DashboardWidgetSites' });
+
 export const BotSummary = z
   .object({
     id: z.string(),

@@ -4,6 +4,7 @@ import { errors } from '../errors';
 import { LIMITS } from '../limits';
 import { IMAGE_TYPES } from '../media/image';
 import type { SecretBox } from '../secret-box';
+import { createWidgetSightings } from './sightings';
 import { visitorToken, visitorTokenMatches } from './visitor-token';
 
 /** What the widget needs to draw itself before the visitor writes anything (`GET /v1/widget/config`). */
@@ -18,8 +19,11 @@ export interface WidgetConfig {
  * The widget's own part (docs/widget.md): its configuration and its visitors' sessions. Everything a visitor does in a
  * conversation goes through the conversation service, as from `/v1/api/*`.
  */
-export function createWidgetService(deps: { db: Db; secrets: SecretBox }) {
+export function createWidgetService(deps: { db: Db; secrets: SecretBox; onError?: (err: unknown) => void }) {
   return {
+    /** Where the widget runs and where it was refused (the dashboard's "installed on" and "blocked on"). */
+    sightings: createWidgetSightings(deps),
+
     async config(botId: string): Promise<WidgetConfig> {
       const res = await deps.db.query<{ name: string; handoff_enabled: boolean }>(
         `SELECT name, handoff_enabled FROM bots WHERE id = $1`,

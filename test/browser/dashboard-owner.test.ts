@@ -4,7 +4,8 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { type FakeSite, startFakeSite } from '../support/fake-site';
-import { http } from '../support/helpers';
+import { http, waitUntil } from '../support/helpers';
+import { browserRequest } from '../support/widget';
 import { launchChromium } from '../support/browser';
 import { stackInfo } from '../support/stack-info';
 
@@ -249,6 +250,26 @@ describe('dashboard, an owner', () => {
     await page.reload();
     await origins.getByText('https://shop.example.com').waitFor();
     await shot(page, 'widget');
+
+    // Visitors on the shop and on a site the owner forgot: the dashboard names both, and allows the forgotten one.
+    const publicKey = /data-key="(pk_[^"]+)"/.exec(snippet)![1];
+    expect(
+      (await browserRequest(`/v1/widget/config?key=${publicKey}`, { origin: 'https://shop.example.com' })).status,
+    ).toBe(200);
+    const forgotten = 'https://www.shop.example.com';
+    expect((await browserRequest(`/v1/widget/config?key=${publicKey}`, { origin: forgotten })).status).toBe(403);
+    const refusedSites = page.getByTestId('sites-refused');
+    await waitUntil('the refused site on the page', async () => {
+      await page.locator('#widget-sites').getByRole('button', { name: 'Refresh' }).click();
+      return (await refusedSites.getByText(forgotten).count()) > 0;
+    });
+    await page.getByTestId('sites-running').getByText('https://shop.example.com').waitFor();
+    await shot(page, 'widget-sites');
+    await page.getByRole('button', { name: `Allow ${forgotten}` }).click();
+    await origins.getByText(forgotten).waitFor();
+    await page.getByTestId('sites-running').getByText(forgotten).waitFor();
+    expect(await page.getByTestId('sites-running').textContent()).toContain('allowed — not loaded since');
+    expect(await refusedSites.count()).toBe(0);
 
     expect(consoleErrors).toEqual([]);
   });

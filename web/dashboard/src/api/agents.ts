@@ -26,6 +26,15 @@ export interface Bot {
   created_at?: number;
 }
 
+/** A page origin the widget was seen on: served (`last_allowed_at`) or refused (`last_refused_at`). */
+export interface WidgetSite {
+  origin: string;
+  /** Whether the agent's allowed sites include it now. */
+  allowed: boolean;
+  last_allowed_at: number | null;
+  last_refused_at: number | null;
+}
+
 export interface BotKeys {
   secret_key: string;
   public_key: string;
@@ -114,6 +123,7 @@ export const agents = {
     call<{ status: 'deleted'; source_id: string }>('DELETE', `${bot(id)}/knowledge/${seg(sourceId)}`),
 
   scans: (id: string) => call<{ running?: boolean; scans: Scan[] }>('GET', `${bot(id)}/scans`),
+  widgetSites: (id: string) => call<{ sites: WidgetSite[] }>('GET', `${bot(id)}/widget-sites`),
   startScan: (id: string, body: { url: string; max_pages?: number; refresh_days?: number }) =>
     call<{ status: 'scanning'; url: string; max_pages: number }>('POST', `${bot(id)}/scans`, body),
 };

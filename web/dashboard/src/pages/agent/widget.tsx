@@ -1,6 +1,20 @@
 import { useState } from 'preact/hooks';
-import { agents } from '../../api/agents';
-import { Button, CopyField, Empty, ErrorBox, Field, Notice, Panel, useAction, valueOf } from '../../ui';
+import { type WidgetSite, agents } from '../../api/agents';
+import { usePolling } from '../../use-polling';
+import {
+  Button,
+  CopyField,
+  Empty,
+  ErrorBox,
+  Field,
+  Notice,
+  Panel,
+  RefreshButton,
+  Time,
+  useAction,
+  useResource,
+  valueOf,
+} from '../../ui';
 import { readOrigin } from '../../origin';
 import type { TabProps } from './tab';
 
@@ -26,6 +40,115 @@ export function WidgetTab(props: TabProps) {
         )}
       </Panel>
       <Origins {...props} readOnly={!admin} />
+      <Sites {...props} readOnly={!admin} />
+    </>
+  );
+}
+
+/** New sightings are written at most once a minute; reading every 20 s shows an owner's test visit soon enough. */
+const SITES_POLL_MS = 20_000;
+
+/**
+ * Where the widget ran and where it was refused (lib/widget/sightings.ts): the set-up mistake a visitor sees as "not
+ * available on this page" is named here, with the way to fix it.
+ */
+function Sites(props: TabProps & { readOnly: boolean }) {
+  const { bot } = props;
+  const sites = useResource(() => agents.widgetSites(bot.id), [bot.id]);
+  usePolling(
+    async () => {
+      sites.reload();
+      return 'ok';
+    },
+    { everyMs: SITES_POLL_MS, waitFirst: true, onlyWhenVisible: true },
+    [bot.id],
+  );
+  const action = useAction();
+  const [status, setStatus] = useState('');
+  async function allow(origin: string) {
+    setStatus('');
+    const res = await action.run(() => agents.update(bot.id, { allowed_origins: [...bot.allowed_origins, origin] }));
+    if (res.ok) {
+      props.onChange(res.value);
+      setStatus(`${origin} allowed.`);
+      sites.reload();
+    }
+  }
+
+  // `allowed` is read with the sites; the agent on screen may have changed since (a site removed or added above).
+  const list = (sites.data?.sites ?? []).map((s) => ({ ...s, allowed: bot.allowed_origins.includes(s.origin) }));
+  const running = list.filter((s) => s.allowed);
+  const refused = list.filter((s) => !s.allowed && s.last_refused_at !== null);
+  return (
+    <Panel
+      title="Where the widget runs"
+      id="widget-sites"
+      description="The sites the widget was loaded on, and those it refused because they are not allowed. Seen within a minute of a visit."
+      actions={<RefreshButton resource={sites} />}
+    >
+      {sites.state === 'error' && <ErrorBox failure={sites.failure} onRetry={sites.retry} />}
+      {sites.state !== 'error' && list.length === 0 && (
+        <Empty title="Not seen on any site yet">
+          Open a page of your site where you pasted the snippet; it shows up here within a minute.
+        </Empty>
+      )}
+      {running.length > 0 && (
+        <>
+          <h3 class="subheading">Running on</h3>
+          <ul class="list" aria-label="Sites the widget runs on" data-testid="sites-running">
+            {running.map((s) => (
+              <li key={s.origin} class="list-row">
+                <code class="origin">{s.origin}</code>
+                <span class="muted small">{seenText(s)}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {refused.length > 0 && (
+        <>
+          <h3 class="subheading">Refused on</h3>
+          <Notice tone="warning">
+            Visitors on these sites saw &ldquo;not available on this page&rdquo;: they are not among the allowed sites.
+          </Notice>
+          <ul class="list" aria-label="Sites the widget refused" data-testid="sites-refused">
+            {refused.map((s) => (
+              <li key={s.origin} class="list-row">
+                <code class="origin">{s.origin}</code>
+                <span class="muted small">
+                  refused <Time ms={s.last_refused_at!} relative />
+                </span>
+                {!props.readOnly && (
+                  <Button
+                    small
+                    disabled={Boolean(action.busy)}
+                    aria-label={`Allow ${s.origin}`}
+                    onClick={() => void allow(s.origin)}
+                  >
+                    Allow
+                  </Button>
+                )}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+      {action.failure && <ErrorBox failure={action.failure} />}
+      <p class="visually-hidden" aria-live="polite">
+        {status}
+      </p>
+    </Panel>
+  );
+}
+
+/** An allowed site that has not loaded the widget since it was refused (just allowed) says so. */
+function seenText(s: WidgetSite) {
+  if (s.last_allowed_at === null || (s.last_refused_at ?? 0) > s.last_allowed_at) {
+    return 'allowed — not loaded since';
+  }
+  return (
+    <>
+      last seen <Time ms={s.last_allowed_at} relative />
     </>
   );
 }
