@@ -100,6 +100,8 @@ export const LIMITS = {
     contactNameChars: 200,
     contactChars: 320,
     contactNoteChars: 2000,
+    /** A comment with the satisfaction score asked for after a resolution. */
+    satisfactionCommentChars: 2000,
     /** Allowed origins per bot, and the length of one. */
     allowedOrigins: 50,
     originChars: 300,

@@ -2,14 +2,16 @@ import { openEventStream } from '../event-stream';
 import type { StreamFrame } from '../../lib/conversations/service';
 import type { ErrorCode } from '../../lib/errors';
 import { LIMITS } from '../../lib/limits';
-import { ChatResponse, HandoffResponse, OkResponse, PollQuery, PollResponse } from '../../lib/schemas/conversation';
+import { ChatResponse, HandoffResponse, OkResponse, PollQuery } from '../../lib/schemas/conversation';
 import {
   WidgetAttachmentResponse,
   WidgetChatRequest,
   WidgetChatResponse,
   WidgetConfig,
   WidgetContact,
+  WidgetPollResponse,
   WidgetRating,
+  WidgetSatisfaction,
   WidgetSession,
   WidgetSessionBody,
   WidgetSessionQuery,
@@ -159,12 +161,14 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       rateGroup: 'widgetReads',
       headers: [VISITOR_HEADER],
       query: PollQuery,
-      responses: { 200: { description: 'Poll response', schema: PollResponse } },
+      responses: { 200: { description: 'Poll response', schema: WidgetPollResponse } },
       errors: [...KEY_ERRORS, 'bad_request', 'not_found'],
       handler: async (ctx, { query }) => {
         const botId = visitorBot(ctx, query.session_id);
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await conversations.poll(botId, query.session_id, query.cursor, publicBaseUrl(deps));
+        ctx.body = await conversations.poll(botId, query.session_id, query.cursor, publicBaseUrl(deps), {
+          withSatisfaction: true,
+        });
       },
     }),
     route({
@@ -248,6 +252,25 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       errors: [...KEY_ERRORS, 'bad_request', 'not_found', 'payload_too_large'],
       handler: async (ctx, { body }) => {
         await conversations.rate(visitorBot(ctx, body.session_id), body.session_id, body.ref, body.rating);
+        ctx.body = { status: 'ok' };
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/widget/satisfaction',
+      operationId: 'widgetSatisfaction',
+      summary: 'After a person resolved the conversation, the visitor says how it went: `score` 1–5 and a `comment`.',
+      description:
+        'Asked by the widget while the poll has `satisfaction_asked`. One answer per resolution (answering again replaces it): kept on the conversation and a `satisfaction` event in the operator transcript; never shown to the visitor. 409 `conflict` before any resolution.',
+      rateGroup: 'widgetDialogue',
+      headers: [VISITOR_HEADER],
+      body: WidgetSatisfaction,
+      responses: { 200: { description: 'Recorded', schema: OkResponse } },
+      errors: [...KEY_ERRORS, 'bad_request', 'not_found', 'conflict', 'payload_too_large'],
+      handler: async (ctx, { body }) => {
+        const { session_id, ...answer } = body;
+        await conversations.rateSatisfaction(visitorBot(ctx, session_id), session_id, answer);
         ctx.body = { status: 'ok' };
       },
     }),

@@ -59,3 +59,40 @@ export async function recordContact(db: Db, conversation: ConversationRow, conta
     });
   });
 }
+
+export interface SatisfactionInput {
+  /** 1 (very bad) to 5 (very good). */
+  score: number;
+  comment?: string;
+}
+
+const SCORE_WORDS = ['', 'very bad', 'bad', 'okay', 'good', 'very good'];
+
+/**
+ * The visitor's answer to "how did we do?" after a person resolved the conversation: kept on the conversation (for
+ * reports) and as a `satisfaction` event in the transcript, one per resolution (answering again replaces both). 409
+ * `conflict` when nothing was resolved: there is no help to rate yet.
+ */
+export async function recordSatisfaction(db: Db, conversation: ConversationRow, input: SatisfactionInput) {
+  const comment = input.comment?.trim() || undefined;
+  await withTransaction(db, async (tx) => {
+    const res = await tx.query<{ resolved_ms: string }>(
+      `UPDATE conversations
+          SET satisfaction_score = $2, satisfaction_comment = $3, satisfaction_at = now()
+        WHERE session_id = $1 AND resolved_at IS NOT NULL
+        RETURNING (extract(epoch FROM resolved_at) * 1000)::bigint AS resolved_ms`,
+      [conversation.session_id, input.score, comment ?? null],
+    );
+    if (!res.rowCount)
+      throw errors.conflict('This conversation has not been resolved by a person: nothing to rate yet');
+    const resolution = res.rows[0].resolved_ms;
+    const id = `evt_satisfaction_${createHash('sha256').update(`${conversation.session_id}\n${resolution}`).digest('hex').slice(0, 32)}`;
+    const event = { kind: 'satisfaction', score: input.score, ...(comment ? { comment } : {}) };
+    const text = `Rated the help ${input.score}/5 (${SCORE_WORDS[input.score]})` + (comment ? `: ${comment}` : '');
+    await tx.query(`DELETE FROM messages WHERE id = $1`, [id]);
+    await tx.query(
+      `INSERT INTO messages (id, session_id, bot_id, author, text, event, at) VALUES ($1, $2, $3, 'event', $4, $5, $6)`,
+      [id, conversation.session_id, conversation.bot_id, text, event, Date.now()],
+    );
+  });
+}

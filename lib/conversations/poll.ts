@@ -26,6 +26,11 @@ export interface PollResult {
   operator_typing: boolean;
   operator_here?: boolean;
   next_cursor: string;
+  /**
+   * The widget's only (`withSatisfaction`): a person resolved the conversation (Unix ms) and the visitor has neither
+   * said how it went nor written since, so the widget asks.
+   */
+  satisfaction_asked?: { resolved_at: number };
 }
 
 const POLL = preparedStatement(
@@ -33,6 +38,12 @@ const POLL = preparedStatement(
   `SELECT c.status,
           COALESCE(c.operator_typing_until > now(), false) AS typing,
           (c.status = 'waiting' AND c.operator_seen_at IS NOT NULL) AS here,
+          CASE WHEN c.resolved_at IS NOT NULL AND c.status = 'bot'
+                    AND (c.satisfaction_at IS NULL OR c.satisfaction_at < c.resolved_at)
+                    AND NOT EXISTS (SELECT 1 FROM messages v
+                                     WHERE v.session_id = c.session_id AND v.author = 'visitor'
+                                       AND v.at > extract(epoch FROM c.resolved_at) * 1000)
+               THEN (extract(epoch FROM c.resolved_at) * 1000)::bigint END AS satisfaction_due,
           COALESCE((SELECT json_agg(m ORDER BY m.seq)
                       FROM (SELECT id, author, text, at, seq, attachment FROM messages
                              WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
@@ -51,12 +62,14 @@ export async function pollMessages(
   sessionId: string,
   cursor: string | undefined,
   mediaBaseUrl: string,
+  opts: { withSatisfaction?: boolean } = {},
 ): Promise<PollResult> {
   const after = cursor ? decodeCursor(cursor, CURSORS.seq).seq : 0;
   const res = await db.query<{
     status: string;
     typing: boolean;
     here: boolean;
+    satisfaction_due: number | null;
     messages: { id: string; author: string; text: string; at: number; seq: number; attachment: AttachmentRef | null }[];
   }>(POLL([sessionId, botId, after]));
   const row = res.rows[0];
@@ -74,5 +87,8 @@ export async function pollMessages(
     operator_typing: row.typing,
     ...(row.here ? { operator_here: true } : {}),
     next_cursor: encodeCursor({ seq: last }),
+    ...(opts.withSatisfaction && row.satisfaction_due !== null
+      ? { satisfaction_asked: { resolved_at: Number(row.satisfaction_due) } }
+      : {}),
   };
 }

@@ -22,7 +22,7 @@ import { type DeltaHub, createStreamAssembler } from '../streams';
 import type { Temporal } from '../temporal';
 import type { MediaService } from '../media/service';
 import { answerMessageId } from '../runs/bookkeeping';
-import { type ContactInput, recordContact, recordRating } from './events';
+import { type ContactInput, type SatisfactionInput, recordContact, recordRating, recordSatisfaction } from './events';
 import { type AttachmentView, type PollResult, attachmentView, pollMessages } from './poll';
 import { type InboxOptions, type Page, listInbox, listThreads, readTranscript } from './views';
 import {
@@ -330,8 +330,14 @@ export function createConversationService(deps: ConversationServiceDeps) {
      * `GET /v1/api/messages`, the hottest path: one indexed query, no Temporal. `mediaBaseUrl` is where attachments
      * are fetched (`{base}/media/{id}`).
      */
-    poll(botId: string, sessionId: string, cursor: string | undefined, mediaBaseUrl: string): Promise<PollResult> {
-      return pollMessages(deps.db, botId, sessionId, cursor, mediaBaseUrl);
+    poll(
+      botId: string,
+      sessionId: string,
+      cursor: string | undefined,
+      mediaBaseUrl: string,
+      opts: { withSatisfaction?: boolean } = {},
+    ): Promise<PollResult> {
+      return pollMessages(deps.db, botId, sessionId, cursor, mediaBaseUrl, opts);
     },
 
     /** The visitor is typing: shown to operators for about 6 seconds. */
@@ -403,6 +409,11 @@ export function createConversationService(deps: ConversationServiceDeps) {
      */
     async rate(botId: string, sessionId: string, ref: string, rating: 'up' | 'down'): Promise<void> {
       await recordRating(deps.db, await conversationOf(botId, sessionId), ref, rating);
+    },
+
+    /** The visitor says how the help went once a person resolved the conversation (409 before any resolution). */
+    async rateSatisfaction(botId: string, sessionId: string, input: SatisfactionInput): Promise<void> {
+      await recordSatisfaction(deps.db, await conversationOf(botId, sessionId), input);
     },
 
     /**

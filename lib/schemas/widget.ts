@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits';
 import { NOT_BLANK } from '../text';
-import { ChatRequest, ChatResponse, Message, SessionId, StreamFrame } from './conversation';
+import { ChatRequest, ChatResponse, Message, PollResponse, SessionId, StreamFrame } from './conversation';
 
 /** The widget surface (`/v1/widget/*`, docs/widget.md): the conversation's shapes, bound to a visitor's session. */
 
@@ -61,6 +61,28 @@ export const WidgetContact = z
     note: z.string().trim().max(LIMITS.widget.contactNoteChars).optional(),
   })
   .meta({ id: 'WidgetContact' });
+
+export const WidgetPollResponse = PollResponse.extend({
+  satisfaction_asked: z
+    .object({ resolved_at: z.number().int().describe('When a person resolved the conversation (Unix ms)') })
+    .optional()
+    .describe('Present while the widget should ask how the help went: resolved, not rated, nothing written since'),
+}).meta({ id: 'WidgetPollResponse' });
+
+export const WidgetSatisfaction = z
+  .object({
+    session_id: SessionId,
+    score: z.number().int().min(1).max(5).describe('1 (very bad) to 5 (very good)'),
+    comment: z
+      .string()
+      .trim()
+      .max(
+        LIMITS.widget.satisfactionCommentChars,
+        `must be at most ${LIMITS.widget.satisfactionCommentChars} characters`,
+      )
+      .optional(),
+  })
+  .meta({ id: 'WidgetSatisfaction' });
 
 export const WidgetAttachmentResponse = z
   .object({ message: Message.describe("The visitor's message holding the image.") })

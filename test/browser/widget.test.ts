@@ -224,6 +224,10 @@ describe('the widget on an integrator’s page', () => {
       // A person: waiting, then an operator reads and types (the indicator shows), then replies.
       await page.getByRole('button', { name: 'Talk to a person' }).click();
       await dialog.getByText('Waiting for a person…').waitFor();
+      // Said in the conversation too, not only in the header.
+      await log(page)
+        .getByText('You asked for a person. Someone from the team will reply here', { exact: false })
+        .waitFor();
       expect(await page.getByRole('button', { name: 'Talk to a person' }).count()).toBe(0);
       await shot(page, '05-waiting');
 
@@ -301,6 +305,22 @@ describe('the widget on an integrator’s page', () => {
       );
       expect(contact.event).toMatchObject({ kind: 'contact', name: 'Ana Visitor', contact: 'ana@example.com' });
       await shot(page, '10-contact-left');
+
+      // The operator resolves: the visitor is told, and asked how it went (1–5, a comment); the team sees the answer.
+      expect((await operator('/resolve')).status).toBe(200);
+      await log(page).getByText('The team marked this conversation as resolved.').waitFor();
+      // Back with the assistant: the header says so.
+      await dialog.getByText('We usually answer right away').waitFor();
+      await page.getByRole('radio', { name: '4 of 5: Good' }).click();
+      expect(await page.getByRole('radio', { name: '4 of 5: Good' }).getAttribute('aria-checked')).toBe('true');
+      await page.getByLabel('Anything to add? (optional)').fill('Ana was quick');
+      await shot(page, '10b-satisfaction');
+      await page.getByRole('button', { name: 'Send feedback' }).click();
+      await log(page).getByText('Thank you for telling us how it went.').waitFor();
+      const satisfaction = await waitUntil('the satisfaction event', async () =>
+        (await operatorTranscript(bot, sid)).find((m) => m.author === 'event' && m.event?.kind === 'satisfaction'),
+      );
+      expect(satisfaction.text).toBe('Rated the help 4/5 (good): Ana was quick');
 
       // Keyboard: Escape closes and focus returns to the launcher.
       await messageBox(page).focus();

@@ -42,6 +42,8 @@ export interface Poll {
   operator_typing?: boolean;
   operator_here?: boolean;
   next_cursor?: string;
+  /** A person resolved the conversation and the visitor has not said how it went (nor written since). */
+  satisfaction_asked?: { resolved_at: number };
 }
 
 export interface Identity {
@@ -141,6 +143,12 @@ export function createApi(base: string, key: string) {
       call<{ status: string }>('POST', '/v1/widget/rating', {
         session,
         json: { session_id: session.session_id, ref, rating },
+      }),
+
+    satisfaction: (session: Session, input: { score: number; comment?: string }) =>
+      call<{ status: string }>('POST', '/v1/widget/satisfaction', {
+        session,
+        json: { session_id: session.session_id, ...input },
       }),
 
     contact: (session: Session, input: { contact: string; name?: string; note?: string }) =>

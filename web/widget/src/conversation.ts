@@ -2,6 +2,7 @@ import type { Attachment, Failure, Identity, Message, Session, WidgetApi, Widget
 import type { StreamFrame } from './sse';
 import { forgetSession, loadSession, saveSession } from './storage';
 import { pageContextOf } from './page-context';
+import { type SatisfactionAsked, satisfactionAfter } from './satisfaction-state';
 
 /**
  * The visitor's side of one conversation, apart from how it is drawn: what the timeline holds, the conversation's
@@ -54,6 +55,11 @@ export interface State {
   draft: string;
   /** Operator messages that came while the panel was closed. */
   unread: number;
+  /**
+   * A person resolved the conversation (`resolvedAt`, from the poll): the visitor is asked how it went until they
+   * answer (`answered`: thanked) or write again.
+   */
+  satisfaction: SatisfactionAsked | null;
 }
 
 const TYPING_EVERY_MS = 3_000;
@@ -74,6 +80,7 @@ export class Conversation {
     uploading: false,
     draft: '',
     unread: 0,
+    satisfaction: null,
   };
 
   private listeners = new Set<() => void>();
@@ -249,7 +256,15 @@ export class Conversation {
     }
   }
 
-  private applyPoll(messages: Message[], poll: { status: string; operator_here?: boolean; operator_typing?: boolean }) {
+  private applyPoll(
+    messages: Message[],
+    poll: {
+      status: string;
+      operator_here?: boolean;
+      operator_typing?: boolean;
+      satisfaction_asked?: { resolved_at: number };
+    },
+  ) {
     let items = this.state.items;
     let unread = this.state.unread;
     for (const m of messages) {
@@ -276,6 +291,7 @@ export class Conversation {
       status,
       operatorHere: status === 'waiting' && poll.operator_here === true,
       operatorTyping: human(status) && poll.operator_typing === true,
+      satisfaction: satisfactionAfter(this.state.satisfaction, poll.satisfaction_asked),
     });
   }
 
@@ -289,7 +305,8 @@ export class Conversation {
     const visitorKey = this.nextKey();
     this.epoch++;
     this.sendsInFlight++;
-    this.set({ draft: '', sending: true, awaitingAnswer: true });
+    // Writing again answers the satisfaction question too: it goes.
+    this.set({ draft: '', sending: true, awaitingAnswer: true, satisfaction: null });
     this.add({ kind: 'message', key: visitorKey, author: 'visitor', text, pending: true });
     try {
       const session = await this.ensureSession();
@@ -411,8 +428,23 @@ export class Conversation {
       return;
     }
     this.clearTransient();
+    this.notice('You asked for a person. Someone from the team will reply here, in this chat.', 'info');
     this.set({ status: 'waiting' });
     this.schedulePoll(0);
+  }
+
+  /** How the help went (1–5, and a comment), once a person resolved the conversation; true when the API took it. */
+  async rateSatisfaction(score: number, comment?: string): Promise<boolean> {
+    const asked = this.state.satisfaction;
+    if (!this.session || !asked || asked.answered) return false;
+    const res = await this.api.satisfaction(this.session, { score, ...(comment?.trim() ? { comment } : {}) });
+    if (!res.ok) {
+      this.failed(res);
+      return false;
+    }
+    this.clearTransient();
+    this.set({ satisfaction: { ...asked, answered: true } });
+    return true;
   }
 
   async rate(key: string, rating: Rating): Promise<void> {

@@ -2,6 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ACCEPTED_IMAGES, type Conversation, type State } from './conversation';
 import { ChatIcon, CloseIcon, ImageIcon, NoteIcon, PersonIcon, SendIcon } from './icons';
 import { MessageView, NoticeView } from './timeline';
+import { SatisfactionCard } from './satisfaction';
 
 /** The conversation's state, re-read whenever it changes. */
 function useConversation(conversation: Conversation): State {
@@ -115,6 +116,7 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
               <NoticeView key={item.key} item={item} onAction={() => void conversation.send()} />
             ),
           )}
+          {state.satisfaction && <SatisfactionCard conversation={conversation} asked={state.satisfaction} />}
           {state.awaitingAnswer && (
             <div class="typing">
               <span class="sr-only">The assistant is writing…</span>
