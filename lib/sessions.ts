@@ -38,10 +38,20 @@ export async function createSession(db: Queryable, userId: string, workspaceId: 
 
 export async function findSession(db: Queryable, token: string): Promise<UserSession | null> {
   const hash = hashKey(token);
+  // The same round trip notes that the person is using the dashboard (at most every 30 s): the widget tells visitors
+  // asking for a person whether anyone is there (lib/widget/service.ts, teamPresence).
   const res = await db.query<{ token_hash: Buffer; user_id: string; workspace_id: string; role: Role }>(
-    `SELECT s.token_hash, s.user_id, s.workspace_id, u.role
-       FROM user_sessions s JOIN users u ON u.id = s.user_id AND u.workspace_id = s.workspace_id
-      WHERE s.token_hash = $1 AND s.expires_at > now()`,
+    `WITH found AS (
+       SELECT s.token_hash, s.user_id, s.workspace_id, u.role, u.last_active_at
+         FROM user_sessions s JOIN users u ON u.id = s.user_id AND u.workspace_id = s.workspace_id
+        WHERE s.token_hash = $1 AND s.expires_at > now()
+     ), seen AS (
+       UPDATE users SET last_active_at = now()
+         FROM found
+        WHERE users.id = found.user_id
+          AND (found.last_active_at IS NULL OR found.last_active_at < now() - interval '30 seconds')
+     )
+     SELECT token_hash, user_id, workspace_id, role FROM found`,
     [hash],
   );
   const row = res.rows[0];

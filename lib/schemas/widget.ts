@@ -9,6 +9,16 @@ export const WidgetConfig = z
   .object({
     bot: z.object({ name: z.string() }),
     handoff_enabled: z.boolean().describe('Whether the visitor may ask for a person.'),
+    team: z
+      .object({
+        online: z.boolean().describe('Someone of the team used the dashboard in the last 2 minutes'),
+        typical_reply_seconds: z
+          .number()
+          .int()
+          .nullable()
+          .describe("Median time from a handoff to a person's first reply over 30 days; null with fewer than 3"),
+      })
+      .describe('Whether a person is there to answer a handoff, and how soon they usually do'),
     attachments: z.object({
       max_bytes: z.number().int(),
       types: z.array(z.string()).describe('Image types accepted (recognised from the bytes).'),

@@ -11,6 +11,8 @@ import { visitorToken, visitorTokenMatches } from './visitor-token';
 export interface WidgetConfig {
   bot: { name: string };
   handoff_enabled: boolean;
+  /** Whether a person is there to answer, and how long they usually take (docs/decisions.md, "Is the team there?"). */
+  team: { online: boolean; typical_reply_seconds: number | null };
   attachments: { max_bytes: number; types: readonly string[] };
   poll_interval_ms: number;
 }
@@ -19,21 +21,60 @@ export interface WidgetConfig {
  * The widget's own part (docs/widget.md): its configuration and its visitors' sessions. Everything a visitor does in a
  * conversation goes through the conversation service, as from `/v1/api/*`.
  */
+/** Someone who used the dashboard this recently counts as there to answer. */
+export const ONLINE_WINDOW_SECONDS = 120;
+/** The typical reply is the median over this many days, once there are at least `TYPICAL_REPLY_MIN` replies. */
+const TYPICAL_REPLY_DAYS = 30;
+const TYPICAL_REPLY_MIN = 3;
+/** A bot's typical reply is read again after this long (it moves slowly; the config is read on every page load). */
+const TYPICAL_REPLY_CACHE_MS = 5 * 60_000;
+
 export function createWidgetService(deps: { db: Db; secrets: SecretBox; onError?: (err: unknown) => void }) {
+  const typicalReplies = new Map<string, { at: number; seconds: number | null }>();
+
+  /** The median time from a handoff to a person's first reply, over the last 30 days; null with too few replies. */
+  async function typicalReplySeconds(botId: string): Promise<number | null> {
+    const cached = typicalReplies.get(botId);
+    if (cached && Date.now() - cached.at < TYPICAL_REPLY_CACHE_MS) return cached.seconds;
+    const res = await deps.db.query<{ median: number | null; n: number }>(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY r.wait) AS median, count(r.wait)::int AS n
+         FROM (SELECT (SELECT min(m.at) FROM messages m
+                        WHERE m.session_id = c.session_id AND m.author = 'operator'
+                          AND m.at >= extract(epoch FROM c.escalated_at) * 1000) / 1000.0
+                      - extract(epoch FROM c.escalated_at) AS wait
+                 FROM conversations c
+                WHERE c.bot_id = $1 AND c.escalated_at > now() - make_interval(days => $2)) r`,
+      [botId, TYPICAL_REPLY_DAYS],
+    );
+    const { median, n } = res.rows[0];
+    const seconds = n >= TYPICAL_REPLY_MIN && median !== null ? Math.max(1, Math.round(Number(median))) : null;
+    if (typicalReplies.size > 10_000) typicalReplies.clear();
+    typicalReplies.set(botId, { at: Date.now(), seconds });
+    return seconds;
+  }
+
   return {
     /** Where the widget runs and where it was refused (the dashboard's "installed on" and "blocked on"). */
     sightings: createWidgetSightings(deps),
 
     async config(botId: string): Promise<WidgetConfig> {
-      const res = await deps.db.query<{ name: string; handoff_enabled: boolean }>(
-        `SELECT name, handoff_enabled FROM bots WHERE id = $1`,
-        [botId],
+      const res = await deps.db.query<{ name: string; handoff_enabled: boolean; online: boolean }>(
+        `SELECT b.name, b.handoff_enabled,
+                EXISTS (SELECT 1 FROM users u
+                         WHERE u.workspace_id = b.workspace_id
+                           AND u.last_active_at > now() - make_interval(secs => $2)) AS online
+           FROM bots b WHERE b.id = $1`,
+        [botId, ONLINE_WINDOW_SECONDS],
       );
       const bot = res.rows[0];
       if (!bot) throw errors.notFound('No such bot');
       return {
         bot: { name: bot.name },
         handoff_enabled: bot.handoff_enabled,
+        team: {
+          online: bot.online,
+          typical_reply_seconds: bot.handoff_enabled ? await typicalReplySeconds(botId) : null,
+        },
         attachments: { max_bytes: LIMITS.widget.attachmentBytes, types: IMAGE_TYPES },
         poll_interval_ms: LIMITS.widget.pollIntervalMs,
       };

@@ -471,6 +471,26 @@ describe('the widget on an integrator’s page', () => {
     }
   });
 
+  it('with nobody of the team online, a visitor asking for a person is told so and offered the contact form', async () => {
+    const bot = await newBot({ botName: 'Night shift' });
+    // Allowed without anyone signing in: the team has not used the dashboard.
+    await testDb().query(`UPDATE bots SET allowed_origins = $2 WHERE id = $1`, [bot.bot_id, [shopOrigin]]);
+    const { context, page } = await openShop(bot, { open: true });
+    try {
+      await page.getByRole('button', { name: 'Talk to a person' }).click();
+      await log(page)
+        .getByText('Nobody from the team is online right now. Leave your contact', { exact: false })
+        .waitFor();
+      await page.getByLabel('E-mail or phone (required)').waitFor();
+      await shot(page, '17-team-offline');
+      await page.getByLabel('E-mail or phone (required)').fill('night@example.com');
+      await page.getByRole('button', { name: 'Send contact' }).click();
+      await log(page).getByText('Thank you! We have your contact', { exact: false }).waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
   it('on a page of an origin the bot does not allow, says it cannot work instead of hanging', async () => {
     const bot = await newBot({ botName: 'Elsewhere bot' });
     await allowShop(bot, ['https://the-real-shop.example']);

@@ -1,3 +1,4 @@
+import type { Team } from './team';
 import { type StreamFrame, parseSse } from './sse';
 
 /**
@@ -10,6 +11,8 @@ import { type StreamFrame, parseSse } from './sse';
 export interface WidgetConfig {
   bot: { name: string };
   handoff_enabled: boolean;
+  /** Whether a person is there to answer, and how soon they usually do (absent from older APIs). */
+  team?: Team;
   attachments: { max_bytes: number; types: string[] };
   poll_interval_ms: number;
 }

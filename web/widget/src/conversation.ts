@@ -3,6 +3,7 @@ import type { StreamFrame } from './sse';
 import { forgetSession, loadSession, saveSession } from './storage';
 import { pageContextOf } from './page-context';
 import { type SatisfactionAsked, satisfactionAfter } from './satisfaction-state';
+import { handoffNotice } from './team';
 
 /**
  * The visitor's side of one conversation, apart from how it is drawn: what the timeline holds, the conversation's
@@ -60,6 +61,8 @@ export interface State {
    * answer (`answered`: thanked) or write again.
    */
   satisfaction: SatisfactionAsked | null;
+  /** Nobody of the team is there to answer a handoff: the contact form is offered (once). */
+  contactSuggested: boolean;
 }
 
 const TYPING_EVERY_MS = 3_000;
@@ -81,6 +84,7 @@ export class Conversation {
     draft: '',
     unread: 0,
     satisfaction: null,
+    contactSuggested: false,
   };
 
   private listeners = new Set<() => void>();
@@ -428,8 +432,9 @@ export class Conversation {
       return;
     }
     this.clearTransient();
-    this.notice('You asked for a person. Someone from the team will reply here, in this chat.', 'info');
-    this.set({ status: 'waiting' });
+    const said = handoffNotice(this.state.config?.team);
+    this.notice(said.text, 'info');
+    this.set({ status: 'waiting', contactSuggested: said.leaveContact });
     this.schedulePoll(0);
   }
 
@@ -511,6 +516,11 @@ export class Conversation {
       this.sendsInFlight--;
       this.set({ uploading: false });
     }
+  }
+
+  /** The contact form was offered (opened by the panel): it is not offered again for the same handoff. */
+  contactOffered(): void {
+    if (this.state.contactSuggested) this.set({ contactSuggested: false });
   }
 
   /** Leaves the visitor's contact for the team; true when the API took it (the form then closes). */

@@ -33,6 +33,13 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
   const wasOpen = useRef(state.open);
   const [contactOpen, setContactOpen] = useState(false);
 
+  // Nobody is there to answer the handoff: the contact form is offered at once.
+  useEffect(() => {
+    if (!state.contactSuggested) return;
+    setContactOpen(true);
+    conversation.contactOffered();
+  }, [state.contactSuggested]);
+
   // Opening moves focus to the message box (not when the page asked for the panel open at load).
   useEffect(() => {
     if (state.open && !wasOpen.current) input.current?.focus();
