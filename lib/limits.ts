@@ -100,6 +100,9 @@ export const LIMITS = {
     contactNameChars: 200,
     contactChars: 320,
     contactNoteChars: 2000,
+    /** The widget's greeting and the team's name on people's replies (its look). */
+    greetingChars: 300,
+    teamNameChars: 80,
     /** A comment with the satisfaction score asked for after a resolution. */
     satisfactionCommentChars: 2000,
     /** Allowed origins per bot, and the length of one. */

@@ -181,7 +181,34 @@ const BOT_COLUMNS = `id, name, instructions, model, handoff_enabled, handoff_web
     ORDER BY k.created_at DESC LIMIT 1) AS secret_key_fingerprint,
   (SELECT k.fingerprint FROM api_keys k WHERE k.bot_id = bots.id AND k.kind = 'builder' AND k.revoked_at IS NULL
     ORDER BY k.created_at DESC LIMIT 1) AS builder_key_fingerprint,
-  (extract(epoch FROM created_at) * 1000)::bigint AS created_at`;
+  widget_look, (extract(epoch FROM created_at) * 1000)::bigint AS created_at`;
+
+/** How the widget looks (docs/widget.md, "Its look"); what the owner did not set has its default. */
+export interface WidgetLook {
+  /** The accent colour, `#rrggbb`: the launcher, the header, the visitor's bubbles, buttons. */
+  color: string;
+  /** The first words a visitor reads in an empty chat; null: the widget's own. */
+  greeting: string | null;
+  /** Which bottom corner the launcher sits in. */
+  position: 'right' | 'left';
+  /** Who a person's reply is from ("From Acme support"); null: "the team". */
+  team_name: string | null;
+  /** An https image shown beside the agent's name. */
+  avatar_url: string | null;
+}
+
+export const DEFAULT_WIDGET_LOOK: WidgetLook = {
+  color: '#4f46e5',
+  greeting: null,
+  position: 'right',
+  team_name: null,
+  avatar_url: null,
+};
+
+export const widgetLookOf = (stored: Partial<WidgetLook> | null | undefined): WidgetLook => ({
+  ...DEFAULT_WIDGET_LOOK,
+  ...Object.fromEntries(Object.entries(stored ?? {}).filter(([, v]) => v !== null && v !== undefined)),
+});
 
 export interface BotView {
   id: string;
@@ -198,6 +225,7 @@ export interface BotView {
   secret_key_fingerprint: string | null;
   /** The bot's own builder key (keys of the whole workspace, from pairing or the builder, are not shown here). */
   builder_key_fingerprint: string | null;
+  widget_look: WidgetLook;
   created_at: number;
 }
 
@@ -210,7 +238,11 @@ export interface BotSummary {
   open_requests: number;
 }
 
-const viewOf = (row: BotView): BotView => ({ ...row, created_at: Number(row.created_at) });
+const viewOf = (row: BotView): BotView => ({
+  ...row,
+  widget_look: widgetLookOf(row.widget_look),
+  created_at: Number(row.created_at),
+});
 
 export interface BotSettings {
   name?: string;
@@ -219,6 +251,8 @@ export interface BotSettings {
   handoff_enabled?: boolean;
   handoff_webhook_url?: string | null;
   allowed_origins?: string[];
+  /** Merged into what is set; a field set to null goes back to its default. */
+  widget_look?: Partial<{ [K in keyof WidgetLook]: WidgetLook[K] | null }>;
 }
 
 const SETTINGS: (keyof BotSettings)[] = [
@@ -322,9 +356,15 @@ export function createBotService(deps: {
         deps.models.check(patch.model, plan.rows[0].plan);
       }
       const columns = SETTINGS.filter((k) => patch[k] !== undefined);
+      const values: unknown[] = columns.map((c) => patch[c]);
+      const sets = columns.map((c, i) => `${c} = $${i + 2}, `);
+      if (patch.widget_look) {
+        values.push(JSON.stringify(patch.widget_look));
+        sets.push(`widget_look = jsonb_strip_nulls(widget_look || $${values.length + 1}::jsonb), `);
+      }
       const res = await deps.db.query<BotView>(
-        `UPDATE bots SET ${columns.map((c, i) => `${c} = $${i + 2}, `).join('')}updated_at = now() WHERE id = $1 RETURNING ${BOT_COLUMNS}`,
-        [botId, ...columns.map((c) => patch[c])],
+        `UPDATE bots SET ${sets.join('')}updated_at = now() WHERE id = $1 RETURNING ${BOT_COLUMNS}`,
+        [botId, ...values],
       );
       if (!res.rows[0]) throw errors.notFound('No such bot');
       return viewOf(res.rows[0]);

@@ -5,6 +5,16 @@ import { LIMITS } from '../limits';
 
 export { BotParams } from './common';
 
+const WidgetLookView = z
+  .object({
+    color: z.string().describe('Accent colour, `#rrggbb`'),
+    greeting: z.string().nullable().describe("First words in an empty chat; null: the widget's own"),
+    position: z.enum(['right', 'left']).describe('Bottom corner of the launcher'),
+    team_name: z.string().nullable().describe('Who a person\'s reply is from ("From Acme support"); null: "the team"'),
+    avatar_url: z.string().nullable().describe("An https image beside the agent's name"),
+  })
+  .meta({ id: 'WidgetLook' });
+
 export const BotView = z
   .object({
     id: z.string(),
@@ -19,6 +29,7 @@ export const BotView = z
     visitor_identity_secret_fingerprint: z.string(),
     secret_key_fingerprint: z.string().nullable(),
     builder_key_fingerprint: z.string().nullable().describe("The bot's own builder key (workspace keys are not shown)"),
+    widget_look: WidgetLookView,
     created_at: z.number().int(),
   })
   .meta({ id: 'DashboardBot' });
@@ -126,6 +137,34 @@ export const BotPatch = z
       .describe(
         'Origins (`https://shop.example.com`, `http://localhost:3000`) whose pages may use the widget; replaces the list',
       ),
+    widget_look: z
+      .object({
+        color: z
+          .string()
+          .regex(/^#[0-9a-fA-F]{6}$/, 'must be a colour as #rrggbb')
+          .transform((c) => c.toLowerCase())
+          .nullable()
+          .optional(),
+        greeting: z
+          .string()
+          .trim()
+          .max(LIMITS.widget.greetingChars, `must be at most ${LIMITS.widget.greetingChars} characters`)
+          .transform((g) => g || null)
+          .nullable()
+          .optional(),
+        position: z.enum(['right', 'left']).nullable().optional(),
+        team_name: z
+          .string()
+          .trim()
+          .max(LIMITS.widget.teamNameChars, `must be at most ${LIMITS.widget.teamNameChars} characters`)
+          .transform((n) => n || null)
+          .nullable()
+          .optional(),
+        avatar_url: z.url({ protocol: /^https$/, error: 'must be an https address' }).max(2000).nullable().optional(),
+      })
+      .strict()
+      .optional()
+      .describe("The widget's look; the fields given replace those set, null puts one back to its default"),
   })
   .meta({ id: 'DashboardBotPatch' });
 

@@ -9,6 +9,15 @@ export const WidgetConfig = z
   .object({
     bot: z.object({ name: z.string() }),
     handoff_enabled: z.boolean().describe('Whether the visitor may ask for a person.'),
+    look: z
+      .object({
+        color: z.string(),
+        greeting: z.string().nullable(),
+        position: z.enum(['right', 'left']),
+        team_name: z.string().nullable(),
+        avatar_url: z.string().nullable(),
+      })
+      .describe("The widget's look, as the owner set it (DashboardBot.widget_look)"),
     team: z
       .object({
         online: z.boolean().describe('Someone of the team used the dashboard in the last 2 minutes'),

@@ -4,6 +4,7 @@ import { errors } from '../errors';
 import { LIMITS } from '../limits';
 import { IMAGE_TYPES } from '../media/image';
 import type { SecretBox } from '../secret-box';
+import { type WidgetLook, widgetLookOf } from '../bots/service';
 import { createWidgetSightings } from './sightings';
 import { visitorToken, visitorTokenMatches } from './visitor-token';
 
@@ -11,6 +12,8 @@ import { visitorToken, visitorTokenMatches } from './visitor-token';
 export interface WidgetConfig {
   bot: { name: string };
   handoff_enabled: boolean;
+  /** How the widget looks on the integrator's site (colour, greeting, side, the team's name, avatar). */
+  look: WidgetLook;
   /** Whether a person is there to answer, and how long they usually take (docs/decisions.md, "Is the team there?"). */
   team: { online: boolean; typical_reply_seconds: number | null };
   attachments: { max_bytes: number; types: readonly string[] };
@@ -58,8 +61,13 @@ export function createWidgetService(deps: { db: Db; secrets: SecretBox; onError?
     sightings: createWidgetSightings(deps),
 
     async config(botId: string): Promise<WidgetConfig> {
-      const res = await deps.db.query<{ name: string; handoff_enabled: boolean; online: boolean }>(
-        `SELECT b.name, b.handoff_enabled,
+      const res = await deps.db.query<{
+        name: string;
+        handoff_enabled: boolean;
+        online: boolean;
+        widget_look: Partial<WidgetLook>;
+      }>(
+        `SELECT b.name, b.handoff_enabled, b.widget_look,
                 EXISTS (SELECT 1 FROM users u
                          WHERE u.workspace_id = b.workspace_id
                            AND u.last_active_at > now() - make_interval(secs => $2)) AS online
@@ -71,6 +79,7 @@ export function createWidgetService(deps: { db: Db; secrets: SecretBox; onError?
       return {
         bot: { name: bot.name },
         handoff_enabled: bot.handoff_enabled,
+        look: widgetLookOf(bot.widget_look),
         team: {
           online: bot.online,
           typical_reply_seconds: bot.handoff_enabled ? await typicalReplySeconds(botId) : null,

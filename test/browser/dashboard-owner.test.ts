@@ -251,6 +251,25 @@ describe('dashboard, an owner', () => {
     await origins.getByText('https://shop.example.com').waitFor();
     await shot(page, 'widget');
 
+    // The widget's look: a colour typed wrong is said at the field; then colour, corner, greeting and team saved.
+    await page.getByLabel('Colour', { exact: true }).fill('teal');
+    await page.getByRole('button', { name: 'Save look' }).click();
+    await page.getByText('A colour as #rrggbb').waitFor();
+    await page.getByLabel('Colour', { exact: true }).fill('#0f766e');
+    await page.getByLabel('Bottom left').check();
+    await page.getByLabel('Greeting').fill('Welcome to Acme!');
+    await page.getByLabel('Team name').fill('Acme support');
+    await page.getByRole('button', { name: 'Save look' }).click();
+    await page.getByText('The widget’s look is saved').waitFor();
+    await shot(page, 'widget-look');
+    const saved = await http(`/v1/widget/config?key=${/data-key="(pk_[^"]+)"/.exec(snippet)![1]}`);
+    expect(saved.body.look).toMatchObject({
+      color: '#0f766e',
+      position: 'left',
+      greeting: 'Welcome to Acme!',
+      team_name: 'Acme support',
+    });
+
     // Visitors on the shop and on a site the owner forgot: the dashboard names both, and allows the forgotten one.
     const publicKey = /data-key="(pk_[^"]+)"/.exec(snippet)![1];
     expect(

@@ -471,6 +471,53 @@ describe('the widget on an integrator’s page', () => {
     }
   });
 
+  it("wears the owner's look: colour, corner, greeting, avatar, and the team's name on a person's reply", async () => {
+    const bot = await newBot({ botName: 'Teal helper' });
+    await allowShop(bot);
+    const look = await http(`/v1/dashboard/bots/${bot.bot_id}`, {
+      method: 'PATCH',
+      headers: await ownerSession(bot),
+      body: {
+        widget_look: {
+          color: '#0f766e',
+          position: 'left',
+          greeting: 'Welcome to Acme! Ask about orders, sizes or returns.',
+          team_name: 'Acme support',
+          avatar_url: 'https://avatars.example.test/acme.png',
+        },
+      },
+    });
+    expect(look.status).toBe(200);
+    const { context, page } = await openShop(bot, { open: true });
+    try {
+      await log(page).getByText('Welcome to Acme! Ask about orders, sizes or returns.').waitFor();
+      const launcher = page.getByRole('button', { name: 'Chat with Teal helper' });
+      const box = (await launcher.boundingBox())!;
+      expect(box.x).toBeLessThan(100);
+      // The launcher eases into its colour once the configuration is read.
+      await waitUntil('the launcher in teal', async () => {
+        const style = await styleOf(page, '.launcher', ['background-color', 'color']);
+        return style['background-color'] === 'rgb(15, 118, 110)' && style.color === 'rgb(255, 255, 255)';
+      });
+      expect(await inWidget<string>(page, `root.querySelector('.header-avatar').getAttribute('src')`)).toBe(
+        'https://avatars.example.test/acme.png',
+      );
+      await page.getByRole('button', { name: 'Talk to a person' }).click();
+      await page.getByRole('dialog').getByText('Waiting for a person…').waitFor();
+      const sid = (await storedSession(page, bot)).session_id;
+      const reply = await http(`/v1/api/operator/threads/${sid}/reply`, {
+        key: bot.keys.secret_key,
+        body: { text: 'Hello, Ana here.' },
+      });
+      expect(reply.status).toBe(200);
+      await log(page).getByText('Hello, Ana here.').waitFor();
+      expect(await page.locator('.msg-operator .author').textContent()).toBe('From Acme support');
+      await shot(page, '18-look');
+    } finally {
+      await context.close();
+    }
+  });
+
   it('with nobody of the team online, a visitor asking for a person is told so and offered the contact form', async () => {
     const bot = await newBot({ botName: 'Night shift' });
     // Allowed without anyone signing in: the team has not used the dashboard.

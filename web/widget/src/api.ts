@@ -1,3 +1,4 @@
+import type { Look } from './look';
 import type { Team } from './team';
 import { type StreamFrame, parseSse } from './sse';
 
@@ -13,6 +14,8 @@ export interface WidgetConfig {
   handoff_enabled: boolean;
   /** Whether a person is there to answer, and how soon they usually do (absent from older APIs). */
   team?: Team;
+  /** The owner's look: colour, greeting, side, the team's name, avatar (absent from older APIs). */
+  look?: Look;
   attachments: { max_bytes: number; types: string[] };
   poll_interval_ms: number;
 }

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import type { Item, Rating } from './conversation';
 import { Linkified, MarkdownText } from '../../shared/markdown-view';
 import { ThumbDownIcon, ThumbUpIcon } from './icons';
+import { fromLabel } from './look';
 
 type MessageItem = Extract<Item, { kind: 'message' }>;
 type NoticeItem = Extract<Item, { kind: 'notice' }>;
@@ -12,6 +13,8 @@ const AUTHORS: Record<string, string> = { visitor: 'You', bot: 'Assistant', oper
 export function MessageView(props: {
   item: MessageItem;
   botName: string;
+  /** The owner's name for the team on people's replies; null: "the team". */
+  teamName: string | null;
   onRate: (key: string, rating: Rating) => void;
   resolveUrl: (url: string) => string;
 }) {
@@ -25,12 +28,17 @@ export function MessageView(props: {
       </p>
     );
   }
-  const who = item.author === 'bot' ? props.botName : AUTHORS[item.author];
+  const who =
+    item.author === 'bot'
+      ? props.botName
+      : item.author === 'operator'
+        ? fromLabel(props.teamName)
+        : AUTHORS[item.author];
   return (
     <div class={`msg msg-${item.author}${item.pending ? ' msg-pending' : ''}`}>
       {item.author === 'operator' && (
         <span class="author" aria-hidden="true">
-          From the team
+          {fromLabel(props.teamName)}
         </span>
       )}
       <div class={item.attachment ? 'bubble bubble-image' : 'bubble'}>

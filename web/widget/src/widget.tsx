@@ -3,6 +3,7 @@ import { ACCEPTED_IMAGES, type Conversation, type State } from './conversation';
 import { ChatIcon, CloseIcon, ImageIcon, NoteIcon, PersonIcon, SendIcon } from './icons';
 import { MessageView, NoticeView } from './timeline';
 import { SatisfactionCard } from './satisfaction';
+import { accentVariables } from './look';
 
 /** The conversation's state, re-read whenever it changes. */
 function useConversation(conversation: Conversation): State {
@@ -60,6 +61,7 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
   }, [state.items, state.awaitingAnswer, state.operatorTyping, state.open]);
 
   const botName = state.config?.bot.name || 'Chat';
+  const look = state.config?.look;
   const human = state.status === 'waiting' || state.status === 'operator';
   const canHandoff = !!state.config?.handoff_enabled && state.status === 'bot';
 
@@ -71,7 +73,10 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
   };
 
   return (
-    <div class="root">
+    <div
+      class={look?.position === 'left' ? 'root left' : 'root'}
+      style={look ? accentVariables(look.color) : undefined}
+    >
       <div
         class="panel"
         id="ap-panel"
@@ -81,14 +86,17 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
         onKeyDown={onKeyDown}
       >
         <header class="header">
-          <div class="header-text">
-            <h2 id="ap-title" class="title">
-              {botName}
-            </h2>
-            <p class="subtitle" role="status">
-              {human && <span class="dot" aria-hidden="true" />}
-              {statusLine(state)}
-            </p>
+          <div class="header-who">
+            {look?.avatar_url && <img class="header-avatar" src={look.avatar_url} alt="" />}
+            <div class="header-text">
+              <h2 id="ap-title" class="title">
+                {botName}
+              </h2>
+              <p class="subtitle" role="status">
+                {human && <span class="dot" aria-hidden="true" />}
+                {statusLine(state)}
+              </p>
+            </div>
           </div>
           <button type="button" class="icon-button header-close" aria-label="Close chat" onClick={close}>
             <CloseIcon />
@@ -108,7 +116,7 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
           }}
         >
           {state.items.length === 0 && !state.unavailable && (
-            <p class="empty">Hi! Ask us anything — we are here to help.</p>
+            <p class="empty">{look?.greeting || 'Hi! Ask us anything — we are here to help.'}</p>
           )}
           {state.items.map((item) =>
             item.kind === 'message' ? (
@@ -116,6 +124,7 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
                 key={item.key}
                 item={item}
                 botName={botName}
+                teamName={look?.team_name ?? null}
                 resolveUrl={props.resolveUrl}
                 onRate={(key, rating) => void conversation.rate(key, rating)}
               />

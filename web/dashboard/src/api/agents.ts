@@ -23,7 +23,17 @@ export interface Bot {
   visitor_identity_secret_fingerprint: string;
   secret_key_fingerprint?: string;
   builder_key_fingerprint?: string | null;
+  /** How the widget looks on the site (absent from older APIs). */
+  widget_look?: WidgetLook;
   created_at?: number;
+}
+
+export interface WidgetLook {
+  color: string;
+  greeting: string | null;
+  position: 'right' | 'left';
+  team_name: string | null;
+  avatar_url: string | null;
 }
 
 /** A page origin the widget was seen on: served (`last_allowed_at`) or refused (`last_refused_at`). */
@@ -45,7 +55,7 @@ export interface BotKeys {
 
 export type BotPatch = Partial<
   Pick<Bot, 'name' | 'instructions' | 'model' | 'handoff_enabled' | 'handoff_webhook_url' | 'allowed_origins'>
->;
+> & { widget_look?: Partial<WidgetLook> };
 
 export type KeyKind = 'secret' | 'identity' | 'webhook' | 'builder';
 

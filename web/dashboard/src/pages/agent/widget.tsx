@@ -17,6 +17,7 @@ import {
 } from '../../ui';
 import { readOrigin } from '../../origin';
 import type { TabProps } from './tab';
+import { WidgetLookPanel } from './widget-look';
 
 /**
  * The visitor widget: which sites may embed it (the API refuses other origins) and the snippet to paste. An origin
@@ -41,6 +42,7 @@ export function WidgetTab(props: TabProps) {
       </Panel>
       <Origins {...props} readOnly={!admin} />
       <Sites {...props} readOnly={!admin} />
+      <WidgetLookPanel {...props} readOnly={!admin} />
     </>
   );
 }
