@@ -1,69 +1,19 @@
-import type { Attachment, Failure, Identity, Message, Session, WidgetApi, WidgetConfig } from './api';
+import type { Failure, Identity, Message, Session, WidgetApi } from './api';
 import type { StreamFrame } from './sse';
 import { forgetSession, loadSession, saveSession } from './storage';
 import { pageContextOf } from './page-context';
-import { type SatisfactionAsked, satisfactionAfter } from './satisfaction-state';
+import { satisfactionAfter } from './satisfaction-state';
 import { handoffNotice } from './team';
+import type { Item, Rating, State } from './state';
+import { describeFailure, describeStreamError, imageProblem, uploadRefusal } from './wording';
+
+export type { Item, Rating, State } from './state';
 
 /**
  * The visitor's side of one conversation, apart from how it is drawn: what the timeline holds, the conversation's
  * status, and every call behind it (docs/widget.md). The Preact components subscribe to `state` and call the methods;
  * nothing here touches the DOM, so the rules (dedupe, pausing the poll, never losing typed text) live in one place.
  */
-
-export type Rating = 'up' | 'down';
-
-export type Item =
-  | {
-      kind: 'message';
-      key: string;
-      id?: string;
-      author: string;
-      text: string;
-      attachment?: Attachment;
-      /** Shown before the API confirmed it (a visitor message on its way, an answer still streaming). */
-      pending?: boolean;
-      /** A bot answer of this page's turns: its id came in the end frame, so it can be rated. */
-      rateable?: boolean;
-      rating?: Rating;
-    }
-  | {
-      kind: 'notice';
-      key: string;
-      id?: string;
-      tone: 'error' | 'warning' | 'info';
-      text: string;
-      /** A notice about one failed action: it goes when the next action succeeds. */
-      transient?: boolean;
-      action?: 'retry-send' | 'reload';
-    };
-
-export interface State {
-  open: boolean;
-  config: WidgetConfig | null;
-  /** The configuration could not be read: the widget cannot work on this page (or right now). */
-  unavailable: string | null;
-  items: Item[];
-  /** `bot` until a person is asked for; `waiting` and `operator` from the poll (spec, Poll response). */
-  status: string;
-  operatorHere: boolean;
-  operatorTyping: boolean;
-  /** A message is on its way and its answer has not started. */
-  awaitingAnswer: boolean;
-  sending: boolean;
-  uploading: boolean;
-  /** What the visitor typed and has not sent: kept here so that no failure and no closing of the panel loses it. */
-  draft: string;
-  /** Operator messages that came while the panel was closed. */
-  unread: number;
-  /**
-   * A person resolved the conversation (`resolvedAt`, from the poll): the visitor is asked how it went until they
-   * answer (`answered`: thanked) or write again.
-   */
-  satisfaction: SatisfactionAsked | null;
-  /** Nobody of the team is there to answer a handoff: the contact form is offered (once). */
-  contactSuggested: boolean;
-}
 
 const TYPING_EVERY_MS = 3_000;
 const DEFAULT_POLL_MS = 3_000;
@@ -467,17 +417,8 @@ export class Conversation {
   /** Checks the image before sending it: an image type the API takes, within its size. */
   async attach(file: File): Promise<void> {
     const limits = this.state.config?.attachments;
-    const types = limits?.types?.length ? limits.types : ACCEPTED_IMAGES.split(',');
-    if (!types.includes(file.type)) {
-      return this.notice('Only PNG, JPEG, GIF or WebP images can be sent.', 'warning', { transient: true });
-    }
-    if (limits && file.size > limits.max_bytes) {
-      return this.notice(
-        `That image is too large (${megabytes(file.size, Math.ceil)}). Images can be up to ${megabytes(limits.max_bytes)}.`,
-        'warning',
-        { transient: true },
-      );
-    }
+    const problem = imageProblem(file, limits);
+    if (problem) return this.notice(problem, 'warning', { transient: true });
     const session = await this.ensureSession();
     if ('ok' in session) return this.failed(session);
     this.epoch++;
@@ -486,15 +427,9 @@ export class Conversation {
     try {
       const res = await this.api.upload(session, file);
       if (!res.ok) {
-        if (res.status === 413) {
-          this.notice(`That image is too large. Images can be up to ${megabytes(limits?.max_bytes)}.`, 'warning', {
-            transient: true,
-          });
-        } else if (res.status === 415) {
-          this.notice('That file is not an image we can take: send a PNG, JPEG, GIF or WebP.', 'warning', {
-            transient: true,
-          });
-        } else this.failed(res);
+        const refused = uploadRefusal(res.status, limits);
+        if (refused) this.notice(refused, 'warning', { transient: true });
+        else this.failed(res);
         return;
       }
       this.clearTransient();
@@ -554,36 +489,12 @@ export class Conversation {
   }
 }
 
-export const ACCEPTED_IMAGES = 'image/png,image/jpeg,image/gif,image/webp';
-
 function sameAuthor(item: Item, author: string): boolean {
   if (item.kind === 'notice') return author === 'bot'; // an outage text stored as the bot's words
   return item.author === author;
 }
 
-/** Sizes for people: a file over the limit rounds up and the limit rounds down, so "5.1 MB" is never "up to 5 MB". */
-function megabytes(bytes = 5 * 1024 * 1024, round: (n: number) => number = Math.floor): string {
-  return `${round((bytes / (1024 * 1024)) * 10) / 10} MB`;
-}
-
 /** What the page is, for the bot: its title and address, never its query string (page-context.ts). */
 function pageContext(): string {
   return pageContextOf(document.title, location);
-}
-
-export function describeFailure(f: Failure): string {
-  if (f.code === 'rate_limited' || f.status === 429) {
-    return `You're sending messages too fast — try again in ${f.retryAfter ?? 60} s.`;
-  }
-  if (f.status === 0) return 'The chat service cannot be reached. Check your connection.';
-  if (f.code === 'llm_overloaded') return `The assistant is busy — try again in ${f.retryAfter ?? 10} s.`;
-  if (f.code === 'llm_unavailable') return 'The assistant is unavailable right now. Please try again later.';
-  if (f.status >= 500) return 'Something went wrong on our side. Please try again.';
-  return f.message;
-}
-
-function describeStreamError(e: Extract<StreamFrame, { type: 'error' }>): string {
-  if (e.code === 'llm_overloaded') return `The assistant is busy — try again in ${e.retryAfter ?? 10} s.`;
-  if (e.code === 'llm_unavailable') return 'The assistant is unavailable right now. Please try again later.';
-  return 'The answer could not be completed. Please try again.';
 }

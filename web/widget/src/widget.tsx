@@ -1,5 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { ACCEPTED_IMAGES, type Conversation, type State } from './conversation';
+import type { Conversation, State } from './conversation';
+import { ACCEPTED_IMAGES } from './wording';
 import { ChatIcon, CloseIcon, ImageIcon, NoteIcon, PersonIcon, SendIcon } from './icons';
 import { MessageView, NoticeView } from './timeline';
 import { SatisfactionCard } from './satisfaction';

@@ -39,6 +39,9 @@ export interface MessageEvent {
   name?: string;
   contact?: string;
   note?: string;
+  /** `satisfaction`: 1–5 after a person resolved the conversation, and the visitor's comment. */
+  score?: number;
+  comment?: string;
 }
 
 export interface Message {

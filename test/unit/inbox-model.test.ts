@@ -1,0 +1,59 @@
+/** The inbox's rules apart from the DOM (web/dashboard/src/pages/inbox/model.ts). */
+import { describe, expect, it, jest } from '@jest/globals';
+// The dashboard's sources are an ES module package: the type from there, the code through Jest.
+import type * as Model from '../../web/dashboard/src/pages/inbox/model.js' with { 'resolution-mode': 'import' };
+
+const { addressOf, announcementOf, clip, preview, statusInfo, viewFrom, visitorName } = jest.requireActual<
+  typeof Model
+>('../../web/dashboard/src/pages/inbox/model');
+
+describe('the inbox, apart from the page', () => {
+  it('keeps its view in the address, and reads it back', () => {
+    const view = { status: 'all' as const, agent: 'bot_1', bot: 'bot_1', session: 'sess 1' };
+    const address = addressOf(view);
+    expect(address).toBe('/inbox?status=all&agent=bot_1&bot=bot_1&session=sess+1');
+    expect(viewFrom(new URLSearchParams(address.split('?')[1]))).toEqual(view);
+    expect(addressOf({ status: 'open', agent: '', bot: '', session: '' })).toBe('/inbox');
+    // A conversation needs both its agent and its session.
+    expect(addressOf({ status: 'open', agent: '', bot: 'bot_1', session: '' })).toBe('/inbox');
+    expect(viewFrom(new URLSearchParams('status=nonsense'))).toMatchObject({ status: 'open' });
+  });
+
+  it('names a visitor by what the site said, or a short tag of the session', () => {
+    expect(visitorName('  ana@example.com ', 'abc')).toBe('ana@example.com');
+    expect(visitorName(null, '3f2a9c1e-77b0-4c1d-9e2f-00aa11bb22cc')).toBe('Visitor bb22cc');
+    expect(visitorName(undefined, '---')).toBe('Visitor ---');
+  });
+
+  it('previews what was said last, by whom; an image without words is said so', () => {
+    const thread = (author: string, text: string) =>
+      ({ bot_name: 'Acme helper', last_message: { author, text } }) as unknown as Parameters<typeof preview>[0];
+    expect(preview(thread('visitor', 'Where is\n my   parcel?'))).toBe('Visitor: Where is my parcel?');
+    expect(preview(thread('bot', 'It left today.'))).toBe('Acme helper: It left today.');
+    expect(preview(thread('visitor', '[image]'))).toBe('Visitor: Sent an image');
+    expect(preview({ bot_name: 'x' } as unknown as Parameters<typeof preview>[0])).toBe('No messages yet');
+  });
+
+  it('announces new messages and events in words a screen reader can say', () => {
+    const m = (over: Record<string, unknown>) =>
+      ({ id: 'm', author: 'event', text: 'raw', at: 0, ...over }) as unknown as Parameters<typeof announcementOf>[0];
+    expect(announcementOf(m({ event: { kind: 'rating', rating: 'down' } }))).toBe(
+      'The visitor rated an answer not helpful.',
+    );
+    expect(announcementOf(m({ event: { kind: 'satisfaction', score: 4 } }))).toBe('The visitor rated the help 4 of 5.');
+    expect(announcementOf(m({ event: { kind: 'contact' } }))).toBe('The visitor left a contact.');
+    expect(announcementOf(m({ author: 'operator', text: 'On it.' }))).toBe('Team: On it.');
+    expect(announcementOf(m({ author: 'visitor', text: '', attachment: { url: '/media/x' } }))).toBe(
+      'The visitor sent an image.',
+    );
+  });
+
+  it('says each status in words, and clips long quotes', () => {
+    expect(statusInfo('waiting')).toEqual({ label: 'Waiting', tone: 'warning' });
+    expect(statusInfo('operator').label).toBe('With a person');
+    expect(statusInfo('later-status').label).toBe('later-status');
+    expect(clip('a'.repeat(200))).toHaveLength(140);
+    expect(clip('a'.repeat(200)).endsWith('…')).toBe(true);
+    expect(clip(' short\ntext ')).toBe('short text');
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * The inbox's rules apart from the DOM: the view in the address, how a visitor and
+ * an author are named, a list line's preview, what is announced for a new message, day lines. Unit-tested
+ * (test/unit/inbox-model.test.ts).
+ */
+
+/**
+ * What the rules read of a message and of a list line: the API's shapes (api/ops.ts), written here so this file
+ * imports nothing and loads anywhere (a unit test, a worker).
+ */
+interface Message {
+  author: string;
+  text: string;
+  attachment?: unknown;
+  event?: { kind: string; rating?: string; score?: number };
+}
+interface ThreadSummary {
+  bot_name: string;
+  last_message: { author: string; text: string } | null;
+}
+
+/** How often the list and an open transcript are read again (the contract's ~3 s and ~2 s). */
+export const LIST_POLL_MS = 3_000;
+export const THREAD_POLL_MS = 2_000;
+/** After failures the polls slow down to this, and speed up again at the first success. */
+export const MAX_BACKOFF_MS = 15_000;
+/** Typing signals: at most one per this long while the operator types (the visitor sees it for ~6 s). */
+export const TYPING_EVERY_MS = 3_000;
+export const PAGE_STEP = 50;
+export const MAX_PAGE = 200;
+export const MAX_REPLY = 8000;
+
+export type StatusFilter = 'open' | 'all';
+
+export interface View {
+  status: StatusFilter;
+  agent: string;
+  bot: string;
+  session: string;
+}
+
+export function viewFrom(search: URLSearchParams): View {
+  return {
+    status: search.get('status') === 'all' ? 'all' : 'open',
+    agent: search.get('agent') ?? '',
+    bot: search.get('bot') ?? '',
+    session: search.get('session') ?? '',
+  };
+}
+
+export function addressOf(view: View): string {
+  const q = new URLSearchParams();
+  if (view.status === 'all') q.set('status', 'all');
+  if (view.agent) q.set('agent', view.agent);
+  if (view.bot && view.session) {
+    q.set('bot', view.bot);
+    q.set('session', view.session);
+  }
+  const s = q.toString();
+  return s ? `/inbox?${s}` : '/inbox';
+}
+
+export const threadKey = (bot: string, session: string) => `${bot}/${session}`;
+
+/** The visitor's own id when the site said who they are; else a short tag from the session id, to tell them apart. */
+export function visitorName(user: string | null | undefined, session: string): string {
+  return user?.trim() || `Visitor ${session.replace(/[^a-z0-9]/gi, '').slice(-6) || session.slice(0, 6)}`;
+}
+
+export function statusInfo(status: string): { label: string; tone: 'warning' | 'success' | 'neutral' } {
+  if (status === 'waiting') return { label: 'Waiting', tone: 'warning' };
+  if (status === 'operator') return { label: 'With a person', tone: 'success' };
+  if (status === 'bot') return { label: 'Assistant', tone: 'neutral' };
+  return { label: status, tone: 'neutral' };
+}
+
+export const isOpen = (status: string) => status === 'waiting' || status === 'operator';
+
+export function authorLabel(author: string, botName?: string): string {
+  if (author === 'visitor') return 'Visitor';
+  if (author === 'bot') return botName || 'Assistant';
+  if (author === 'operator') return 'Team';
+  return '';
+}
+
+/** A line of the list: what was said last, by whom. */
+export function preview(thread: ThreadSummary): string {
+  const last = thread.last_message;
+  if (!last) return 'No messages yet';
+  // The API writes an image without a caption as `[image]`.
+  const flat = last.text.replace(/\s+/g, ' ').trim();
+  const text = !flat || flat === '[image]' ? 'Sent an image' : flat;
+  const who = authorLabel(last.author, thread.bot_name);
+  return who ? `${who}: ${text}` : text;
+}
+
+export function announcementOf(m: Message, botName?: string): string {
+  if (m.author === 'event') {
+    if (m.event?.kind === 'rating')
+      return `The visitor rated an answer ${m.event.rating === 'up' ? 'helpful' : 'not helpful'}.`;
+    if (m.event?.kind === 'contact') return 'The visitor left a contact.';
+    if (m.event?.kind === 'satisfaction') return `The visitor rated the help ${m.event.score ?? '?'} of 5.`;
+    return m.text;
+  }
+  if (m.attachment && m.author === 'visitor') return 'The visitor sent an image.';
+  const who = authorLabel(m.author, botName);
+  return who ? `${who}: ${m.text}` : m.text;
+}
+
+export const dayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long' });
+export const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+
+export function dayLabel(ms: number): string {
+  const d = new Date(ms);
+  const today = new Date();
+  const yesterday = new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1);
+  if (d.toDateString() === today.toDateString()) return 'Today';
+  if (d.toDateString() === yesterday.toDateString()) return 'Yesterday';
+  return dayFormat.format(d);
+}
+
+export function clip(text: string, max = 140): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,0 +1,383 @@
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { Failure } from '../../api/client';
+import { type Message, type ThreadSummary, type Transcript as TranscriptData, inboxApi } from '../../api/ops';
+import { Badge, Button, ErrorBox, Loading, describeFailure, formatDateTime, formatRelative } from '../../ui';
+import { usePolling } from '../../use-polling';
+import {
+  MAX_BACKOFF_MS,
+  MAX_REPLY,
+  THREAD_POLL_MS,
+  TYPING_EVERY_MS,
+  announcementOf,
+  isOpen,
+  statusInfo,
+  visitorName,
+} from './model';
+import { Transcript } from './transcript';
+import { useNow } from './use-now';
+
+export function TypingDots() {
+  return (
+    <span class="typing-dots" aria-hidden="true">
+      <span />
+      <span />
+      <span />
+    </span>
+  );
+}
+
+type ThreadState =
+  | { state: 'loading' }
+  | { state: 'error'; failure: Failure }
+  | {
+      state: 'ready';
+      messages: Message[];
+      status: string;
+      visitorUser: string | null;
+      visitorTyping: boolean;
+      stale?: Failure;
+    };
+
+/**
+ * One conversation: its transcript (read in pages, then polled with the cursor for what is new; messages are kept by
+ * id, so a page read twice adds nothing), the visitor's typing, the reply box and Resolve.
+ */
+export function ThreadView(props: {
+  botId: string;
+  sessionId: string;
+  botName?: string;
+  summary?: ThreadSummary;
+  focusOnOpen: boolean;
+  onBack: () => void;
+  announce: (text: string) => void;
+  onChanged: () => void;
+}) {
+  const { botId, sessionId } = props;
+  // The polls outlive a render: they read the newest props through this.
+  const latest = useRef(props);
+  latest.current = props;
+  const [thread, setThread] = useState<ThreadState>({ state: 'loading' });
+  const [draft, setDraft] = useState('');
+  const [sending, setSending] = useState(false);
+  const [sendFailure, setSendFailure] = useState<Failure | undefined>();
+  const [resolving, setResolving] = useState(false);
+  const [resolveFailure, setResolveFailure] = useState<Failure | undefined>();
+  const [resolvedNote, setResolvedNote] = useState(false);
+  const [unseen, setUnseen] = useState(0);
+  const cursor = useRef<string | undefined>(undefined);
+  const byId = useRef(new Map<string, Message>());
+  const lastTyping = useRef(0);
+  const scroller = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const replyBox = useRef<HTMLTextAreaElement>(null);
+  const now = useNow();
+
+  /** Adds what is new; returns the messages that were not known before. */
+  function merge(messages: Message[]): Message[] {
+    const added: Message[] = [];
+    for (const m of messages) {
+      if (!byId.current.has(m.id)) added.push(m);
+      byId.current.set(m.id, m);
+    }
+    return added;
+  }
+
+  const ordered = () => [...byId.current.values()].sort((a, b) => a.at - b.at);
+
+  async function readNew(): Promise<
+    { ok: true; value: TranscriptData; added: Message[] } | { ok: false; failure: Failure }
+  > {
+    const added: Message[] = [];
+    let last: TranscriptData | undefined;
+    // Follow the pages to the end; the next poll continues after the last message read (`resume_cursor`), so it
+    // reads only what is new.
+    for (let page = 0; page < 50; page++) {
+      const res = await inboxApi.transcript(botId, sessionId, cursor.current, 200);
+      if (!res.ok) return { ok: false, failure: res };
+      last = res.value;
+      added.push(...merge(res.value.messages));
+      cursor.current = res.value.resume_cursor;
+      if (!res.value.next_cursor) break;
+    }
+    return { ok: true, value: last!, added };
+  }
+
+  // What the polling of this conversation has seen: the first read announces nothing, a status change is news.
+  const seen = useRef({ first: true, status: '' });
+  useEffect(() => {
+    seen.current = { first: true, status: '' };
+  }, [botId, sessionId]);
+  const pollNow = usePolling(
+    async (stopped) => {
+      const res = await readNew();
+      if (stopped()) return 'stop';
+      if (!res.ok) {
+        setThread((prev) =>
+          prev.state === 'ready' ? { ...prev, stale: res.failure } : { state: 'error', failure: res.failure },
+        );
+        // A conversation that does not exist (or not in this workspace) is not asked about again.
+        return res.failure.status === 404 || res.failure.status === 403 ? 'stop' : 'failed';
+      }
+      const t = res.value;
+      const first = seen.current.first;
+      // Its status changed under us (resolved elsewhere, or a person took it): the list is read again now.
+      if (!first && t.status !== seen.current.status) latest.current.onChanged();
+      seen.current = { first: false, status: t.status };
+      setThread({
+        state: 'ready',
+        messages: ordered(),
+        status: t.status,
+        visitorUser: t.visitor_user,
+        visitorTyping: t.visitor_typing,
+      });
+      if (!first) {
+        const incoming = res.added.filter((m) => m.author !== 'operator');
+        const said = incoming.map((m) => announcementOf(m, latest.current.botName));
+        if (said.length > 0) latest.current.announce(said.slice(-3).join(' '));
+        if (incoming.length > 0 && !stick.current) setUnseen((n) => n + incoming.length);
+      }
+      return 'ok';
+    },
+    { everyMs: THREAD_POLL_MS, maxBackoffMs: MAX_BACKOFF_MS },
+    [botId, sessionId],
+  );
+
+  // The newest message stays in view, unless the operator scrolled up to read; then a button says how many came.
+  const count = thread.state === 'ready' ? thread.messages.length : 0;
+  const typing = thread.state === 'ready' && thread.visitorTyping;
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [count, typing, thread.state, resolvedNote, thread.state === 'ready' && thread.status]);
+
+  // An image that finishes loading can push the newest message out of view: keep it in view, as above. (`load` does not
+  // bubble; a listener in the capture phase hears every image of the transcript.)
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const keepNewestInView = () => {
+      if (stick.current) el.scrollTop = el.scrollHeight;
+    };
+    el.addEventListener('load', keepNewestInView, true);
+    return () => el.removeEventListener('load', keepNewestInView, true);
+  }, [thread.state]);
+
+  // Opened from the list: focus goes to the reply box on wide screens, to the heading on phones (where the list was
+  // replaced, so the screen reader should hear what opened).
+  const focused = useRef(false);
+  useEffect(() => {
+    if (focused.current || thread.state !== 'ready' || !props.focusOnOpen) return;
+    focused.current = true;
+    if (matchMedia('(max-width: 760px)').matches) heading.current?.focus({ preventScroll: true });
+    else replyBox.current?.focus({ preventScroll: true });
+  }, [thread.state]);
+
+  function onScroll() {
+    const el = scroller.current;
+    if (!el) return;
+    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 48;
+    if (stick.current) setUnseen(0);
+  }
+
+  function jumpToNewest() {
+    const el = scroller.current;
+    if (el) el.scrollTop = el.scrollHeight;
+    stick.current = true;
+    setUnseen(0);
+  }
+
+  function onType(value: string) {
+    setDraft(value);
+    setSendFailure(undefined);
+    const t = Date.now();
+    if (value.trim() && t - lastTyping.current >= TYPING_EVERY_MS) {
+      lastTyping.current = t;
+      // A lost typing signal only means the visitor does not see the dots: not worth telling the operator.
+      void inboxApi.typing(botId, sessionId);
+    }
+  }
+
+  async function send() {
+    const text = draft.trim();
+    if (!text || sending) return;
+    if (text.length > MAX_REPLY) {
+      setSendFailure({ status: 400, code: 'bad_request', message: `A reply can be at most ${MAX_REPLY} characters.` });
+      return;
+    }
+    setSending(true);
+    setSendFailure(undefined);
+    const res = await inboxApi.reply(botId, sessionId, text);
+    setSending(false);
+    if (!res.ok) {
+      setSendFailure(res);
+      return;
+    }
+    setDraft('');
+    lastTyping.current = 0;
+    merge([{ id: res.value.id, author: 'operator', text, at: res.value.at }]);
+    stick.current = true;
+    setResolvedNote(false);
+    setThread((prev) =>
+      prev.state === 'ready' ? { ...prev, messages: ordered(), status: res.value.status || prev.status } : prev,
+    );
+    props.onChanged();
+    pollNow();
+  }
+
+  function onReplyKey(event: KeyboardEvent) {
+    // Enter sends; Shift+Enter is a new line; Enter while an input method composes a word belongs to it.
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      void send();
+    }
+  }
+
+  async function resolve() {
+    setResolving(true);
+    setResolveFailure(undefined);
+    const res = await inboxApi.resolve(botId, sessionId);
+    setResolving(false);
+    if (!res.ok) {
+      setResolveFailure(res);
+      return;
+    }
+    setThread((prev) => (prev.state === 'ready' ? { ...prev, status: res.value.status || 'bot' } : prev));
+    setResolvedNote(true);
+    props.announce('Resolved. The assistant answers this visitor again.');
+    heading.current?.focus({ preventScroll: true });
+    props.onChanged();
+  }
+
+  const status = thread.state === 'ready' ? thread.status : (props.summary?.status ?? '');
+  const st = statusInfo(status);
+  const visitor = visitorName(
+    thread.state === 'ready' ? thread.visitorUser : (props.summary?.visitor_user ?? null),
+    sessionId,
+  );
+
+  return (
+    <div
+      class="thread"
+      onKeyDown={(e) => e.key === 'Escape' && matchMedia('(max-width: 760px)').matches && props.onBack()}
+    >
+      <header class="thread-header">
+        <button type="button" class="btn btn-ghost btn-small thread-back" onClick={props.onBack}>
+          <span aria-hidden="true">←</span> Back<span class="visually-hidden"> to the list</span>
+        </button>
+        <div class="thread-title">
+          <h2 ref={heading} tabIndex={-1} data-testid="thread-title">
+            {visitor}
+          </h2>
+          <p class="thread-subtitle">
+            {status && <Badge tone={st.tone}>{st.label}</Badge>}
+            {props.botName && <span>{props.botName}</span>}
+            {props.summary?.escalated_at && isOpen(status) && (
+              <span title={formatDateTime(props.summary.escalated_at)}>
+                handed over {formatRelative(props.summary.escalated_at, now)}
+              </span>
+            )}
+          </p>
+        </div>
+        {isOpen(status) && (
+          <Button variant="secondary" busy={resolving} busyLabel="Resolving…" onClick={() => void resolve()}>
+            <span aria-hidden="true">✓</span> Resolve
+          </Button>
+        )}
+      </header>
+      {resolveFailure && (
+        <div class="thread-banner">
+          <ErrorBox failure={resolveFailure} title="Not resolved." onRetry={() => void resolve()} />
+        </div>
+      )}
+      {resolvedNote && !isOpen(status) && (
+        <p class="thread-banner notice notice-success" data-testid="resolved-note">
+          Resolved. The assistant answers this visitor again; the request has left the open list.
+        </p>
+      )}
+      {thread.state === 'ready' && thread.stale && (
+        <p class="stale-line thread-stale" role="status">
+          <span class="stale-dot" aria-hidden="true" /> Not refreshed: {describeFailure(thread.stale)} Retrying…
+        </p>
+      )}
+
+      <div class="thread-scroll" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label="Transcript">
+        {thread.state === 'loading' && <Loading label="Loading the conversation…" />}
+        {thread.state === 'error' && (
+          <div class="thread-error">
+            {thread.failure.status === 404 ? (
+              <p class="notice notice-warning" role="alert">
+                This conversation does not exist, or it is not one of your workspace&rsquo;s agents.
+              </p>
+            ) : (
+              <ErrorBox
+                failure={thread.failure}
+                title="The conversation cannot be read."
+                onRetry={() => {
+                  setThread({ state: 'loading' });
+                  pollNow();
+                }}
+              />
+            )}
+          </div>
+        )}
+        {thread.state === 'ready' && <Transcript messages={thread.messages} botName={props.botName} />}
+        {thread.state === 'ready' && thread.visitorTyping && (
+          <p class="visitor-typing" data-testid="visitor-typing">
+            <TypingDots /> Visitor is typing…
+          </p>
+        )}
+      </div>
+      {unseen > 0 && (
+        <button type="button" class="new-below" onClick={jumpToNewest}>
+          {unseen === 1 ? '1 new message' : `${unseen} new messages`} <span aria-hidden="true">↓</span>
+        </button>
+      )}
+
+      {thread.state === 'ready' && (
+        <form
+          class="composer"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void send();
+          }}
+        >
+          {!isOpen(thread.status) && (
+            <p class="composer-note" id="reply-note">
+              The assistant is answering this visitor. A reply from you hands the conversation to you.
+            </p>
+          )}
+          <label for="reply" class="visually-hidden">
+            Reply to {visitor}
+          </label>
+          <div class="composer-row">
+            <textarea
+              id="reply"
+              ref={replyBox}
+              rows={2}
+              value={draft}
+              placeholder={`Reply to ${visitor}…`}
+              aria-describedby={`reply-hint${!isOpen(thread.status) ? ' reply-note' : ''}`}
+              aria-invalid={sendFailure ? true : undefined}
+              onInput={(e) => onType((e.currentTarget as HTMLTextAreaElement).value)}
+              onKeyDown={onReplyKey}
+            />
+            <Button type="submit" variant="primary" busy={sending} busyLabel="Sending…" disabled={!draft.trim()}>
+              Send
+            </Button>
+          </div>
+          <p class="composer-hint" id="reply-hint">
+            Enter sends · Shift+Enter adds a line
+            {draft.length > MAX_REPLY - 1000 && (
+              <span class={draft.length > MAX_REPLY ? 'over' : ''}>
+                {' '}
+                · {draft.length} / {MAX_REPLY}
+              </span>
+            )}
+          </p>
+          {sendFailure && <ErrorBox failure={sendFailure} title="Not sent." />}
+        </form>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,206 @@
+import type { ComponentChildren } from 'preact';
+import type { Message } from '../../api/ops';
+import { formatDateTime } from '../../ui';
+import { Linkified, MarkdownText } from '../../../../shared/markdown-view';
+import { authorLabel, clip, dayLabel, timeFormat } from './model';
+
+/** The messages, with a line where the day changes. */
+export function Transcript(props: { messages: Message[]; botName?: string }) {
+  const byId = new Map(props.messages.map((m) => [m.id, m]));
+  const rows: ComponentChildren[] = [];
+  let day = '';
+  for (const m of props.messages) {
+    const d = new Date(m.at).toDateString();
+    if (d !== day) {
+      day = d;
+      rows.push(
+        <li key={`day-${d}`} class="day-line" role="presentation">
+          <span>{dayLabel(m.at)}</span>
+        </li>,
+      );
+    }
+    rows.push(<MessageRow key={m.id} m={m} byId={byId} botName={props.botName} />);
+  }
+  if (props.messages.length === 0) return <p class="muted small transcript-empty">No messages yet.</p>;
+  return (
+    <ol class="transcript" data-testid="transcript">
+      {rows}
+    </ol>
+  );
+}
+
+function Stamp(props: { at: number }) {
+  return (
+    <time class="msg-time" dateTime={new Date(props.at).toISOString()} title={formatDateTime(props.at)}>
+      {timeFormat.format(new Date(props.at))}
+    </time>
+  );
+}
+
+function MessageRow(props: { m: Message; byId: Map<string, Message>; botName?: string }) {
+  const { m } = props;
+  if (m.author === 'event') return <EventRow m={m} byId={props.byId} botName={props.botName} />;
+  const who = authorLabel(m.author, props.botName);
+  // Spec, Message: an unknown author is shown as its text line, not dropped.
+  if (!who) {
+    return (
+      <li class="line-row" data-testid="line">
+        <span class="line-text">
+          <Linkified text={m.text} />
+        </span>
+        <Stamp at={m.at} />
+      </li>
+    );
+  }
+  return (
+    <li class={`msg msg-${m.author}`} id={`msg-${m.id}`} data-testid={`msg-${m.author}`}>
+      <div class="msg-head">
+        <span class="msg-author">{who}</span>
+        <Stamp at={m.at} />
+      </div>
+      <div class={m.attachment ? 'msg-bubble msg-bubble-image' : 'msg-bubble'}>
+        {m.attachment && (
+          <a
+            class="msg-image"
+            href={m.attachment.url}
+            target="_blank"
+            rel="noopener noreferrer"
+            title="Open the image full size in a new tab"
+          >
+            <img
+              src={m.attachment.url}
+              alt={m.text ? `Image: ${m.text}` : `Image sent by the ${m.author === 'visitor' ? 'visitor' : who}`}
+              loading="lazy"
+              width={m.attachment.width}
+              height={m.attachment.height}
+            />
+            <span class="visually-hidden"> (opens full size in a new tab)</span>
+          </a>
+        )}
+        {m.text &&
+          !m.attachment &&
+          (m.author === 'visitor' ? <Linkified text={m.text} /> : <MarkdownText text={m.text} />)}
+        {m.text && m.attachment && <p class="msg-caption">{m.text}</p>}
+      </div>
+    </li>
+  );
+}
+
+const SCORE_WORDS = ['', 'very bad', 'bad', 'okay', 'good', 'very good'];
+
+function EventRow(props: { m: Message; byId: Map<string, Message>; botName?: string }) {
+  const { m } = props;
+  const ev = m.event;
+  if (ev?.kind === 'rating' && (ev.rating === 'up' || ev.rating === 'down')) {
+    const up = ev.rating === 'up';
+    const rated = ev.ref ? props.byId.get(ev.ref) : undefined;
+    return (
+      <li
+        class={`event event-rating ${up ? 'event-up' : 'event-down'}`}
+        data-testid="event-rating"
+        data-rating={ev.rating}
+      >
+        <span class="event-icon">{up ? <ThumbUpIcon /> : <ThumbDownIcon />}</span>
+        <div class="event-body">
+          <p class="event-title">
+            The visitor rated {rated ? 'this answer' : 'an answer'} <strong>{up ? 'helpful' : 'not helpful'}</strong>
+          </p>
+          {rated ? (
+            <a class="event-quote" href={`#msg-${rated.id}`}>
+              “{clip(rated.text)}”
+            </a>
+          ) : (
+            <p class="event-quote muted">An earlier answer (not on this page of the transcript).</p>
+          )}
+        </div>
+        <Stamp at={m.at} />
+      </li>
+    );
+  }
+  if (ev?.kind === 'satisfaction' && typeof ev.score === 'number') {
+    return (
+      <li class="event event-satisfaction" data-testid="event-satisfaction" data-score={ev.score}>
+        <span class="event-icon">{ev.score >= 4 ? <ThumbUpIcon /> : <ThumbDownIcon />}</span>
+        <div class="event-body">
+          <p class="event-title">
+            The visitor rated the help <strong>{ev.score} of 5</strong> ({SCORE_WORDS[ev.score] ?? ''})
+          </p>
+          {ev.comment && <p class="event-quote">“{ev.comment}”</p>}
+        </div>
+        <Stamp at={m.at} />
+      </li>
+    );
+  }
+  if (ev?.kind === 'contact') {
+    const contact = ev.contact ?? '';
+    const href = /^[^\s@]+@[^\s@]+$/.test(contact)
+      ? `mailto:${contact}`
+      : /^\+?[\d\s().-]{5,}$/.test(contact)
+        ? `tel:${contact.replace(/[^\d+]/g, '')}`
+        : undefined;
+    return (
+      <li class="event event-contact" data-testid="event-contact">
+        <span class="event-icon">
+          <ContactIcon />
+        </span>
+        <div class="event-body">
+          <p class="event-title">The visitor left a contact</p>
+          <dl class="contact-card">
+            {ev.name && (
+              <>
+                <dt>Name</dt>
+                <dd>{ev.name}</dd>
+              </>
+            )}
+            <dt>Contact</dt>
+            <dd>{href ? <a href={href}>{contact}</a> : contact || '—'}</dd>
+            {ev.note && (
+              <>
+                <dt>Note</dt>
+                <dd class="contact-note">{ev.note}</dd>
+              </>
+            )}
+          </dl>
+        </div>
+        <Stamp at={m.at} />
+      </li>
+    );
+  }
+  // An unknown kind (or a rating without a known value) is shown as its text line.
+  return (
+    <li class="line-row" data-testid="line">
+      <span class="line-text">
+        <Linkified text={m.text} />
+      </span>
+      <Stamp at={m.at} />
+    </li>
+  );
+}
+
+/** Line icons (24×24, stroked in the text colour); decorative: the words beside them say the same. */
+function Icon(props: { d: string }) {
+  return (
+    <svg
+      width="18"
+      height="18"
+      viewBox="0 0 24 24"
+      fill="none"
+      stroke="currentColor"
+      stroke-width="2"
+      stroke-linecap="round"
+      stroke-linejoin="round"
+      aria-hidden="true"
+      focusable="false"
+    >
+      <path d={props.d} />
+    </svg>
+  );
+}
+
+const ThumbUpIcon = () => (
+  <Icon d="M7 11v9H4v-9h3zm0 0l4-8a2 2 0 0 1 2 2v4h5.5a2 2 0 0 1 2 2.3l-1.2 7A2 2 0 0 1 17.3 20H7" />
+);
+const ThumbDownIcon = () => (
+  <Icon d="M17 13V4h3v9h-3zm0 0l-4 8a2 2 0 0 1-2-2v-4H5.5a2 2 0 0 1-2-2.3l1.2-7A2 2 0 0 1 6.7 4H17" />
+);
+const ContactIcon = () => <Icon d="M4 5h16v14H4zM9 11a2 2 0 1 0 0-.01M6 16a3 3 0 0 1 6 0M14 9h4M14 13h4" />;

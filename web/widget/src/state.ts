@@ -1,0 +1,58 @@
+import type { Attachment, WidgetConfig } from './api';
+import type { SatisfactionAsked } from './satisfaction-state';
+
+/** What the widget's conversation holds (conversation.ts keeps it; the components draw it). DOM-free. */
+
+export type Rating = 'up' | 'down';
+
+export type Item =
+  | {
+      kind: 'message';
+      key: string;
+      id?: string;
+      author: string;
+      text: string;
+      attachment?: Attachment;
+      /** Shown before the API confirmed it (a visitor message on its way, an answer still streaming). */
+      pending?: boolean;
+      /** A bot answer of this page's turns: its id came in the end frame, so it can be rated. */
+      rateable?: boolean;
+      rating?: Rating;
+    }
+  | {
+      kind: 'notice';
+      key: string;
+      id?: string;
+      tone: 'error' | 'warning' | 'info';
+      text: string;
+      /** A notice about one failed action: it goes when the next action succeeds. */
+      transient?: boolean;
+      action?: 'retry-send' | 'reload';
+    };
+
+export interface State {
+  open: boolean;
+  config: WidgetConfig | null;
+  /** The configuration could not be read: the widget cannot work on this page (or right now). */
+  unavailable: string | null;
+  items: Item[];
+  /** `bot` until a person is asked for; `waiting` and `operator` from the poll (spec, Poll response). */
+  status: string;
+  operatorHere: boolean;
+  operatorTyping: boolean;
+  /** A message is on its way and its answer has not started. */
+  awaitingAnswer: boolean;
+  sending: boolean;
+  uploading: boolean;
+  /** What the visitor typed and has not sent: kept here so that no failure and no closing of the panel loses it. */
+  draft: string;
+  /** Operator messages that came while the panel was closed. */
+  unread: number;
+  /**
+   * A person resolved the conversation (`resolvedAt`, from the poll): the visitor is asked how it went until they
+   * answer (`answered`: thanked) or write again.
+   */
+  satisfaction: SatisfactionAsked | null;
+  /** Nobody of the team is there to answer a handoff: the contact form is offered (once). */
+  contactSuggested: boolean;
+}
