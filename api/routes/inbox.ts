@@ -3,7 +3,14 @@ import type { AppDeps } from '../deps';
 import { ALL_ROLES, type RouteDef, route } from '../route';
 import { BotParams, PageQuery } from '../../lib/schemas/common';
 import { OkResponse, SessionId } from '../../lib/schemas/conversation';
-import { InboxList, ReplyRequest, ReplyResponse, ResolveResponse, Transcript } from '../../lib/schemas/operator';
+import {
+  InboxList,
+  ReplyRequest,
+  ReplyResponse,
+  ResolveResponse,
+  Transcript,
+  VisitorPanel,
+} from '../../lib/schemas/operator';
 import { publicBaseUrl, sessionBot, sessionUser } from '../session';
 
 const InboxQuery = PageQuery.extend({
@@ -57,6 +64,20 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { params, query }) => {
         ctx.set('Cache-Control', 'no-store');
         ctx.body = await conversations.transcript(await bot(ctx, params.id), params.sid, query, publicBaseUrl(deps));
+      },
+    }),
+    route({
+      ...common,
+      method: 'get',
+      path: '/v1/dashboard/bots/{id}/threads/{sid}/visitor',
+      operationId: 'inboxVisitor',
+      summary: 'Who the visitor is (identity, the contact they left, satisfaction) and their other conversations.',
+      params: ThreadParams,
+      responses: { 200: { description: 'The visitor panel', schema: VisitorPanel } },
+      errors: [...errs],
+      handler: async (ctx, { params }) => {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await conversations.visitorPanel(await bot(ctx, params.id), params.sid);
       },
     }),
     route({

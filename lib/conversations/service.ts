@@ -24,7 +24,15 @@ import type { MediaService } from '../media/service';
 import { answerMessageId } from '../runs/bookkeeping';
 import { type ContactInput, type SatisfactionInput, recordContact, recordRating, recordSatisfaction } from './events';
 import { type AttachmentView, type PollResult, attachmentView, pollMessages } from './poll';
-import { type InboxOptions, type Page, listInbox, listThreads, readTranscript } from './views';
+import {
+  type InboxOptions,
+  type Page,
+  listInbox,
+  listThreads,
+  readTranscript,
+  readVisitorPanel,
+  type VisitorPanel,
+} from './views';
 import {
   type ChatInput,
   type ConversationDeps,
@@ -497,6 +505,11 @@ export function createConversationService(deps: ConversationServiceDeps) {
     /** The full transcript, messages and events; opening it tells the visitor an operator is reading. */
     async transcript(botId: string, sessionId: string, page: Page, mediaBaseUrl: string) {
       return readTranscript(deps.db, await conversationOf(botId, sessionId), page, mediaBaseUrl);
+    },
+
+    /** Who the visitor is and their other conversations with the agent: the inbox's visitor panel. */
+    async visitorPanel(botId: string, sessionId: string): Promise<VisitorPanel> {
+      return readVisitorPanel(deps.db, await conversationOf(botId, sessionId));
     },
 
     /** An operator reply: reaches the visitor at the next poll; the conversation becomes `operator`. */

@@ -70,6 +70,7 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
     session_id: string;
     status: string;
     visitor_user: string | null;
+    visitor_name: string | null;
     visitor_typing: boolean;
     escalated_ms: string | null;
     last_ms: string;
@@ -77,6 +78,9 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
     last: { author: string; text: string; at: number } | null;
   }>(
     `SELECT c.bot_id, b.name AS bot_name, c.session_id, c.status, c.visitor_user,
+            (SELECT COALESCE(NULLIF(m.event->>'name', ''), m.event->>'contact') FROM messages m
+              WHERE m.session_id = c.session_id AND m.author = 'event' AND m.event->>'kind' = 'contact'
+              ORDER BY m.seq DESC LIMIT 1) AS visitor_name,
             COALESCE(c.visitor_typing_until > now(), false) AS visitor_typing,
             (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms,
             (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
@@ -113,6 +117,7 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
       session_id: r.session_id,
       status: r.status,
       visitor_user: r.visitor_user,
+      visitor_name: r.visitor_name,
       visitor_typing: r.visitor_typing,
       escalated_at: r.escalated_ms === null ? null : Number(r.escalated_ms),
       last_message_at: Number(r.last_ms),
@@ -167,5 +172,93 @@ export async function readTranscript(db: Queryable, conversation: ConversationRo
     next_cursor: rows.rows.length > page.limit ? encodeCursor({ seq: Number(messages.at(-1)!.seq) }) : '',
     // Where a reader that keeps watching continues (after the last message read), even on the last page.
     resume_cursor: encodeCursor({ seq: messages.length ? Number(messages.at(-1)!.seq) : after }),
+  };
+}
+
+/** What the inbox's visitor panel shows beside a conversation (`GET …/threads/{sid}/visitor`). */
+export interface VisitorPanel {
+  /** The site's own id for the visitor (`user_token`), when it said. */
+  user: string | null;
+  /** From the latest contact the visitor left in this conversation. */
+  name: string | null;
+  contact: string | null;
+  note: string | null;
+  first_seen_at: number;
+  satisfaction: { score: number; comment: string | null; at: number } | null;
+  /** The same visitor's other conversations with this agent (same `user`, or the same contact), newest first. */
+  earlier: {
+    session_id: string;
+    status: string;
+    started_at: number;
+    last_message_at: number;
+    last_message: { author: string; text: string; at: number } | null;
+  }[];
+}
+
+const EARLIER_CONVERSATIONS = 10;
+
+/** Who the visitor is, as far as the conversation says, and their other conversations with the same agent. */
+export async function readVisitorPanel(db: Queryable, conversation: ConversationRow): Promise<VisitorPanel> {
+  const res = await db.query<{
+    user: string | null;
+    contact: { name?: string; contact?: string; note?: string } | null;
+    first_ms: string;
+    score: number | null;
+    comment: string | null;
+    satisfaction_ms: string | null;
+  }>(
+    `SELECT c.visitor_user AS user,
+            (SELECT m.event FROM messages m
+              WHERE m.session_id = c.session_id AND m.author = 'event' AND m.event->>'kind' = 'contact'
+              ORDER BY m.seq DESC LIMIT 1) AS contact,
+            (extract(epoch FROM c.created_at) * 1000)::bigint AS first_ms,
+            c.satisfaction_score AS score, c.satisfaction_comment AS comment,
+            (extract(epoch FROM c.satisfaction_at) * 1000)::bigint AS satisfaction_ms
+       FROM conversations c WHERE c.session_id = $1`,
+    [conversation.session_id],
+  );
+  const row = res.rows[0];
+  const contact = row?.contact?.contact ?? null;
+  const earlier = await db.query<{
+    session_id: string;
+    status: string;
+    started_ms: string;
+    last_ms: string;
+    last: { author: string; text: string; at: number } | null;
+  }>(
+    `SELECT c.session_id, c.status,
+            (extract(epoch FROM c.created_at) * 1000)::bigint AS started_ms,
+            (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
+            (SELECT json_build_object('author', m.author,
+                                      'text', CASE WHEN m.attachment IS NOT NULL AND m.text = '' THEN '[image]' ELSE m.text END,
+                                      'at', m.at)
+               FROM messages m WHERE m.session_id = c.session_id AND m.author <> 'event'
+              ORDER BY m.seq DESC LIMIT 1) AS last
+       FROM conversations c
+      WHERE c.bot_id = $1 AND c.session_id <> $2
+        AND (($3::text IS NOT NULL AND c.visitor_user = $3)
+             OR ($4::text IS NOT NULL AND EXISTS (
+                  SELECT 1 FROM messages e
+                   WHERE e.session_id = c.session_id AND e.author = 'event' AND e.event->>'kind' = 'contact'
+                     AND lower(e.event->>'contact') = lower($4))))
+      ORDER BY c.last_message_at DESC, c.session_id DESC
+      LIMIT ${EARLIER_CONVERSATIONS}`,
+    [conversation.bot_id, conversation.session_id, row?.user ?? null, contact],
+  );
+  return {
+    user: row?.user ?? null,
+    name: row?.contact?.name ?? null,
+    contact,
+    note: row?.contact?.note ?? null,
+    first_seen_at: Number(row?.first_ms ?? 0),
+    satisfaction:
+      row?.score != null ? { score: row.score, comment: row.comment, at: Number(row.satisfaction_ms) } : null,
+    earlier: earlier.rows.map((r) => ({
+      session_id: r.session_id,
+      status: r.status,
+      started_at: Number(r.started_ms),
+      last_message_at: Number(r.last_ms),
+      last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
+    })),
   };
 }

@@ -160,7 +160,11 @@ export const BotPatch = z
           .transform((n) => n || null)
           .nullable()
           .optional(),
-        avatar_url: z.url({ protocol: /^https$/, error: 'must be an https address' }).max(2000).nullable().optional(),
+        avatar_url: z
+          .url({ protocol: /^https$/, error: 'must be an https address' })
+          .max(2000)
+          .nullable()
+          .optional(),
       })
       .strict()
       .optional()

@@ -25,6 +25,7 @@ export const ThreadList = z
 export const InboxThread = ThreadSummary.extend({
   bot_id: z.string(),
   bot_name: z.string(),
+  visitor_name: z.string().nullable().describe('The name (else the contact) the visitor left in a contact form'),
   status: z.string().describe('`bot`, `waiting` or `operator`'),
   escalated_at: z.number().int().nullable().describe('Unix ms when last handed over; null if never'),
 }).meta({ id: 'InboxThread' });
@@ -45,6 +46,34 @@ export const Transcript = z
       ),
   })
   .meta({ id: 'Transcript' });
+
+const LastMessage = z.object({ author: z.string(), text: z.string(), at: z.number().int() }).nullable();
+
+export const VisitorPanel = z
+  .object({
+    user: z.string().nullable().describe("The site's own id for the visitor (`user_token`)"),
+    name: z.string().nullable().describe('From the latest contact the visitor left'),
+    contact: z.string().nullable(),
+    note: z.string().nullable(),
+    first_seen_at: z.number().int(),
+    satisfaction: z
+      .object({ score: z.number().int(), comment: z.string().nullable(), at: z.number().int() })
+      .nullable(),
+    earlier: z
+      .array(
+        z.object({
+          session_id: z.string(),
+          status: z.string(),
+          started_at: z.number().int(),
+          last_message_at: z.number().int(),
+          last_message: LastMessage,
+        }),
+      )
+      .describe(
+        "The same visitor's other conversations with this agent (same user or contact), newest first, 10 at most",
+      ),
+  })
+  .meta({ id: 'VisitorPanel' });
 
 export const ReplyRequest = z
   .object({

@@ -239,6 +239,15 @@ describe('the operator dashboard', () => {
         'mailto:maria@example.com',
       );
       expect(await contact.textContent()).toContain('Please call after 5 pm');
+      // The visitor panel says who this is; the list and the title name the visitor by the contact they left.
+      const about = operator.page.getByTestId('visitor-panel');
+      await about.getByText('Maria Visitor · maria@example.com', { exact: false }).waitFor();
+      await about.locator('summary').click();
+      expect(await about.getByRole('link', { name: 'maria@example.com' }).getAttribute('href')).toBe(
+        'mailto:maria@example.com',
+      );
+      await operator.page.getByTestId('thread-title').getByText('Maria Visitor').waitFor();
+      await operator.page.locator('.thread-visitor', { hasText: 'Maria Visitor' }).first().waitFor();
 
       // Authors and event kinds this page does not know (spec, Message) are shown as their text line.
       const sid = new URL(operator.page.url()).searchParams.get('session')!;

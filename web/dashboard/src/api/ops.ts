@@ -17,6 +17,8 @@ export interface ThreadSummary {
   /** `bot`, `waiting` or `operator` (others possible: shown as they come). */
   status: string;
   visitor_user: string | null;
+  /** The name (else the contact) the visitor left in a contact form. */
+  visitor_name?: string | null;
   visitor_typing: boolean;
   escalated_at: number | null;
   last_message_at: number;
@@ -72,6 +74,23 @@ export interface BotSummary {
 
 const thread = (bot: string, sid: string) => `/v1/dashboard/bots/${seg(bot)}/threads/${seg(sid)}`;
 
+/** Who the visitor is, and their other conversations with the agent (the inbox's visitor panel). */
+export interface VisitorPanel {
+  user: string | null;
+  name: string | null;
+  contact: string | null;
+  note: string | null;
+  first_seen_at: number;
+  satisfaction: { score: number; comment: string | null; at: number } | null;
+  earlier: {
+    session_id: string;
+    status: string;
+    started_at: number;
+    last_message_at: number;
+    last_message: { author: string; text: string; at: number } | null;
+  }[];
+}
+
 export const inboxApi = {
   bots: () => call<{ bots: BotSummary[] }>('GET', '/v1/dashboard/bots'),
   threads: (p: { status: 'open' | 'all'; botId?: string; limit: number }) =>
@@ -81,6 +100,7 @@ export const inboxApi = {
     ),
   transcript: (bot: string, sid: string, cursor?: string, limit = 200) =>
     call<Transcript>('GET', `${thread(bot, sid)}${query({ cursor, limit })}`),
+  visitor: (bot: string, sid: string) => call<VisitorPanel>('GET', `${thread(bot, sid)}/visitor`),
   reply: (bot: string, sid: string, text: string) =>
     call<{ id: string; at: number; status: string }>('POST', `${thread(bot, sid)}/reply`, { text }),
   typing: (bot: string, sid: string) => call<{ status: string }>('POST', `${thread(bot, sid)}/typing`),

@@ -1,16 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type Run, type Trigger, automation } from '../../api/automation';
-import {
-  Badge,
-  Button,
-  Empty,
-  Loaded,
-  Panel,
-  RefreshButton,
-  Time,
-  formatNumber,
-  useResource,
-} from '../../ui';
+import { Badge, Button, Empty, Loaded, Panel, RefreshButton, Time, formatNumber, useResource } from '../../ui';
 import { usePolling } from '../../use-polling';
 
 /** How often the run log is read while one of its runs is still running. */

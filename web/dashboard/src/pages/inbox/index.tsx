@@ -95,7 +95,7 @@ export function InboxPage() {
         );
         if (arrivals.length === 1)
           announce(
-            `New request from ${visitorName(arrivals[0].visitor_user, arrivals[0].session_id)}, ${arrivals[0].bot_name}.`,
+            `New request from ${visitorName(arrivals[0].visitor_name || arrivals[0].visitor_user, arrivals[0].session_id)}, ${arrivals[0].bot_name}.`,
           );
         else if (arrivals.length > 1) announce(`${arrivals.length} new requests.`);
       }
@@ -266,7 +266,9 @@ export function InboxPage() {
                       }}
                     >
                       <span class="thread-top">
-                        <span class="thread-visitor">{visitorName(t.visitor_user, t.session_id)}</span>
+                        <span class="thread-visitor">
+                          {visitorName(t.visitor_name || t.visitor_user, t.session_id)}
+                        </span>
                         <time
                           class="thread-time"
                           dateTime={new Date(t.last_message_at).toISOString()}

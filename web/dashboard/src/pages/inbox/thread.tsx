@@ -14,6 +14,7 @@ import {
   visitorName,
 } from './model';
 import { Transcript } from './transcript';
+import { VisitorPanel } from './visitor-panel';
 import { useNow } from './use-now';
 
 export function TypingDots() {
@@ -252,9 +253,15 @@ export function ThreadView(props: {
   const status = thread.state === 'ready' ? thread.status : (props.summary?.status ?? '');
   const st = statusInfo(status);
   const visitor = visitorName(
-    thread.state === 'ready' ? thread.visitorUser : (props.summary?.visitor_user ?? null),
+    props.summary?.visitor_name ||
+      (thread.state === 'ready' ? thread.visitorUser : (props.summary?.visitor_user ?? null)),
     sessionId,
   );
+  // The panel is read again when the visitor leaves a contact or rates the help.
+  const aboutVersion =
+    thread.state === 'ready'
+      ? thread.messages.filter((m) => m.event?.kind === 'contact' || m.event?.kind === 'satisfaction').length
+      : 0;
 
   return (
     <div
@@ -300,6 +307,8 @@ export function ThreadView(props: {
           <span class="stale-dot" aria-hidden="true" /> Not refreshed: {describeFailure(thread.stale)} Retrying…
         </p>
       )}
+
+      <VisitorPanel botId={props.botId} sessionId={sessionId} version={aboutVersion} />
 
       <div class="thread-scroll" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label="Transcript">
         {thread.state === 'loading' && <Loading label="Loading the conversation…" />}

@@ -1,0 +1,84 @@
+/**
+ * The inbox's visitor panel: who the visitor is (the site's id, the contact they left, how they rated the help) and
+ * their other conversations with the same agent; the list names a visitor by the contact they left.
+ */
+import { describe, expect, it } from '@jest/globals';
+import type { BootstrapResult } from '../../lib/accounts/service';
+import { http, newBot, ownerSession } from '../support/helpers';
+import { widgetCall, widgetSession } from '../support/widget';
+
+async function visit(bot: BootstrapResult, opts: { user?: string; contact?: Record<string, string> } = {}) {
+  const visitor = await widgetSession(bot);
+  const call = (path: string, body: Record<string, unknown>) =>
+    widgetCall(bot, path, {
+      method: 'POST',
+      body: { session_id: visitor.session_id, ...body },
+      token: visitor.visitor_token,
+    });
+  const chat = await call('/v1/widget/chat', {
+    message: 'Where is my order?',
+    ...(opts.user ? { user_token: opts.user } : {}),
+  });
+  expect(chat.status).toBe(200);
+  if (opts.contact) expect((await call('/v1/widget/contact', opts.contact)).status).toBe(200);
+  return { ...visitor, call };
+}
+
+describe("the inbox's visitor panel", () => {
+  it('says who the visitor is and finds their other conversations by their id or their contact', async () => {
+    const bot = await newBot();
+    const owner = await ownerSession(bot);
+    const first = await visit(bot, {
+      user: 'u-42',
+      contact: { name: 'Ana Visitor', contact: 'ana@example.com', note: 'After 5 pm' },
+    });
+    expect((await first.call('/v1/widget/handoff', {})).status).toBe(200);
+    await http(`/v1/api/operator/threads/${first.session_id}/reply`, {
+      key: bot.keys.secret_key,
+      body: { text: 'Hi' },
+    });
+    await http(`/v1/api/operator/threads/${first.session_id}/resolve`, { key: bot.keys.secret_key, method: 'POST' });
+    expect((await first.call('/v1/widget/satisfaction', { score: 5, comment: 'Great' })).status).toBe(200);
+    const sameUser = await visit(bot, { user: 'u-42' });
+    const sameContact = await visit(bot, { contact: { contact: 'ANA@example.com' } });
+    const stranger = await visit(bot, { user: 'u-7', contact: { contact: 'bo@example.com' } });
+
+    const panel = async (sid: string) => {
+      const res = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${sid}/visitor`, { headers: owner });
+      expect(res.status).toBe(200);
+      return res.body;
+    };
+    const ana = await panel(first.session_id);
+    expect(ana).toMatchObject({
+      user: 'u-42',
+      name: 'Ana Visitor',
+      contact: 'ana@example.com',
+      note: 'After 5 pm',
+      satisfaction: { score: 5, comment: 'Great' },
+    });
+    expect(ana.first_seen_at).toBeGreaterThan(Date.now() - 60_000);
+    const earlier = ana.earlier.map((c: { session_id: string }) => c.session_id);
+    expect(new Set(earlier)).toEqual(new Set([sameUser.session_id, sameContact.session_id]));
+    expect(ana.earlier[0].last_message).toMatchObject({ author: 'bot' });
+
+    // Known only by the site's id: the conversation with that id, not the one known only by the contact.
+    const byUser = await panel(sameUser.session_id);
+    expect(byUser).toMatchObject({ user: 'u-42', name: null, contact: null, satisfaction: null });
+    expect(byUser.earlier.map((c: { session_id: string }) => c.session_id)).toEqual([first.session_id]);
+    expect((await panel(stranger.session_id)).earlier).toEqual([]);
+
+    // The list names the visitor by the contact they left.
+    const list = await http(`/v1/dashboard/inbox?status=all&bot_id=${bot.bot_id}`, { headers: owner });
+    const named = Object.fromEntries(
+      list.body.threads.map((t: { session_id: string; visitor_name: string | null }) => [t.session_id, t.visitor_name]),
+    );
+    expect(named[first.session_id]).toBe('Ana Visitor');
+    expect(named[sameContact.session_id]).toBe('ANA@example.com');
+    expect(named[sameUser.session_id]).toBeNull();
+
+    // Another workspace sees nothing of it.
+    const other = await ownerSession(await newBot());
+    const res = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${first.session_id}/visitor`, { headers: other });
+    expect(res.status).toBe(404);
+  });
+});
