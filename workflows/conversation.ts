@@ -248,7 +248,15 @@ export async function conversationWorkflow(
       await transition({
         status: 'operator',
         escalated: wasBot,
-        messages: [{ id: reply.messageId, author: 'operator', text: reply.text, at: reply.at }],
+        messages: [
+          {
+            id: reply.messageId,
+            author: 'operator',
+            text: reply.text,
+            at: reply.at,
+            ...(reply.authorName ? { authorName: reply.authorName } : {}),
+          },
+        ],
         ...(announce ? { event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated' as const, at: reply.at } } : {}),
       });
       return { id: reply.messageId, at: reply.at, status };

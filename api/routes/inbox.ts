@@ -91,7 +91,12 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Reply stored', schema: ReplyResponse } },
       errors: [...errs, 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
-        ctx.body = await conversations.operatorReply(await bot(ctx, params.id), params.sid, body.text);
+        ctx.body = await conversations.operatorReplyFrom(
+          await bot(ctx, params.id),
+          params.sid,
+          body.text,
+          sessionUser(ctx).userId,
+        );
       },
     }),
     route({

@@ -167,7 +167,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
         const botId = visitorBot(ctx, query.session_id);
         ctx.set('Cache-Control', 'no-store');
         ctx.body = await conversations.poll(botId, query.session_id, query.cursor, publicBaseUrl(deps), {
-          withSatisfaction: true,
+          forWidget: true,
         });
       },
     }),

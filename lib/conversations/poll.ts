@@ -18,6 +18,8 @@ export interface PolledMessage {
   text: string;
   at: number;
   attachment?: AttachmentView;
+  /** The widget's only (`forWidget`): who of the team wrote an operator's reply (their first name). */
+  author_name?: string;
 }
 
 export interface PollResult {
@@ -27,7 +29,7 @@ export interface PollResult {
   operator_here?: boolean;
   next_cursor: string;
   /**
-   * The widget's only (`withSatisfaction`): a person resolved the conversation (Unix ms) and the visitor has neither
+   * The widget's only (`forWidget`): a person resolved the conversation (Unix ms) and the visitor has neither
    * said how it went nor written since, so the widget asks.
    */
   satisfaction_asked?: { resolved_at: number };
@@ -45,7 +47,7 @@ const POLL = preparedStatement(
                                        AND v.at > extract(epoch FROM c.resolved_at) * 1000)
                THEN (extract(epoch FROM c.resolved_at) * 1000)::bigint END AS satisfaction_due,
           COALESCE((SELECT json_agg(m ORDER BY m.seq)
-                      FROM (SELECT id, author, text, at, seq, attachment FROM messages
+                      FROM (SELECT id, author, text, at, seq, attachment, author_name FROM messages
                              WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
                              ORDER BY seq LIMIT ${PAGE}) m), '[]'::json) AS messages
      FROM conversations c
@@ -62,7 +64,7 @@ export async function pollMessages(
   sessionId: string,
   cursor: string | undefined,
   mediaBaseUrl: string,
-  opts: { withSatisfaction?: boolean } = {},
+  opts: { forWidget?: boolean } = {},
 ): Promise<PollResult> {
   const after = cursor ? decodeCursor(cursor, CURSORS.seq).seq : 0;
   const res = await db.query<{
@@ -70,24 +72,33 @@ export async function pollMessages(
     typing: boolean;
     here: boolean;
     satisfaction_due: number | null;
-    messages: { id: string; author: string; text: string; at: number; seq: number; attachment: AttachmentRef | null }[];
+    messages: {
+      id: string;
+      author: string;
+      text: string;
+      at: number;
+      seq: number;
+      attachment: AttachmentRef | null;
+      author_name: string | null;
+    }[];
   }>(POLL([sessionId, botId, after]));
   const row = res.rows[0];
   if (!row) return { messages: [], status: 'bot', operator_typing: false, next_cursor: encodeCursor({ seq: after }) };
   const last = row.messages.at(-1)?.seq ?? after;
   return {
-    messages: row.messages.map(({ id, author, text, at, attachment }) => ({
+    messages: row.messages.map(({ id, author, text, at, attachment, author_name }) => ({
       id,
       author,
       text,
       at: Number(at),
       ...(attachment ? { attachment: attachmentView(attachment, mediaBaseUrl) } : {}),
+      ...(opts.forWidget && author_name ? { author_name } : {}),
     })),
     status: row.status,
     operator_typing: row.typing,
     ...(row.here ? { operator_here: true } : {}),
     next_cursor: encodeCursor({ seq: last }),
-    ...(opts.withSatisfaction && row.satisfaction_due !== null
+    ...(opts.forWidget && row.satisfaction_due !== null
       ? { satisfaction_asked: { resolved_at: Number(row.satisfaction_due) } }
       : {}),
   };

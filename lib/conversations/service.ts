@@ -343,7 +343,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
       sessionId: string,
       cursor: string | undefined,
       mediaBaseUrl: string,
-      opts: { withSatisfaction?: boolean } = {},
+      opts: { forWidget?: boolean } = {},
     ): Promise<PollResult> {
       return pollMessages(deps.db, botId, sessionId, cursor, mediaBaseUrl, opts);
     },
@@ -518,6 +518,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
       sessionId: string,
       text: string,
       replyScope?: string,
+      authorName?: string,
     ): Promise<OperatorReplyResult> {
       const conversation = await conversationOf(botId, sessionId);
       // A retried reply (same Idempotency-Key) is the same update: Temporal applies it once.
@@ -528,9 +529,16 @@ export function createConversationService(deps: ConversationServiceDeps) {
         deps,
         conversation,
         operatorReplyUpdate,
-        [{ messageId, text, at: Date.now() }],
+        [{ messageId, text, at: Date.now(), ...(authorName ? { authorName } : {}) }],
         messageId,
       );
+    },
+
+    /** A reply from the dashboard: the visitor sees the replying person's name (their first word of it). */
+    async operatorReplyFrom(botId: string, sessionId: string, text: string, userId: string) {
+      const res = await deps.db.query<{ name: string | null }>(`SELECT name FROM users WHERE id = $1`, [userId]);
+      const firstName = res.rows[0]?.name?.trim().split(/\s+/)[0] || undefined;
+      return service.operatorReply(botId, sessionId, text, undefined, firstName);
     },
 
     /** The operator is typing: the visitor's poll shows it for about 6 seconds. */

@@ -13,9 +13,10 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
   return withTransaction(db, async (client) => {
     for (const m of input.messages) {
       await client.query(
-        `INSERT INTO messages (id, session_id, bot_id, author, text, at, attachment) VALUES ($1, $2, $3, $4, $5, $6, $7)
+        `INSERT INTO messages (id, session_id, bot_id, author, text, at, attachment, author_name)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT (id) DO NOTHING`,
-        [m.id, input.sessionId, input.botId, m.author, m.text, m.at, m.attachment ?? null],
+        [m.id, input.sessionId, input.botId, m.author, m.text, m.at, m.attachment ?? null, m.authorName ?? null],
       );
     }
     await client.query(

@@ -82,6 +82,11 @@ export const WidgetContact = z
   .meta({ id: 'WidgetContact' });
 
 export const WidgetPollResponse = PollResponse.extend({
+  messages: z.array(
+    Message.extend({
+      author_name: z.string().optional().describe("An operator's reply from the dashboard: the person's first name"),
+    }),
+  ),
   satisfaction_asked: z
     .object({ resolved_at: z.number().int().describe('When a person resolved the conversation (Unix ms)') })
     .optional()

@@ -190,6 +190,8 @@ describe('the operator dashboard', () => {
       expect(await replyBox.inputValue()).toBe('');
       await widgetLog(visitor.page).getByText('One moment, please.').waitFor();
       await visitor.page.getByText('You are chatting with a person').waitFor();
+      // The visitor sees who answered: the operator's first name.
+      await widgetLog(visitor.page).getByText('Ana from the team', { exact: true }).waitFor();
       await waitUntil('the list says a person has it', async () =>
         (await request.textContent())?.includes('With a person'),
       );

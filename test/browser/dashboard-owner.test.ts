@@ -293,7 +293,7 @@ describe('dashboard, an owner', () => {
     expect(consoleErrors).toEqual([]);
   });
 
-  it('says at once that a reset link lost its end, and offers a new one; a whole link asks for the password', async () => {
+  it('says at once that a reset or invitation link lost its end, and offers a new one; a whole link goes on', async () => {
     const fresh = await browser.newContext({ viewport: DESKTOP });
     try {
       const page = await fresh.newPage();
@@ -310,6 +310,17 @@ describe('dashboard, an owner', () => {
       await page.goto('about:blank');
       await page.goto(`${stackInfo().apiUrl}/reset-password#token=${'b'.repeat(40)}`);
       await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+
+      // An invitation link cut the same way is said at once too; a whole one (not a real one here) is judged by the API.
+      await page.goto('about:blank');
+      await page.goto(`${stackInfo().apiUrl}/invite#token=${'c'.repeat(31)}`);
+      await page.getByRole('heading', { name: 'This link is incomplete' }).waitFor();
+      expect(await page.getByTestId('invite-cut').textContent()).toContain('cut long links');
+      expect(await page.getByLabel('Password', { exact: true }).count()).toBe(0);
+      await shot(page, 'invite-link-cut');
+      await page.goto('about:blank');
+      await page.goto(`${stackInfo().apiUrl}/invite#token=${'d'.repeat(40)}`);
+      await page.getByTestId('invite-gone').waitFor();
     } finally {
       await fresh.close();
     }

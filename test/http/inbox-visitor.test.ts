@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { BootstrapResult } from '../../lib/accounts/service';
-import { http, newBot, ownerSession } from '../support/helpers';
+import { http, newBot, ownerSession, testDb } from '../support/helpers';
 import { widgetCall, widgetSession } from '../support/widget';
 
 async function visit(bot: BootstrapResult, opts: { user?: string; contact?: Record<string, string> } = {}) {
@@ -80,5 +80,34 @@ describe("the inbox's visitor panel", () => {
     const other = await ownerSession(await newBot());
     const res = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${first.session_id}/visitor`, { headers: other });
     expect(res.status).toBe(404);
+  });
+
+  it('names the person who replied from the dashboard to the widget (first name only), and nobody through the API', async () => {
+    const bot = await newBot();
+    await testDb().query(`UPDATE users SET name = 'Ana María Owner' WHERE workspace_id = $1`, [bot.workspace_id]);
+    const owner = await ownerSession(bot);
+    const visitor = await visit(bot);
+    expect((await visitor.call('/v1/widget/handoff', {})).status).toBe(200);
+    const fromDashboard = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${visitor.session_id}/reply`, {
+      headers: owner,
+      body: { text: 'Hello from the dashboard' },
+    });
+    expect(fromDashboard.status).toBe(200);
+    const fromApi = await http(`/v1/api/operator/threads/${visitor.session_id}/reply`, {
+      key: bot.keys.secret_key,
+      body: { text: 'Hello from the API' },
+    });
+    expect(fromApi.status).toBe(200);
+    const poll = await widgetCall(bot, `/v1/widget/messages?session_id=${visitor.session_id}`, {
+      token: visitor.visitor_token,
+    });
+    const operator = poll.body.messages.filter((m: { author: string }) => m.author === 'operator');
+    expect(operator.map((m: { text: string; author_name?: string }) => [m.text, m.author_name])).toEqual([
+      ['Hello from the dashboard', 'Ana'],
+      ['Hello from the API', undefined],
+    ]);
+    // The public API's poll is the spec's: no author names.
+    const api = await http(`/v1/api/messages?session_id=${visitor.session_id}`, { key: bot.keys.secret_key });
+    expect(api.body.messages.some((m: { author_name?: string }) => 'author_name' in m)).toBe(false);
   });
 });

@@ -29,5 +29,8 @@ describe("the widget's look", () => {
     expect(fromLabel('Acme support')).toBe('From Acme support');
     expect(fromLabel(null)).toBe('From the team');
     expect(fromLabel('')).toBe('From the team');
+    // A reply from the dashboard names its writer (their first name).
+    expect(fromLabel('Acme support', 'Ana')).toBe('Ana from Acme support');
+    expect(fromLabel(null, 'Ana')).toBe('Ana from the team');
   });
 });

@@ -34,6 +34,8 @@ export interface TranscriptMessage {
   text: string;
   at: number;
   attachment?: MessageAttachment;
+  /** An operator's reply from the dashboard: the person's name, shown to the visitor. */
+  authorName?: string;
 }
 
 /** One change of a conversation's read model in Postgres (the conversation workflow's only writes). */
@@ -98,6 +100,8 @@ export interface OperatorReplyInput {
   messageId: string;
   text: string;
   at: number;
+  /** The replying person's name (dashboard replies; the operator API names nobody). */
+  authorName?: string;
 }
 
 export interface OperatorReplyResult {

@@ -39,6 +39,8 @@ export interface Message {
   text: string;
   at: number;
   attachment?: Attachment;
+  /** An operator's reply from the dashboard: the person's first name. */
+  author_name?: string;
 }
 
 /** Spec, Poll response. */

@@ -4,7 +4,7 @@ import { forgetSession, loadSession, saveSession } from './storage';
 import { pageContextOf } from './page-context';
 import { satisfactionAfter } from './satisfaction-state';
 import { handoffNotice } from './team';
-import type { Item, Rating, State } from './state';
+import { type Item, type Rating, type State, messageItem } from './state';
 import { describeFailure, describeStreamError, imageProblem, uploadRefusal } from './wording';
 
 export type { Item, Rating, State } from './state';
@@ -232,10 +232,7 @@ export class Conversation {
         items = items.map((it) => (it === twin ? ({ ...it, id: m.id } as Item) : it));
         continue;
       }
-      items = [
-        ...items,
-        { kind: 'message', key: this.nextKey(), id: m.id, author: m.author, text: m.text, attachment: m.attachment },
-      ];
+      items = [...items, messageItem(this.nextKey(), m)];
       if (m.author === 'operator' && !this.state.open) unread++;
     }
     const status = typeof poll.status === 'string' && poll.status ? poll.status : this.state.status;
@@ -439,14 +436,7 @@ export class Conversation {
         return this.notice(res.value.answer || 'The image could not be sent right now.', 'warning');
       }
       this.known.add(m.id);
-      this.add({
-        kind: 'message',
-        key: this.nextKey(),
-        id: m.id,
-        author: m.author || 'visitor',
-        text: m.text,
-        attachment: m.attachment,
-      });
+      this.add(messageItem(this.nextKey(), { ...m, author: m.author || 'visitor' }));
     } finally {
       this.sendsInFlight--;
       this.set({ uploading: false });

@@ -55,7 +55,8 @@ export function accentVariables(color: string): Record<string, string> {
   };
 }
 
-/** Who a person's reply is from, as the label above it reads. */
-export function fromLabel(teamName: string | null | undefined): string {
-  return teamName ? `From ${teamName}` : 'From the team';
+/** Who a person's reply is from, as the label above it reads: "Ana from Acme support", "From the team". */
+export function fromLabel(teamName: string | null | undefined, authorName?: string | null): string {
+  const team = teamName || 'the team';
+  return authorName ? `${authorName} from ${team}` : `From ${team}`;
 }

@@ -1,4 +1,4 @@
-import type { Attachment, WidgetConfig } from './api';
+import type { Attachment, Message, WidgetConfig } from './api';
 import type { SatisfactionAsked } from './satisfaction-state';
 
 /** What the widget's conversation holds (conversation.ts keeps it; the components draw it). DOM-free. */
@@ -13,6 +13,8 @@ export type Item =
       author: string;
       text: string;
       attachment?: Attachment;
+      /** Who of the team wrote an operator's reply (their first name), when they said. */
+      authorName?: string;
       /** Shown before the API confirmed it (a visitor message on its way, an answer still streaming). */
       pending?: boolean;
       /** A bot answer of this page's turns: its id came in the end frame, so it can be rated. */
@@ -55,4 +57,17 @@ export interface State {
   satisfaction: SatisfactionAsked | null;
   /** Nobody of the team is there to answer a handoff: the contact form is offered (once). */
   contactSuggested: boolean;
+}
+
+/** A message of the API as the timeline holds it. */
+export function messageItem(key: string, m: Message): Item {
+  return {
+    kind: 'message',
+    key,
+    id: m.id,
+    author: m.author,
+    text: m.text,
+    attachment: m.attachment,
+    ...(m.author_name ? { authorName: m.author_name } : {}),
+  };
 }

@@ -32,13 +32,13 @@ export function MessageView(props: {
     item.author === 'bot'
       ? props.botName
       : item.author === 'operator'
-        ? fromLabel(props.teamName)
+        ? fromLabel(props.teamName, item.authorName)
         : AUTHORS[item.author];
   return (
     <div class={`msg msg-${item.author}${item.pending ? ' msg-pending' : ''}`}>
       {item.author === 'operator' && (
         <span class="author" aria-hidden="true">
-          {fromLabel(props.teamName)}
+          {fromLabel(props.teamName, item.authorName)}
         </span>
       )}
       <div class={item.attachment ? 'bubble bubble-image' : 'bubble'}>

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { auth } from '../api/auth';
 import type { Failure } from '../api/client';
 import { Card, Shell, roleLabel } from '../layout';
+import { isWholeLinkToken } from '../link-token';
 import { Link, navigate, takeLinkToken, usePlace } from '../router';
 import { Button, ErrorBox, Field, Loaded, MIN_PASSWORD, Notice, PasswordField, useResource, valueOf } from '../ui';
 
@@ -9,7 +10,29 @@ import { Button, ErrorBox, Field, Loaded, MIN_PASSWORD, Notice, PasswordField, u
 export function InvitePage() {
   usePlace();
   const token = takeLinkToken() ?? '';
-  return <Shell>{token ? <Invitation token={token} /> : <Gone />}</Shell>;
+  if (!token)
+    return (
+      <Shell>
+        <Gone />
+      </Shell>
+    );
+  return <Shell>{isWholeLinkToken(token) ? <Invitation token={token} /> : <CutLink />}</Shell>;
+}
+
+/** Said at once, not after a password was typed and refused: the link is not whole. */
+function CutLink() {
+  return (
+    <Card title="This link is incomplete" tone="warning">
+      <p role="alert" data-testid="invite-cut">
+        Part of the invitation link seems to be missing — some e-mail programs cut long links. Open the link from the
+        e-mail again, or copy all of it into the address bar.
+      </p>
+      <p class="muted">If it still does not work, ask the person who invited you to send a new invitation.</p>
+      <p class="card-footer">
+        <Link href="/signin">Go to sign in</Link>
+      </p>
+    </Card>
+  );
 }
 
 function Gone() {

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { auth } from '../api/auth';
 import type { Failure } from '../api/client';
+import { isWholeLinkToken } from '../link-token';
 import { Card, Shell } from '../layout';
 import { Link, forgetLinkToken, navigate, takeLinkToken, usePlace } from '../router';
 import { Button, ErrorBox, Field, MIN_PASSWORD, Notice, PasswordField, valueOf } from '../ui';
@@ -29,9 +30,6 @@ export function ResetPasswordPage() {
     </Shell>
   );
 }
-
-/** The e-mailed links carry 40 letters and digits; fewer (or others) means the link lost its end on the way. */
-const isWholeLinkToken = (token: string) => /^[A-Za-z0-9]{40}$/.test(token);
 
 /** Said at once, not after a new password was typed and refused: the link is not whole. */
 function CutLink(props: { askAgain: () => void }) {
