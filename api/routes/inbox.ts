@@ -5,6 +5,8 @@ import { BotParams, PageQuery } from '../../lib/schemas/common';
 import { OkResponse, SessionId } from '../../lib/schemas/conversation';
 import {
   InboxList,
+  NoteRequest,
+  NoteResponse,
   ReplyRequest,
   ReplyResponse,
   ResolveResponse,
@@ -78,6 +80,28 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { params }) => {
         ctx.set('Cache-Control', 'no-store');
         ctx.body = await conversations.visitorPanel(await bot(ctx, params.id), params.sid);
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/threads/{sid}/notes',
+      operationId: 'inboxNote',
+      summary:
+        'An internal note of the team on the conversation: in the transcript as a `note` event, never shown to the visitor.',
+      description: 'Changes no status and sends no webhook; signed with the writer’s name.',
+      params: ThreadParams,
+      body: NoteRequest,
+      responses: { 201: { description: 'The note, as the transcript shows it', schema: NoteResponse } },
+      errors: [...errs, 'payload_too_large'],
+      handler: async (ctx, { params, body }) => {
+        ctx.status = 201;
+        ctx.body = await conversations.addNote(
+          await bot(ctx, params.id),
+          params.sid,
+          body.text,
+          sessionUser(ctx).userId,
+        );
       },
     }),
     route({

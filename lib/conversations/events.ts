@@ -96,3 +96,20 @@ export async function recordSatisfaction(db: Db, conversation: ConversationRow, 
     );
   });
 }
+
+/**
+ * An internal note of the team on a conversation (the inbox's "Internal note"): an event, so operators see it in the
+ * transcript and the visitor never does; it changes no status and sends no webhook. Returns it as the transcript shows
+ * it.
+ */
+export async function recordNote(db: Db, conversation: ConversationRow, note: { text: string; by: string | null }) {
+  const id = `evt_note_${randomUUID().replace(/-/g, '')}`;
+  const event = { kind: 'note', text: note.text, ...(note.by ? { by: note.by } : {}) };
+  const at = Date.now();
+  const text = `${note.by ? `${note.by} noted` : 'Note'}: ${note.text}`;
+  await db.query(
+    `INSERT INTO messages (id, session_id, bot_id, author, text, event, at) VALUES ($1, $2, $3, 'event', $4, $5, $6)`,
+    [id, conversation.session_id, conversation.bot_id, text, event, at],
+  );
+  return { id, author: 'event' as const, text, at, event };
+}

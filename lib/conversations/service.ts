@@ -22,7 +22,14 @@ import { type DeltaHub, createStreamAssembler } from '../streams';
 import type { Temporal } from '../temporal';
 import type { MediaService } from '../media/service';
 import { answerMessageId } from '../runs/bookkeeping';
-import { type ContactInput, type SatisfactionInput, recordContact, recordRating, recordSatisfaction } from './events';
+import {
+  type ContactInput,
+  type SatisfactionInput,
+  recordContact,
+  recordNote,
+  recordRating,
+  recordSatisfaction,
+} from './events';
 import { type AttachmentView, type PollResult, attachmentView, pollMessages } from './poll';
 import {
   type InboxOptions,
@@ -539,6 +546,17 @@ export function createConversationService(deps: ConversationServiceDeps) {
       const res = await deps.db.query<{ name: string | null }>(`SELECT name FROM users WHERE id = $1`, [userId]);
       const firstName = res.rows[0]?.name?.trim().split(/\s+/)[0] || undefined;
       return service.operatorReply(botId, sessionId, text, undefined, firstName);
+    },
+
+    /** An internal note of the team (never shown to the visitor), signed with the writer's name. */
+    async addNote(botId: string, sessionId: string, text: string, userId: string) {
+      const conversation = await conversationOf(botId, sessionId);
+      const res = await deps.db.query<{ name: string | null; email: string }>(
+        `SELECT name, email FROM users WHERE id = $1`,
+        [userId],
+      );
+      const by = res.rows[0] ? res.rows[0].name?.trim() || res.rows[0].email : null;
+      return recordNote(deps.db, conversation, { text, by });
     },
 
     /** The operator is typing: the visitor's poll shows it for about 6 seconds. */

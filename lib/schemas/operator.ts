@@ -75,6 +75,26 @@ export const VisitorPanel = z
   })
   .meta({ id: 'VisitorPanel' });
 
+export const NoteRequest = z
+  .object({
+    text: z
+      .string({ error: 'is required' })
+      .trim()
+      .min(1, 'must not be empty')
+      .max(LIMITS.messageChars, `must be at most ${LIMITS.messageChars} characters`),
+  })
+  .meta({ id: 'NoteRequest' });
+
+export const NoteResponse = z
+  .object({
+    id: z.string(),
+    author: z.literal('event'),
+    text: z.string(),
+    at: z.number().int(),
+    event: z.object({ kind: z.literal('note'), text: z.string(), by: z.string().optional() }),
+  })
+  .meta({ id: 'NoteResponse' });
+
 export const ReplyRequest = z
   .object({
     text: z

@@ -192,6 +192,22 @@ describe('the operator dashboard', () => {
       await visitor.page.getByText('You are chatting with a person').waitFor();
       // The visitor sees who answered: the operator's first name.
       await widgetLog(visitor.page).getByText('Ana from the team', { exact: true }).waitFor();
+
+      // An internal note: in the transcript for the team, signed; never in the visitor's widget.
+      await operator.page.getByRole('button', { name: 'Internal note' }).click();
+      const noteBox = operator.page.getByRole('textbox', { name: /^Internal note/ });
+      await noteBox.fill('Order 1234 is in the warehouse, not shipped yet');
+      await operator.page.getByRole('button', { name: 'Add note' }).click();
+      const note = operator.page.getByTestId('event-note');
+      await note.waitFor();
+      expect(await note.textContent()).toContain('Internal note by Ana Operator');
+      expect(await note.textContent()).toContain('Order 1234 is in the warehouse, not shipped yet');
+      await operator.page.getByRole('button', { name: 'Reply', exact: true }).click();
+      // The widget polls after the note was written: what it reads has no note.
+      for (let i = 0; i < 2; i++) {
+        await visitor.page.waitForResponse((r) => r.url().includes('/v1/widget/messages'));
+      }
+      expect(await widgetLog(visitor.page).getByText('in the warehouse', { exact: false }).count()).toBe(0);
       await waitUntil('the list says a person has it', async () =>
         (await request.textContent())?.includes('With a person'),
       );

@@ -110,4 +110,38 @@ describe("the inbox's visitor panel", () => {
     const api = await http(`/v1/api/messages?session_id=${visitor.session_id}`, { key: bot.keys.secret_key });
     expect(api.body.messages.some((m: { author_name?: string }) => 'author_name' in m)).toBe(false);
   });
+
+  it('keeps internal notes of the team in the transcript, signed, never shown to the visitor', async () => {
+    const bot = await newBot();
+    await testDb().query(`UPDATE users SET name = 'Ana Owner' WHERE workspace_id = $1`, [bot.workspace_id]);
+    const owner = await ownerSession(bot);
+    const visitor = await visit(bot);
+    const note = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${visitor.session_id}/notes`, {
+      headers: owner,
+      body: { text: '  Regular customer — offer free shipping  ' },
+    });
+    expect(note.status).toBe(201);
+    expect(note.body).toMatchObject({
+      author: 'event',
+      event: { kind: 'note', text: 'Regular customer — offer free shipping', by: 'Ana Owner' },
+    });
+    const transcript = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${visitor.session_id}`, { headers: owner });
+    expect(transcript.body.messages.find((m: { id: string }) => m.id === note.body.id)).toMatchObject({
+      author: 'event',
+      text: 'Ana Owner noted: Regular customer — offer free shipping',
+    });
+    // The visitor's side never has it, and nothing changed for them.
+    const poll = await widgetCall(bot, `/v1/widget/messages?session_id=${visitor.session_id}`, {
+      token: visitor.visitor_token,
+    });
+    expect(poll.body.messages.map((m: { text: string }) => m.text).join(' ')).not.toContain('free shipping');
+    expect(poll.body.status).toBe('bot');
+    for (const body of [{ text: '   ' }, {}, { text: 'x'.repeat(8001) }]) {
+      const bad = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${visitor.session_id}/notes`, {
+        headers: owner,
+        body,
+      });
+      expect([bad.status, bad.body.code]).toEqual([400, 'bad_request']);
+    }
+  });
 });

@@ -41,6 +41,9 @@ export interface MessageEvent {
   name?: string;
   contact?: string;
   note?: string;
+  /** `note`: the team's internal note and who wrote it. */
+  text?: string;
+  by?: string;
   /** `satisfaction`: 1–5 after a person resolved the conversation, and the visitor's comment. */
   score?: number;
   comment?: string;
@@ -100,6 +103,7 @@ export const inboxApi = {
     ),
   transcript: (bot: string, sid: string, cursor?: string, limit = 200) =>
     call<Transcript>('GET', `${thread(bot, sid)}${query({ cursor, limit })}`),
+  note: (bot: string, sid: string, text: string) => call<Message>('POST', `${thread(bot, sid)}/notes`, { text }),
   visitor: (bot: string, sid: string) => call<VisitorPanel>('GET', `${thread(bot, sid)}/visitor`),
   reply: (bot: string, sid: string, text: string) =>
     call<{ id: string; at: number; status: string }>('POST', `${thread(bot, sid)}/reply`, { text }),

@@ -12,7 +12,7 @@ interface Message {
   author: string;
   text: string;
   attachment?: unknown;
-  event?: { kind: string; rating?: string; score?: number };
+  event?: { kind: string; rating?: string; score?: number; by?: string; text?: string };
 }
 interface ThreadSummary {
   bot_name: string;
@@ -100,6 +100,7 @@ export function announcementOf(m: Message, botName?: string): string {
       return `The visitor rated an answer ${m.event.rating === 'up' ? 'helpful' : 'not helpful'}.`;
     if (m.event?.kind === 'contact') return 'The visitor left a contact.';
     if (m.event?.kind === 'satisfaction') return `The visitor rated the help ${m.event.score ?? '?'} of 5.`;
+    if (m.event?.kind === 'note') return `Internal note${m.event.by ? ` by ${m.event.by}` : ''}: ${m.event.text ?? ''}`;
     return m.text;
   }
   if (m.attachment && m.author === 'visitor') return 'The visitor sent an image.';

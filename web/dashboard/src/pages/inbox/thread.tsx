@@ -59,6 +59,8 @@ export function ThreadView(props: {
   latest.current = props;
   const [thread, setThread] = useState<ThreadState>({ state: 'loading' });
   const [draft, setDraft] = useState('');
+  /** The composer writes to the visitor, or an internal note for the team. */
+  const [noting, setNoting] = useState(false);
   const [sending, setSending] = useState(false);
   const [sendFailure, setSendFailure] = useState<Failure | undefined>();
   const [resolving, setResolving] = useState(false);
@@ -192,7 +194,8 @@ export function ThreadView(props: {
     setDraft(value);
     setSendFailure(undefined);
     const t = Date.now();
-    if (value.trim() && t - lastTyping.current >= TYPING_EVERY_MS) {
+    // A note is not for the visitor: they do not see the team typing it.
+    if (!noting && value.trim() && t - lastTyping.current >= TYPING_EVERY_MS) {
       lastTyping.current = t;
       // A lost typing signal only means the visitor does not see the dots: not worth telling the operator.
       void inboxApi.typing(botId, sessionId);
@@ -208,6 +211,16 @@ export function ThreadView(props: {
     }
     setSending(true);
     setSendFailure(undefined);
+    if (noting) {
+      const noted = await inboxApi.note(botId, sessionId, text);
+      setSending(false);
+      if (!noted.ok) return setSendFailure(noted);
+      setDraft('');
+      merge([noted.value]);
+      stick.current = true;
+      setThread((prev) => (prev.state === 'ready' ? { ...prev, messages: ordered() } : prev));
+      return;
+    }
     const res = await inboxApi.reply(botId, sessionId, text);
     setSending(false);
     if (!res.ok) {
@@ -351,13 +364,31 @@ export function ThreadView(props: {
             void send();
           }}
         >
-          {!isOpen(thread.status) && (
+          {!isOpen(thread.status) && !noting && (
             <p class="composer-note" id="reply-note">
               The assistant is answering this visitor. A reply from you hands the conversation to you.
             </p>
           )}
+          <div class="composer-modes" role="group" aria-label="Write">
+            <button
+              type="button"
+              class={`composer-mode${noting ? '' : ' is-on'}`}
+              aria-pressed={!noting}
+              onClick={() => setNoting(false)}
+            >
+              Reply
+            </button>
+            <button
+              type="button"
+              class={`composer-mode${noting ? ' is-on' : ''}`}
+              aria-pressed={noting}
+              onClick={() => setNoting(true)}
+            >
+              Internal note
+            </button>
+          </div>
           <label for="reply" class="visually-hidden">
-            Reply to {visitor}
+            {noting ? 'Internal note (the visitor does not see it)' : `Reply to ${visitor}`}
           </label>
           <div class="composer-row">
             <textarea
@@ -365,14 +396,15 @@ export function ThreadView(props: {
               ref={replyBox}
               rows={2}
               value={draft}
-              placeholder={`Reply to ${visitor}…`}
+              class={noting ? 'is-note' : undefined}
+              placeholder={noting ? 'A note for the team — the visitor does not see it…' : `Reply to ${visitor}…`}
               aria-describedby={`reply-hint${!isOpen(thread.status) ? ' reply-note' : ''}`}
               aria-invalid={sendFailure ? true : undefined}
               onInput={(e) => onType((e.currentTarget as HTMLTextAreaElement).value)}
               onKeyDown={onReplyKey}
             />
             <Button type="submit" variant="primary" busy={sending} busyLabel="Sending…" disabled={!draft.trim()}>
-              Send
+              {noting ? 'Add note' : 'Send'}
             </Button>
           </div>
           <p class="composer-hint" id="reply-hint">

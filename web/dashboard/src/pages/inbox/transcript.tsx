@@ -117,6 +117,22 @@ function EventRow(props: { m: Message; byId: Map<string, Message>; botName?: str
       </li>
     );
   }
+  if (ev?.kind === 'note') {
+    return (
+      <li class="event event-note" data-testid="event-note">
+        <span class="event-icon" aria-hidden="true">
+          ✎
+        </span>
+        <div class="event-body">
+          <p class="event-title">
+            Internal note{ev.by ? ` by ${ev.by}` : ''} <span class="muted small">— the visitor does not see it</span>
+          </p>
+          <p class="event-note-text">{ev.text ?? m.text}</p>
+        </div>
+        <Stamp at={m.at} />
+      </li>
+    );
+  }
   if (ev?.kind === 'satisfaction' && typeof ev.score === 'number') {
     return (
       <li class="event event-satisfaction" data-testid="event-satisfaction" data-score={ev.score}>
