@@ -4,6 +4,13 @@ import { Message, SessionId } from './conversation';
 
 export const ThreadParams = z.object({ sid: SessionId });
 
+/** What an operator writes: a reply to the visitor, or a note for the team. */
+const OperatorText = z
+  .string({ error: 'is required' })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(LIMITS.messageChars, `must be at most ${LIMITS.messageChars} characters`);
+
 export const ThreadSummary = z
   .object({
     session_id: z.string(),
@@ -75,15 +82,7 @@ export const VisitorPanel = z
   })
   .meta({ id: 'VisitorPanel' });
 
-export const NoteRequest = z
-  .object({
-    text: z
-      .string({ error: 'is required' })
-      .trim()
-      .min(1, 'must not be empty')
-      .max(LIMITS.messageChars, `must be at most ${LIMITS.messageChars} characters`),
-  })
-  .meta({ id: 'NoteRequest' });
+export const NoteRequest = z.object({ text: OperatorText }).meta({ id: 'NoteRequest' });
 
 export const NoteResponse = z
   .object({
@@ -95,15 +94,7 @@ export const NoteResponse = z
   })
   .meta({ id: 'NoteResponse' });
 
-export const ReplyRequest = z
-  .object({
-    text: z
-      .string({ error: 'is required' })
-      .trim()
-      .min(1, 'must not be empty')
-      .max(LIMITS.messageChars, `must be at most ${LIMITS.messageChars} characters`),
-  })
-  .meta({ id: 'OperatorReply' });
+export const ReplyRequest = z.object({ text: OperatorText }).meta({ id: 'OperatorReply' });
 export const ReplyResponse = z
   .object({ id: z.string(), at: z.number().int(), status: z.string() })
   .meta({ id: 'OperatorReplyResult' });

@@ -3,7 +3,7 @@ import { describe, expect, it, jest } from '@jest/globals';
 // The dashboard's sources are an ES module package: the type from there, the code through Jest.
 import type * as Model from '../../web/dashboard/src/pages/inbox/model.js' with { 'resolution-mode': 'import' };
 
-const { addressOf, announcementOf, clip, preview, statusInfo, viewFrom, visitorName } = jest.requireActual<
+const { addressOf, announcementOf, clip, contactHref, preview, statusInfo, viewFrom, visitorName } = jest.requireActual<
   typeof Model
 >('../../web/dashboard/src/pages/inbox/model');
 
@@ -55,5 +55,12 @@ describe('the inbox, apart from the page', () => {
     expect(clip('a'.repeat(200))).toHaveLength(140);
     expect(clip('a'.repeat(200)).endsWith('…')).toBe(true);
     expect(clip(' short\ntext ')).toBe('short text');
+  });
+
+  it('links a contact the way it can be reached: mail, phone, or not at all', () => {
+    expect(contactHref('ana@example.com')).toBe('mailto:ana@example.com');
+    expect(contactHref('+49 (30) 123-456')).toBe('tel:+4930123456');
+    expect(contactHref('ask at the front desk')).toBeUndefined();
+    expect(contactHref('javascript:alert(1)')).toBeUndefined();
   });
 });

@@ -124,3 +124,10 @@ export function clip(text: string, max = 140): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+
+/** A contact a visitor left, as a link: mailto for an e-mail address, tel for a phone number, none otherwise. */
+export function contactHref(contact: string): string | undefined {
+  if (/^[^\s@]+@[^\s@]+$/.test(contact)) return `mailto:${contact}`;
+  if (/^\+?[\d\s().-]{5,}$/.test(contact)) return `tel:${contact.replace(/[^\d+]/g, '')}`;
+  return undefined;
+}

@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import type { Message } from '../../api/ops';
 import { formatDateTime } from '../../ui';
 import { Linkified, MarkdownText } from '../../../../shared/markdown-view';
-import { authorLabel, clip, dayLabel, timeFormat } from './model';
+import { authorLabel, clip, contactHref, dayLabel, timeFormat } from './model';
 
 /** The messages, with a line where the day changes. */
 export function Transcript(props: { messages: Message[]; botName?: string }) {
@@ -149,11 +149,7 @@ function EventRow(props: { m: Message; byId: Map<string, Message>; botName?: str
   }
   if (ev?.kind === 'contact') {
     const contact = ev.contact ?? '';
-    const href = /^[^\s@]+@[^\s@]+$/.test(contact)
-      ? `mailto:${contact}`
-      : /^\+?[\d\s().-]{5,}$/.test(contact)
-        ? `tel:${contact.replace(/[^\d+]/g, '')}`
-        : undefined;
+    const href = contactHref(contact);
     return (
       <li class="event event-contact" data-testid="event-contact">
         <span class="event-icon">

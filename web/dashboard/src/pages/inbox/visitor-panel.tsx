@@ -1,7 +1,7 @@
 import { inboxApi } from '../../api/ops';
 import { Link } from '../../router';
 import { Time, useResource } from '../../ui';
-import { addressOf, clip, statusInfo } from './model';
+import { addressOf, clip, contactHref, statusInfo } from './model';
 
 /**
  * About the visitor, above the transcript: the site's id for them, the contact they left, how they rated the help, and
@@ -90,7 +90,6 @@ export function VisitorPanel(props: { botId: string; sessionId: string; version:
 }
 
 function contactLink(contact: string) {
-  if (/^[^\s@]+@[^\s@]+$/.test(contact)) return <a href={`mailto:${contact}`}>{contact}</a>;
-  if (/^\+?[\d\s().-]{5,}$/.test(contact)) return <a href={`tel:${contact.replace(/[^\d+]/g, '')}`}>{contact}</a>;
-  return contact;
+  const href = contactHref(contact);
+  return href ? <a href={href}>{contact}</a> : contact;
 }
