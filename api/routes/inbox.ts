@@ -10,6 +10,10 @@ import {
   ReplyRequest,
   ReplyResponse,
   ResolveResponse,
+  SavedReplyCreate,
+  SavedReplyList,
+  SavedReplyParams,
+  SavedReplyView,
   Transcript,
   VisitorPanel,
 } from '../../lib/schemas/operator';
@@ -29,11 +33,60 @@ const ThreadParams = BotParams.extend({ sid: SessionId });
  * people of a workspace — every role, operators included — across its bots.
  */
 export function inboxRoutes(deps: AppDeps): RouteDef[] {
-  const { conversations } = deps.services;
+  const { conversations, savedReplies } = deps.services;
   const common = { tag: 'Inbox', session: true, roles: ALL_ROLES, unstable: true } as const;
   const errs = ['unauthorized', 'forbidden', 'bad_request', 'not_found', 'service_unavailable'] as const;
   const bot = async (ctx: Parameters<typeof sessionBot>[1], id: string) => (await sessionBot(deps, ctx, id)).id;
   return [
+    route({
+      tag: 'Inbox',
+      session: true,
+      roles: ALL_ROLES,
+      unstable: true,
+      method: 'get',
+      path: '/v1/dashboard/saved-replies',
+      operationId: 'savedReplies',
+      summary: "The team's saved replies, by title: texts an operator inserts into a reply.",
+      responses: { 200: { description: 'Saved replies', schema: SavedReplyList } },
+      errors: ['unauthorized', 'service_unavailable'],
+      handler: async (ctx) => {
+        ctx.body = { replies: await savedReplies.list(sessionUser(ctx).workspaceId) };
+      },
+    }),
+    route({
+      tag: 'Inbox',
+      session: true,
+      roles: ALL_ROLES,
+      unstable: true,
+      method: 'post',
+      path: '/v1/dashboard/saved-replies',
+      operationId: 'savedReplyCreate',
+      summary: 'Saves a reply for the team under a title (unique in the workspace; 100 at most).',
+      body: SavedReplyCreate,
+      responses: { 201: { description: 'Saved', schema: SavedReplyView } },
+      errors: ['unauthorized', 'forbidden', 'bad_request', 'conflict', 'payload_too_large', 'service_unavailable'],
+      handler: async (ctx, { body }) => {
+        ctx.status = 201;
+        ctx.body = await savedReplies.create(sessionUser(ctx).workspaceId, body);
+      },
+    }),
+    route({
+      tag: 'Inbox',
+      session: true,
+      roles: ALL_ROLES,
+      unstable: true,
+      method: 'delete',
+      path: '/v1/dashboard/saved-replies/{reply}',
+      operationId: 'savedReplyDelete',
+      summary: 'Deletes a saved reply of the team.',
+      params: SavedReplyParams,
+      responses: { 200: { description: 'Deleted', schema: OkResponse } },
+      errors: ['unauthorized', 'forbidden', 'not_found', 'service_unavailable'],
+      handler: async (ctx, { params }) => {
+        await savedReplies.remove(sessionUser(ctx).workspaceId, params.reply);
+        ctx.body = { status: 'ok' };
+      },
+    }),
     route({
       ...common,
       method: 'get',

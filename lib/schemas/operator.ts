@@ -82,6 +82,22 @@ export const VisitorPanel = z
   })
   .meta({ id: 'VisitorPanel' });
 
+export const SavedReplyView = z
+  .object({ id: z.string(), title: z.string(), text: z.string() })
+  .meta({ id: 'SavedReply' });
+export const SavedReplyList = z.object({ replies: z.array(SavedReplyView) }).meta({ id: 'SavedReplyList' });
+export const SavedReplyCreate = z
+  .object({
+    title: z
+      .string({ error: 'is required' })
+      .trim()
+      .min(1, 'must not be empty')
+      .max(LIMITS.inbox.savedReplyTitleChars, `must be at most ${LIMITS.inbox.savedReplyTitleChars} characters`),
+    text: OperatorText,
+  })
+  .meta({ id: 'SavedReplyCreate' });
+export const SavedReplyParams = z.object({ reply: z.string().min(1).max(100) });
+
 export const NoteRequest = z.object({ text: OperatorText }).meta({ id: 'NoteRequest' });
 
 export const NoteResponse = z

@@ -193,6 +193,19 @@ describe('the operator dashboard', () => {
       // The visitor sees who answered: the operator's first name.
       await widgetLog(visitor.page).getByText('Ana from the team', { exact: true }).waitFor();
 
+      // A saved reply: the typed text saved under a title, then put into the next reply and sent.
+      await replyBox.fill('Our shop ships every weekday before 3 pm.');
+      const saved = operator.page.getByTestId('saved-replies');
+      await saved.locator('summary').click();
+      await saved.getByLabel('Title for the text typed above').fill('Shipping days');
+      await saved.getByRole('button', { name: 'Save reply' }).click();
+      await saved.getByRole('button', { name: /^Shipping days/ }).waitFor();
+      await replyBox.fill('');
+      await saved.getByRole('button', { name: /^Shipping days/ }).click();
+      expect(await replyBox.inputValue()).toBe('Our shop ships every weekday before 3 pm.');
+      await replyBox.press('Enter');
+      await widgetLog(visitor.page).getByText('Our shop ships every weekday before 3 pm.').waitFor();
+
       // An internal note: in the transcript for the team, signed; never in the visitor's widget.
       await operator.page.getByRole('button', { name: 'Internal note' }).click();
       const noteBox = operator.page.getByRole('textbox', { name: /^Internal note/ });

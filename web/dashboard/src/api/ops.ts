@@ -94,7 +94,17 @@ export interface VisitorPanel {
   }[];
 }
 
+export interface SavedReply {
+  id: string;
+  title: string;
+  text: string;
+}
+
 export const inboxApi = {
+  savedReplies: () => call<{ replies: SavedReply[] }>('GET', '/v1/dashboard/saved-replies'),
+  saveReply: (body: { title: string; text: string }) => call<SavedReply>('POST', '/v1/dashboard/saved-replies', body),
+  deleteSavedReply: (id: string) =>
+    call<{ status: string }>('DELETE', `/v1/dashboard/saved-replies/${encodeURIComponent(id)}`),
   bots: () => call<{ bots: BotSummary[] }>('GET', '/v1/dashboard/bots'),
   threads: (p: { status: 'open' | 'all'; botId?: string; limit: number }) =>
     call<{ threads: ThreadSummary[]; next_cursor: string }>(

@@ -14,6 +14,7 @@ import {
   visitorName,
 } from './model';
 import { Transcript } from './transcript';
+import { SavedReplies } from './saved-replies';
 import { VisitorPanel } from './visitor-panel';
 import { useNow } from './use-now';
 
@@ -417,6 +418,15 @@ export function ThreadView(props: {
             )}
           </p>
           {sendFailure && <ErrorBox failure={sendFailure} title="Not sent." />}
+          {!noting && (
+            <SavedReplies
+              draft={draft}
+              onInsert={(text) => {
+                onType(draft.trim() ? `${draft.trimEnd()}\n${text}` : text);
+                replyBox.current?.focus();
+              }}
+            />
+          )}
         </form>
       )}
     </div>
