@@ -35,24 +35,37 @@ export interface PollResult {
   satisfaction_asked?: { resolved_at: number };
 }
 
-const POLL = preparedStatement(
-  'poll-messages',
-  `SELECT c.status,
-          COALESCE(c.operator_typing_until > now(), false) AS typing,
-          (c.status = 'waiting' AND c.operator_seen_at IS NOT NULL) AS here,
-          CASE WHEN c.resolved_at IS NOT NULL AND c.status = 'bot'
-                    AND (c.satisfaction_at IS NULL OR c.satisfaction_at < c.resolved_at)
-                    AND NOT EXISTS (SELECT 1 FROM messages v
-                                     WHERE v.session_id = c.session_id AND v.author = 'visitor'
-                                       AND v.at > extract(epoch FROM c.resolved_at) * 1000)
-               THEN (extract(epoch FROM c.resolved_at) * 1000)::bigint END AS satisfaction_due,
-          COALESCE((SELECT json_agg(m ORDER BY m.seq)
-                      FROM (SELECT id, author, text, at, seq, attachment, author_name FROM messages
-                             WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
-                             ORDER BY seq LIMIT ${PAGE}) m), '[]'::json) AS messages
-     FROM conversations c
-    WHERE c.session_id = $1 AND c.bot_id = $2`,
-);
+/**
+ * The poll's statement: the public API's (the spec's fields only, the hottest path) and the widget's, which also reads
+ * who of the team wrote an operator's reply and whether to ask how the help went. Two statements rather than one
+ * with everything: the public poll would pay for columns it drops (an `author_name` in every message's JSON).
+ */
+function pollStatement(name: string, widget: boolean) {
+  return preparedStatement(
+    name,
+    `SELECT c.status,
+            COALESCE(c.operator_typing_until > now(), false) AS typing,
+            (c.status = 'waiting' AND c.operator_seen_at IS NOT NULL) AS here,
+            ${
+              widget
+                ? `CASE WHEN c.resolved_at IS NOT NULL AND c.status = 'bot'
+                      AND (c.satisfaction_at IS NULL OR c.satisfaction_at < c.resolved_at)
+                      AND NOT EXISTS (SELECT 1 FROM messages v
+                                       WHERE v.session_id = c.session_id AND v.author = 'visitor'
+                                         AND v.at > extract(epoch FROM c.resolved_at) * 1000)
+                 THEN (extract(epoch FROM c.resolved_at) * 1000)::bigint END`
+                : 'NULL::bigint'
+            } AS satisfaction_due,
+            COALESCE((SELECT json_agg(m ORDER BY m.seq)
+                        FROM (SELECT id, author, text, at, seq, attachment${widget ? ', author_name' : ''} FROM messages
+                               WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
+                               ORDER BY seq LIMIT ${PAGE}) m), '[]'::json) AS messages
+       FROM conversations c
+      WHERE c.session_id = $1 AND c.bot_id = $2`,
+  );
+}
+const POLL = pollStatement('poll-messages', false);
+const POLL_WIDGET = pollStatement('poll-messages-widget', true);
 
 /**
  * `GET /v1/api/messages`, the hottest path: one indexed query, no Temporal. Events are never shown to the
@@ -79,9 +92,9 @@ export async function pollMessages(
       at: number;
       seq: number;
       attachment: AttachmentRef | null;
-      author_name: string | null;
+      author_name?: string | null;
     }[];
-  }>(POLL([sessionId, botId, after]));
+  }>((opts.forWidget ? POLL_WIDGET : POLL)([sessionId, botId, after]));
   const row = res.rows[0];
   if (!row) return { messages: [], status: 'bot', operator_typing: false, next_cursor: encodeCursor({ seq: after }) };
   const last = row.messages.at(-1)?.seq ?? after;
@@ -92,14 +105,12 @@ export async function pollMessages(
       text,
       at: Number(at),
       ...(attachment ? { attachment: attachmentView(attachment, mediaBaseUrl) } : {}),
-      ...(opts.forWidget && author_name ? { author_name } : {}),
+      ...(author_name ? { author_name } : {}),
     })),
     status: row.status,
     operator_typing: row.typing,
     ...(row.here ? { operator_here: true } : {}),
     next_cursor: encodeCursor({ seq: last }),
-    ...(opts.forWidget && row.satisfaction_due !== null
-      ? { satisfaction_asked: { resolved_at: Number(row.satisfaction_due) } }
-      : {}),
+    ...(row.satisfaction_due !== null ? { satisfaction_asked: { resolved_at: Number(row.satisfaction_due) } } : {}),
   };
 }
