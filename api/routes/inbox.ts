@@ -39,10 +39,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
   const bot = async (ctx: Parameters<typeof sessionBot>[1], id: string) => (await sessionBot(deps, ctx, id)).id;
   return [
     route({
-      tag: 'Inbox',
-      session: true,
-      roles: ALL_ROLES,
-      unstable: true,
+      ...common,
       method: 'get',
       path: '/v1/dashboard/saved-replies',
       operationId: 'savedReplies',
@@ -54,10 +51,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       },
     }),
     route({
-      tag: 'Inbox',
-      session: true,
-      roles: ALL_ROLES,
-      unstable: true,
+      ...common,
       method: 'post',
       path: '/v1/dashboard/saved-replies',
       operationId: 'savedReplyCreate',
@@ -71,10 +65,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       },
     }),
     route({
-      tag: 'Inbox',
-      session: true,
-      roles: ALL_ROLES,
-      unstable: true,
+      ...common,
       method: 'delete',
       path: '/v1/dashboard/saved-replies/{reply}',
       operationId: 'savedReplyDelete',

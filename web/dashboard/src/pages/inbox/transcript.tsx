@@ -42,16 +42,7 @@ function MessageRow(props: { m: Message; byId: Map<string, Message>; botName?: s
   if (m.author === 'event') return <EventRow m={m} byId={props.byId} botName={props.botName} />;
   const who = authorLabel(m.author, props.botName);
   // Spec, Message: an unknown author is shown as its text line, not dropped.
-  if (!who) {
-    return (
-      <li class="line-row" data-testid="line">
-        <span class="line-text">
-          <Linkified text={m.text} />
-        </span>
-        <Stamp at={m.at} />
-      </li>
-    );
-  }
+  if (!who) return <LineRow m={m} />;
   return (
     <li class={`msg msg-${m.author}`} id={`msg-${m.id}`} data-testid={`msg-${m.author}`}>
       <div class="msg-head">
@@ -179,12 +170,17 @@ function EventRow(props: { m: Message; byId: Map<string, Message>; botName?: str
     );
   }
   // An unknown kind (or a rating without a known value) is shown as its text line.
+  return <LineRow m={m} />;
+}
+
+/** A message or event this page does not know, shown as its text line (spec, Message). */
+function LineRow(props: { m: Message }) {
   return (
     <li class="line-row" data-testid="line">
       <span class="line-text">
-        <Linkified text={m.text} />
+        <Linkified text={props.m.text} />
       </span>
-      <Stamp at={m.at} />
+      <Stamp at={props.m.at} />
     </li>
   );
 }
