@@ -142,20 +142,23 @@ interface OpenStream {
 
 /**
  * One publisher per worker process: the streams of every turn in flight share its flushes (docs/decisions.md,
- * "Streams that stay true"). A flush is one statement for all of them, at most one in flight; the next waits for
- * the coalescing window unless a stream has its first piece or its end waiting (those go at once).
+ * "Streams that stay true"). A flush is one statement, at most one in flight. Every coalescing window one flush
+ * carries what all streams have waiting; between windows a stream whose first piece or end is waiting goes at once,
+ * alone (with any other such stream) — it does not take every other stream's few characters with it, which would
+ * make each turn's pieces as many as the turns starting and ending around it.
  */
 export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): DeltaPublisher {
   const pending = new Set<OpenStream>();
+  /** The pending streams whose first piece or end is waiting: they go without waiting for the window. */
+  const urgent = new Set<OpenStream>();
   let inFlight: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
-  let urgent = false;
-  let lastFlushAt = 0;
+  /** When the last flush of every stream (the window's) ended. */
+  let lastWindowAt = 0;
 
-  const kick = (now: boolean) => {
-    if (now) urgent = true;
+  const kick = () => {
     if (inFlight || !pending.size) return;
-    const wait = urgent ? 0 : lastFlushAt + opts.coalesceMs - Date.now();
+    const wait = urgent.size ? 0 : lastWindowAt + opts.coalesceMs - Date.now();
     if (wait <= 0) {
       if (timer) clearTimeout(timer);
       timer = null;
@@ -169,13 +172,15 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
   };
 
   const run = () => {
-    urgent = false;
-    inFlight = flush()
+    const windowDue = Date.now() >= lastWindowAt + opts.coalesceMs;
+    const streams = [...(windowDue ? pending : urgent)];
+    urgent.clear();
+    inFlight = flush(streams)
       .catch(() => undefined) // each stream's waiters got the failure
       .finally(() => {
         inFlight = null;
-        lastFlushAt = Date.now();
-        kick(false);
+        if (windowDue) lastWindowAt = Date.now();
+        kick();
       });
   };
 
@@ -183,19 +188,23 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
   const settle = (s: OpenStream) => {
     if (s.taken || s.failed) {
       pending.delete(s);
+      urgent.delete(s);
       const err = s.failed ?? new StreamTakenOver(s.turnId);
       for (const w of s.waiters.splice(0)) w.reject(err);
       return;
     }
     if (!s.queued && !s.completing) {
       pending.delete(s);
+      urgent.delete(s);
       for (const w of s.waiters.splice(0)) w.resolve();
+    } else if (s.completing) {
+      urgent.add(s); // its end did not fit in one notification: the rest goes at once too
     }
   };
 
-  const flush = async () => {
+  const flush = async (streams: OpenStream[]) => {
     // What each stream sends now: as much of its queue as one notification holds.
-    const items = [...pending].map((s) => {
+    const items = streams.map((s) => {
       let n = cutAt(s.queued, MAX_PAYLOAD_CHARS);
       while (n > 0 && Buffer.byteLength(JSON.stringify(s.queued.slice(0, n))) > MAX_ITEM_BYTES)
         n = cutAt(s.queued, n >> 1);
@@ -266,8 +275,9 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
     if (s.failed) return Promise.reject(s.failed);
     if (!s.queued && !s.completing) return Promise.resolve();
     pending.add(s);
+    if (now) urgent.add(s);
     const done = new Promise<void>((resolve, reject) => s.waiters.push({ resolve, reject }));
-    kick(now);
+    kick();
     return done;
   };
 
@@ -294,11 +304,11 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
         complete: row.complete,
         push(delta) {
           if (s.taken || s.failed || !delta) return;
-          const first = !s.sentAny && !s.queued;
+          // The first piece of a stream goes at once (the visitor is waiting for it); the rest waits for the window.
+          if (!s.sentAny && !s.queued) urgent.add(s);
           s.queued += delta;
           pending.add(s);
-          // The first piece of a stream goes at once (the visitor is waiting for it); the rest waits for the window.
-          kick(first);
+          kick();
         },
         async finish() {
           s.completing = true;
