@@ -13,7 +13,7 @@ describe('the stream publisher', () => {
   const clients: pg.Client[] = [];
   afterAll(async () => Promise.all(clients.map((c) => c.end())));
 
-  it('flushes several turns in one notification; each turn’s text is stored and announced in order', async () => {
+  async function listen(): Promise<DeltaMessage[][]> {
     const listener = new pg.Client({ connectionString: stackInfo().databaseUrl });
     clients.push(listener);
     await listener.connect();
@@ -23,6 +23,11 @@ describe('the stream publisher', () => {
       if (Array.isArray(parsed)) payloads.push(parsed);
     });
     await listener.query(`LISTEN ${DELTA_CHANNEL}`);
+    return payloads;
+  }
+
+  it('flushes several turns in one notification; each turn’s text is stored and announced in order', async () => {
+    const payloads = await listen();
 
     const publisher = createDeltaPublisher(testDb(), { coalesceMs: 50, retryForMs: 0 });
     const turns: string[] = [randomUUID(), randomUUID(), randomUUID()];
@@ -56,5 +61,28 @@ describe('the stream publisher', () => {
       const row = await testDb().query(`SELECT text, complete FROM turn_streams WHERE turn_id = $1`, [t]);
       expect(row.rows[0]).toEqual({ text: expected, complete: true });
     }
+  });
+
+  it('sends a stream’s first piece and its end at once, without the text other streams have waiting', async () => {
+    const payloads = await listen();
+    // A window far longer than the test: only the pieces that go at once are sent before the ends.
+    const publisher = createDeltaPublisher(testDb(), { coalesceMs: 60_000, retryForMs: 0 });
+    const [a, b] = [randomUUID(), randomUUID()];
+    const streamA = await publisher.open(a, 0);
+    streamA.push('A1 ');
+    const ours = () => payloads.map((p) => p.filter((m) => m.t === a || m.t === b)).filter((p) => p.length);
+    await waitUntil('A’s first piece', async () => (ours().length === 1 ? true : undefined));
+    streamA.push('A2 '); // waits for the window
+    const streamB = await publisher.open(b, 0);
+    streamB.push('B1 ');
+    await waitUntil('B’s first piece', async () => (ours().length === 2 ? true : undefined));
+    expect(ours()[1]).toEqual([{ t: b, o: 0, d: 'B1 ' }]);
+    streamB.push('B2');
+    await streamA.finish();
+    await waitUntil('A’s end', async () => (ours().length === 3 ? true : undefined));
+    expect(ours()[2]).toEqual([{ t: a, o: 3, d: 'A2 ' }]);
+    await streamB.finish();
+    await waitUntil('B’s end', async () => (ours().length === 4 ? true : undefined));
+    expect(ours()[3]).toEqual([{ t: b, o: 3, d: 'B2' }]);
   });
 });
