@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { type Identity, createApi } from './api';
 import { Conversation } from './conversation';
-import css from './styles.css?inline';
+import { widgetCss as css } from './styles';
 import { Widget } from './widget';
 
 /**

@@ -14,7 +14,7 @@ import {
   formatNumber,
   useResource,
 } from '../ui';
-import './ops.css';
+import './billing.css';
 
 /**
  * `/billing`: the workspace's plan and this month's usage (conversations against the quota with its top-ups, credits),

@@ -4,7 +4,7 @@ import { Link } from '../router';
 import { useSession } from '../session';
 import { Badge, Button, Empty, ErrorBox, Loaded, Page, Time, useAction, useResource } from '../ui';
 import { usePolling } from '../use-polling';
-import './ops.css';
+import './notifications.css';
 
 /**
  * `/notifications`: what the workspace was told (paused triggers, approvals waiting, contacts visitors left), newest

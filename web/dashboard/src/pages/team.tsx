@@ -19,7 +19,7 @@ import {
   valueOf,
 } from '../ui';
 import { BuilderKeys } from './team-builder-keys';
-import './ops.css';
+import './team.css';
 
 /**
  * `/team`: the workspace's people. Members with their roles; an invitation by e-mail with a role, whose link is shown

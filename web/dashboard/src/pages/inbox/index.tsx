@@ -5,7 +5,7 @@ import { navigate, usePlace } from '../../router';
 import { useSession } from '../../session';
 import { Badge, Button, ErrorBox, Loading, Page, describeFailure, formatDateTime, formatRelative } from '../../ui';
 import { usePolling } from '../../use-polling';
-import '../ops.css';
+import './inbox.css';
 import { AlertsToggle } from './alerts-toggle';
 import {
   LIST_POLL_MS,

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { inboxApi } from '../../api/ops';
 import { Button, ErrorBox, useAction, useResource, valueOf } from '../../ui';
+import './saved-replies.css';
 
 /**
  * The team's saved replies under the composer: pick one to put its text into the reply (the operator can still edit

@@ -13,6 +13,8 @@ import {
   statusInfo,
   visitorName,
 } from './model';
+// Before the parts' own styles: the transcript's phone rules (transcript.css) override this file's.
+import './thread.css';
 import { Transcript } from './transcript';
 import { SavedReplies } from './saved-replies';
 import { VisitorPanel } from './visitor-panel';

@@ -3,6 +3,7 @@ import type { Message } from '../../api/ops';
 import { formatDateTime } from '../../ui';
 import { Linkified, MarkdownText } from '../../../../shared/markdown-view';
 import { authorLabel, clip, contactHref, dayLabel, timeFormat } from './model';
+import './transcript.css';
 
 /** The messages, with a line where the day changes. */
 export function Transcript(props: { messages: Message[]; botName?: string }) {

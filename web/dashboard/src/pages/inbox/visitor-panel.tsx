@@ -2,6 +2,7 @@ import { inboxApi } from '../../api/ops';
 import { Link } from '../../router';
 import { Time, useResource } from '../../ui';
 import { addressOf, clip, contactHref, statusInfo } from './model';
+import './visitor-panel.css';
 
 /**
  * About the visitor, above the transcript: the site's id for them, the contact they left, how they rated the help, and
