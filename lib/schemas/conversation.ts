@@ -77,8 +77,15 @@ export const Message = z
         note: z.string().optional(),
         rating: z.enum(['up', 'down']).optional(),
         ref: z.string().optional(),
+        text: z.string().optional().describe("`note`: the team's internal note (transcripts only)"),
+        by: z.string().optional().describe('`note`: who wrote it'),
+        score: z.number().int().min(1).max(5).optional().describe('`satisfaction`: 1–5, after a person resolved it'),
+        comment: z.string().optional().describe("`satisfaction`: the visitor's words, when they left some"),
       })
-      .optional(),
+      .optional()
+      .describe(
+        'Present when `author` is `event`: `contact`, `rating`, `note`, `satisfaction`, or a kind added later (show its `text`).',
+      ),
   })
   .meta({ id: 'Message' });
 

@@ -1,6 +1,14 @@
 import type { Look } from './look';
 import type { Team } from './team';
 import { type StreamFrame, parseSse } from './sse';
+import type { WidgetMessage, WidgetPoll } from '../../shared/contract';
+
+/** The server's own types (web/shared/contract.ts): a change there fails this build, not a visitor's screen. */
+export type { Attachment } from '../../shared/contract';
+/** Spec, Message: an unknown `author` is still shown (as its text line). */
+export type Message = WidgetMessage;
+/** Spec, Poll response, with the widget's additions. */
+export type Poll = WidgetPoll;
 
 /**
  * The widget's calls to `/v1/widget/*` (docs/widget.md), from the host page to the API's origin. Every call carries
@@ -23,35 +31,6 @@ export interface WidgetConfig {
 export interface Session {
   session_id: string;
   visitor_token: string;
-}
-
-export interface Attachment {
-  id: string;
-  url: string;
-  content_type: string;
-  size: number;
-}
-
-/** Spec, Message: an unknown `author` is still shown (as its text line). */
-export interface Message {
-  id: string;
-  author: string;
-  text: string;
-  at: number;
-  attachment?: Attachment;
-  /** An operator's reply from the dashboard: the person's first name. */
-  author_name?: string;
-}
-
-/** Spec, Poll response. */
-export interface Poll {
-  messages: Message[];
-  status: string;
-  operator_typing?: boolean;
-  operator_here?: boolean;
-  next_cursor?: string;
-  /** A person resolved the conversation and the visitor has not said how it went (nor written since). */
-  satisfaction_asked?: { resolved_at: number };
 }
 
 export interface Identity {

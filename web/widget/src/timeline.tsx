@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import type { Item, Rating } from './conversation';
 import { Linkified, MarkdownText } from '../../shared/markdown-view';
-import { ThumbDownIcon, ThumbUpIcon } from './icons';
+import { ThumbDownIcon, ThumbUpIcon } from '../../shared/icons';
 import { fromLabel } from './look';
 
 type MessageItem = Extract<Item, { kind: 'message' }>;

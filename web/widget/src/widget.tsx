@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Conversation, State } from './conversation';
 import { ACCEPTED_IMAGES } from './wording';
-import { ChatIcon, CloseIcon, ImageIcon, NoteIcon, PersonIcon, SendIcon } from './icons';
+import { ChatIcon, CloseIcon, ImageIcon, NoteIcon, PersonIcon, SendIcon } from '../../shared/icons';
 import { MessageView, NoticeView } from './timeline';
 import { SatisfactionCard } from './satisfaction';
 import { accentVariables } from './look';

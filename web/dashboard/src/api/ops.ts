@@ -4,70 +4,25 @@
  * are ignored, and unknown enumerated values (authors, event kinds, statuses) are passed through for the pages to
  * show as text.
  */
+import type { InboxThread, TeamMember } from '../../../shared/contract';
 import { call, query, seg } from './client';
+
+export type {
+  Attachment,
+  BuilderKey,
+  Invitation,
+  Message,
+  MessageEvent,
+  Transcript,
+  VisitorPanel,
+} from '../../../shared/contract';
+import type { BuilderKey, Invitation, Message, Transcript, VisitorPanel } from '../../../shared/contract';
+export type ThreadSummary = InboxThread;
+export type Member = TeamMember;
 
 export type Role = 'owner' | 'admin' | 'operator';
 
 // ---------- inbox ----------
-
-export interface ThreadSummary {
-  bot_id: string;
-  bot_name: string;
-  session_id: string;
-  /** `bot`, `waiting` or `operator` (others possible: shown as they come). */
-  status: string;
-  visitor_user: string | null;
-  /** The name (else the contact) the visitor left in a contact form. */
-  visitor_name?: string | null;
-  visitor_typing: boolean;
-  escalated_at: number | null;
-  last_message_at: number;
-  last_message: { author: string; text: string; at: number } | null;
-}
-
-export interface Attachment {
-  id: string;
-  url: string;
-  content_type: string;
-  size: number;
-  width?: number;
-  height?: number;
-}
-
-export interface MessageEvent {
-  kind: string;
-  rating?: string;
-  ref?: string;
-  name?: string;
-  contact?: string;
-  note?: string;
-  /** `note`: the team's internal note and who wrote it. */
-  text?: string;
-  by?: string;
-  /** `satisfaction`: 1–5 after a person resolved the conversation, and the visitor's comment. */
-  score?: number;
-  comment?: string;
-}
-
-export interface Message {
-  id: string;
-  author: string;
-  text: string;
-  at: number;
-  attachment?: Attachment;
-  event?: MessageEvent;
-}
-
-export interface Transcript {
-  session_id: string;
-  status: string;
-  visitor_user: string | null;
-  visitor_typing: boolean;
-  messages: Message[];
-  next_cursor: string;
-  /** After the last message read, also on the last page: where polling continues. */
-  resume_cursor: string;
-}
 
 export interface BotSummary {
   id: string;
@@ -76,23 +31,6 @@ export interface BotSummary {
 }
 
 const thread = (bot: string, sid: string) => `/v1/dashboard/bots/${seg(bot)}/threads/${seg(sid)}`;
-
-/** Who the visitor is, and their other conversations with the agent (the inbox's visitor panel). */
-export interface VisitorPanel {
-  user: string | null;
-  name: string | null;
-  contact: string | null;
-  note: string | null;
-  first_seen_at: number;
-  satisfaction: { score: number; comment: string | null; at: number } | null;
-  earlier: {
-    session_id: string;
-    status: string;
-    started_at: number;
-    last_message_at: number;
-    last_message: { author: string; text: string; at: number } | null;
-  }[];
-}
 
 export interface SavedReply {
   id: string;
@@ -178,24 +116,6 @@ export const billingApi = {
 
 // ---------- team ----------
 
-export interface Member {
-  id: string;
-  email: string;
-  name: string | null;
-  role: string;
-  created_at: number;
-  you?: boolean;
-}
-
-export interface Invitation {
-  id: string;
-  email: string;
-  role: string;
-  created_at: number;
-  expires_at: number;
-  invited_by: string | null;
-}
-
 export const teamApi = {
   list: () => call<{ members: Member[]; invitations: Invitation[] }>('GET', '/v1/dashboard/team'),
   invite: (email: string, role: 'admin' | 'operator') =>
@@ -215,17 +135,4 @@ export const teamApi = {
 export interface Revoked {
   revoked_builder_keys: number;
   revoked_invitations: number;
-}
-
-/** A builder key in force (fingerprint only: the key itself is shown once, when issued). */
-export interface BuilderKey {
-  id: string;
-  fingerprint: string;
-  label: string | null;
-  issued_via: string | null;
-  bot_id: string | null;
-  bot_name: string | null;
-  issued_by: { id: string; email: string; name: string | null } | null;
-  created_at: number;
-  last_used_at: number | null;
 }

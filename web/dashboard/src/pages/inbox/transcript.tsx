@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import type { Message } from '../../api/ops';
 import { formatDateTime } from '../../ui';
+import { ContactIcon, ThumbDownIcon, ThumbUpIcon } from '../../../../shared/icons';
 import { Linkified, MarkdownText } from '../../../../shared/markdown-view';
 import { authorLabel, clip, contactHref, dayLabel, timeFormat } from './model';
 import './transcript.css';
@@ -92,7 +93,7 @@ function EventRow(props: { m: Message; byId: Map<string, Message>; botName?: str
         data-testid="event-rating"
         data-rating={ev.rating}
       >
-        <span class="event-icon">{up ? <ThumbUpIcon /> : <ThumbDownIcon />}</span>
+        <span class="event-icon">{up ? <ThumbUpIcon size={18} /> : <ThumbDownIcon size={18} />}</span>
         <div class="event-body">
           <p class="event-title">
             The visitor rated {rated ? 'this answer' : 'an answer'} <strong>{up ? 'helpful' : 'not helpful'}</strong>
@@ -128,7 +129,7 @@ function EventRow(props: { m: Message; byId: Map<string, Message>; botName?: str
   if (ev?.kind === 'satisfaction' && typeof ev.score === 'number') {
     return (
       <li class="event event-satisfaction" data-testid="event-satisfaction" data-score={ev.score}>
-        <span class="event-icon">{ev.score >= 4 ? <ThumbUpIcon /> : <ThumbDownIcon />}</span>
+        <span class="event-icon">{ev.score >= 4 ? <ThumbUpIcon size={18} /> : <ThumbDownIcon size={18} />}</span>
         <div class="event-body">
           <p class="event-title">
             The visitor rated the help <strong>{ev.score} of 5</strong> ({SCORE_WORDS[ev.score] ?? ''})
@@ -145,7 +146,7 @@ function EventRow(props: { m: Message; byId: Map<string, Message>; botName?: str
     return (
       <li class="event event-contact" data-testid="event-contact">
         <span class="event-icon">
-          <ContactIcon />
+          <ContactIcon size={18} />
         </span>
         <div class="event-body">
           <p class="event-title">The visitor left a contact</p>
@@ -185,31 +186,3 @@ function LineRow(props: { m: Message }) {
     </li>
   );
 }
-
-/** Line icons (24×24, stroked in the text colour); decorative: the words beside them say the same. */
-function Icon(props: { d: string }) {
-  return (
-    <svg
-      width="18"
-      height="18"
-      viewBox="0 0 24 24"
-      fill="none"
-      stroke="currentColor"
-      stroke-width="2"
-      stroke-linecap="round"
-      stroke-linejoin="round"
-      aria-hidden="true"
-      focusable="false"
-    >
-      <path d={props.d} />
-    </svg>
-  );
-}
-
-const ThumbUpIcon = () => (
-  <Icon d="M7 11v9H4v-9h3zm0 0l4-8a2 2 0 0 1 2 2v4h5.5a2 2 0 0 1 2 2.3l-1.2 7A2 2 0 0 1 17.3 20H7" />
-);
-const ThumbDownIcon = () => (
-  <Icon d="M17 13V4h3v9h-3zm0 0l-4 8a2 2 0 0 1-2-2v-4H5.5a2 2 0 0 1-2-2.3l1.2-7A2 2 0 0 1 6.7 4H17" />
-);
-const ContactIcon = () => <Icon d="M4 5h16v14H4zM9 11a2 2 0 1 0 0-.01M6 16a3 3 0 0 1 6 0M14 9h4M14 13h4" />;
