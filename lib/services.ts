@@ -26,6 +26,7 @@ import { createRunService } from './runs/service';
 import { createScanService } from './scans/service';
 import { createTriggerService } from './triggers/service';
 import { createWidgetService } from './widget/service';
+import { createAssignmentService } from './inbox/assignment';
 import { createSavedReplyService } from './inbox/saved-replies';
 
 /** What the services run on; built once per process (API, worker, agentctl) and shared by every surface. */
@@ -133,6 +134,7 @@ export function createServices(deps: ServiceDeps) {
     models,
     notifications: createNotificationService({ db }),
     savedReplies: createSavedReplyService({ db }),
+    assignment: createAssignmentService({ db }),
     pairing: createPairingService({ db, secrets }),
     runs: createRunService({ db, temporal }),
     scans,

@@ -4,7 +4,10 @@ import { ALL_ROLES, type RouteDef, route } from '../route';
 import { BotParams, PageQuery } from '../../lib/schemas/common';
 import { OkResponse, SessionId } from '../../lib/schemas/conversation';
 import {
+  AssignRequest,
+  AssignResponse,
   InboxList,
+  InboxTranscript,
   NoteRequest,
   NoteResponse,
   ReplyRequest,
@@ -14,7 +17,6 @@ import {
   SavedReplyList,
   SavedReplyParams,
   SavedReplyView,
-  Transcript,
   VisitorPanel,
 } from '../../lib/schemas/operator';
 import { publicBaseUrl, sessionBot, sessionUser } from '../session';
@@ -25,6 +27,10 @@ const InboxQuery = PageQuery.extend({
     .default('open')
     .describe('`open`: handed to a person (waiting or with an operator); `all`: every conversation'),
   bot_id: z.string().min(1).max(64).optional().describe('Only this bot’s conversations'),
+  assignee: z
+    .enum(['me', 'nobody'])
+    .optional()
+    .describe('`me`: only those assigned to the signed-in person; `nobody`: only unassigned ones'),
 });
 const ThreadParams = BotParams.extend({ sid: SessionId });
 
@@ -33,7 +39,7 @@ const ThreadParams = BotParams.extend({ sid: SessionId });
  * people of a workspace — every role, operators included — across its bots.
  */
 export function inboxRoutes(deps: AppDeps): RouteDef[] {
-  const { conversations, savedReplies } = deps.services;
+  const { assignment, conversations, savedReplies } = deps.services;
   const common = { tag: 'Inbox', session: true, roles: ALL_ROLES, unstable: true } as const;
   const errs = ['unauthorized', 'forbidden', 'bad_request', 'not_found', 'service_unavailable'] as const;
   const bot = async (ctx: Parameters<typeof sessionBot>[1], id: string) => (await sessionBot(deps, ctx, id)).id;
@@ -89,9 +95,11 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { query }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await conversations.inbox(sessionUser(ctx).workspaceId, {
+        const user = sessionUser(ctx);
+        ctx.body = await conversations.inbox(user.workspaceId, {
           status: query.status,
           botId: query.bot_id,
+          ...(query.assignee ? { assignedTo: query.assignee === 'me' ? user.userId : null } : {}),
           limit: query.limit,
           cursor: query.cursor,
         });
@@ -103,13 +111,38 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       path: '/v1/dashboard/bots/{id}/threads/{sid}',
       operationId: 'inboxTranscript',
       summary: 'A conversation’s transcript with its events and images; opening it tells the visitor someone reads.',
+      description: 'With who handles the conversation and who of the team is writing to it now.',
       params: ThreadParams,
       query: PageQuery,
-      responses: { 200: { description: 'One page of the transcript', schema: Transcript } },
+      responses: { 200: { description: 'One page of the transcript', schema: InboxTranscript } },
       errors: [...errs],
       handler: async (ctx, { params, query }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await conversations.transcript(await bot(ctx, params.id), params.sid, query, publicBaseUrl(deps));
+        const transcript = await conversations.transcript(
+          await bot(ctx, params.id),
+          params.sid,
+          query,
+          publicBaseUrl(deps),
+        );
+        ctx.body = { ...transcript, ...(await assignment.presence(params.sid, sessionUser(ctx).userId)) };
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/threads/{sid}/assign',
+      operationId: 'inboxAssign',
+      summary: 'Assigns the conversation to a person of the workspace, or to nobody.',
+      description: 'Anyone of the team may assign; the inbox can list what is assigned to the signed-in person.',
+      params: ThreadParams,
+      body: AssignRequest,
+      responses: { 200: { description: 'Assigned', schema: AssignResponse } },
+      errors: [...errs],
+      handler: async (ctx, { params, body }) => {
+        const user = sessionUser(ctx);
+        ctx.body = {
+          assignee: await assignment.assign(user.workspaceId, await bot(ctx, params.id), params.sid, body.user_id),
+        };
       },
     }),
     route({
@@ -159,12 +192,10 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Reply stored', schema: ReplyResponse } },
       errors: [...errs, 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
-        ctx.body = await conversations.operatorReplyFrom(
-          await bot(ctx, params.id),
-          params.sid,
-          body.text,
-          sessionUser(ctx).userId,
-        );
+        const userId = sessionUser(ctx).userId;
+        ctx.body = await conversations.operatorReplyFrom(await bot(ctx, params.id), params.sid, body.text, userId);
+        // Whoever answers first handles it, unless someone was assigned (docs/decisions.md).
+        await assignment.takeIfUnassigned(params.sid, userId);
       },
     }),
     route({
@@ -172,12 +203,12 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       method: 'post',
       path: '/v1/dashboard/bots/{id}/threads/{sid}/typing',
       operationId: 'inboxTyping',
-      summary: 'Shows the visitor that an operator is typing (about 6 seconds).',
+      summary: 'Shows the visitor that an operator is typing, and the team who (about 6 seconds).',
       params: ThreadParams,
       responses: { 200: { description: 'Signal recorded', schema: OkResponse } },
       errors: [...errs],
       handler: async (ctx, { params }) => {
-        await conversations.operatorTyping(await bot(ctx, params.id), params.sid);
+        await conversations.operatorTyping(await bot(ctx, params.id), params.sid, sessionUser(ctx).userId);
         ctx.body = { status: 'ok' };
       },
     }),

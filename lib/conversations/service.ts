@@ -559,12 +559,17 @@ export function createConversationService(deps: ConversationServiceDeps) {
       return recordNote(deps.db, conversation, { text, by });
     },
 
-    /** The operator is typing: the visitor's poll shows it for about 6 seconds. */
-    async operatorTyping(botId: string, sessionId: string): Promise<void> {
+    /**
+     * The operator is typing: the visitor's poll shows it for about 6 seconds; from the dashboard (`userId`) the rest
+     * of the team sees who (lib/inbox/assignment.ts).
+     */
+    async operatorTyping(botId: string, sessionId: string, userId?: string): Promise<void> {
       const conversation = await conversationOf(botId, sessionId);
       await deps.db.query(
-        `UPDATE conversations SET operator_typing_until = now() + make_interval(secs => $2::double precision / 1000) WHERE session_id = $1`,
-        [conversation.session_id, LIMITS.operatorTypingMs],
+        `UPDATE conversations SET operator_typing_until = now() + make_interval(secs => $2::double precision / 1000),
+                operator_typing_by = $3
+          WHERE session_id = $1`,
+        [conversation.session_id, LIMITS.operatorTypingMs, userId ?? null],
       );
     },
 

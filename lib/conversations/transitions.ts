@@ -26,7 +26,8 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
                   resolved_at = CASE WHEN $4 THEN now() WHEN $3 THEN NULL ELSE resolved_at END,
                   -- a new request starts unread; operator_here is about the current one
                   operator_seen_at = CASE WHEN $3 OR $4 THEN NULL ELSE operator_seen_at END,
-                  operator_typing_until = CASE WHEN $4 THEN NULL ELSE operator_typing_until END,
+                  -- a reply ends its writer's typing signal (the visitor's dots, the team's "is replying")
+                  operator_typing_until = CASE WHEN $4 OR $7 THEN NULL ELSE operator_typing_until END,
                   visitor_user = COALESCE($5, visitor_user),
                   last_message_at = CASE WHEN $6 THEN now() ELSE last_message_at END
             WHERE session_id = $1`,
@@ -37,6 +38,7 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
         input.resolved ?? false,
         input.user ?? null,
         input.messages.length > 0,
+        input.messages.some((m) => m.author === 'operator'),
       ],
     );
     // A visitor asked for a person: the team is told in the dashboard (a notification, in this transaction, on an id

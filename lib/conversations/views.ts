@@ -13,7 +13,12 @@ export interface Page {
   cursor?: string;
 }
 
-export type InboxOptions = { status: 'open' | 'all'; botId?: string } & Page;
+export type InboxOptions = {
+  status: 'open' | 'all';
+  botId?: string;
+  /** Only the conversations assigned to this person, or (null) to nobody; absent: all. */
+  assignedTo?: string | null;
+} & Page;
 
 /** Open requests of a bot (handed to a person, `waiting` or `operator`), most recently handed over first. */
 export async function listThreads(db: Queryable, botId: string, page: Page) {
@@ -76,8 +81,11 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
     last_ms: string;
     last_text: string;
     last: { author: string; text: string; at: number } | null;
+    assignee_id: string | null;
+    assignee_name: string | null;
   }>(
     `SELECT c.bot_id, b.name AS bot_name, c.session_id, c.status, c.visitor_user,
+            a.id AS assignee_id, COALESCE(NULLIF(btrim(a.name), ''), a.email) AS assignee_name,
             (SELECT COALESCE(NULLIF(m.event->>'name', ''), m.event->>'contact') FROM messages m
               WHERE m.session_id = c.session_id AND m.author = 'event' AND m.event->>'kind' = 'contact'
               ORDER BY m.seq DESC LIMIT 1) AS visitor_name,
@@ -90,8 +98,9 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
                                       'at', m.at)
                FROM messages m WHERE m.session_id = c.session_id AND m.author <> 'event'
               ORDER BY m.seq DESC LIMIT 1) AS last
-       FROM conversations c JOIN bots b ON b.id = c.bot_id
+       FROM conversations c JOIN bots b ON b.id = c.bot_id LEFT JOIN users a ON a.id = c.assignee_user_id
       WHERE c.workspace_id = $1 AND ($2::text IS NULL OR c.bot_id = $2)
+        AND (NOT $8 OR c.assignee_user_id IS NOT DISTINCT FROM $9::text)
         AND (NOT $3 OR (c.escalated_at IS NOT NULL AND c.status IN ('waiting', 'operator')))
         AND ($4::bigint IS NULL OR ((extract(epoch FROM c.escalated_at) * 1000)::bigint, c.session_id) < ($4, $5::text))
         AND ($6::timestamptz IS NULL OR (c.last_message_at, c.session_id) < ($6, $5::text))
@@ -106,6 +115,8 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
       byHandover?.s ?? byActivity?.i ?? null,
       byActivity?.t ?? null,
       opts.limit + 1,
+      opts.assignedTo !== undefined,
+      opts.assignedTo ?? null,
     ],
   );
   const rows = res.rows.slice(0, opts.limit);
@@ -122,6 +133,7 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
       escalated_at: r.escalated_ms === null ? null : Number(r.escalated_ms),
       last_message_at: Number(r.last_ms),
       last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
+      assignee: r.assignee_id ? { id: r.assignee_id, name: r.assignee_name ?? '' } : null,
     })),
     next_cursor:
       res.rows.length > opts.limit && last

@@ -29,7 +29,12 @@ export const ThreadList = z
   .object({ threads: z.array(ThreadSummary), next_cursor: z.string() })
   .meta({ id: 'ThreadList' });
 
+export const Teammate = z
+  .object({ id: z.string(), name: z.string().describe('Their name, else their e-mail') })
+  .meta({ id: 'Teammate', description: 'A person of the workspace' });
+
 export const InboxThread = ThreadSummary.extend({
+  assignee: Teammate.nullable().describe('Who handles it; null: nobody yet (a reply from the dashboard takes it)'),
   bot_id: z.string(),
   bot_name: z.string(),
   visitor_name: z.string().nullable().describe('The name (else the contact) the visitor left in a contact form'),
@@ -53,6 +58,20 @@ export const Transcript = z
       ),
   })
   .meta({ id: 'Transcript' });
+
+export const InboxTranscript = Transcript.extend({
+  assignee: Teammate.nullable(),
+  replying: Teammate.nullable().describe(
+    'Another person of the team typing a reply to this visitor now (the last ~6 s); never the one reading',
+  ),
+}).meta({ id: 'InboxTranscript' });
+
+export const AssignRequest = z
+  .object({
+    user_id: z.string().min(1).max(64).nullable().describe('A person of the workspace, or null for nobody'),
+  })
+  .meta({ id: 'AssignRequest' });
+export const AssignResponse = z.object({ assignee: Teammate.nullable() }).meta({ id: 'AssignResult' });
 
 const LastMessage = z.object({ author: z.string(), text: z.string(), at: z.number().int() }).nullable();
 

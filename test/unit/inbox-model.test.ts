@@ -3,9 +3,8 @@ import { describe, expect, it, jest } from '@jest/globals';
 // The dashboard's sources are an ES module package: the type from there, the code through Jest.
 import type * as Model from '../../web/dashboard/src/pages/inbox/model.js' with { 'resolution-mode': 'import' };
 
-const { addressOf, announcementOf, clip, contactHref, preview, statusInfo, viewFrom, visitorName } = jest.requireActual<
-  typeof Model
->('../../web/dashboard/src/pages/inbox/model');
+const { addressOf, announcementOf, assigneeLabel, clip, contactHref, preview, statusInfo, viewFrom, visitorName } =
+  jest.requireActual<typeof Model>('../../web/dashboard/src/pages/inbox/model');
 
 describe('the inbox, apart from the page', () => {
   it('keeps its view in the address, and reads it back', () => {
@@ -17,6 +16,15 @@ describe('the inbox, apart from the page', () => {
     // A conversation needs both its agent and its session.
     expect(addressOf({ status: 'open', agent: '', bot: 'bot_1', session: '' })).toBe('/inbox');
     expect(viewFrom(new URLSearchParams('status=nonsense'))).toMatchObject({ status: 'open' });
+    // The requests assigned to the signed-in person.
+    expect(addressOf({ status: 'mine', agent: '', bot: '', session: '' })).toBe('/inbox?status=mine');
+    expect(viewFrom(new URLSearchParams('status=mine'))).toMatchObject({ status: 'mine' });
+  });
+
+  it('names who handles a conversation, the signed-in person as "You"', () => {
+    expect(assigneeLabel(null, 'usr_1')).toBeNull();
+    expect(assigneeLabel({ id: 'usr_1', name: 'Ana Owner' }, 'usr_1')).toBe('You');
+    expect(assigneeLabel({ id: 'usr_2', name: 'bo@example.com' }, 'usr_1')).toBe('bo@example.com');
   });
 
   it('names a visitor by what the site said, or a short tag of the session', () => {

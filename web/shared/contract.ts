@@ -16,6 +16,9 @@ export type MessageEvent = NonNullable<Message['event']>;
 /** A conversation in the inbox's list. */
 export type InboxThread = z.infer<typeof operator.InboxThread>;
 export type Transcript = z.infer<typeof operator.Transcript>;
+/** A transcript as the inbox reads it: with who handles it and who of the team is writing to it now. */
+export type InboxTranscript = z.infer<typeof operator.InboxTranscript>;
+export type Teammate = z.infer<typeof operator.Teammate>;
 export type VisitorPanel = z.infer<typeof operator.VisitorPanel>;
 export type TeamMember = z.infer<typeof team.Member>;
 export type Invitation = z.infer<typeof team.Invitation>;

@@ -40,7 +40,9 @@ export const ThumbDownIcon = (props: { size?: number }) => (
     d="M17 13V4h3v9h-3zm0 0l-4 8a2 2 0 0 1-2-2v-4H5.5a2 2 0 0 1-2-2.3l1.2-7A2 2 0 0 1 6.7 4H17"
   />
 );
-export const PersonIcon = () => <Icon size={16} d="M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zm-7 8a7 7 0 0 1 14 0" />;
+export const PersonIcon = (props: { size?: number }) => (
+  <Icon size={props.size ?? 16} d="M12 12a4 4 0 1 0 0-8 4 4 0 0 0 0 8zm-7 8a7 7 0 0 1 14 0" />
+);
 export const NoteIcon = () => <Icon size={16} d="M4 6h16v12H4zM4 7l8 6 8-6" />;
 export const ContactIcon = (props: { size?: number }) => (
   <Icon size={props.size} d="M4 5h16v14H4zM9 11a2 2 0 1 0 0-.01M6 16a3 3 0 0 1 6 0M14 9h4M14 13h4" />

@@ -13,10 +13,18 @@ export type {
   Invitation,
   Message,
   MessageEvent,
-  Transcript,
+  Teammate,
   VisitorPanel,
 } from '../../../shared/contract';
-import type { BuilderKey, Invitation, Message, Transcript, VisitorPanel } from '../../../shared/contract';
+import type {
+  BuilderKey,
+  InboxTranscript,
+  Invitation,
+  Message,
+  Teammate,
+  VisitorPanel,
+} from '../../../shared/contract';
+export type Transcript = InboxTranscript;
 export type ThreadSummary = InboxThread;
 export type Member = TeamMember;
 
@@ -44,10 +52,10 @@ export const inboxApi = {
   deleteSavedReply: (id: string) =>
     call<{ status: string }>('DELETE', `/v1/dashboard/saved-replies/${encodeURIComponent(id)}`),
   bots: () => call<{ bots: BotSummary[] }>('GET', '/v1/dashboard/bots'),
-  threads: (p: { status: 'open' | 'all'; botId?: string; limit: number }) =>
+  threads: (p: { status: 'open' | 'all'; assignee?: 'me' | 'nobody'; botId?: string; limit: number }) =>
     call<{ threads: ThreadSummary[]; next_cursor: string }>(
       'GET',
-      `/v1/dashboard/inbox${query({ status: p.status, bot_id: p.botId, limit: p.limit })}`,
+      `/v1/dashboard/inbox${query({ status: p.status, assignee: p.assignee, bot_id: p.botId, limit: p.limit })}`,
     ),
   transcript: (bot: string, sid: string, cursor?: string, limit = 200) =>
     call<Transcript>('GET', `${thread(bot, sid)}${query({ cursor, limit })}`),
@@ -55,6 +63,8 @@ export const inboxApi = {
   visitor: (bot: string, sid: string) => call<VisitorPanel>('GET', `${thread(bot, sid)}/visitor`),
   reply: (bot: string, sid: string, text: string) =>
     call<{ id: string; at: number; status: string }>('POST', `${thread(bot, sid)}/reply`, { text }),
+  assign: (bot: string, sid: string, userId: string | null) =>
+    call<{ assignee: Teammate | null }>('POST', `${thread(bot, sid)}/assign`, { user_id: userId }),
   typing: (bot: string, sid: string) => call<{ status: string }>('POST', `${thread(bot, sid)}/typing`),
   resolve: (bot: string, sid: string) =>
     call<{ status: string; resolved: boolean }>('POST', `${thread(bot, sid)}/resolve`),

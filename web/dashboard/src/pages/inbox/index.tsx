@@ -6,6 +6,7 @@ import { useSession } from '../../session';
 import { Badge, Button, ErrorBox, Loading, Page, describeFailure, formatDateTime, formatRelative } from '../../ui';
 import { usePolling } from '../../use-polling';
 import './inbox.css';
+import { PersonIcon } from '../../../../shared/icons';
 import { AlertsToggle } from './alerts-toggle';
 import {
   LIST_POLL_MS,
@@ -14,6 +15,7 @@ import {
   PAGE_STEP,
   type View,
   addressOf,
+  assigneeLabel,
   preview,
   statusInfo,
   threadKey,
@@ -30,6 +32,18 @@ import { useNow } from './use-now';
  * The address holds the view (`?bot=&session=`, `&status=all`, `&agent=`), so a reload or a shared link opens the
  * same conversation. New messages and requests are announced politely to screen readers.
  */
+
+const EMPTY = {
+  open: {
+    title: 'No one is waiting for a person',
+    hint: 'When a visitor asks for a person, the request appears here at once.',
+  },
+  mine: {
+    title: 'Nothing is assigned to you',
+    hint: 'Requests you reply to, or that someone assigns to you, appear here.',
+  },
+  all: { title: 'No recent conversations', hint: 'Conversations with your agents appear here as they happen.' },
+};
 
 type ListState =
   | { state: 'loading' }
@@ -80,7 +94,12 @@ export function InboxPage() {
   const session = useSession();
   const refreshList = usePolling(
     async (stopped) => {
-      const res = await inboxApi.threads({ status: view.status, botId: view.agent || undefined, limit });
+      const res = await inboxApi.threads({
+        status: view.status === 'all' ? 'all' : 'open',
+        ...(view.status === 'mine' ? { assignee: 'me' as const } : {}),
+        botId: view.agent || undefined,
+        limit,
+      });
       if (stopped()) return 'stop';
       if (!res.ok) {
         setList((prev) => (prev.state === 'ready' ? { ...prev, stale: res } : { state: 'error', failure: res }));
@@ -173,7 +192,11 @@ export function InboxPage() {
         <section class="inbox-list" aria-labelledby="inbox-list-title">
           <div class="inbox-list-header">
             <h2 id="inbox-list-title" class="inbox-list-title">
-              {view.status === 'open' ? 'Open requests' : 'Recent conversations'}
+              {view.status === 'open'
+                ? 'Open requests'
+                : view.status === 'mine'
+                  ? 'Assigned to you'
+                  : 'Recent conversations'}
               {list.state === 'ready' && <span class="count-pill">{list.threads.length}</span>}
             </h2>
             <div class="inbox-filters">
@@ -187,7 +210,16 @@ export function InboxPage() {
                       checked={view.status === 'open'}
                       onChange={() => go({ status: 'open' }, true)}
                     />
-                    Open requests
+                    Open
+                  </label>
+                  <label>
+                    <input
+                      type="radio"
+                      name="inbox-status"
+                      checked={view.status === 'mine'}
+                      onChange={() => go({ status: 'mine' }, true)}
+                    />
+                    Mine
                   </label>
                   <label>
                     <input
@@ -235,14 +267,8 @@ export function InboxPage() {
           )}
           {list.state === 'ready' && list.threads.length === 0 && (
             <div class="inbox-empty">
-              <p class="empty-title">
-                {view.status === 'open' ? 'No one is waiting for a person' : 'No recent conversations'}
-              </p>
-              <p class="muted small">
-                {view.status === 'open'
-                  ? 'When a visitor asks for a person, the request appears here at once.'
-                  : 'Conversations with your agents appear here as they happen.'}
-              </p>
+              <p class="empty-title">{EMPTY[view.status].title}</p>
+              <p class="muted small">{EMPTY[view.status].hint}</p>
             </div>
           )}
           {list.state === 'ready' && list.threads.length > 0 && (
@@ -283,6 +309,13 @@ export function InboxPage() {
                         {t.status === 'waiting' && t.escalated_at && (
                           <span class="thread-wait">
                             waiting {formatRelative(t.escalated_at, now).replace(' ago', '')}
+                          </span>
+                        )}
+                        {t.assignee && (
+                          <span class="thread-assignee" data-testid="thread-assignee">
+                            <PersonIcon size={14} />
+                            <span class="visually-hidden">Assigned to </span>
+                            {assigneeLabel(t.assignee, session.me.user.id)}
                           </span>
                         )}
                       </span>

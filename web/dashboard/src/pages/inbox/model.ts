@@ -30,7 +30,8 @@ export const PAGE_STEP = 50;
 export const MAX_PAGE = 200;
 export const MAX_REPLY = 8000;
 
-export type StatusFilter = 'open' | 'all';
+/** Open requests, the open requests assigned to the signed-in person, or every recent conversation. */
+export type StatusFilter = 'open' | 'mine' | 'all';
 
 export interface View {
   status: StatusFilter;
@@ -41,7 +42,7 @@ export interface View {
 
 export function viewFrom(search: URLSearchParams): View {
   return {
-    status: search.get('status') === 'all' ? 'all' : 'open',
+    status: search.get('status') === 'all' ? 'all' : search.get('status') === 'mine' ? 'mine' : 'open',
     agent: search.get('agent') ?? '',
     bot: search.get('bot') ?? '',
     session: search.get('session') ?? '',
@@ -50,7 +51,7 @@ export function viewFrom(search: URLSearchParams): View {
 
 export function addressOf(view: View): string {
   const q = new URLSearchParams();
-  if (view.status === 'all') q.set('status', 'all');
+  if (view.status !== 'open') q.set('status', view.status);
   if (view.agent) q.set('agent', view.agent);
   if (view.bot && view.session) {
     q.set('bot', view.bot);
@@ -130,4 +131,10 @@ export function contactHref(contact: string): string | undefined {
   if (/^[^\s@]+@[^\s@]+$/.test(contact)) return `mailto:${contact}`;
   if (/^\+?[\d\s().-]{5,}$/.test(contact)) return `tel:${contact.replace(/[^\d+]/g, '')}`;
   return undefined;
+}
+
+/** Who handles a conversation, as the list and the thread say it: "you" for the signed-in person. */
+export function assigneeLabel(assignee: { id: string; name: string } | null, me: string): string | null {
+  if (!assignee) return null;
+  return assignee.id === me ? 'You' : assignee.name;
 }

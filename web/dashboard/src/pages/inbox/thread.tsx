@@ -1,6 +1,13 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Failure } from '../../api/client';
-import { type Message, type ThreadSummary, type Transcript as TranscriptData, inboxApi } from '../../api/ops';
+import {
+  type Message,
+  type Teammate,
+  type ThreadSummary,
+  type Transcript as TranscriptData,
+  inboxApi,
+} from '../../api/ops';
+import { useSession } from '../../session';
 import { Badge, Button, ErrorBox, Loading, describeFailure, formatDateTime, formatRelative } from '../../ui';
 import { usePolling } from '../../use-polling';
 import {
@@ -17,6 +24,7 @@ import {
 import './thread.css';
 import { Transcript } from './transcript';
 import { SavedReplies } from './saved-replies';
+import { AssigneeControl, ReplyingLine } from './assignee';
 import { VisitorPanel } from './visitor-panel';
 import { useNow } from './use-now';
 
@@ -39,6 +47,8 @@ type ThreadState =
       status: string;
       visitorUser: string | null;
       visitorTyping: boolean;
+      assignee: Teammate | null;
+      replying: Teammate | null;
       stale?: Failure;
     };
 
@@ -78,6 +88,7 @@ export function ThreadView(props: {
   const heading = useRef<HTMLHeadingElement>(null);
   const replyBox = useRef<HTMLTextAreaElement>(null);
   const now = useNow();
+  const session = useSession();
 
   /** Adds what is new; returns the messages that were not known before. */
   function merge(messages: Message[]): Message[] {
@@ -136,6 +147,8 @@ export function ThreadView(props: {
         status: t.status,
         visitorUser: t.visitor_user,
         visitorTyping: t.visitor_typing,
+        assignee: t.assignee,
+        replying: t.replying,
       });
       if (!first) {
         const incoming = res.added.filter((m) => m.author !== 'operator');
@@ -301,6 +314,18 @@ export function ThreadView(props: {
               </span>
             )}
           </p>
+          {thread.state === 'ready' && (
+            <AssigneeControl
+              botId={botId}
+              sessionId={sessionId}
+              assignee={thread.assignee}
+              me={session.me.user.id}
+              onAssigned={(assignee) => {
+                setThread((prev) => (prev.state === 'ready' ? { ...prev, assignee } : prev));
+                props.onChanged();
+              }}
+            />
+          )}
         </div>
         {isOpen(status) && (
           <Button variant="secondary" busy={resolving} busyLabel="Resolving…" onClick={() => void resolve()}>
@@ -359,6 +384,7 @@ export function ThreadView(props: {
         </button>
       )}
 
+      {thread.state === 'ready' && <ReplyingLine replying={thread.replying} />}
       {thread.state === 'ready' && (
         <form
           class="composer"
