@@ -255,6 +255,7 @@ export async function conversationWorkflow(
             text: reply.text,
             at: reply.at,
             ...(reply.authorName ? { authorName: reply.authorName } : {}),
+            ...(reply.attachment ? { attachment: reply.attachment } : {}),
           },
         ],
         ...(announce ? { event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated' as const, at: reply.at } } : {}),

@@ -6,8 +6,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * Cookie-authenticated writes are refused from other sites, beyond what SameSite=Lax does (docs/decisions.md,
  * "Cross-site requests"): a browser names the page's site in `Sec-Fetch-Site` and `Origin` on every cross-origin
- * write, and either one naming another site is 403 `forbidden`; a body in anything but JSON (the types an HTML form
- * or a "simple" fetch can send without asking) is 415 `unsupported_media_type`. Clients that are not browsers send
+ * write, and either one naming another site is 403 `forbidden`; a body in anything but JSON or an image type (the
+ * types an HTML form or a "simple" fetch can send without asking are neither) is 415 `unsupported_media_type`. Clients that are not browsers send
  * neither header and are not affected.
  */
 export function sameOriginWrites(opts: { allowedOrigins: () => string[] }): AppMiddleware {
@@ -25,8 +25,9 @@ export function sameOriginWrites(opts: { allowedOrigins: () => string[] }): AppM
       }
       const length = Number(ctx.get('Content-Length') || 0);
       const hasBody = length > 0 || Boolean(ctx.get('Transfer-Encoding'));
-      if (hasBody && !ctx.is('application/json')) {
-        throw new ApiError('unsupported_media_type', 'Send the body as application/json');
+      // An image (the inbox's attachments) is no type a form or a simple fetch can send either: it needs a preflight.
+      if (hasBody && !ctx.is('application/json', 'image/*')) {
+        throw new ApiError('unsupported_media_type', 'Send the body as application/json (an image as its image/* type)');
       }
     }
     await next();

@@ -8,6 +8,7 @@ import {
   AssignResponse,
   InboxList,
   InboxTranscript,
+  OperatorAttachmentResponse,
   NoteRequest,
   NoteResponse,
   ReplyRequest,
@@ -20,6 +21,7 @@ import {
   VisitorPanel,
 } from '../../lib/schemas/operator';
 import { publicBaseUrl, sessionBot, sessionUser } from '../session';
+import { LIMITS } from '../../lib/limits';
 
 const InboxQuery = PageQuery.extend({
   status: z
@@ -125,6 +127,34 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
           publicBaseUrl(deps),
         );
         ctx.body = { ...transcript, ...(await assignment.presence(params.sid, sessionUser(ctx).userId)) };
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/threads/{sid}/attachments',
+      operationId: 'inboxAttach',
+      summary: 'Sends the visitor an image (the body is its bytes), as a reply from the signed-in person.',
+      description:
+        'The same images as a visitor may send: PNG, JPEG, GIF or WebP recognised from the bytes, up to ' +
+        `${LIMITS.widget.attachmentBytes / 1024 / 1024} MiB, with the same quotas. The conversation becomes \`operator\`; ` +
+        'an unassigned one is assigned to the sender.',
+      params: ThreadParams,
+      rawBody: true,
+      bodyLimit: LIMITS.widget.attachmentBytes,
+      responses: { 201: { description: 'Sent', schema: OperatorAttachmentResponse } },
+      errors: [...errs, 'payload_too_large', 'unsupported_media_type', 'rate_limited'],
+      handler: async (ctx, { params }) => {
+        const userId = sessionUser(ctx).userId;
+        const sent = await conversations.operatorAttach(
+          await bot(ctx, params.id),
+          params.sid,
+          ctx.state.rawBody ?? Buffer.alloc(0),
+          { mediaBaseUrl: publicBaseUrl(deps), userId },
+        );
+        await assignment.takeIfUnassigned(params.sid, userId);
+        ctx.status = 201;
+        ctx.body = sent;
       },
     }),
     route({

@@ -4,6 +4,7 @@ import { failureInfo } from '../../workflows/failures';
 import { runWorkflowId } from '../../workflows/contracts/agent-run';
 import {
   type HandoffResult,
+  type MessageAttachment,
   type OperatorReplyResult,
   type ResolveResult,
   type TurnResult,
@@ -185,6 +186,39 @@ export function createConversationService(deps: ConversationServiceDeps) {
     const conversation = await findConversation(deps.db, botId, sessionId);
     if (!conversation) throw errors.notFound('No conversation with this session_id');
     return conversation;
+  }
+
+  /** The first word of a person's name, as the visitor is told who answered; none without a name. */
+  async function firstNameOf(userId: string): Promise<string | undefined> {
+    const res = await deps.db.query<{ name: string | null }>(`SELECT name FROM users WHERE id = $1`, [userId]);
+    return res.rows[0]?.name?.trim().split(/\s+/)[0] || undefined;
+  }
+
+  /**
+   * Stores an image of the conversation (lib/media: checked, quotas) and has `send` write the message `messageId`
+   * holding it. When that fails and no message holds the file (Temporal unreachable, the update refused), the file
+   * is discarded; if the update did apply and only its answer was lost, the message holds the file and it stays.
+   */
+  async function withStoredImage(
+    conversation: ConversationRow,
+    bytes: Buffer,
+    messageId: string,
+    mediaBaseUrl: string,
+    send: (attachment: MessageAttachment, url: string) => Promise<unknown>,
+  ): Promise<AttachmentView> {
+    const attachment = await deps.media.save({ botId: conversation.bot_id, sessionId: conversation.session_id, bytes });
+    const view = attachmentView(attachment, mediaBaseUrl);
+    try {
+      await send(attachment, view.url);
+    } catch (err) {
+      const held = await deps.db
+        .query(`SELECT 1 FROM messages WHERE id = $1`, [messageId])
+        .then((r) => Boolean(r.rowCount))
+        .catch(() => true);
+      if (!held) await deps.media.discard(attachment.id).catch(() => undefined);
+      throw err;
+    }
+    return view;
   }
 
   const service = {
@@ -473,30 +507,50 @@ export function createConversationService(deps: ConversationServiceDeps) {
           reply: quotaExceededReply(sessionId),
         };
       }
-      const attachment = await deps.media.save({ botId, sessionId: conversation.session_id, bytes });
-      const view = attachmentView(attachment, opts.mediaBaseUrl);
       const message = { id: `msg_${randomUUID().replace(/-/g, '')}`, at: Date.now() };
-      try {
-        await updateConversation(
+      const view = await withStoredImage(conversation, bytes, message.id, opts.mediaBaseUrl, (attachment, url) =>
+        updateConversation(
           deps,
           conversation,
           visitorAttachmentUpdate,
-          [{ messageId: message.id, attachment, url: view.url, at: message.at, user: opts.user }],
+          [{ messageId: message.id, attachment, url, at: message.at, user: opts.user }],
           message.id,
-        );
-      } catch (err) {
-        // The message was not written (Temporal unreachable, the update refused): the file would be held by nothing.
-        // If the update did apply and only its answer was lost, the message holds the file and it stays.
-        const held = await deps.db
-          .query(`SELECT 1 FROM messages WHERE id = $1`, [message.id])
-          .then((r) => Boolean(r.rowCount))
-          .catch(() => true);
-        if (!held) await deps.media.discard(attachment.id).catch(() => undefined);
-        throw err;
-      }
+        ),
+      );
       return {
         kind: 'stored',
         message: { id: message.id, author: 'visitor', text: '', at: message.at, attachment: view },
+      };
+    },
+
+    /**
+     * An operator sends an image from the dashboard: checked and stored like a visitor's (same limits and quotas),
+     * then an operator reply holding it, signed with the person's first name; the visitor's widget shows it at the
+     * next poll and the conversation becomes `operator`, as with a written reply.
+     */
+    async operatorAttach(
+      botId: string,
+      sessionId: string,
+      bytes: Buffer,
+      opts: { mediaBaseUrl: string; userId: string },
+    ) {
+      const conversation = await conversationOf(botId, sessionId);
+      const authorName = await firstNameOf(opts.userId);
+      const messageId = `msg_op_${randomUUID()}`;
+      const at = Date.now();
+      let result: OperatorReplyResult | undefined;
+      const view = await withStoredImage(conversation, bytes, messageId, opts.mediaBaseUrl, async (attachment) => {
+        result = await updateConversation(
+          deps,
+          conversation,
+          operatorReplyUpdate,
+          [{ messageId, text: '', at, attachment, ...(authorName ? { authorName } : {}) }],
+          messageId,
+        );
+      });
+      return {
+        message: { id: messageId, author: 'operator' as const, text: '', at, attachment: view },
+        status: result!.status,
       };
     },
 
@@ -543,9 +597,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
 
     /** A reply from the dashboard: the visitor sees the replying person's name (their first word of it). */
     async operatorReplyFrom(botId: string, sessionId: string, text: string, userId: string) {
-      const res = await deps.db.query<{ name: string | null }>(`SELECT name FROM users WHERE id = $1`, [userId]);
-      const firstName = res.rows[0]?.name?.trim().split(/\s+/)[0] || undefined;
-      return service.operatorReply(botId, sessionId, text, undefined, firstName);
+      return service.operatorReply(botId, sessionId, text, undefined, await firstNameOf(userId));
     },
 
     /** An internal note of the team (never shown to the visitor), signed with the writer's name. */

@@ -66,6 +66,10 @@ export const InboxTranscript = Transcript.extend({
   ),
 }).meta({ id: 'InboxTranscript' });
 
+export const OperatorAttachmentResponse = z
+  .object({ message: Message, status: z.string().describe('`operator`: a person handles the conversation') })
+  .meta({ id: 'OperatorAttachmentResult' });
+
 export const AssignRequest = z
   .object({
     user_id: z.string().min(1).max(64).nullable().describe('A person of the workspace, or null for nobody'),

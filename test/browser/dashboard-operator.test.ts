@@ -258,6 +258,21 @@ describe('the operator dashboard', () => {
       );
       expect(await transcript.locator('.msg-visitor a.msg-image').getAttribute('target')).toBe('_blank');
 
+      // The operator sends an image back (the composer's image button): in the transcript, and in the visitor's
+      // widget as the team's, signed.
+      await operator.page
+        .getByTestId('attach-input')
+        .setInputFiles({ name: 'label.png', mimeType: 'image/png', buffer: makePng(120, 80) });
+      await transcript.locator('.msg-operator img').waitFor();
+      const sentBack = widgetLog(visitor.page).getByRole('img', { name: 'Image from Ana from the team' });
+      await sentBack.waitFor();
+      await waitUntil('the operator’s image loaded in the widget', async () =>
+        sentBack.evaluate((img) => (img as HTMLImageElement).naturalWidth === 120),
+      );
+      await sentBack.scrollIntoViewIfNeeded();
+      await shot(visitor.page, '05b-visitor-sees-image', false);
+      await shot(operator.page, '05c-image-sent', false);
+
       await visitor.page.getByRole('button', { name: 'Leave your contact' }).click();
       await visitor.page.getByLabel('Name').fill('Maria Visitor');
       await visitor.page.getByLabel('E-mail or phone (required)').fill('maria@example.com');

@@ -102,6 +102,8 @@ export interface OperatorReplyInput {
   at: number;
   /** The replying person's name (dashboard replies; the operator API names nobody). */
   authorName?: string;
+  /** An image the operator sent (the dashboard's inbox); `text` is then empty. */
+  attachment?: MessageAttachment;
 }
 
 export interface OperatorReplyResult {

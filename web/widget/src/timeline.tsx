@@ -47,7 +47,15 @@ export function MessageView(props: {
           <a class="thumb" href={props.resolveUrl(item.attachment.url)} target="_blank" rel="noopener noreferrer">
             <img
               src={props.resolveUrl(item.attachment.url)}
-              alt={item.text ? `Image: ${item.text}` : item.author === 'visitor' ? 'Image you sent' : 'Image'}
+              alt={
+                item.text
+                  ? `Image: ${item.text}`
+                  : item.author === 'visitor'
+                    ? 'Image you sent'
+                    : item.author === 'operator'
+                      ? `Image from ${who}`
+                      : 'Image'
+              }
               loading="lazy"
             />
           </a>

@@ -24,14 +24,19 @@ export function onUnauthorized(listener: ((failure: Failure) => void) | undefine
   unauthorizedListener = listener;
 }
 
+/** Calls the API with a JSON body, or a file (a `Blob`: an image sent as its own type). */
 export async function call<T>(method: Method, path: string, body?: unknown): Promise<Result<T>> {
   let res: Response;
+  const headers: Record<string, string> =
+    body === undefined
+      ? { Accept: 'application/json' }
+      : { 'Content-Type': body instanceof Blob ? body.type || 'application/octet-stream' : 'application/json' };
   try {
     res = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? { Accept: 'application/json' } : { 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers,
+      body: body === undefined ? undefined : body instanceof Blob ? body : JSON.stringify(body),
     });
   } catch {
     return { ok: false, status: 0, code: 'network', message: 'The service cannot be reached. Check your connection.' };

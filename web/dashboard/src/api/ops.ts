@@ -63,6 +63,9 @@ export const inboxApi = {
   visitor: (bot: string, sid: string) => call<VisitorPanel>('GET', `${thread(bot, sid)}/visitor`),
   reply: (bot: string, sid: string, text: string) =>
     call<{ id: string; at: number; status: string }>('POST', `${thread(bot, sid)}/reply`, { text }),
+  /** Sends the visitor an image as a reply from the signed-in person. */
+  attach: (bot: string, sid: string, file: Blob) =>
+    call<{ message: Message; status: string }>('POST', `${thread(bot, sid)}/attachments`, file),
   assign: (bot: string, sid: string, userId: string | null) =>
     call<{ assignee: Teammate | null }>('POST', `${thread(bot, sid)}/assign`, { user_id: userId }),
   typing: (bot: string, sid: string) => call<{ status: string }>('POST', `${thread(bot, sid)}/typing`),

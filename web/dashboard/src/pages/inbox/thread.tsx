@@ -25,6 +25,7 @@ import './thread.css';
 import { Transcript } from './transcript';
 import { SavedReplies } from './saved-replies';
 import { AssigneeControl, ReplyingLine } from './assignee';
+import { AttachImage } from './attach-image';
 import { VisitorPanel } from './visitor-panel';
 import { useNow } from './use-now';
 
@@ -420,6 +421,24 @@ export function ThreadView(props: {
             {noting ? 'Internal note (the visitor does not see it)' : `Reply to ${visitor}`}
           </label>
           <div class="composer-row">
+            {!noting && (
+              <AttachImage
+                botId={botId}
+                sessionId={sessionId}
+                disabled={sending}
+                onFailure={setSendFailure}
+                onSent={(message, status) => {
+                  merge([message]);
+                  stick.current = true;
+                  setResolvedNote(false);
+                  setThread((prev) =>
+                    prev.state === 'ready' ? { ...prev, messages: ordered(), status: status || prev.status } : prev,
+                  );
+                  props.onChanged();
+                  pollNow();
+                }}
+              />
+            )}
             <textarea
               id="reply"
               ref={replyBox}
