@@ -267,7 +267,7 @@ describe('the operator dashboard', () => {
       const sentBack = widgetLog(visitor.page).getByRole('img', { name: 'Image from Ana from the team' });
       await sentBack.waitFor();
       await waitUntil('the operator’s image loaded in the widget', async () =>
-        sentBack.evaluate((img) => (img as HTMLImageElement).naturalWidth === 120),
+        sentBack.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth === 120),
       );
       await sentBack.scrollIntoViewIfNeeded();
       await shot(visitor.page, '05b-visitor-sees-image', false);
