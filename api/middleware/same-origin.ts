@@ -27,7 +27,10 @@ export function sameOriginWrites(opts: { allowedOrigins: () => string[] }): AppM
       const hasBody = length > 0 || Boolean(ctx.get('Transfer-Encoding'));
       // An image (the inbox's attachments) is no type a form or a simple fetch can send either: it needs a preflight.
       if (hasBody && !ctx.is('application/json', 'image/*')) {
-        throw new ApiError('unsupported_media_type', 'Send the body as application/json (an image as its image/* type)');
+        throw new ApiError(
+          'unsupported_media_type',
+          'Send the body as application/json (an image as its image/* type)',
+        );
       }
     }
     await next();

@@ -73,7 +73,10 @@ describe('images from the operator', () => {
     });
     expect(text.status).toBe(415);
     expect(text.body.code).toBe('unsupported_media_type');
-    const empty = await http(`${thread}/attachments`, { headers: { ...owner, 'Content-Type': 'image/png' }, rawBody: '' });
+    const empty = await http(`${thread}/attachments`, {
+      headers: { ...owner, 'Content-Type': 'image/png' },
+      rawBody: '',
+    });
     expect([400, 415]).toContain(empty.status);
     const other = await ownerSession(await newBot());
     const foreign = await http(`${thread}/attachments`, {
@@ -81,9 +84,10 @@ describe('images from the operator', () => {
       rawBody: PNG_1X1,
     });
     expect(foreign.status).toBe(404);
-    const stored = await testDb().query(`SELECT count(*)::int AS n FROM messages WHERE session_id = $1 AND author = 'operator'`, [
-      visitor.session_id,
-    ]);
+    const stored = await testDb().query(
+      `SELECT count(*)::int AS n FROM messages WHERE session_id = $1 AND author = 'operator'`,
+      [visitor.session_id],
+    );
     expect(stored.rows[0].n).toBe(0);
   });
 });
