@@ -2,7 +2,7 @@ import { publicAddress } from '../../lib/config';
 import { SESSION_DAYS, sessionCookie } from '../../lib/sessions';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
-import { ALL_ROLES, type RouteDef, route } from '../route';
+import { ALL_ROLES, MANAGERS, type RouteDef, route } from '../route';
 import {
   AcceptInvitation,
   AcceptInvitationWithToken,
@@ -12,6 +12,8 @@ import {
   LoginResponse,
   MeResponse,
   PasswordChangeRequest,
+  ProfileUpdate,
+  WorkspaceUpdate,
   PasswordResetConfirm,
   PasswordResetRequest,
   SignupRequest,
@@ -102,6 +104,36 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx) => {
         ctx.set('Cache-Control', 'no-store');
         ctx.body = await accounts.me(sessionUser(ctx));
+      },
+    }),
+    route({
+      ...common,
+      method: 'patch',
+      path: '/v1/auth/me',
+      operationId: 'updateMe',
+      summary: "Changes the signed-in person's own name; answers as `GET /v1/auth/me`.",
+      session: true,
+      roles: ALL_ROLES,
+      body: ProfileUpdate,
+      responses: { 200: { description: 'Signed-in user', schema: MeResponse } },
+      errors: ['unauthorized', 'bad_request', 'service_unavailable'],
+      handler: async (ctx, { body }) => {
+        ctx.body = await accounts.rename(sessionUser(ctx), body.name);
+      },
+    }),
+    route({
+      ...common,
+      method: 'patch',
+      path: '/v1/dashboard/workspace',
+      operationId: 'updateWorkspace',
+      summary: "Renames the signed-in person's workspace (owners and admins); answers as `GET /v1/auth/me`.",
+      session: true,
+      roles: MANAGERS,
+      body: WorkspaceUpdate,
+      responses: { 200: { description: 'Signed-in user', schema: MeResponse } },
+      errors: ['unauthorized', 'forbidden', 'bad_request', 'service_unavailable'],
+      handler: async (ctx, { body }) => {
+        ctx.body = await accounts.renameWorkspace(sessionUser(ctx), body.name);
       },
     }),
     route({

@@ -308,6 +308,18 @@ export function createAccountService(deps: {
     /** The signed-in user and their workspace, as the dashboard's pages show them (`GET /v1/auth/me`). */
     me: (session: { userId: string }) => viewOf(db, session.userId),
 
+    /** Changes the signed-in person's own name (an empty one removes it: teammates then see the e-mail). */
+    async rename(session: { userId: string }, name: string) {
+      await db.query(`UPDATE users SET name = NULLIF($2, '') WHERE id = $1`, [session.userId, name]);
+      return viewOf(db, session.userId);
+    },
+
+    /** Renames the workspace (owners and admins: the route checks the role). */
+    async renameWorkspace(session: { userId: string; workspaceId: string }, name: string) {
+      await db.query(`UPDATE workspaces SET name = $2 WHERE id = $1`, [session.workspaceId, name]);
+      return viewOf(db, session.userId);
+    },
+
     /**
      * Changes the signed-in user's password after checking the current one (401 `invalid_credentials`); every other
      * session of theirs ends (someone who knew the old password is signed out).

@@ -45,6 +45,26 @@ export const SignupRequest = z
   })
   .meta({ id: 'SignupRequest' });
 
+export const ProfileUpdate = z
+  .object({
+    name: z
+      .string({ error: 'is required' })
+      .trim()
+      .max(nameChars)
+      .describe('How teammates (and, by its first word, visitors) see this person; empty removes it'),
+  })
+  .meta({ id: 'ProfileUpdate' });
+
+export const WorkspaceUpdate = z
+  .object({
+    name: z
+      .string({ error: 'is required' })
+      .regex(NOT_BLANK, 'must not be empty')
+      .trim()
+      .max(workspaceNameChars),
+  })
+  .meta({ id: 'WorkspaceUpdate' });
+
 export const PasswordChangeRequest = z
   .object({ current_password: z.string().min(1).max(passwordMaxChars), new_password: NewPassword })
   .meta({ id: 'PasswordChangeRequest' });

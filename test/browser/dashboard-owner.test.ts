@@ -457,6 +457,17 @@ describe('dashboard, an owner', () => {
     await page.getByLabel('Current password').fill('correct horse battery');
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByText('Password changed.').waitFor();
+    // Names: the person's and the workspace's, saved and shown in the top bar at once.
+    await page.getByLabel('Your name').fill('Maria Owner');
+    await page.getByRole('button', { name: 'Save' }).first().click();
+    await page.getByRole('button', { name: /Maria Owner.*account menu|account menu.*Maria Owner/ }).waitFor();
+    await page.getByLabel('Workspace name').fill('');
+    expect(await page.getByRole('button', { name: 'Save' }).nth(1).isDisabled()).toBe(true);
+    await page.getByText('Enter a name.').waitFor();
+    await page.getByLabel('Workspace name').fill('Acme Europe');
+    await page.getByRole('button', { name: 'Save' }).nth(1).click();
+    await page.locator('.workspace-name').getByText('Acme Europe').waitFor();
+    await page.evaluate('window.scrollTo(0, 0)'); // the whole page from its top: the sticky bar over nothing
     await shot(page, 'account');
 
     // Sign out; a deep link asks to sign in and comes back to it.

@@ -38,6 +38,8 @@ export const auth = {
   logout: () => call<unknown>('POST', '/v1/auth/logout'),
   signup: (body: { email: string; password: string; name?: string; workspace_name: string }) =>
     call<SignedIn>('POST', '/v1/auth/signup', body),
+  rename: (name: string) => call<SignedIn>('PATCH', '/v1/auth/me', { name }),
+  renameWorkspace: (name: string) => call<SignedIn>('PATCH', '/v1/dashboard/workspace', { name }),
   changePassword: (current_password: string, new_password: string) =>
     call<{ status: 'changed' }>('POST', '/v1/auth/password', { current_password, new_password }),
   requestReset: (email: string) => call<{ status: 'sent' }>('POST', '/v1/auth/password-reset', { email }),

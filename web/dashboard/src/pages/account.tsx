@@ -2,9 +2,13 @@ import { useState } from 'preact/hooks';
 import { auth } from '../api/auth';
 import { roleLabel } from '../layout';
 import { useSession } from '../session';
-import { Button, ErrorBox, MIN_PASSWORD, Notice, Page, Panel, PasswordField, useAction } from '../ui';
+import type { Result } from '../api/client';
+import { Button, ErrorBox, Field, MIN_PASSWORD, Notice, Page, Panel, PasswordField, useAction } from '../ui';
 
-/** `/account`: who is signed in, a password change (which ends the other sessions), and signing out. */
+/**
+ * `/account`: who is signed in, their name and (owners and admins) the workspace's name, a password change (which
+ * ends the other sessions), and signing out.
+ */
 export function AccountPage() {
   const session = useSession();
   const { user, workspace } = session.me;
@@ -15,17 +19,33 @@ export function AccountPage() {
         <dl class="dl">
           <dt>E-mail</dt>
           <dd data-testid="account-email">{user.email}</dd>
-          {user.name && (
-            <>
-              <dt>Name</dt>
-              <dd>{user.name}</dd>
-            </>
-          )}
-          <dt>Workspace</dt>
-          <dd>{workspace.name}</dd>
           <dt>Role</dt>
           <dd>{roleLabel(user.role)}</dd>
         </dl>
+        <NameForm
+          id="account-name"
+          label="Your name"
+          hint="Teammates see it in the inbox; visitors see its first word on your replies."
+          value={user.name ?? ''}
+          optional
+          save={(name) => auth.rename(name)}
+        />
+      </Panel>
+      <Panel title="Workspace">
+        {session.admin ? (
+          <NameForm
+            id="workspace-name"
+            label="Workspace name"
+            hint="Shown to your team and in invitations."
+            value={workspace.name}
+            save={(name) => auth.renameWorkspace(name)}
+          />
+        ) : (
+          <dl class="dl">
+            <dt>Name</dt>
+            <dd>{workspace.name}</dd>
+          </dl>
+        )}
       </Panel>
       <ChangePassword />
       <Panel title="Sign out" description="Ends this browser's session. Other devices stay signed in.">
@@ -41,6 +61,70 @@ export function AccountPage() {
         </Button>
       </Panel>
     </Page>
+  );
+}
+
+/** A name and its Save button; the session is read again once it is saved (the top bar shows names). */
+function NameForm(props: {
+  id: string;
+  label: string;
+  hint: string;
+  value: string;
+  optional?: boolean;
+  save: (name: string) => Promise<Result<unknown>>;
+}) {
+  const session = useSession();
+  const [name, setName] = useState(props.value);
+  const [saved, setSaved] = useState(false);
+  const action = useAction();
+  const blank = !props.optional && !name.trim();
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setSaved(false);
+    if (blank) return;
+    const res = await action.run(() => props.save(name.trim()));
+    if (res.ok) {
+      setSaved(true);
+      session.refreshMe();
+    }
+  }
+
+  return (
+    <form class="narrow" onSubmit={(e) => void submit(e)}>
+      <Field
+        id={props.id}
+        label={props.label}
+        hint={props.hint}
+        optional={props.optional}
+        error={blank ? 'Enter a name.' : undefined}
+      >
+        <input
+          id={props.id}
+          value={name}
+          maxLength={200}
+          autoComplete={props.id === 'account-name' ? 'name' : 'organization'}
+          aria-describedby={`${props.id}-hint`}
+          onInput={(e) => {
+            setName((e.currentTarget as HTMLInputElement).value);
+            setSaved(false);
+          }}
+        />
+      </Field>
+      {action.failure && <ErrorBox failure={action.failure} />}
+      {saved && <Notice tone="success">Saved.</Notice>}
+      <div class="form-actions">
+        <Button
+          type="submit"
+          variant="secondary"
+          busy={Boolean(action.busy)}
+          busyLabel="Saving…"
+          disabled={name.trim() === props.value.trim() || blank}
+        >
+          Save
+        </Button>
+      </div>
+    </form>
   );
 }
 
