@@ -57,11 +57,7 @@ export const ProfileUpdate = z
 
 export const WorkspaceUpdate = z
   .object({
-    name: z
-      .string({ error: 'is required' })
-      .regex(NOT_BLANK, 'must not be empty')
-      .trim()
-      .max(workspaceNameChars),
+    name: z.string({ error: 'is required' }).regex(NOT_BLANK, 'must not be empty').trim().max(workspaceNameChars),
   })
   .meta({ id: 'WorkspaceUpdate' });
 
