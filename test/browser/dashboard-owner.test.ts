@@ -201,6 +201,15 @@ describe('dashboard, an owner', () => {
     await row.getByText('Done', { exact: true }).waitFor({ timeout: 30_000 });
     const runId = ((await row.getAttribute('data-testid')) ?? '').replace(/^run-/, '');
     expect(runId).toBeTruthy();
+    // The run in full under its row: what woke it, its whole answer, the model and the ids.
+    await row.getByRole('button', { name: 'Details' }).click();
+    const detail = runs.getByTestId('run-detail');
+    await detail.waitFor();
+    expect(await row.getByRole('button', { name: 'Hide details' }).getAttribute('aria-expanded')).toBe('true');
+    const detailText = (await detail.textContent()) ?? '';
+    expect(detailText).toContain('Summarise what visitors asked yesterday.');
+    expect(detailText).toContain(runId);
+    expect(detailText).toMatch(/Tokens\s*\d+ in · \d+ out/);
     await shot(page, 'triggers-run');
 
     const link = row.getByRole('link', { name: /Open in Temporal/ });

@@ -1,7 +1,10 @@
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { type Run, type Trigger, automation } from '../../api/automation';
 import { Badge, Button, Empty, Loaded, Panel, RefreshButton, Time, formatNumber, useResource } from '../../ui';
 import { usePolling } from '../../use-polling';
+import { RunDetail } from './run-detail';
+import './run-log.css';
 
 /** How often the run log is read while one of its runs is still running. */
 const RUNS_POLL_MS = 2000;
@@ -41,6 +44,8 @@ export function RunLog(props: {
   onFound: () => void;
 }) {
   const [cursors, setCursors] = useState<string[]>(['']);
+  /** The run whose detail is open under its row. */
+  const [open, setOpen] = useState<string | null>(null);
   const page = cursors.length - 1;
   const runs = useResource(
     () => automation.runs(props.botId, cursors[page] || undefined, RUNS_PER_PAGE),
@@ -91,40 +96,60 @@ export function RunLog(props: {
                       </th>
                       <th scope="col">Result</th>
                       <th scope="col">
-                        <span class="visually-hidden">Workflow</span>
+                        <span class="visually-hidden">Details and workflow</span>
                       </th>
                     </tr>
                   </thead>
                   <tbody>
                     {data.runs.map((run) => {
                       const trigger = run.trigger_id ? props.triggers.get(run.trigger_id) : undefined;
+                      const detailId = `run-detail-${run.run_id}`;
+                      const shown = open === run.run_id;
                       return (
-                        <tr key={run.run_id} data-testid={`run-${run.run_id}`}>
-                          <td data-label="Status">{runBadge(run.status)}</td>
-                          <td data-label="Started by">
-                            {KIND_LABEL[run.trigger_kind] ?? run.trigger_kind}
-                            {trigger && <span class="cell-sub">{trigger.name}</span>}
-                          </td>
-                          <td data-label="Started">
-                            <Time ms={run.started_at} relative />
-                          </td>
-                          <td data-label="Took">{duration(run)}</td>
-                          <td class="num" data-label="Credits">
-                            {formatNumber(run.credits)}
-                          </td>
-                          <td class="run-result" data-label="Result">
-                            {run.status === 'failed' ? (
-                              <span class="text-error">{run.error ?? run.error_code ?? 'Failed'}</span>
-                            ) : (
-                              <span class="clamp">{run.answer ?? ''}</span>
-                            )}
-                          </td>
-                          <td>
-                            <a href={run.workflow_url} target="_blank" rel="noopener" class="nowrap">
-                              Open in Temporal<span class="visually-hidden"> (run {run.run_id}, new tab)</span> ↗
-                            </a>
-                          </td>
-                        </tr>
+                        <Fragment key={run.run_id}>
+                          <tr data-testid={`run-${run.run_id}`} class={shown ? 'run-row-open' : undefined}>
+                            <td data-label="Status">{runBadge(run.status)}</td>
+                            <td data-label="Started by">
+                              {KIND_LABEL[run.trigger_kind] ?? run.trigger_kind}
+                              {trigger && <span class="cell-sub">{trigger.name}</span>}
+                            </td>
+                            <td data-label="Started">
+                              <Time ms={run.started_at} relative />
+                            </td>
+                            <td data-label="Took">{duration(run)}</td>
+                            <td class="num" data-label="Credits">
+                              {formatNumber(run.credits)}
+                            </td>
+                            <td class="run-result" data-label="Result">
+                              {run.status === 'failed' ? (
+                                <span class="text-error">{run.error ?? run.error_code ?? 'Failed'}</span>
+                              ) : (
+                                <span class="clamp">{run.answer ?? ''}</span>
+                              )}
+                            </td>
+                            <td class="run-links">
+                              <Button
+                                small
+                                variant="ghost"
+                                aria-expanded={shown}
+                                aria-controls={shown ? detailId : undefined}
+                                onClick={() => setOpen(shown ? null : run.run_id)}
+                              >
+                                {shown ? 'Hide details' : 'Details'}
+                              </Button>
+                              <a href={run.workflow_url} target="_blank" rel="noopener" class="nowrap">
+                                Open in Temporal<span class="visually-hidden"> (run {run.run_id}, new tab)</span> ↗
+                              </a>
+                            </td>
+                          </tr>
+                          {shown && (
+                            <tr class="run-detail-row">
+                              <td colSpan={7}>
+                                <RunDetail run={run} id={detailId} />
+                              </td>
+                            </tr>
+                          )}
+                        </Fragment>
                       );
                     })}
                   </tbody>
