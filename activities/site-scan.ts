@@ -101,16 +101,22 @@ export function createSiteScanActivities(deps: SiteScanDeps) {
       // Spec: an unreachable site, a site without text or a blocked crawl add nothing and give no HTTP error; the
       // dashboard shows the scan as failed with the crawler's reason.
       const status = crawl.error === undefined ? 'done' : 'failed';
-      await recordScanFinished(deps.db, scanId, { status, progress: crawl.progress, removed, error: crawl.error });
+      await recordScanFinished(deps.db, scanId, {
+        status,
+        progress: crawl.progress,
+        removed,
+        error: crawl.error,
+        errorCode: crawl.errorCode,
+      });
       const { fetched, indexed, skipped } = crawl.progress;
       const summary: SiteScanSummary = { status, fetched, indexed, skipped, removed };
       if (crawl.error !== undefined) summary.error = crawl.error;
       return summary;
     },
 
-    /** Marks the running scan failed once the crawl activity has given up. */
-    async markScanFailed(error: string): Promise<void> {
-      await recordScanFailed(deps.db, scanIdOf(Context.current()), error);
+    /** Marks the running scan failed once the crawl activity has given up, or cancelled when someone stopped it. */
+    async markScanFailed(error: string, cancelled = false): Promise<void> {
+      await recordScanFailed(deps.db, scanIdOf(Context.current()), error, cancelled);
     },
   };
 }

@@ -78,9 +78,13 @@ export async function siteScanWorkflow(input: SiteScanInput): Promise<SiteScanSu
     return await crawlActivities(input.pageTimeoutMs).crawlAndIndex(input);
   } catch (err) {
     const { message } = failureInfo(err);
-    // Also when the scan was cancelled: the row must not stay `scanning`.
-    await CancellationScope.nonCancellable(() => markScanFailed(message));
-    if (isCancellation(err)) throw err;
+    // Also when the scan was cancelled (an owner stopped it): the row must not stay `scanning`. The same activity
+    // with one more argument, so histories of earlier cancels replay unchanged.
+    const cancelled = isCancellation(err);
+    await CancellationScope.nonCancellable(() =>
+      cancelled ? markScanFailed('Cancelled before it finished', true) : markScanFailed(message),
+    );
+    if (cancelled) throw err;
     throw failure('scan_failed', `Site scan failed: ${message}`);
   }
 }

@@ -1,6 +1,13 @@
 import type { AppDeps } from '../deps';
 import { AUTH_ERRORS, ALL_ROLES, type RouteDef, route } from '../route';
-import { BotParams, ScanList, ScanListQuery, ScrapeAccepted, ScrapeRequest } from '../../lib/schemas/scan';
+import {
+  BotParams,
+  ScanCancelled,
+  ScanList,
+  ScanListQuery,
+  ScrapeAccepted,
+  ScrapeRequest,
+} from '../../lib/schemas/scan';
 import { keyBot, sessionBot } from '../session';
 
 /** Spec, Admin helpers → POST /v1/admin/scrape, and the dashboard's view of scan progress. */
@@ -43,6 +50,24 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
         const bot = await sessionBot(deps, ctx, params.id);
         ctx.status = 202;
         ctx.body = await scans.start({ botId: bot.id, workspaceId: bot.workspace_id }, body, ctx.state.log);
+      },
+    }),
+    route({
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/scans/cancel',
+      operationId: 'cancelScan',
+      tag: 'Dashboard',
+      unstable: true,
+      summary: 'Stops the bot’s running site scan; it is listed as `cancelled` a moment later.',
+      description: 'Pages indexed by earlier scans stay, and so does the address’s refresh schedule.',
+      session: true,
+      params: BotParams,
+      responses: { 202: { description: 'The scan is being stopped.', schema: ScanCancelled } },
+      errors: ['unauthorized', 'forbidden', 'not_found', 'conflict', 'service_unavailable'],
+      handler: async (ctx, { params }) => {
+        const bot = await sessionBot(deps, ctx, params.id);
+        ctx.status = 202;
+        ctx.body = await scans.cancel(bot.id);
       },
     }),
     route({

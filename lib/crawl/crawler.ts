@@ -81,7 +81,15 @@ export interface CrawlResult {
   progress: CrawlProgress;
   /** Set when nothing was indexed: why (start page unreachable or blocked, robots.txt, no text on the site). */
   error?: string;
+  /**
+   * The same as a code the dashboard words for people: the start page's skip reason (`network`, `robots`,
+   * `http_404`, …), `bad_url`, or `no_text` when pages were read and none had text.
+   */
+  errorCode?: ScanErrorCode;
 }
+
+/** `robots_unreachable`: robots.txt could not be read (an error or no answer), which RFC 9309 treats as "disallow all". */
+export type ScanErrorCode = SkipReason | 'no_text' | 'robots_unreachable';
 
 export interface CrawlOptions {
   startUrl: string;
@@ -131,10 +139,12 @@ export function contentHash(text: string): string {
   return createHash('sha256').update(text.toLowerCase().replace(/\s+/g, ' ').trim()).digest('hex');
 }
 
-type Fetched = { ok: true; res: SafeResponse; url: string } | { ok: false; reason: SkipReason; detail: string };
+type Fetched =
+  | { ok: true; res: SafeResponse; url: string }
+  | { ok: false; reason: SkipReason; detail: string; code?: ScanErrorCode };
 
-function fail(reason: SkipReason, detail: string): Fetched {
-  return { ok: false, reason, detail };
+function fail(reason: SkipReason, detail: string, code?: ScanErrorCode): Fetched {
+  return { ok: false, reason, detail, ...(code ? { code } : {}) };
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -172,14 +182,18 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
   const skipped: CrawlResult['skipped'] = [];
   const progress: CrawlProgress = { fetched: 0, indexed: 0, skipped: 0, queued: 0, skippedReasons: {} };
   const snapshot = (): CrawlProgress => ({ ...progress, skippedReasons: { ...progress.skippedReasons } });
-  const result = (error?: string): CrawlResult => {
+  const result = (error?: string, errorCode?: ScanErrorCode): CrawlResult => {
     const out: CrawlResult = { pages, skipped, progress: snapshot() };
-    if (error !== undefined && pages.length === 0) out.error = error;
+    if (error !== undefined && pages.length === 0) {
+      out.error = error;
+      if (errorCode) out.errorCode = errorCode;
+    }
     return out;
   };
 
   const start = normalizeUrl(opts.startUrl);
-  if (!start) return result(`Invalid start URL: only absolute http(s) URLs without credentials can be crawled`);
+  if (!start)
+    return result(`Invalid start URL: only absolute http(s) URLs without credentials can be crawled`, 'bad_url');
 
   const robotsByOrigin = new Map<string, Promise<RobotsFetchResult>>();
   const robotsFor = (url: URL): Promise<RobotsFetchResult> => {
@@ -214,7 +228,7 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
           robots.status === 'unreachable'
             ? `robots.txt could not be fetched (${robots.detail}), which RFC 9309 treats as disallowing everything`
             : 'disallowed by robots.txt';
-        return fail('robots', why);
+        return fail('robots', why, robots.status === 'unreachable' ? 'robots_unreachable' : undefined);
       }
       // A redirect to a URL crawled or queued on its own: that URL is (or will be) the page.
       if (hop > 0 && seen.has(current)) return fail('duplicate', `redirect to ${current}, crawled on its own`);
@@ -264,6 +278,7 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
   }
 
   let startError: string | undefined;
+  let startReason: ScanErrorCode | undefined;
   while (head < queue.length && pages.length < maxPages && progress.fetched < maxRequests) {
     if (signal?.aborted) throw signal.reason;
     const url = queue[head++];
@@ -273,7 +288,10 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
 
     if (!fetched.ok) {
       skip(url, fetched.reason);
-      if (isStart) startError = `Start page ${url} could not be crawled (${fetched.reason}): ${fetched.detail}`;
+      if (isStart) {
+        startError = `Start page ${url} could not be crawled (${fetched.reason}): ${fetched.detail}`;
+        startReason = fetched.code ?? fetched.reason;
+      }
     } else {
       const { res, url: finalUrl } = fetched;
       progress.lastUrl = finalUrl;
@@ -282,10 +300,16 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
       const contentType = res.headers['content-type'];
       if (res.status < 200 || res.status >= 300) {
         skip(url, `http_${res.status}`);
-        if (isStart) startError = `Start page ${url} answered HTTP ${res.status}`;
+        if (isStart) {
+          startError = `Start page ${url} answered HTTP ${res.status}`;
+          startReason = `http_${res.status}`;
+        }
       } else if (!isHtml(contentType, res.body)) {
         skip(url, 'not_html');
-        if (isStart) startError = `Start page ${url} is not HTML (${contentType ?? 'no content type'})`;
+        if (isStart) {
+          startError = `Start page ${url} is not HTML (${contentType ?? 'no content type'})`;
+          startReason = 'not_html';
+        }
       } else {
         const page = extractPage(decodeHtml(res.body, contentType), finalUrl);
         for (const link of page.links) {
@@ -311,6 +335,6 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
   }
 
   if (pages.length > 0) return result();
-  if (startError) return result(startError);
-  return result(`No page with text found (${progress.fetched} fetched, ${skipped.length} skipped)`);
+  if (startError) return result(startError, startReason);
+  return result(`No page with text found (${progress.fetched} fetched, ${skipped.length} skipped)`, 'no_text');
 }

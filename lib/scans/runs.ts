@@ -3,7 +3,7 @@ import type { Queryable } from '../db';
 
 /** `site_scans` rows: the record of each scan run that the dashboard reads as progress. */
 
-export type ScanStatus = 'scanning' | 'done' | 'failed';
+export type ScanStatus = 'scanning' | 'done' | 'failed' | 'cancelled';
 export type ScanTrigger = 'api' | 'schedule';
 
 export interface ScanRun {
@@ -22,6 +22,7 @@ export interface ScanRun {
   skipped_reasons: Record<string, number>;
   last_url: string | null;
   error: string | null;
+  error_code: string | null;
   /** Unix ms */
   started_at: number;
   /** Unix ms */
@@ -72,12 +73,18 @@ export async function recordScanProgress(db: Queryable, id: string, p: CrawlProg
 export async function recordScanFinished(
   db: Queryable,
   id: string,
-  end: { status: Exclude<ScanStatus, 'scanning'>; progress: CrawlProgress; removed: number; error?: string },
+  end: {
+    status: Exclude<ScanStatus, 'scanning'>;
+    progress: CrawlProgress;
+    removed: number;
+    error?: string;
+    errorCode?: string;
+  },
 ): Promise<void> {
   const p = end.progress;
   await db.query(
     `UPDATE site_scans SET status = $2, pages_fetched = $3, pages_indexed = $4, pages_skipped = $5, pages_queued = $6,
-            pages_removed = $7, skipped_reasons = $8, last_url = $9, error = $10, updated_at = now(),
+            pages_removed = $7, skipped_reasons = $8, last_url = $9, error = $10, error_code = $11, updated_at = now(),
             finished_at = now()
       WHERE id = $1`,
     [
@@ -91,16 +98,18 @@ export async function recordScanFinished(
       JSON.stringify(p.skippedReasons),
       p.lastUrl ?? null,
       end.error ?? null,
+      end.errorCode ?? null,
     ],
   );
 }
 
-/** The workflow's last word when the crawl activity gave up (retries exhausted, cancelled). */
-export async function recordScanFailed(db: Queryable, id: string, error: string): Promise<void> {
+/** The workflow's last word when the crawl activity gave up (retries exhausted) or the scan was cancelled. */
+export async function recordScanFailed(db: Queryable, id: string, error: string, cancelled = false): Promise<void> {
   await db.query(
-    `UPDATE site_scans SET status = 'failed', error = $2, updated_at = now(), finished_at = now()
+    `UPDATE site_scans SET status = $3, error = $2, error_code = CASE WHEN $3 = 'cancelled' THEN 'cancelled' END,
+            updated_at = now(), finished_at = now()
       WHERE id = $1 AND status = 'scanning'`,
-    [id, error],
+    [id, error, cancelled ? 'cancelled' : 'failed'],
   );
 }
 
@@ -110,7 +119,7 @@ const MS = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint A
 export async function listScans(db: Queryable, botId: string, limit: number): Promise<ScanRun[]> {
   const res = await db.query<ScanRun>(
     `SELECT id, url, status, trigger, max_pages, attempt, pages_fetched, pages_indexed, pages_skipped, pages_queued,
-            pages_removed, skipped_reasons, last_url, error,
+            pages_removed, skipped_reasons, last_url, error, error_code,
             ${MS('started_at')}, ${MS('updated_at')}, ${MS('finished_at')}
        FROM site_scans WHERE bot_id = $1 ORDER BY started_at DESC, id LIMIT $2`,
     [botId, limit],

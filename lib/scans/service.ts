@@ -109,6 +109,27 @@ export function createScanService(deps: ScanServiceDeps) {
         });
     },
 
+    /**
+     * Stops the bot's running scan (409 `conflict` when none runs): its workflow is cancelled, the crawl stops before
+     * its next request, and the scan is recorded as `cancelled` (pages of an earlier scan stay; the refresh schedule
+     * is kept). Answers at once: the row says `cancelled` a moment later.
+     */
+    async cancel(botId: string): Promise<{ status: 'cancelling'; workflow_id: string }> {
+      const workflowId = siteScanWorkflowId(botId);
+      if (!(await runningScan(deps.temporal, botId))) {
+        throw new ApiError('conflict', 'No site scan of this bot is running');
+      }
+      await deps.temporal.client.workflow
+        .getHandle(workflowId)
+        .cancel()
+        .catch((err: unknown) => {
+          if (err instanceof WorkflowNotFoundError)
+            throw new ApiError('conflict', 'No site scan of this bot is running');
+          throw err;
+        });
+      return { status: 'cancelling', workflow_id: workflowId };
+    },
+
     /** Sets every refresh Schedule that lags what its address should have (rows older than a minute). */
     async resyncStale(): Promise<number> {
       const res = await deps.db.query<{

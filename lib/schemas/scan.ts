@@ -68,7 +68,7 @@ export const ScanRunSchema = z
   .object({
     id: z.string().describe('Run id of the scan (the Temporal run of `scan/{botId}`).'),
     url: z.string(),
-    status: z.enum(['scanning', 'done', 'failed']),
+    status: z.enum(['scanning', 'done', 'failed', 'cancelled']),
     trigger: z.enum(['api', 'schedule']),
     max_pages: z.number().int(),
     attempt: z.number().int().describe('Crawl attempt; a retried attempt starts the counters again.'),
@@ -82,6 +82,12 @@ export const ScanRunSchema = z
       .describe('Count per skip reason (robots, timeout, http_404…).'),
     last_url: z.string().nullable(),
     error: z.string().nullable().describe('Why nothing was indexed, or why the scan failed.'),
+    error_code: z
+      .string()
+      .nullable()
+      .describe(
+        "The same as a code: the start page's reason (`network`, `timeout`, `robots`, `blocked`, `not_html`, `http_404`, …), `bad_url`, `no_text`, or `cancelled`.",
+      ),
     started_at: z.number().int(),
     updated_at: z.number().int(),
     finished_at: z.number().int().nullable(),
@@ -108,3 +114,7 @@ export const ScanListQuery = z.object({
       `Scans to return, ${LIMITS.scanList.min} to ${LIMITS.scanList.max} (default ${LIMITS.scanList.default}).`,
     ),
 });
+
+export const ScanCancelled = z
+  .object({ status: z.literal('cancelling'), workflow_id: z.string() })
+  .meta({ id: 'ScanCancelled' });

@@ -9,7 +9,7 @@ import { scanScheduleId } from '../../lib/scans/service';
 import { siteScanWorkflowId } from '../../workflows/contracts/site-scan';
 import { siteScanWorkflow } from '../../workflows/site-scan';
 import { FAKE_SITE_FACTS, MASCOT_FACT, RUSSIAN_FACT, startFakeSite, type FakeSite } from '../support/fake-site';
-import { http as api, newBot, ownerSession, testDb } from '../support/helpers';
+import { http as api, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 const DAY_MS = 86_400_000;
@@ -216,8 +216,52 @@ describe('site scans through POST /v1/admin/scrape', () => {
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ status: 'scanning', url, max_pages: 1 });
     const [scan] = await settled(bot);
-    expect(scan).toMatchObject({ status: 'failed', pages_indexed: 0, error: expect.stringContaining(url) });
+    expect(scan).toMatchObject({
+      status: 'failed',
+      pages_indexed: 0,
+      error: expect.stringContaining(url),
+      // The reason as a code the dashboard words for people.
+      // The site answers nothing, not even robots.txt (which RFC 9309 makes a disallow-all).
+      error_code: 'robots_unreachable',
+    });
     expect(await sources(bot)).toEqual([]);
+  });
+
+  it('a running scan can be stopped from the dashboard: cancelled, nothing added, and 409 when none runs', async () => {
+    // Crawl-delay makes the crawler wait a second between requests: twenty pages would take twenty seconds.
+    const slow = await startFakeSite({ robotsTxt: 'User-agent: *\nCrawl-delay: 1\n' });
+    try {
+      const bot = await newBot();
+      const owner = await ownerSession(bot);
+      const cancel = () => api(`/v1/dashboard/bots/${bot.bot_id}/scans/cancel`, { method: 'POST', headers: owner });
+      expect((await cancel()).status).toBe(409);
+      expect((await scrape(bot, { url: slow.url, max_pages: 20, refresh_days: 0 })).status).toBe(202);
+      await waitUntil('the scan under way', async () => {
+        const scans = (await dashboard(bot)).body.scans;
+        return scans[0]?.status === 'scanning' && scans[0].pages_fetched >= 1 ? true : undefined;
+      });
+      const stopped = await cancel();
+      expect(stopped.status).toBe(202);
+      expect(stopped.body).toEqual({ status: 'cancelling', workflow_id: siteScanWorkflowId(bot.bot_id) });
+      const started = Date.now();
+      const [scan] = await settled(bot, (scans) => scans[0]?.status !== 'scanning', 15_000);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(scan).toMatchObject({ status: 'cancelled', error_code: 'cancelled' });
+      expect(scan.finished_at).toEqual(expect.any(Number));
+      expect(await sources(bot)).toEqual([]);
+      expect((await cancel()).status).toBe(409);
+      // Another workspace cannot stop it.
+      expect((await scrape(bot, { url: slow.url, max_pages: 20, refresh_days: 0 })).status).toBe(202);
+      const stranger = await api(`/v1/dashboard/bots/${bot.bot_id}/scans/cancel`, {
+        method: 'POST',
+        headers: await ownerSession(await newBot()),
+      });
+      expect(stranger.status).toBe(404);
+      expect((await cancel()).status).toBe(202);
+      await settled(bot, (scans) => scans[0]?.status === 'cancelled', 15_000);
+    } finally {
+      await slow.close();
+    }
   });
 
   it('private and internal IP literals, and addresses that are not http(s), are refused with 400', async () => {

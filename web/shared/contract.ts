@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import type * as conversation from '../../lib/schemas/conversation';
 import type * as operator from '../../lib/schemas/operator';
+import type * as scan from '../../lib/schemas/scan';
 import type * as team from '../../lib/schemas/team';
 import type * as widget from '../../lib/schemas/widget';
 
@@ -27,3 +28,6 @@ export type BuilderKey = z.infer<typeof team.BuilderKey>;
 /** The widget's poll: the spec's, with the operator's first name on a dashboard reply and the satisfaction question. */
 export type WidgetPoll = z.infer<typeof widget.WidgetPollResponse>;
 export type WidgetMessage = WidgetPoll['messages'][number];
+
+/** A site scan with its progress, and why it found nothing (`error_code`, worded by the dashboard). */
+export type ScanRun = z.infer<typeof scan.ScanRunSchema>;

@@ -1,3 +1,4 @@
+import type { ScanRun } from '../../../shared/contract';
 import { call, query, seg } from './client';
 
 /** Agents (bots) and their keys, knowledge, scans, test chat: `/v1/dashboard/bots…`. */
@@ -76,22 +77,8 @@ export interface Source {
   updated_at: number;
 }
 
-export interface Scan {
-  id: string;
-  url: string;
-  status: 'scanning' | 'done' | 'failed';
-  trigger?: 'api' | 'schedule';
-  max_pages: number;
-  pages_fetched: number;
-  pages_indexed: number;
-  pages_skipped: number;
-  pages_queued: number;
-  pages_removed?: number;
-  last_url: string | null;
-  error: string | null;
-  started_at: number;
-  finished_at: number | null;
-}
+/** The server's own type (web/shared/contract.ts). */
+export type Scan = ScanRun;
 
 export interface ChatAnswer {
   answer: string;
@@ -132,6 +119,7 @@ export const agents = {
   removeKnowledge: (id: string, sourceId: string) =>
     call<{ status: 'deleted'; source_id: string }>('DELETE', `${bot(id)}/knowledge/${seg(sourceId)}`),
 
+  cancelScan: (id: string) => call<{ status: 'cancelling' }>('POST', `${bot(id)}/scans/cancel`),
   scans: (id: string) => call<{ running?: boolean; scans: Scan[] }>('GET', `${bot(id)}/scans`),
   widgetSites: (id: string) => call<{ sites: WidgetSite[] }>('GET', `${bot(id)}/widget-sites`),
   startScan: (id: string, body: { url: string; max_pages?: number; refresh_days?: number }) =>
