@@ -142,6 +142,16 @@ describe('dashboard, an owner', () => {
     await page.getByTestId('text-added').getByText('Added “Opening hours”.').waitFor();
     const sources = page.getByTestId('sources');
     await sources.getByText('Opening hours').waitFor();
+    // A written text is edited in place; the agent answers from the new text at once.
+    await sources.getByRole('button', { name: 'Edit Opening hours' }).click();
+    const edit = sources.getByTestId('source-edit');
+    expect(await edit.getByLabel('Text').inputValue()).toBe('The Acme shop is open from 9 to 17 on weekdays.');
+    await edit.getByLabel('Text').fill('The Acme shop is open from 9 to 18 on weekdays, and 10 to 14 on Saturdays.');
+    await edit.getByRole('button', { name: 'Save text' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await sources.getByRole('button', { name: 'Show text' }).click();
+    await sources.getByText('10 to 14 on Saturdays').waitFor();
+    await sources.getByRole('button', { name: 'Hide text' }).click();
 
     await page.getByLabel('Start address').fill(site.url);
     await page.getByLabel('Pages at most').fill('5');

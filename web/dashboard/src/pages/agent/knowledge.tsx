@@ -16,6 +16,7 @@ import {
   valueOf,
 } from '../../ui';
 import { ScanPanel } from './scan-panel';
+import './knowledge.css';
 import type { TabProps } from './tab';
 
 const SOURCES_PER_PAGE = 20;
@@ -114,6 +115,7 @@ function Sources(props: TabProps & { version: number }) {
                     source={source}
                     canDelete={props.admin}
                     onRemoved={() => setRemoved((n) => n + 1)}
+                    onEdited={() => setRemoved((n) => n + 1)}
                   />
                 ))}
               </ul>
@@ -136,12 +138,46 @@ function Sources(props: TabProps & { version: number }) {
   );
 }
 
-function SourceRow(props: { botId: string; source: Source; canDelete: boolean; onRemoved: () => void }) {
+function SourceRow(props: {
+  botId: string;
+  source: Source;
+  canDelete: boolean;
+  onRemoved: () => void;
+  onEdited: () => void;
+}) {
   const { source } = props;
   const [confirming, setConfirming] = useState(false);
   const [text, setText] = useState<string | undefined>();
+  /** The text being edited (a written text only: a scanned page is read again from its site). */
+  const [editing, setEditing] = useState<{ title: string; text: string } | undefined>();
   const remove = useAction();
   const show = useAction();
+  const save = useAction();
+  const editable = props.canDelete && source.origin !== 'scan';
+
+  async function startEditing() {
+    const res = await show.run(() => agents.source(props.botId, source.source_id));
+    if (res.ok) {
+      setText(undefined);
+      setEditing({ title: res.value.title ?? '', text: res.value.text });
+    }
+  }
+
+  async function saveEdit(event: Event) {
+    event.preventDefault();
+    if (!editing || !editing.text.trim()) return;
+    const res = await save.run(() =>
+      agents.addKnowledge(props.botId, {
+        source_id: source.source_id,
+        title: editing.title.trim() || undefined,
+        text: editing.text,
+      }),
+    );
+    if (res.ok) {
+      setEditing(undefined);
+      props.onEdited();
+    }
+  }
 
   async function toggleText() {
     if (text !== undefined) return setText(undefined);
@@ -177,6 +213,16 @@ function SourceRow(props: { botId: string; source: Source; canDelete: boolean; o
           >
             {text === undefined ? 'Show text' : 'Hide text'}
           </Button>
+          {editable && !editing && (
+            <Button
+              small
+              variant="ghost"
+              onClick={() => void startEditing()}
+              aria-label={`Edit ${source.title || source.source_id}`}
+            >
+              Edit
+            </Button>
+          )}
           {props.canDelete && !confirming && (
             <Button
               small
@@ -202,6 +248,43 @@ function SourceRow(props: { botId: string; source: Source; canDelete: boolean; o
       {show.failure && <ErrorBox failure={show.failure} />}
       {remove.failure && <ErrorBox failure={remove.failure} />}
       {text !== undefined && <pre class="source-text">{text}</pre>}
+      {editing && (
+        <form class="source-edit" onSubmit={(e) => void saveEdit(e)} data-testid="source-edit">
+          <Field id={`edit-title-${source.source_id}`} label="Title" optional>
+            <input
+              id={`edit-title-${source.source_id}`}
+              value={editing.title}
+              onInput={(e) => setEditing({ ...editing, title: valueOf(e) })}
+            />
+          </Field>
+          <Field
+            id={`edit-text-${source.source_id}`}
+            label="Text"
+            hint="Saving replaces the text: the agent answers from the new one at once."
+            error={editing.text.trim() ? undefined : 'The text cannot be empty; delete the source instead.'}
+          >
+            <textarea
+              id={`edit-text-${source.source_id}`}
+              rows={8}
+              value={editing.text}
+              onInput={(e) => setEditing({ ...editing, text: valueOf(e) })}
+            />
+          </Field>
+          {save.failure && <ErrorBox failure={save.failure} />}
+          <div class="form-actions">
+            <Button
+              type="submit"
+              variant="primary"
+              busy={Boolean(save.busy)}
+              busyLabel="Saving…"
+              disabled={!editing.text.trim()}
+            >
+              Save text
+            </Button>
+            <Button onClick={() => setEditing(undefined)}>Cancel</Button>
+          </div>
+        </form>
+      )}
     </li>
   );
 }
