@@ -51,6 +51,16 @@ async function expectNoSidewaysScroll(page: Page) {
   expect(overflow).toBeLessThanOrEqual(0);
 }
 
+/**
+ * A table stacked on a phone names each value by a label beside it: every label must fit in its cell's height, or
+ * it runs into the next line (as "Waiting for a human" did). Returns the labels that overflow.
+ */
+async function labelsRunningOver(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`[...document.querySelectorAll('.table-stack td[data-label]')]
+    .filter((td) => td.getBoundingClientRect().height > 0 && td.scrollHeight > td.clientHeight + 1)
+    .map((td) => td.dataset.label)`);
+}
+
 describe('dashboard, an owner', () => {
   let context: BrowserContext;
   const email = `owner+${randomUUID().slice(0, 8)}@example.com`;
@@ -368,11 +378,15 @@ describe('dashboard, an owner', () => {
       await nav.getByRole('link', { name: 'Agents' }).click();
       await page.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
       expect(await nav.isVisible()).toBe(false);
+      await expectNoSidewaysScroll(page);
+      expect(await labelsRunningOver(page)).toEqual([]);
+      await shot(page, 'phone-agents');
 
       await page.getByRole('link', { name: 'Acme helper' }).click();
       await page.getByRole('link', { name: 'Triggers & runs' }).click();
       await page.getByTestId('runs').waitFor();
       await expectNoSidewaysScroll(page);
+      expect(await labelsRunningOver(page)).toEqual([]);
       await shot(page, 'phone-runs');
     } finally {
       await phone.close();
