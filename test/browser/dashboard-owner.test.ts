@@ -120,15 +120,22 @@ describe('dashboard, an owner', () => {
     await page.keyboard.press('Escape');
     expect(await userButton.getAttribute('aria-expanded')).toBe('false');
 
-    // A new agent: its keys are shown once.
+    // A new agent: the widget's snippet first; the keys, shown only this once, folded away for developers.
     await page.getByRole('button', { name: 'New agent' }).first().click();
     await page.getByLabel('Name').fill('Acme helper');
     await page.getByLabel('Instructions').fill('Answer questions about Acme Widgets, briefly and kindly.');
     await page.getByRole('button', { name: 'Create agent' }).click();
+    const newSnippet = (await page.getByTestId('new-snippet').textContent()) ?? '';
+    expect(newSnippet).toMatch(/^<script src="http:\/\/[^"]+\/widget\.js" data-key="pk_[^"]+" async><\/script>$/);
+    expect(await page.getByTestId('new-secret-key').isVisible()).toBe(false);
+    await shot(page, 'agent-created-snippet');
+    await page.getByText('Keys for developers — shown only now').click();
     const secretKey = (await page.getByTestId('new-secret-key').textContent()) ?? '';
     expect(secretKey).toMatch(/^sk_/);
-    expect(await page.getByTestId('new-public-key').textContent()).toMatch(/^pk_/);
-    await page.getByText('shown only this once').waitFor();
+    const newPublicKey = (await page.getByTestId('new-public-key').textContent()) ?? '';
+    expect(newPublicKey).toMatch(/^pk_/);
+    expect(newSnippet).toContain(`data-key="${newPublicKey}"`);
+    await page.getByText('only fingerprints are kept').waitFor();
     await page.getByRole('table', { name: 'Agents' }).getByRole('link', { name: 'Acme helper' }).waitFor();
     await shot(page, 'agent-created');
     expect((await messagesWith(secretKey)).status).toBe(200);

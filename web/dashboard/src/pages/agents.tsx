@@ -2,13 +2,13 @@ import { useState } from 'preact/hooks';
 import { type Bot, type BotKeys, agents } from '../api/agents';
 import { Link } from '../router';
 import { useSession } from '../session';
+import { AgentCreated } from './agent-created';
 import {
   Button,
   Empty,
   ErrorBox,
   Field,
   Loaded,
-  OnceSecrets,
   Page,
   Panel,
   Time,
@@ -47,32 +47,7 @@ export function AgentsPage() {
           }}
         />
       )}
-      {created && (
-        <OnceSecrets
-          title={`${created.bot.name} is ready: its keys`}
-          values={[
-            {
-              label: 'Secret key (server-side API, X-Bot-Key)',
-              value: created.keys.secret_key,
-              testId: 'new-secret-key',
-            },
-            {
-              label: 'Public key (the widget on your pages)',
-              value: created.keys.public_key,
-              testId: 'new-public-key',
-            },
-            { label: 'Builder key (MCP clients)', value: created.keys.builder_key, testId: 'new-builder-key' },
-            { label: 'Handoff webhook secret', value: created.keys.handoff_webhook_secret },
-            { label: 'Visitor identity secret', value: created.keys.visitor_identity_secret },
-          ]}
-          onDone={() => setCreated(undefined)}
-          actions={
-            <Link class="btn btn-primary" href={`/agents/${created.bot.id}`}>
-              Open {created.bot.name}
-            </Link>
-          }
-        />
-      )}
+      {created && <AgentCreated bot={created.bot} keys={created.keys} onDone={() => setCreated(undefined)} />}
       <Panel>
         <Loaded resource={list.resource} retry={list.retry} label="Loading agents…">
           {({ bots }) =>

@@ -1,3 +1,4 @@
+import { widgetSnippet } from './widget-snippet';
 import { useState } from 'preact/hooks';
 import { type WidgetSite, agents } from '../../api/agents';
 import { usePolling } from '../../use-polling';
@@ -25,7 +26,7 @@ import { WidgetLookPanel } from './widget-look';
  */
 export function WidgetTab(props: TabProps) {
   const { bot, admin } = props;
-  const snippet = `<script src="${location.origin}/widget.js" data-key="${bot.public_key}" async></script>`;
+  const snippet = widgetSnippet(bot.public_key);
   return (
     <>
       <Panel
