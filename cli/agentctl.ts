@@ -21,8 +21,8 @@ Usage:
       Adds N credits to a workspace (a ledger row); prints the new balance.
   npx agentctl billing plan --workspace WORKSPACE_ID --plan free|starter|pro|business [--json]
       Puts a workspace on a plan: its monthly conversation quota becomes the plan's at once; the plan's included
-      credits are granted at the start of every month. (No payment provider is connected: this is where a plan is
-      recorded.)
+      credits are granted at the start of every month. (Without a payment provider, and for a plan paid through
+      one, this is where a plan is changed.)
   npx agentctl billing topup --workspace WORKSPACE_ID (--conversations N | --credits N) [--note TEXT] [--json]
       Records a top-up: N more conversations this month (a used-up quota opens again at once), or N credits.
   npx agentctl billing usage --workspace WORKSPACE_ID [--json]

@@ -1,3 +1,4 @@
+import { parsePrices } from './billing/payments';
 import { z } from 'zod';
 import { parseModelList } from './billing/models';
 
@@ -113,6 +114,25 @@ export const configSchema = z.object({
   SMTP_FROM: z.string().default('Agent Platform <no-reply@localhost>'),
 
   /**
+   * Paying for a plan in the dashboard (docs/decisions.md, "Paying for a plan"): Stripe Checkout when the secret key,
+   * the webhook's signing secret and the plans' prices are set; without them plans are recorded by the platform's
+   * operators (`agentctl billing plan`). STRIPE_PRICES: `starter:price_…,pro:price_…,business:price_…`.
+   */
+  STRIPE_SECRET_KEY: z.string().min(1).optional(),
+  STRIPE_WEBHOOK_SECRET: z.string().min(1).optional(),
+  STRIPE_PRICES: z
+    .string()
+    .optional()
+    .superRefine((spec, ctx) => {
+      try {
+        if (spec) parsePrices(spec);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
+  STRIPE_API_BASE: z.url().default('https://api.stripe.com'),
+
+  /**
    * Where attached images are kept: `postgres` (default; in the database, shared by every replica, in its backups) or
    * `s3` (an S3-compatible bucket: AWS S3, MinIO, R2…; MEDIA_S3_* below).
    */
@@ -180,6 +200,16 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError([
       'PUBLIC_BASE_URL: is required when NODE_ENV=production (the address links in e-mails and trigger addresses use)',
     ]);
+  }
+  const stripe = (['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_PRICES'] as const).filter(
+    (n) => result.data[n],
+  );
+  if (stripe.length > 0 && stripe.length < 3) {
+    throw new ConfigError(
+      (['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_PRICES'] as const)
+        .filter((n) => !result.data[n])
+        .map((n) => `${n}: is required with ${stripe.join(' and ')} (all three, or none)`),
+    );
   }
   if (result.data.MEDIA_STORE === 's3') {
     const missing = (

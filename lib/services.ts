@@ -11,6 +11,7 @@ import type { Logger } from './logger';
 import { createMailer } from './mailer';
 import { createOutbox } from './outbox';
 import { createActionService } from './actions/service';
+import { createStripeProvider, parsePrices } from './billing/payments';
 import { createBillingService } from './billing/service';
 import { createBotService } from './bots/service';
 import { createModelCatalogue } from './billing/models';
@@ -52,6 +53,10 @@ export interface ServiceDeps {
     | 'PASSWORD_HASH_CONCURRENCY'
     | 'PASSWORD_HASH_QUEUE'
     | 'LOGIN_SLOWDOWN_SECONDS'
+    | 'STRIPE_SECRET_KEY'
+    | 'STRIPE_WEBHOOK_SECRET'
+    | 'STRIPE_PRICES'
+    | 'STRIPE_API_BASE'
   >;
   /** Where e-mails go when SMTP is not configured (a development set-up): the process's log. */
   logger?: Logger;
@@ -102,7 +107,7 @@ export function createServices(deps: ServiceDeps) {
     }),
     team: createTeamService({ db, outbox }),
     actions: createActionService({ db, temporal }),
-    billing: createBillingService({ db }),
+    billing: createBillingService({ db, payments: paymentProviderOf(config) }),
     bots: createBotService({
       db,
       secrets,
@@ -148,3 +153,14 @@ export function createServices(deps: ServiceDeps) {
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/** Stripe when its three settings are there (lib/config.ts checks they come together), else none. */
+function paymentProviderOf(config: ServiceDeps['config']) {
+  if (!config.STRIPE_SECRET_KEY || !config.STRIPE_WEBHOOK_SECRET || !config.STRIPE_PRICES) return null;
+  return createStripeProvider({
+    secretKey: config.STRIPE_SECRET_KEY,
+    webhookSecret: config.STRIPE_WEBHOOK_SECRET,
+    prices: parsePrices(config.STRIPE_PRICES),
+    apiBase: config.STRIPE_API_BASE,
+  });
+}

@@ -1,12 +1,21 @@
 import type { AppDeps } from '../deps';
 import { type RouteDef, route } from '../route';
 import { PageQuery } from '../../lib/schemas/common';
-import { LedgerList, PlanList, UsageQuery, UsageView } from '../../lib/schemas/billing';
-import { sessionUser } from '../session';
+import {
+  CheckoutRequest,
+  CheckoutStarted,
+  LedgerList,
+  PaymentEventReceived,
+  PlanList,
+  UsageQuery,
+  UsageView,
+} from '../../lib/schemas/billing';
+import { dashboardLinkBase, sessionUser } from '../session';
 
 /**
- * `/v1/billing/*` (docs/decisions.md, "Billing"): what owners and admins see of plans, usage and credits. No payment
- * provider is connected: plans and top-ups are recorded with `agentctl billing`.
+ * `/v1/billing/*` (docs/decisions.md, "Billing", "Paying for a plan"): what owners and admins see of plans, usage and
+ * credits, a plan bought through the payment provider's checkout when one is configured, and its webhook. Without a
+ * provider, plans and top-ups are recorded with `agentctl billing`.
  */
 export function billingRoutes(deps: AppDeps): RouteDef[] {
   const { billing } = deps.services;
@@ -23,7 +32,8 @@ export function billingRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx) => {
         const usage = await billing.usage(sessionUser(ctx).workspaceId, 1);
-        ctx.body = { plans: billing.plans(), current: usage.plan.id };
+        const options = await billing.checkoutOptions(sessionUser(ctx).workspaceId);
+        ctx.body = { plans: billing.plans(), current: usage.plan.id, ...options };
       },
     }),
     route({
@@ -38,6 +48,43 @@ export function billingRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { query }) => {
         ctx.set('Cache-Control', 'no-store');
         ctx.body = await billing.usage(sessionUser(ctx).workspaceId, query.days);
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/billing/checkout',
+      operationId: 'billingCheckout',
+      summary: "Opens the payment provider's checkout for a plan; the plan changes once the provider says it is paid.",
+      description:
+        'Answers the address of the checkout page. 409 `conflict` without a payment provider, or for the current plan.',
+      body: CheckoutRequest,
+      responses: { 200: { description: 'Checkout opened', schema: CheckoutStarted } },
+      errors: [...errs, 'conflict'],
+      handler: async (ctx, { body }) => {
+        const user = sessionUser(ctx);
+        const me = await deps.services.accounts.me(user);
+        ctx.body = await billing.startCheckout(
+          { workspaceId: user.workspaceId, email: me.user.email },
+          body.plan,
+          `${dashboardLinkBase(deps)}/billing`,
+        );
+      },
+    }),
+    route({
+      tag: 'Billing',
+      unstable: true,
+      method: 'post',
+      path: '/v1/billing/webhooks/stripe',
+      operationId: 'billingStripeWebhook',
+      summary:
+        "Stripe's events (signed with `Stripe-Signature`): a paid checkout sets the plan, an ended subscription sets Free.",
+      description: 'Each event is handled once; 400 for a bad or stale signature, 404 without a payment provider.',
+      rawBody: true,
+      responses: { 200: { description: 'Received', schema: PaymentEventReceived } },
+      errors: ['bad_request', 'not_found', 'service_unavailable'],
+      handler: async (ctx) => {
+        ctx.body = await billing.handlePaymentEvent(ctx.state.rawBody ?? Buffer.alloc(0), ctx.headers);
       },
     }),
     route({

@@ -1,8 +1,8 @@
 /**
  * The plans a workspace can be on (docs/decisions.md, "Billing"): each sets the monthly conversation quota and the
- * credits included every calendar month. No payment provider is connected: a plan is recorded by the platform's
- * operators (`agentctl billing plan`); the price is what the dashboard shows. A provider would plug in where the plan
- * is recorded (lib/billing/service.ts `setPlan`), on its payment webhook.
+ * credits included every calendar month. A plan is bought through a payment provider (lib/billing/payments.ts: the
+ * price charged is the provider's) or recorded by the platform's operators (`agentctl billing plan`); `price` is what
+ * the dashboard shows.
  */
 export interface Plan {
   id: string;

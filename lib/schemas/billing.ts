@@ -6,10 +6,23 @@ export const PlanView = z
     name: z.string(),
     monthly_conversations: z.number().int(),
     monthly_credits: z.number().int().describe('Credits granted at the start of every calendar month'),
-    price: z.string().describe('As shown; no payment provider is connected'),
+    price: z.string().describe('As shown; what is charged is the payment provider’s price for the plan'),
   })
   .meta({ id: 'Plan' });
-export const PlanList = z.object({ plans: z.array(PlanView), current: z.string() }).meta({ id: 'PlanList' });
+export const PlanList = z
+  .object({
+    plans: z.array(PlanView),
+    current: z.string(),
+    checkout: z
+      .array(z.string())
+      .describe(
+        'Plans that can be bought here (`POST /v1/billing/checkout`); empty without a payment provider, or when paid already',
+      ),
+    paid: z
+      .boolean()
+      .describe('The workspace pays for its plan through the payment provider (the operators change it)'),
+  })
+  .meta({ id: 'PlanList' });
 
 export const UsageQuery = z.object({
   days: z.coerce
@@ -58,3 +71,13 @@ export const LedgerList = z
     next_cursor: z.string(),
   })
   .meta({ id: 'Ledger' });
+
+export const CheckoutRequest = z
+  .object({
+    plan: z.string({ error: 'is required' }).min(1).max(32).describe('The plan to buy (`GET /v1/billing/plans`)'),
+  })
+  .meta({ id: 'CheckoutRequest' });
+export const CheckoutStarted = z
+  .object({ url: z.string().describe("The payment provider's checkout page: send the person there") })
+  .meta({ id: 'CheckoutStarted' });
+export const PaymentEventReceived = z.object({ received: z.literal(true) }).meta({ id: 'PaymentEventReceived' });

@@ -121,7 +121,11 @@ export interface LedgerEntry {
 }
 
 export const billingApi = {
-  plans: () => call<{ plans: Plan[]; current: string }>('GET', '/v1/billing/plans'),
+  /** `checkout`: the plans that can be bought here (empty without a payment provider). */
+  plans: () =>
+    call<{ plans: Plan[]; current: string; checkout?: string[]; paid?: boolean }>('GET', '/v1/billing/plans'),
+  /** Opens the payment provider's checkout for a plan: the page to send the person to. */
+  checkout: (plan: string) => call<{ url: string }>('POST', '/v1/billing/checkout', { plan }),
   usage: (days = 30) => call<Usage>('GET', `/v1/billing/usage${query({ days })}`),
   ledger: (cursor?: string, limit = 20) =>
     call<{ entries: LedgerEntry[]; next_cursor: string }>('GET', `/v1/billing/ledger${query({ cursor, limit })}`),

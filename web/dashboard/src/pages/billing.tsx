@@ -2,7 +2,6 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Failure } from '../api/client';
 import { type LedgerEntry, type Plan, type Usage, billingApi } from '../api/ops';
 import {
-  Badge,
   Button,
   ErrorBox,
   Loaded,
@@ -15,12 +14,13 @@ import {
   useResource,
 } from '../ui';
 import './billing.css';
+import { CheckoutOutcome, PlansPanel } from './billing-plans';
 
 /**
  * `/billing`: the workspace's plan and this month's usage (conversations against the quota with its top-ups, credits),
  * conversations and credits per day over 30 days as hand-drawn SVG charts with a table for the same numbers, the
- * credits ledger page by page, and the plans. No payment provider is connected, and the page says so: plans and
- * top-ups are recorded by the platform's operators.
+ * credits ledger page by page, and the plans — bought through the payment provider's checkout when one is
+ * connected; without one the page says plans and top-ups are recorded by the platform's operators.
  */
 
 const DAYS = 30;
@@ -47,10 +47,20 @@ export function BillingPage() {
 
   return (
     <Page title="Billing" description="Your plan, this month’s usage and the credits ledger." wide>
-      <div class="notice notice-info billing-provider" role="note">
-        <strong>No payment provider is connected.</strong> Plan changes and top-ups are recorded by the platform&rsquo;s
-        operators (<code>agentctl billing …</code>). To change your plan or add conversations or credits, contact them.
-      </div>
+      <CheckoutOutcome />
+      {plans.data?.paid && (
+        <div class="notice notice-info billing-provider" role="note">
+          <strong>Your plan is paid through the payment provider.</strong> To change it, contact the platform&rsquo;s
+          operators.
+        </div>
+      )}
+      {plans.data && !plans.data.paid && !plans.data.checkout?.length && (
+        <div class="notice notice-info billing-provider" role="note">
+          <strong>No payment provider is connected.</strong> Plan changes and top-ups are recorded by the
+          platform&rsquo;s operators (<code>agentctl billing …</code>). To change your plan or add conversations or
+          credits, contact them.
+        </div>
+      )}
 
       <Loaded resource={usage.resource} retry={usage.retry} label="Loading usage…">
         {(u) => <UsageView usage={u} />}
@@ -58,34 +68,7 @@ export function BillingPage() {
 
       <Ledger />
 
-      <Panel title="Plans" id="plans" description="What each plan includes every calendar month.">
-        <Loaded resource={plans.resource} retry={plans.retry} label="Loading plans…">
-          {(p) => (
-            <ul class="plan-list">
-              {p.plans.map((plan) => {
-                const current = plan.id === (p.current || usage.data?.plan.id);
-                return (
-                  <li
-                    key={plan.id}
-                    class={`plan${current ? ' plan-current' : ''}`}
-                    aria-current={current ? 'true' : undefined}
-                  >
-                    <div class="plan-head">
-                      <h3>{plan.name}</h3>
-                      {current && <Badge tone="info">Your plan</Badge>}
-                    </div>
-                    <p class="plan-price">{priceOf(plan)}</p>
-                    <ul class="plan-facts">
-                      <li>{formatNumber(plan.monthly_conversations)} conversations a month</li>
-                      <li>{formatNumber(plan.monthly_credits)} credits a month</li>
-                    </ul>
-                  </li>
-                );
-              })}
-            </ul>
-          )}
-        </Loaded>
-      </Panel>
+      <PlansPanel plans={plans} currentFromUsage={usage.data?.plan.id} priceOf={priceOf} />
     </Page>
   );
 }
