@@ -1,7 +1,6 @@
 import type { AppDeps } from '../deps';
 import { ALL_ROLES, type RouteDef, route } from '../route';
-import { ChatResponse } from '../../lib/schemas/conversation';
-import { OkResponse } from '../../lib/schemas/conversation';
+import { ChatResponse, OkResponse, StreamFrame } from '../../lib/schemas/conversation';
 import { StatusResponse } from '../../lib/schemas/auth';
 import {
   BotCreate,
@@ -22,6 +21,7 @@ import {
   WidgetSites,
 } from '../../lib/schemas/dashboard';
 import { sessionBot, sessionUser } from '../session';
+import { openEventStream } from '../event-stream';
 
 /** `/v1/dashboard/*`: the dashboard's own API (not a stable contract; spec, "Dashboard calls named as public"). */
 export function dashboardRoutes(deps: AppDeps): RouteDef[] {
@@ -173,6 +173,31 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
         ctx.body = await conversations.testChat(bot.id, sessionUser(ctx).userId, body);
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/dashboard/bots/{id}/test-chat/stream',
+      operationId: 'dashboardTestChatStream',
+      summary:
+        'The test chat streamed: as `POST /v1/api/chat/stream`, with the signed-in user as the bot’s administrator.',
+      description:
+        'Errors found before the stream starts are JSON; then `text/event-stream` frames: `delta`, error frames, and the end frame last.',
+      body: TestChatRequest,
+      responses: {
+        200: {
+          description: 'Event stream of StreamFrame objects',
+          schema: StreamFrame,
+          contentType: 'text/event-stream',
+        },
+      },
+      errors: [...errs],
+      handler: async (ctx, { params, body }) => {
+        const bot = await sessionBot(deps, ctx, params.id);
+        const chat = await conversations.testChatStream(bot.id, sessionUser(ctx).userId, body);
+        const stream = openEventStream(ctx);
+        void chat.run((frame) => stream.write(frame), ctx.state.log).finally(() => stream.end());
       },
     }),
     route({

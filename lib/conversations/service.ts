@@ -188,6 +188,18 @@ export function createConversationService(deps: ConversationServiceDeps) {
     return conversation;
   }
 
+  /**
+   * The signed-in person as the bot's administrator for one test-chat turn (spec, Visitor identity rule 6): a visitor
+   * confirmation signed with the bot's identity secret, valid five minutes.
+   */
+  async function adminConfirmation(botId: string, userId: string): Promise<string> {
+    const bot = await loadBot(deps.db, botId);
+    return signVisitorConfirmation(
+      { user: `dashboard:${userId}`, role: 'admin', bot: botId, exp: Math.floor(Date.now() / 1000) + 300 },
+      deps.secrets.open(bot.identity_secret_sealed),
+    );
+  }
+
   /** The first word of a person's name, as the visitor is told who answered; none without a name. */
   async function firstNameOf(userId: string): Promise<string | undefined> {
     const res = await deps.db.query<{ name: string | null }>(`SELECT name FROM users WHERE id = $1`, [userId]);
@@ -254,12 +266,16 @@ export function createConversationService(deps: ConversationServiceDeps) {
      * the bot's administrator, with a confirmation signed by the bot's own identity secret.
      */
     async testChat(botId: string, userId: string, input: { session_id?: string; message: string }): Promise<ChatReply> {
-      const bot = await loadBot(deps.db, botId);
-      const userAuth = signVisitorConfirmation(
-        { user: `dashboard:${userId}`, role: 'admin', bot: botId, exp: Math.floor(Date.now() / 1000) + 300 },
-        deps.secrets.open(bot.identity_secret_sealed),
-      );
-      return service.answer(botId, { ...input, user_auth: userAuth });
+      return service.answer(botId, { ...input, user_auth: await adminConfirmation(botId, userId) });
+    },
+
+    /** The test chat streamed, as `/chat/stream` streams a visitor's turn (the dashboard's test chat). */
+    async testChatStream(
+      botId: string,
+      userId: string,
+      input: { session_id?: string; message: string },
+    ): Promise<ChatStream> {
+      return service.openStream(botId, { ...input, user_auth: await adminConfirmation(botId, userId) });
     },
 
     /**

@@ -406,12 +406,19 @@ describe('dashboard, an owner', () => {
     await page.goto(`${api}/agents`);
     await page.getByRole('link', { name: 'Acme helper' }).click();
 
-    // Test chat: the fake model echoes the question.
+    // Test chat, streamed as a visitor sees it: a model paced over two seconds shows its first pieces long before
+    // its end; the whole answer stays.
     await page.getByRole('link', { name: 'Test chat' }).click();
-    await page.getByLabel('Message').fill('When is the shop open?');
+    const streamed = page.waitForRequest((r) => r.url().endsWith('/test-chat/stream') && r.method() === 'POST');
+    await page.getByLabel('Message').fill('[[fake:pace-200-2000-8]] When is the shop open?');
     await page.keyboard.press('Enter');
+    await streamed;
     const log = page.getByRole('list', { name: 'Conversation' });
+    const answer = log.locator('.chat-agent').last();
+    await answer.getByText(/^Fake answer/).waitFor({ timeout: 20_000 });
+    const early = (await answer.textContent()) ?? '';
     await log.getByText('Fake answer: When is the shop open?').waitFor({ timeout: 20_000 });
+    expect(early.length).toBeLessThan('Fake answer: When is the shop open?'.length);
     expect(await page.getByLabel('Message').inputValue()).toBe('');
     await shot(page, 'test-chat');
 

@@ -1,6 +1,6 @@
 import type { Look } from './look';
 import type { Team } from './team';
-import { type StreamFrame, parseSse } from './sse';
+import { type StreamFrame, parseSse } from '../../shared/sse';
 import type { WidgetMessage, WidgetPoll } from '../../shared/contract';
 
 /** The server's own types (web/shared/contract.ts): a change there fails this build, not a visitor's screen. */

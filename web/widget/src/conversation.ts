@@ -1,5 +1,5 @@
 import type { Failure, Identity, Message, Session, WidgetApi } from './api';
-import type { StreamFrame } from './sse';
+import type { StreamFrame } from '../../shared/sse';
 import { forgetSession, loadSession, saveSession } from './storage';
 import { pageContextOf } from './page-context';
 import { satisfactionAfter } from './satisfaction-state';

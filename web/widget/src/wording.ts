@@ -1,5 +1,5 @@
 import type { Failure } from './api';
-import type { StreamFrame } from './sse';
+import type { StreamFrame } from '../../shared/sse';
 
 /** What the widget says about failures and images, in the visitor's words. DOM-free. */
 

@@ -1,5 +1,6 @@
 import type { ScanRun } from '../../../shared/contract';
-import { call, query, seg } from './client';
+import type { StreamFrame } from '../../../shared/sse';
+import { call, query, seg, stream } from './client';
 
 /** Agents (bots) and their keys, knowledge, scans, test chat: `/v1/dashboard/bots…`. */
 
@@ -80,14 +81,6 @@ export interface Source {
 /** The server's own type (web/shared/contract.ts). */
 export type Scan = ScanRun;
 
-export interface ChatAnswer {
-  answer: string;
-  session_id: string;
-  handoff?: true;
-  quota_exceeded?: true;
-  notice?: 'outage';
-}
-
 const bot = (id: string) => `/v1/dashboard/bots/${seg(id)}`;
 
 /** The models the workspace's plan allows (weight: credits relative to the default model) and the default. */
@@ -107,8 +100,13 @@ export const agents = {
   remove: (id: string) => call<{ status: 'deleted' }>('DELETE', bot(id)),
   reissue: (id: string, kind: KeyKind) =>
     call<{ key: string; fingerprint: string }>('POST', `${bot(id)}/${REISSUE_PATH[kind]}`),
-  testChat: (id: string, message: string, session_id?: string) =>
-    call<ChatAnswer>('POST', `${bot(id)}/test-chat`, { message, session_id }),
+  /** The test chat streamed: each frame as it comes (`delta` pieces, an error frame, the end frame last). */
+  testChatStream: (
+    id: string,
+    message: string,
+    session_id: string | undefined,
+    onFrame: (frame: StreamFrame) => void,
+  ) => stream(`${bot(id)}/test-chat/stream`, { message, session_id }, onFrame),
 
   knowledge: (id: string, cursor?: string, limit = 20) =>
     call<{ sources: Source[]; next_cursor: string }>('GET', `${bot(id)}/knowledge${query({ limit, cursor })}`),

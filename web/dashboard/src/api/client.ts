@@ -1,3 +1,5 @@
+import { type StreamFrame, parseSse } from '../../../shared/sse';
+
 /**
  * The dashboard's one way to call the API: same origin, the session cookie, JSON both ways. Errors are `{error,
  * code}` (spec, Errors); a page branches on `status` and `code` and shows `message` (the API's `error` text) when
@@ -51,6 +53,59 @@ export async function call<T>(method: Method, path: string, body?: unknown): Pro
   };
   if (failure.status === 401 && failure.code === 'unauthorized') unauthorizedListener?.(failure);
   return { ok: false, ...failure };
+}
+
+/**
+ * POSTs JSON to a chat stream and hands each frame to `onFrame` as it arrives (spec, chat/stream). Resolves once the
+ * stream ended: a failure before the stream (auth, validation, limits) is a `Result` failure as `call` gives one; a
+ * stream that broke off without its end frame is one with status 0.
+ */
+export async function stream(
+  path: string,
+  body: unknown,
+  onFrame: (frame: StreamFrame) => void,
+): Promise<Result<void>> {
+  const unreachable = { ok: false as const, status: 0, code: 'network', message: 'The service cannot be reached.' };
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify(body),
+    });
+  } catch {
+    return unreachable;
+  }
+  if (!res.ok || !res.body) {
+    const json = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+    const failure: Failure = {
+      status: res.status,
+      code: typeof json?.code === 'string' ? json.code : 'error',
+      message: typeof json?.error === 'string' ? json.error : `The service answered ${res.status}.`,
+      retryAfter: Number(res.headers.get('Retry-After')) || undefined,
+    };
+    if (failure.status === 401 && failure.code === 'unauthorized') unauthorizedListener?.(failure);
+    return { ok: false, ...failure };
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let rest = '';
+  let ended = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const parsed = parseSse(rest + value);
+      rest = parsed.rest;
+      for (const frame of parsed.frames) {
+        if (frame.type === 'end') ended = true;
+        onFrame(frame);
+      }
+    }
+  } catch {
+    return { ...unreachable, message: 'The answer broke off.' };
+  }
+  return ended ? { ok: true, value: undefined } : { ...unreachable, message: 'The answer broke off.' };
 }
 
 /** A path segment from an id the API gave (ids are plain, but a typed address could hold anything). */

@@ -10,7 +10,7 @@ interface Line {
   text: string;
 }
 
-/** A conversation with the agent as a visitor would have it (you are confirmed as its admin). */
+/** A conversation with the agent as a visitor would have it, streamed as they see it (you are confirmed as its admin). */
 export function ChatTab(props: TabProps) {
   const [lines, setLines] = useState<Line[]>([]);
   const [sessionId, setSessionId] = useState<string | undefined>();
@@ -24,6 +24,8 @@ export function ChatTab(props: TabProps) {
     log.current?.lastElementChild?.scrollIntoView({ block: 'nearest' });
   }, [lines, action.busy]);
 
+  /** The agent's answer has begun arriving (the "is answering" line gives way to it). */
+  const streaming = Boolean(action.busy) && lines.at(-1)?.author !== 'you';
   const add = (author: Line['author'], value: string) =>
     setLines((prev) => [...prev, { id: nextId.current++, author, text: value }]);
 
@@ -33,15 +35,33 @@ export function ChatTab(props: TabProps) {
     if (!message || action.busy) return;
     add('you', message);
     setText('');
-    const res = await action.run(() => agents.testChat(props.bot.id, message, sessionId));
-    if (!res.ok) {
-      input.current?.focus();
-      return;
-    }
-    setSessionId(res.value.session_id);
-    if (res.value.answer) add(res.value.notice ? 'notice' : 'agent', res.value.answer);
-    if (res.value.handoff) add('notice', 'The conversation went to a human: answer it from the Inbox.');
-    if (res.value.quota_exceeded) add('notice', 'The monthly conversation limit is used up.');
+    // The answer grows in one line as its pieces arrive; what the end frame says comes after it.
+    const answerId = nextId.current++;
+    let answer = '';
+    let outage = false;
+    const after: string[] = [];
+    let failed: string | undefined;
+    const res = await action.run(() =>
+      agents.testChatStream(props.bot.id, message, sessionId, (frame) => {
+        if (frame.type === 'delta') {
+          answer += frame.delta;
+          outage ||= frame.outage;
+          const line: Line = { id: answerId, author: outage ? 'notice' : 'agent', text: answer };
+          setLines((prev) =>
+            prev.some((l) => l.id === answerId) ? prev.map((l) => (l.id === answerId ? line : l)) : [...prev, line],
+          );
+        } else if (frame.type === 'error') {
+          failed = frame.message;
+        } else {
+          if (frame.sessionId) setSessionId(frame.sessionId);
+          if (frame.handoff) after.push('The conversation went to a human: answer it from the Inbox.');
+          if (frame.quotaExceeded) after.push('The monthly conversation limit is used up.');
+        }
+      }),
+    );
+    if (failed) add('notice', `The answer could not be finished: ${failed}`);
+    for (const notice of after) add('notice', notice);
+    if (!res.ok && answer) add('notice', 'The answer broke off; the full answer is in the conversation.');
     input.current?.focus();
   }
 
@@ -74,7 +94,7 @@ export function ChatTab(props: TabProps) {
             {line.author === 'agent' ? <MarkdownText text={line.text} /> : line.text}
           </li>
         ))}
-        {action.busy && (
+        {action.busy && !streaming && (
           <li class="chat-line chat-agent chat-typing" role="status">
             <span class="spinner spinner-small" aria-hidden="true" /> {props.bot.name} is answering…
           </li>

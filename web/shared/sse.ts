@@ -1,6 +1,7 @@
 /**
- * The frames of `POST /v1/widget/chat/stream` (spec, chat/stream; docs/widget.md): each is one `data: <json>` line
- * ended by an empty line, told apart by which field is present — `error` (an error frame, HTTP status stays 200),
+ * The frames of a chat stream (spec, chat/stream): the widget's (docs/widget.md) and the dashboard's test chat. Each
+ * is one `data: <json>` line ended by an empty line, told apart by which field is present — `error` (an error frame,
+ * HTTP status stays 200),
  * `done` (the end frame, always last), else `delta` (a fragment of the answer).
  */
 export type StreamFrame =
