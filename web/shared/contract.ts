@@ -5,10 +5,16 @@
  * of showing up on a screen.
  */
 import type { z } from 'zod';
+import type * as actions from '../../lib/schemas/actions';
+import type * as billing from '../../lib/schemas/billing';
 import type * as conversation from '../../lib/schemas/conversation';
+import type * as auth from '../../lib/schemas/auth';
+import type * as dashboard from '../../lib/schemas/dashboard';
+import type * as knowledge from '../../lib/schemas/knowledge';
 import type * as operator from '../../lib/schemas/operator';
 import type * as scan from '../../lib/schemas/scan';
 import type * as team from '../../lib/schemas/team';
+import type * as triggers from '../../lib/schemas/triggers';
 import type * as widget from '../../lib/schemas/widget';
 
 export type Attachment = z.infer<typeof conversation.Attachment>;
@@ -31,3 +37,23 @@ export type WidgetMessage = WidgetPoll['messages'][number];
 
 /** A site scan with its progress, and why it found nothing (`error_code`, worded by the dashboard). */
 export type ScanRun = z.infer<typeof scan.ScanRunSchema>;
+
+/** An agent as the dashboard shows and edits it. */
+export type BotView = z.infer<typeof dashboard.BotView>;
+export type BotSummary = z.infer<typeof dashboard.BotSummary>;
+export type RunView = z.infer<typeof dashboard.RunView>;
+export type NotificationView = z.infer<typeof dashboard.NotificationView>;
+export type TriggerView = z.infer<typeof triggers.TriggerView>;
+export type ApprovalView = z.infer<typeof actions.ApprovalView>;
+export type PlanView = z.infer<typeof billing.PlanView>;
+export type UsageView = z.infer<typeof billing.UsageView>;
+export type LedgerEntry = z.infer<typeof billing.LedgerList>['entries'][number];
+export type WidgetLookView = BotView['widget_look'];
+export type WidgetSiteView = z.infer<typeof dashboard.WidgetSites>['sites'][number];
+export type BotKeysView = z.infer<typeof dashboard.BotCreated>['keys'];
+export type ModelChoicesView = z.infer<typeof dashboard.ModelChoices>;
+export type KnowledgeSourceSummary = z.infer<typeof knowledge.KnowledgeSourceSummary>;
+export type ActionView = z.infer<typeof actions.ActionList>['actions'][number];
+export type SavedReplyView = z.infer<typeof operator.SavedReplyView>;
+/** The signed-in person and their workspace (`GET /v1/auth/me`). */
+export type SignedInView = z.infer<typeof auth.MeResponse>;

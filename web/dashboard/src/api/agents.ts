@@ -1,59 +1,27 @@
+import type {
+  BotKeysView,
+  BotSummary as BotSummaryView,
+  BotView,
+  KnowledgeSourceSummary,
+  ModelChoicesView,
+  WidgetLookView,
+  WidgetSiteView,
+} from '../../../shared/contract';
 import type { ScanRun } from '../../../shared/contract';
 import type { StreamFrame } from '../../../shared/sse';
 import { call, query, seg, stream } from './client';
 
 /** Agents (bots) and their keys, knowledge, scans, test chat: `/v1/dashboard/bots…`. */
 
-export interface BotSummary {
-  id: string;
-  name: string;
-  created_at: number;
-  knowledge_sources?: number;
-  open_requests?: number;
-}
+export type BotSummary = BotSummaryView;
 
-export interface Bot {
-  id: string;
-  name: string;
-  instructions: string;
-  model: string | null;
-  handoff_enabled: boolean;
-  handoff_webhook_url: string | null;
-  allowed_origins: string[];
-  public_key: string;
-  handoff_webhook_secret_fingerprint: string;
-  visitor_identity_secret_fingerprint: string;
-  secret_key_fingerprint?: string;
-  builder_key_fingerprint?: string | null;
-  /** How the widget looks on the site (absent from older APIs). */
-  widget_look?: WidgetLook;
-  created_at?: number;
-}
+export type Bot = BotView;
 
-export interface WidgetLook {
-  color: string;
-  greeting: string | null;
-  position: 'right' | 'left';
-  team_name: string | null;
-  avatar_url: string | null;
-}
+export type WidgetLook = WidgetLookView;
 
-/** A page origin the widget was seen on: served (`last_allowed_at`) or refused (`last_refused_at`). */
-export interface WidgetSite {
-  origin: string;
-  /** Whether the agent's allowed sites include it now. */
-  allowed: boolean;
-  last_allowed_at: number | null;
-  last_refused_at: number | null;
-}
+export type WidgetSite = WidgetSiteView;
 
-export interface BotKeys {
-  secret_key: string;
-  public_key: string;
-  builder_key: string;
-  handoff_webhook_secret: string;
-  visitor_identity_secret: string;
-}
+export type BotKeys = BotKeysView;
 
 export type BotPatch = Partial<
   Pick<Bot, 'name' | 'instructions' | 'model' | 'handoff_enabled' | 'handoff_webhook_url' | 'allowed_origins'>
@@ -68,27 +36,14 @@ const REISSUE_PATH: Record<KeyKind, string> = {
   builder: 'builder-key',
 };
 
-export interface Source {
-  source_id: string;
-  title: string;
-  fragments: number;
-  origin: 'api' | 'scan';
-  url: string | null;
-  created_at: number;
-  updated_at: number;
-}
+export type Source = KnowledgeSourceSummary;
 
 /** The server's own type (web/shared/contract.ts). */
 export type Scan = ScanRun;
 
 const bot = (id: string) => `/v1/dashboard/bots/${seg(id)}`;
 
-/** The models the workspace's plan allows (weight: credits relative to the default model) and the default. */
-export interface ModelChoices {
-  default_model: string;
-  plan: string;
-  models: { name: string; weight: number }[];
-}
+export type ModelChoices = ModelChoicesView;
 
 export const agents = {
   list: () => call<{ bots: BotSummary[] }>('GET', '/v1/dashboard/bots'),

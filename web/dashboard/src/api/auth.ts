@@ -1,3 +1,4 @@
+import type { SignedInView } from '../../../shared/contract';
 import { call } from './client';
 
 /** Accounts and sessions: `/v1/auth/*`. The session is an HttpOnly cookie the API sets and clears. */
@@ -16,10 +17,7 @@ export interface Workspace {
   name: string;
 }
 
-export interface SignedIn {
-  user: User;
-  workspace: Workspace;
-}
+export type SignedIn = SignedInView;
 
 export interface Invitation {
   email: string;

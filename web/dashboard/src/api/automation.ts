@@ -1,25 +1,11 @@
+import type { ActionView, ApprovalView, RunView, TriggerView } from '../../../shared/contract';
 import { call, query, seg } from './client';
 
 /** Triggers, the run log, actions and approvals of one agent (lib/schemas/triggers.ts, actions.ts, dashboard.ts). */
 
 export type TriggerKind = 'webhook' | 'schedule' | 'poll' | 'manual';
 
-export interface Trigger {
-  id: string;
-  bot_id: string;
-  kind: TriggerKind | string;
-  name: string;
-  task: string;
-  mode: 'ack' | 'wait' | string;
-  enabled: boolean;
-  disabled_reason: string | null;
-  consecutive_failures: number;
-  hook_url: string | null;
-  secret_fingerprint: string | null;
-  schedule: { cron: string | null; every_seconds: number | null } | null;
-  poll: { url: string; every_seconds: number | null } | null;
-  created_at: number;
-}
+export type Trigger = TriggerView;
 
 export interface TriggerCreate {
   kind: TriggerKind;
@@ -31,46 +17,13 @@ export interface TriggerCreate {
   poll?: { url: string; every_seconds: number };
 }
 
-export interface Run {
-  run_id: string;
-  status: 'running' | 'done' | 'failed' | 'skipped' | string;
-  trigger_kind: string;
-  trigger_id: string | null;
-  session_id: string | null;
-  input: string;
-  answer: string | null;
-  error_code: string | null;
-  error: string | null;
-  model: string | null;
-  prompt_tokens: number;
-  completion_tokens: number;
-  credits: number;
-  started_at: number;
-  finished_at: number | null;
-  workflow_url: string;
-}
+export type Run = RunView;
 
-export interface Action {
-  id: string;
-  name: string;
-  description: string;
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  url: string;
-  parameters: Record<string, unknown>;
-  admin_only: boolean;
-  requires_approval: boolean;
-}
+export type Action = ActionView;
 
 export type ActionCreate = Omit<Action, 'id'>;
 
-export interface Approval {
-  id: string;
-  run_id: string;
-  action: string;
-  arguments: unknown;
-  status: string;
-  created_at: number;
-}
+export type Approval = ApprovalView;
 
 const bot = (id: string) => `/v1/dashboard/bots/${seg(id)}`;
 

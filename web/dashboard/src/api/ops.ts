@@ -4,7 +4,14 @@
  * are ignored, and unknown enumerated values (authors, event kinds, statuses) are passed through for the pages to
  * show as text.
  */
-import type { InboxThread, TeamMember } from '../../../shared/contract';
+import type {
+  BotSummary as BotSummaryView,
+  LedgerEntry as LedgerEntryView,
+  NotificationView,
+  PlanView,
+  UsageView,
+} from '../../../shared/contract';
+import type { InboxThread, SavedReplyView, TeamMember } from '../../../shared/contract';
 import { call, query, seg } from './client';
 
 export type {
@@ -32,19 +39,11 @@ export type Role = 'owner' | 'admin' | 'operator';
 
 // ---------- inbox ----------
 
-export interface BotSummary {
-  id: string;
-  name: string;
-  open_requests?: number;
-}
+export type BotSummary = BotSummaryView;
 
 const thread = (bot: string, sid: string) => `/v1/dashboard/bots/${seg(bot)}/threads/${seg(sid)}`;
 
-export interface SavedReply {
-  id: string;
-  title: string;
-  text: string;
-}
+export type SavedReply = SavedReplyView;
 
 export const inboxApi = {
   savedReplies: () => call<{ replies: SavedReply[] }>('GET', '/v1/dashboard/saved-replies'),
@@ -75,16 +74,7 @@ export const inboxApi = {
 
 // ---------- notifications ----------
 
-export interface Notification {
-  id: string;
-  kind: string;
-  title: string;
-  body: string;
-  bot_id: string | null;
-  data: Record<string, unknown> | null;
-  created_at: number;
-  read_at: number | null;
-}
+export type Notification = NotificationView;
 
 export const notificationsApi = {
   list: () => call<{ notifications: Notification[]; unread?: number }>('GET', '/v1/dashboard/notifications'),
@@ -95,30 +85,11 @@ export const notificationsApi = {
 
 // ---------- billing ----------
 
-export interface Plan {
-  id: string;
-  name: string;
-  monthly_conversations: number;
-  monthly_credits: number;
-  price: number | string | null;
-}
+export type Plan = PlanView;
 
-export interface Usage {
-  plan: Plan;
-  period: { start: number; end: number };
-  conversations: { used: number; quota: number; included: number; topped_up: number };
-  credits: { balance: number; used_this_period: number };
-  topups: { kind: string; amount: number; note: string | null; created_at: number }[];
-  daily: { date: string; conversations: number; credits: number }[];
-}
+export type Usage = UsageView;
 
-export interface LedgerEntry {
-  id: string;
-  amount: number;
-  reason: string;
-  run_id: string | null;
-  created_at: number;
-}
+export type LedgerEntry = LedgerEntryView;
 
 export const billingApi = {
   /** `checkout`: the plans that can be bought here (empty without a payment provider). */
