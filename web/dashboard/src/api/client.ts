@@ -45,6 +45,11 @@ export async function call<T>(method: Method, path: string, body?: unknown): Pro
   }
   const json = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
   if (res.ok) return { ok: true, value: json as T };
+  return failureOf(res, json);
+}
+
+/** A refused request as a `Result` (spec, Errors: `{error, code}`); a 401 also tells the app's listener. */
+function failureOf(res: Response, json: Record<string, unknown> | undefined): { ok: false } & Failure {
   const failure: Failure = {
     status: res.status,
     code: typeof json?.code === 'string' ? json.code : 'error',
@@ -78,15 +83,7 @@ export async function stream(
     return unreachable;
   }
   if (!res.ok || !res.body) {
-    const json = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-    const failure: Failure = {
-      status: res.status,
-      code: typeof json?.code === 'string' ? json.code : 'error',
-      message: typeof json?.error === 'string' ? json.error : `The service answered ${res.status}.`,
-      retryAfter: Number(res.headers.get('Retry-After')) || undefined,
-    };
-    if (failure.status === 401 && failure.code === 'unauthorized') unauthorizedListener?.(failure);
-    return { ok: false, ...failure };
+    return failureOf(res, (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined);
   }
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   let rest = '';

@@ -4,13 +4,8 @@
  * are ignored, and unknown enumerated values (authors, event kinds, statuses) are passed through for the pages to
  * show as text.
  */
-import type {
-  BotSummary as BotSummaryView,
-  LedgerEntry as LedgerEntryView,
-  NotificationView,
-  PlanView,
-  UsageView,
-} from '../../../shared/contract';
+import type { BotSummary } from './agents';
+import type { LedgerEntry as LedgerEntryView, NotificationView, PlanView, UsageView } from '../../../shared/contract';
 import type { InboxThread, SavedReplyView, TeamMember } from '../../../shared/contract';
 import { call, query, seg } from './client';
 
@@ -39,7 +34,7 @@ export type Role = 'owner' | 'admin' | 'operator';
 
 // ---------- inbox ----------
 
-export type BotSummary = BotSummaryView;
+export type { BotSummary } from './agents';
 
 const thread = (bot: string, sid: string) => `/v1/dashboard/bots/${seg(bot)}/threads/${seg(sid)}`;
 
