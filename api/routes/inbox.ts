@@ -125,6 +125,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
           params.sid,
           query,
           publicBaseUrl(deps),
+          { authorNames: true },
         );
         ctx.body = { ...transcript, ...(await assignment.presence(params.sid, sessionUser(ctx).userId)) };
       },

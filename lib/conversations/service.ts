@@ -580,8 +580,14 @@ export function createConversationService(deps: ConversationServiceDeps) {
     inbox: (workspaceId: string, opts: InboxOptions) => listInbox(deps.db, workspaceId, opts),
 
     /** The full transcript, messages and events; opening it tells the visitor an operator is reading. */
-    async transcript(botId: string, sessionId: string, page: Page, mediaBaseUrl: string) {
-      return readTranscript(deps.db, await conversationOf(botId, sessionId), page, mediaBaseUrl);
+    async transcript(
+      botId: string,
+      sessionId: string,
+      page: Page,
+      mediaBaseUrl: string,
+      opts: { authorNames?: boolean } = {},
+    ) {
+      return readTranscript(deps.db, await conversationOf(botId, sessionId), page, mediaBaseUrl, opts);
     },
 
     /** Who the visitor is and their other conversations with the agent: the inbox's visitor panel. */

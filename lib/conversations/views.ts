@@ -145,7 +145,13 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
 }
 
 /** A transcript page, messages and events; reading it tells the visitor an operator is reading (`operator_here`). */
-export async function readTranscript(db: Queryable, conversation: ConversationRow, page: Page, mediaBaseUrl: string) {
+export async function readTranscript(
+  db: Queryable,
+  conversation: ConversationRow,
+  page: Page,
+  mediaBaseUrl: string,
+  opts: { authorNames?: boolean } = {},
+) {
   const after = page.cursor ? decodeCursor(page.cursor, CURSORS.seq).seq : 0;
   const [meta, rows] = await Promise.all([
     db.query<{ visitor_user: string | null; status: string; visitor_typing: boolean }>(
@@ -161,8 +167,9 @@ export async function readTranscript(db: Queryable, conversation: ConversationRo
       at: number;
       event: Record<string, unknown> | null;
       attachment: AttachmentRef | null;
+      author_name: string | null;
     }>(
-      `SELECT seq, id, author, text, at, event, attachment FROM messages WHERE session_id = $1 AND seq > $2
+      `SELECT seq, id, author, text, at, event, attachment, author_name FROM messages WHERE session_id = $1 AND seq > $2
         ORDER BY seq LIMIT $3`,
       [conversation.session_id, after, page.limit + 1],
     ),
@@ -180,6 +187,8 @@ export async function readTranscript(db: Queryable, conversation: ConversationRo
       at: Number(m.at),
       ...(m.event ? { event: m.event } : {}),
       ...(m.attachment ? { attachment: attachmentView(m.attachment, mediaBaseUrl) } : {}),
+      // The dashboard's inbox names who of the team wrote a reply; the operator API's transcript stays the spec's.
+      ...(opts.authorNames && m.author_name ? { author_name: m.author_name } : {}),
     })),
     next_cursor: rows.rows.length > page.limit ? encodeCursor({ seq: Number(messages.at(-1)!.seq) }) : '',
     // Where a reader that keeps watching continues (after the last message read), even on the last page.

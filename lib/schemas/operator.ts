@@ -60,6 +60,14 @@ export const Transcript = z
   .meta({ id: 'Transcript' });
 
 export const InboxTranscript = Transcript.extend({
+  messages: z.array(
+    Message.extend({
+      author_name: z
+        .string()
+        .optional()
+        .describe('A reply written in the dashboard: the first name of who wrote it, as the visitor saw it'),
+    }),
+  ),
   assignee: Teammate.nullable(),
   replying: Teammate.nullable().describe(
     'Another person of the team typing a reply to this visitor now (the last ~6 s); never the one reading',

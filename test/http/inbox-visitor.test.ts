@@ -109,6 +109,13 @@ describe("the inbox's visitor panel", () => {
     // The public API's poll is the spec's: no author names.
     const api = await http(`/v1/api/messages?session_id=${visitor.session_id}`, { key: bot.keys.secret_key });
     expect(api.body.messages.some((m: { author_name?: string }) => 'author_name' in m)).toBe(false);
+    // The inbox's transcript names the writer as the visitor saw it; the operator API's transcript names nobody.
+    const inbox = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${visitor.session_id}`, { headers: owner });
+    const named = inbox.body.messages.filter((m: { author: string }) => m.author === 'operator');
+    expect(named.map((m: { author_name?: string }) => m.author_name)).toEqual(['Ana', undefined]);
+    const viaApi = await http(`/v1/api/operator/threads/${visitor.session_id}`, { key: bot.keys.secret_key });
+    expect(viaApi.status).toBe(200);
+    expect(viaApi.body.messages.some((m: { author_name?: string }) => 'author_name' in m)).toBe(false);
   });
 
   it('keeps internal notes of the team in the transcript, signed, never shown to the visitor', async () => {

@@ -3,8 +3,18 @@ import { describe, expect, it, jest } from '@jest/globals';
 // The dashboard's sources are an ES module package: the type from there, the code through Jest.
 import type * as Model from '../../web/dashboard/src/pages/inbox/model.js' with { 'resolution-mode': 'import' };
 
-const { addressOf, announcementOf, assigneeLabel, clip, contactHref, preview, statusInfo, viewFrom, visitorName } =
-  jest.requireActual<typeof Model>('../../web/dashboard/src/pages/inbox/model');
+const {
+  addressOf,
+  announcementOf,
+  assigneeLabel,
+  authorLabel,
+  clip,
+  contactHref,
+  preview,
+  statusInfo,
+  viewFrom,
+  visitorName,
+} = jest.requireActual<typeof Model>('../../web/dashboard/src/pages/inbox/model');
 
 describe('the inbox, apart from the page', () => {
   it('keeps its view in the address, and reads it back', () => {
@@ -19,6 +29,14 @@ describe('the inbox, apart from the page', () => {
     // The requests assigned to the signed-in person.
     expect(addressOf({ status: 'mine', agent: '', bot: '', session: '' })).toBe('/inbox?status=mine');
     expect(viewFrom(new URLSearchParams('status=mine'))).toMatchObject({ status: 'mine' });
+  });
+
+  it('names who wrote a message: the agent, the visitor, the team member who replied, else the team', () => {
+    expect(authorLabel('bot', 'Acme helper')).toBe('Acme helper');
+    expect(authorLabel('visitor')).toBe('Visitor');
+    expect(authorLabel('operator', 'Acme helper', 'Ana')).toBe('Ana');
+    expect(authorLabel('operator', 'Acme helper')).toBe('Team');
+    expect(authorLabel('event')).toBe('');
   });
 
   it('names who handles a conversation, the signed-in person as "You"', () => {

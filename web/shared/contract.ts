@@ -25,6 +25,8 @@ export type InboxThread = z.infer<typeof operator.InboxThread>;
 export type Transcript = z.infer<typeof operator.Transcript>;
 /** A transcript as the inbox reads it: with who handles it and who of the team is writing to it now. */
 export type InboxTranscript = z.infer<typeof operator.InboxTranscript>;
+/** A message as the inbox reads it: a dashboard reply names its writer (`author_name`). */
+export type InboxMessage = InboxTranscript['messages'][number];
 export type Teammate = z.infer<typeof operator.Teammate>;
 export type VisitorPanel = z.infer<typeof operator.VisitorPanel>;
 export type TeamMember = z.infer<typeof team.Member>;

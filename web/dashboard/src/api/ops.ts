@@ -4,28 +4,34 @@
  * are ignored, and unknown enumerated values (authors, event kinds, statuses) are passed through for the pages to
  * show as text.
  */
+import type {
+  BuilderKey,
+  InboxMessage,
+  InboxThread,
+  InboxTranscript,
+  Invitation,
+  LedgerEntry as LedgerEntryView,
+  NotificationView,
+  PlanView,
+  SavedReplyView,
+  TeamMember,
+  Teammate,
+  UsageView,
+  VisitorPanel,
+} from '../../../shared/contract';
 import type { BotSummary } from './agents';
-import type { LedgerEntry as LedgerEntryView, NotificationView, PlanView, UsageView } from '../../../shared/contract';
-import type { InboxThread, SavedReplyView, TeamMember } from '../../../shared/contract';
 import { call, query, seg } from './client';
 
 export type {
   Attachment,
   BuilderKey,
   Invitation,
-  Message,
   MessageEvent,
   Teammate,
   VisitorPanel,
 } from '../../../shared/contract';
-import type {
-  BuilderKey,
-  InboxTranscript,
-  Invitation,
-  Message,
-  Teammate,
-  VisitorPanel,
-} from '../../../shared/contract';
+/** A message of the inbox's transcript (a dashboard reply names its writer). */
+export type Message = InboxMessage;
 export type Transcript = InboxTranscript;
 export type ThreadSummary = InboxThread;
 export type Member = TeamMember;

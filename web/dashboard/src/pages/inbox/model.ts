@@ -77,10 +77,11 @@ export function statusInfo(status: string): { label: string; tone: 'warning' | '
 
 export const isOpen = (status: string) => status === 'waiting' || status === 'operator';
 
-export function authorLabel(author: string, botName?: string): string {
+export function authorLabel(author: string, botName?: string, authorName?: string): string {
   if (author === 'visitor') return 'Visitor';
   if (author === 'bot') return botName || 'Assistant';
-  if (author === 'operator') return 'Team';
+  // A reply written in the dashboard names its writer; one through the operator API is the team's.
+  if (author === 'operator') return authorName || 'Team';
   return '';
 }
 

@@ -42,7 +42,7 @@ function Stamp(props: { at: number }) {
 function MessageRow(props: { m: Message; byId: Map<string, Message>; botName?: string }) {
   const { m } = props;
   if (m.author === 'event') return <EventRow m={m} byId={props.byId} botName={props.botName} />;
-  const who = authorLabel(m.author, props.botName);
+  const who = authorLabel(m.author, props.botName, m.author_name);
   // Spec, Message: an unknown author is shown as its text line, not dropped.
   if (!who) return <LineRow m={m} />;
   return (
