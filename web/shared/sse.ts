@@ -82,3 +82,33 @@ export function parseSse(buffer: string): { frames: StreamFrame[]; rest: string 
   }
   return { frames, rest: text.slice(start) };
 }
+
+/**
+ * Reads a response body's frames to its end, handing each to `onFrame` as soon as it is complete (a character split
+ * between two network reads is kept for the next). `ended`: the end frame came; `broken`: the connection failed
+ * before the body's end (what was read is handed on first).
+ */
+export async function readFrames(
+  body: ReadableStream<Uint8Array>,
+  onFrame: (frame: StreamFrame) => void,
+): Promise<{ ended: boolean; broken: boolean }> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let ended = false;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
+      const parsed = parseSse(buffer);
+      buffer = parsed.rest;
+      for (const frame of parsed.frames) {
+        if (frame.type === 'end') ended = true;
+        onFrame(frame);
+      }
+      if (done) return { ended, broken: false };
+    }
+  } catch {
+    return { ended, broken: true };
+  }
+}

@@ -1,6 +1,6 @@
 import type { Look } from './look';
 import type { Team } from './team';
-import { type StreamFrame, parseSse } from '../../shared/sse';
+import { type StreamFrame, readFrames } from '../../shared/sse';
 import type { WidgetMessage, WidgetPoll } from '../../shared/contract';
 
 /** The server's own types (web/shared/contract.ts): a change there fails this build, not a visitor's screen. */
@@ -186,24 +186,9 @@ export function createApi(base: string, key: string) {
       if (!res.body || !(res.headers.get('Content-Type') ?? '').startsWith('text/event-stream')) {
         return { ok: false, status: res.status, code: 'error', message: 'The chat service sent no answer stream.' };
       }
-      const reader = res.body.getReader();
-      const decoder = new TextDecoder();
-      let buffer = '';
-      let ended = false;
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
-          const parsed = parseSse(buffer);
-          buffer = parsed.rest;
-          for (const frame of parsed.frames) {
-            if (frame.type === 'end') ended = true;
-            onFrame(frame);
-          }
-          if (done) break;
-        }
-      } catch {
-        if (!ended) return { ...NETWORK, code: 'interrupted', message: 'The connection broke off during the answer.' };
+      const { ended, broken } = await readFrames(res.body, onFrame);
+      if (broken && !ended) {
+        return { ...NETWORK, code: 'interrupted', message: 'The connection broke off during the answer.' };
       }
       return { ok: true, value: { ended } };
     },

@@ -5,9 +5,9 @@ import type {
   KnowledgeSourceSummary,
   ModelChoicesView,
   WidgetLookView,
+  ScanRun,
   WidgetSiteView,
 } from '../../../shared/contract';
-import type { ScanRun } from '../../../shared/contract';
 import type { StreamFrame } from '../../../shared/sse';
 import { call, query, seg, stream } from './client';
 

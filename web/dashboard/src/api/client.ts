@@ -1,4 +1,4 @@
-import { type StreamFrame, parseSse } from '../../../shared/sse';
+import { type StreamFrame, readFrames } from '../../../shared/sse';
 
 /**
  * The dashboard's one way to call the API: same origin, the session cookie, JSON both ways. Errors are `{error,
@@ -85,23 +85,7 @@ export async function stream(
   if (!res.ok || !res.body) {
     return failureOf(res, (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined);
   }
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let rest = '';
-  let ended = false;
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      const parsed = parseSse(rest + value);
-      rest = parsed.rest;
-      for (const frame of parsed.frames) {
-        if (frame.type === 'end') ended = true;
-        onFrame(frame);
-      }
-    }
-  } catch {
-    return { ...unreachable, message: 'The answer broke off.' };
-  }
+  const { ended } = await readFrames(res.body, onFrame);
   return ended ? { ok: true, value: undefined } : { ...unreachable, message: 'The answer broke off.' };
 }
 
