@@ -113,7 +113,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
           }),
         );
         // A retry of a turn whose answer was already stored (the worker died before reporting it) repeats nothing.
-        if (ctx.finished) return { answer: ctx.finished.answer };
+        if (ctx.finished) return ctx.finished;
         // The same question with the same knowledge, settings, model, page and conversation: no model call.
         const key = deps.llm
           ? cacheKey({
@@ -138,7 +138,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
             creditWeight: ctx.creditWeight,
           }),
         );
-        return { answer: answer.text };
+        return { answer: answer.text, ...(answer.sources ? { sources: answer.sources } : {}) };
       } catch (err) {
         const failure = failureInfo(err);
         if (!TOLD_TO_VISITOR.has(failure.type)) throw err;

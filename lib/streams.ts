@@ -3,6 +3,7 @@ import pg from 'pg';
 import { type Queryable, preparedStatement } from './db';
 import { isUnavailableError } from './errors';
 import type { Logger } from './logger';
+import type { AnswerSource } from '../workflows/contracts/agent-run';
 
 /**
  * Answers travel from the worker to the API process that holds the visitor's connection (DESIGN.md, A chat turn,
@@ -34,6 +35,8 @@ export interface DeltaMessage {
 export interface AnswerMessage {
   t: string;
   a: string;
+  /** The knowledge sources the answer used, when it used some. */
+  s?: AnswerSource[];
 }
 
 export type TurnMessage = DeltaMessage | AnswerMessage;
@@ -46,8 +49,12 @@ export function isAnswer(msg: TurnMessage): msg is AnswerMessage {
  * The notification payload announcing a committed answer, or null when the answer is too long for one (the API
  * then takes it from the workflow update, a few milliseconds later).
  */
-export function answerNotice(turnId: string, answer: string): string | null {
-  const payload = JSON.stringify({ t: turnId, a: answer } satisfies AnswerMessage);
+export function answerNotice(turnId: string, answer: string, sources?: AnswerSource[]): string | null {
+  const payload = JSON.stringify({
+    t: turnId,
+    a: answer,
+    ...(sources?.length ? { s: sources } : {}),
+  } satisfies AnswerMessage);
   return Buffer.byteLength(payload) <= MAX_PAYLOAD_BYTES ? payload : null;
 }
 

@@ -169,7 +169,7 @@ export async function conversationWorkflow(
             args: [runInput],
             searchAttributes: agentRunSearchAttributes(runInput),
           });
-          return { answer: result.answer, runId: msg.runId };
+          return { answer: result.answer, runId: msg.runId, ...(result.sources ? { sources: result.sources } : {}) };
         } catch (err) {
           // The API maps the failure's type to the spec's answer (lib/errors.ts, apiErrorForFailure).
           return {
@@ -185,7 +185,11 @@ export async function conversationWorkflow(
           run,
         });
         if (outcome.failure) return { answer: '', runId: msg.runId, error: outcome.failure };
-        return { answer: outcome.answer ?? '', runId: msg.runId };
+        return {
+          answer: outcome.answer ?? '',
+          runId: msg.runId,
+          ...(outcome.sources ? { sources: outcome.sources } : {}),
+        };
       } catch (err) {
         // Not the backend's fault (storage kept failing, a bug): the run is closed as failed, the visitor told so.
         await recordFailedRun({ run, status: 'failed', errorCode: 'internal_error', error: failureInfo(err).message });

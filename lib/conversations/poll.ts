@@ -1,6 +1,7 @@
 import { type Queryable, preparedStatement } from '../db';
 import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import { LIMITS } from '../limits';
+import type { AnswerSource } from '../../workflows/contracts/agent-run';
 import { type AttachmentRef, mediaUrl } from '../media/service';
 
 /** An attachment as clients see it: what the message holds, and its address. */
@@ -20,6 +21,8 @@ export interface PolledMessage {
   attachment?: AttachmentView;
   /** The widget's only (`forWidget`): who of the team wrote an operator's reply (their first name). */
   author_name?: string;
+  /** The widget's only: the knowledge sources a bot answer used (its links under the answer after a reload). */
+  sources?: AnswerSource[];
 }
 
 export interface PollResult {
@@ -57,7 +60,7 @@ function pollStatement(name: string, widget: boolean) {
                 : 'NULL::bigint'
             } AS satisfaction_due,
             COALESCE((SELECT json_agg(m ORDER BY m.seq)
-                        FROM (SELECT id, author, text, at, seq, attachment${widget ? ', author_name' : ''} FROM messages
+                        FROM (SELECT id, author, text, at, seq, attachment${widget ? ', author_name, sources' : ''} FROM messages
                                WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
                                ORDER BY seq LIMIT ${PAGE}) m), '[]'::json) AS messages
        FROM conversations c
@@ -93,19 +96,21 @@ export async function pollMessages(
       seq: number;
       attachment: AttachmentRef | null;
       author_name?: string | null;
+      sources?: AnswerSource[] | null;
     }[];
   }>((opts.forWidget ? POLL_WIDGET : POLL)([sessionId, botId, after]));
   const row = res.rows[0];
   if (!row) return { messages: [], status: 'bot', operator_typing: false, next_cursor: encodeCursor({ seq: after }) };
   const last = row.messages.at(-1)?.seq ?? after;
   return {
-    messages: row.messages.map(({ id, author, text, at, attachment, author_name }) => ({
+    messages: row.messages.map(({ id, author, text, at, attachment, author_name, sources }) => ({
       id,
       author,
       text,
       at: Number(at),
       ...(attachment ? { attachment: attachmentView(attachment, mediaBaseUrl) } : {}),
       ...(author_name ? { author_name } : {}),
+      ...(sources ? { sources } : {}),
     })),
     status: row.status,
     operator_typing: row.typing,

@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { createHash, randomUUID } from 'node:crypto';
 import { failureInfo } from '../../workflows/failures';
-import { runWorkflowId } from '../../workflows/contracts/agent-run';
+import { type AnswerSource, runWorkflowId } from '../../workflows/contracts/agent-run';
 import {
   type HandoffResult,
   type MessageAttachment,
@@ -78,6 +78,8 @@ export interface ConversationServiceDeps {
 export interface ChatReply {
   answer: string;
   session_id: string;
+  /** The knowledge sources the answer used (docs/decisions.md, "Answers name their sources"). */
+  sources?: AnswerSource[];
   handoff?: true;
   quota_exceeded?: true;
   notice?: 'outage';
@@ -87,7 +89,14 @@ export interface ChatReply {
 export type StreamFrame =
   | { delta: string; notice?: 'outage' }
   | { error: string; code?: string; retry_after?: number }
-  | { done: true; session_id: string; handoff: boolean; quota_exceeded: boolean; notice?: 'outage' };
+  | {
+      done: true;
+      session_id: string;
+      handoff: boolean;
+      quota_exceeded: boolean;
+      notice?: 'outage';
+      sources?: AnswerSource[];
+    };
 
 /** A chat turn's reply, and the ids of the messages it wrote (the widget rates answers by their id). */
 export interface ChatTurn {
@@ -254,6 +263,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
         reply: {
           answer: result.answer,
           session_id: prepared.sessionId,
+          ...(result.sources ? { sources: result.sources } : {}),
           ...(result.handoff ? { handoff: true as const } : {}),
         },
         visitorMessageId: prepared.update.messageId,
@@ -315,6 +325,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
           write = sink;
           let handoff = false;
           let turnPending = false;
+          let sources: AnswerSource[] | undefined;
           try {
             const result = await turnOutcome(prepared, subscription, prepared.update.runId);
             handoff = result.handoff === true;
@@ -349,6 +360,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
               }
               if (final.startsWith(shown()) && !assembled.diverged) {
                 if (final.length > shown().length) write({ delta: final.slice(shown().length) });
+                sources = result.sources;
               } else {
                 turnPending = true; // the turn did answer: a retry joins it and receives the whole answer
                 write({
@@ -361,7 +373,13 @@ export function createConversationService(deps: ConversationServiceDeps) {
             write({ error: 'Internal error; it is safe to retry' });
           } finally {
             subscription.close();
-            write({ done: true, session_id: sessionId, handoff, quota_exceeded: false });
+            write({
+              done: true,
+              session_id: sessionId,
+              handoff,
+              quota_exceeded: false,
+              ...(sources ? { sources } : {}),
+            });
           }
           return { turnPending };
         },

@@ -308,7 +308,7 @@ export async function subscribeTurn(
   let close = () => {};
   const announced = new Promise<TurnResult>((resolve) => {
     close = hub.subscribe(turnId, (msg) => {
-      if (isAnswer(msg)) resolve({ answer: msg.a, runId: turnId });
+      if (isAnswer(msg)) resolve({ answer: msg.a, runId: turnId, ...(msg.s ? { sources: msg.s } : {}) });
       else onFragment?.(msg);
     });
   });

@@ -1,6 +1,7 @@
 import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import type { Queryable } from '../db';
 import type { AttachmentRef } from '../media/service';
+import type { AnswerSource } from '../../workflows/contracts/agent-run';
 import { attachmentView } from './poll';
 import type { ConversationRow } from './turn';
 
@@ -168,8 +169,9 @@ export async function readTranscript(
       event: Record<string, unknown> | null;
       attachment: AttachmentRef | null;
       author_name: string | null;
+      sources: AnswerSource[] | null;
     }>(
-      `SELECT seq, id, author, text, at, event, attachment, author_name FROM messages WHERE session_id = $1 AND seq > $2
+      `SELECT seq, id, author, text, at, event, attachment, author_name, sources FROM messages WHERE session_id = $1 AND seq > $2
         ORDER BY seq LIMIT $3`,
       [conversation.session_id, after, page.limit + 1],
     ),
@@ -187,6 +189,7 @@ export async function readTranscript(
       at: Number(m.at),
       ...(m.event ? { event: m.event } : {}),
       ...(m.attachment ? { attachment: attachmentView(m.attachment, mediaBaseUrl) } : {}),
+      ...(m.sources ? { sources: m.sources } : {}),
       // The dashboard's inbox names who of the team wrote a reply; the operator API's transcript stays the spec's.
       ...(opts.authorNames && m.author_name ? { author_name: m.author_name } : {}),
     })),

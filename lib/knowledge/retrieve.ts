@@ -5,6 +5,8 @@ import { signBits } from './store';
 export interface Passage {
   sourceId: string;
   title: string;
+  /** The page's address, for a source a site scan read. */
+  url?: string;
   text: string;
   /** Higher is better. Comparable within one call only: full-text rank alone, or a fused rank with embeddings. */
   score: number;
@@ -57,7 +59,7 @@ export function buildRetrievalQuery(
          WHERE f.bot_id = $1 AND f.tsv @@ knowledge_tsquery($2)
          ORDER BY score DESC, f.source_id, f.ordinal
          LIMIT $3)
-      SELECT top.source_id, s.title, top.text, top.score
+      SELECT top.source_id, s.title, s.url, top.text, top.score
         FROM top JOIN knowledge_sources s ON s.bot_id = $1 AND s.source_id = top.source_id
        ORDER BY top.score DESC, top.source_id, top.ordinal`,
       values: [botId, search, limit],
@@ -88,7 +90,7 @@ export function buildRetrievalQuery(
           FROM lexical l FULL JOIN semantic m USING (source_id, ordinal)
          ORDER BY score DESC, source_id, ordinal
          LIMIT $3)
-      SELECT top.source_id, s.title, f.text, top.score::float8 AS score
+      SELECT top.source_id, s.title, s.url, f.text, top.score::float8 AS score
         FROM top
         JOIN knowledge_fragments f ON f.bot_id = $1 AND f.source_id = top.source_id AND f.ordinal = top.ordinal
         JOIN knowledge_sources s ON s.bot_id = $1 AND s.source_id = top.source_id
@@ -108,6 +110,15 @@ export async function retrievePassages(
   opts: RetrieveOptions = {},
 ): Promise<Passage[]> {
   const { text, values } = buildRetrievalQuery(botId, query, opts);
-  const res = await db.query<{ source_id: string; title: string; text: string; score: number }>(text, values);
-  return res.rows.map((r) => ({ sourceId: r.source_id, title: r.title, text: r.text, score: r.score }));
+  const res = await db.query<{ source_id: string; title: string; url: string | null; text: string; score: number }>(
+    text,
+    values,
+  );
+  return res.rows.map((r) => ({
+    sourceId: r.source_id,
+    title: r.title,
+    ...(r.url ? { url: r.url } : {}),
+    text: r.text,
+    score: r.score,
+  }));
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Queryable, preparedStatement } from '../db';
+import type { AnswerSource } from '../../workflows/contracts/agent-run';
 
 /**
  * The bot's answer cache (spec: a knowledge write "resets the bot's answer cache"; docs/decisions.md, "Answer
@@ -48,7 +49,7 @@ export function cacheKey(p: CacheKeyParts): Buffer {
 
 const LOOKUP = preparedStatement(
   'answer-cache-lookup',
-  `SELECT answer, model FROM answer_cache WHERE bot_id = $1 AND key = $2 AND expires_at > now()`,
+  `SELECT answer, model, sources FROM answer_cache WHERE bot_id = $1 AND key = $2 AND expires_at > now()`,
 );
 
 /** The cached answer for this key, if one is fresh. */
@@ -56,7 +57,7 @@ export async function cachedAnswer(
   db: Queryable,
   botId: string,
   key: Buffer,
-): Promise<{ answer: string; model: string } | null> {
-  const res = await db.query<{ answer: string; model: string }>(LOOKUP([botId, key]));
+): Promise<{ answer: string; model: string; sources: AnswerSource[] | null } | null> {
+  const res = await db.query<{ answer: string; model: string; sources: AnswerSource[] | null }>(LOOKUP([botId, key]));
   return res.rows[0] ?? null;
 }

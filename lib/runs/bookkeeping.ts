@@ -4,7 +4,7 @@ import { LIMITS } from '../limits';
 import type { Passage } from '../knowledge/retrieve';
 import { DELTA_CHANNEL, answerNotice } from '../streams';
 import { failure } from '../../workflows/failures';
-import type { AgentRunInput, GeneratedAnswer, ToolSpec } from '../../workflows/contracts/agent-run';
+import type { AgentRunInput, AnswerSource, GeneratedAnswer, ToolSpec } from '../../workflows/contracts/agent-run';
 
 /**
  * A run's record in Postgres from start to finish (spec, What the service does: every wake-up is a run accounted in
@@ -33,7 +33,7 @@ export interface RunContext {
   history: { author: string; text: string }[];
   tools: ToolSpec[];
   /** Set when an earlier attempt of this run already finished (a retried turn): its answer, not a new one. */
-  finished?: { answer: string };
+  finished?: { answer: string; sources?: AnswerSource[] };
 }
 
 /**
@@ -52,8 +52,10 @@ const START_RUN = preparedStatement(
          -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
          -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
          relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
-    SELECT b.name, b.instructions, b.model, b.knowledge_version, w.plan, w.credit_balance, prev.status AS run_status, prev.answer AS run_answer
+    SELECT b.name, b.instructions, b.model, b.knowledge_version, w.plan, w.credit_balance, prev.status AS run_status,
+           prev.answer AS run_answer, pm.sources AS run_sources
       FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
+           LEFT JOIN messages pm ON pm.id = $14 AND prev.status = 'done'
      WHERE b.id = $2`,
 );
 
@@ -74,14 +76,14 @@ const FINISH_RUN = preparedStatement(
          l AS (INSERT INTO credit_ledger (workspace_id, amount, reason, run_id)
                SELECT $10, -$9::int, $11, $1 WHERE $2::text = 'done' ON CONFLICT (run_id) DO NOTHING RETURNING amount),
          w AS (UPDATE workspaces SET credit_balance = credit_balance + l.amount FROM l WHERE workspaces.id = $10 RETURNING 1),
-         m AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
-               SELECT $12, $13, $14, 'bot', $3, $15 WHERE $2::text = 'done' AND $13::text IS NOT NULL
+         m AS (INSERT INTO messages (id, session_id, bot_id, author, text, at, sources)
+               SELECT $12, $13, $14, 'bot', $3, $15, $19::jsonb WHERE $2::text = 'done' AND $13::text IS NOT NULL
                ON CONFLICT (id) DO NOTHING RETURNING 1),
          c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 RETURNING 1),
-         ac AS (INSERT INTO answer_cache (bot_id, key, answer, model, run_id, expires_at)
-                SELECT $14, $17, $3, $6, $1, now() + make_interval(hours => $18) WHERE $2::text = 'done' AND $17::bytea IS NOT NULL
+         ac AS (INSERT INTO answer_cache (bot_id, key, answer, model, run_id, expires_at, sources)
+                SELECT $14, $17, $3, $6, $1, now() + make_interval(hours => $18), $19::jsonb WHERE $2::text = 'done' AND $17::bytea IS NOT NULL
                 ON CONFLICT (bot_id, key) DO UPDATE
-                  SET answer = EXCLUDED.answer, model = EXCLUDED.model, run_id = EXCLUDED.run_id,
+                  SET answer = EXCLUDED.answer, model = EXCLUDED.model, run_id = EXCLUDED.run_id, sources = EXCLUDED.sources,
                       created_at = now(), expires_at = EXCLUDED.expires_at
                 RETURNING 1)
     SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL`,
@@ -137,6 +139,7 @@ export async function startRun(
       credit_balance: number;
       run_status: string | null;
       run_answer: string | null;
+      run_sources: AnswerSource[] | null;
     }>(
       START_RUN([
         input.runId,
@@ -152,6 +155,7 @@ export async function startRun(
         visitor?.at ?? null,
         visitor?.user ?? null,
         opts.flushedByFinish === true,
+        answerMessageId(input.runId),
       ]),
     ),
     deps.retrieve(input.botId, input.input),
@@ -164,7 +168,10 @@ export async function startRun(
   if (!bot) throw failure('bot_not_found', `Bot ${input.botId} no longer exists`);
   // The statement sees the database as it was before its own writes: a run row here was written by an earlier
   // attempt. One that already finished keeps its answer (the visitor may have read it).
-  const finished = bot.run_status === 'done' ? { answer: bot.run_answer ?? '' } : undefined;
+  const finished =
+    bot.run_status === 'done'
+      ? { answer: bot.run_answer ?? '', ...(bot.run_sources ? { sources: bot.run_sources } : {}) }
+      : undefined;
   if (!finished && bot.credit_balance <= 0) {
     const refused = failure('no_credits', 'The workspace has no credits left; add credits to wake this agent again');
     await deps.db.query(
@@ -230,9 +237,10 @@ export async function finishRun(
       run.botId,
       Date.now(),
       // A message run's answer is announced at commit to the API process waiting for the turn (lib/streams).
-      input.status === 'done' && run.sessionId ? answerNotice(run.runId, answer?.text ?? '') : null,
+      input.status === 'done' && run.sessionId ? answerNotice(run.runId, answer?.text ?? '', answer?.sources) : null,
       input.cacheKey ?? null,
       LIMITS.answerCacheTtlHours,
+      answer?.sources?.length ? JSON.stringify(answer.sources) : null,
     ]),
   );
 }

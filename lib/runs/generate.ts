@@ -1,10 +1,11 @@
 import { failure } from '../../workflows/failures';
-import type { AgentRunInput, GeneratedAnswer, ToolTurn } from '../../workflows/contracts/agent-run';
+import type { AgentRunInput, AnswerSource, GeneratedAnswer, ToolTurn } from '../../workflows/contracts/agent-run';
 import { type Llm, LlmError } from '../llm';
 import type { DeltaPublisher, TurnStream } from '../streams';
 import { storableText } from '../text';
 import type { RunContext } from './bookkeeping';
-import { buildPrompt, chunkWords, continuation, extractiveAnswer, toolFollowUps } from './prompt';
+import { buildPrompt, chunkWords, continuation, extractiveAnswer, extractivePassages, toolFollowUps } from './prompt';
+import { sourcesOfAnswer } from './sources';
 
 export interface GenerateDeps {
   /** Null when no LLM is configured: answers are then extractive (DESIGN.md). */
@@ -33,12 +34,21 @@ export async function generateAnswer(
     if (stream?.complete) {
       // The first attempt's whole text reached the visitor; its usage was lost with it, so only the base credit.
       await stream.finish();
-      return { text: stream.prefix, model: deps.llm ? model : 'extractive', promptTokens: 0, completionTokens: 0 };
+      const given = deps.llm ? ctx.passages : extractivePassages(ctx.passages);
+      return {
+        text: stream.prefix,
+        ...sourcesField(sourcesOfAnswer(given, stream.prefix)),
+        model: deps.llm ? model : 'extractive',
+        promptTokens: 0,
+        completionTokens: 0,
+      };
     }
     if (!deps.llm) {
+      // The quoted passages are the answer's sources.
       const text = extractiveAnswer(ctx.passages);
       if (stream) await streamKnownText(stream, text);
-      return { text, model: 'extractive', promptTokens: 0, completionTokens: 0 };
+      const sources = sourcesOfAnswer(extractivePassages(ctx.passages), text);
+      return { text, ...sourcesField(sources), model: 'extractive', promptTokens: 0, completionTokens: 0 };
     }
     const prefix = stream?.prefix ?? '';
     const result = await deps.llm.complete({
@@ -53,9 +63,11 @@ export async function generateAnswer(
       onDelta: stream ? (delta) => stream.push(delta) : undefined,
     });
     await stream?.finish();
+    // The model's text goes into Postgres: a NUL or an unpaired surrogate in it must not fail the run.
+    const text = storableText(prefix + result.text);
     return {
-      // The model's text goes into Postgres: a NUL or an unpaired surrogate in it must not fail the run.
-      text: storableText(prefix + result.text),
+      text,
+      ...sourcesField(sourcesOfAnswer(ctx.passages, text)),
       model: result.model,
       promptTokens: result.promptTokens,
       completionTokens: result.completionTokens,
@@ -67,6 +79,11 @@ export async function generateAnswer(
     if (err instanceof LlmError) throw failure(err.kind, err.message, [{ retryAfter: err.retryAfterSeconds }]);
     throw err;
   }
+}
+
+/** An answer's `sources`, present only when it drew on some. */
+function sourcesField(sources: AnswerSource[] | undefined): { sources?: AnswerSource[] } {
+  return sources?.length ? { sources } : {};
 }
 
 /** The model call of a run this is: one more for each tool round already in the transcript. */
@@ -93,7 +110,7 @@ async function streamKnownText(stream: TurnStream, text: string): Promise<void> 
 export async function replayCached(
   deps: Pick<GenerateDeps, 'deltas'>,
   input: AgentRunInput,
-  cached: { answer: string; model: string },
+  cached: { answer: string; model: string; sources: AnswerSource[] | null },
 ): Promise<GeneratedAnswer> {
   if (input.streamTurnId) {
     const stream = await deps.deltas.open(input.streamTurnId, 0);
@@ -104,5 +121,11 @@ export async function replayCached(
       throw err;
     }
   }
-  return { text: cached.answer, model: `cache:${cached.model}`, promptTokens: 0, completionTokens: 0 };
+  return {
+    text: cached.answer,
+    ...sourcesField(cached.sources ?? undefined),
+    model: `cache:${cached.model}`,
+    promptTokens: 0,
+    completionTokens: 0,
+  };
 }

@@ -1,4 +1,5 @@
 import type { Passage } from '../knowledge/retrieve';
+import { sourceRefOf } from './sources';
 import type { ChatMessage } from '../llm';
 import type { AgentRunInput, ToolTurn } from '../../workflows/contracts/agent-run';
 
@@ -17,14 +18,17 @@ const PLATFORM_RULES = [
   'You are an assistant embedded on a website, answering its visitors.',
   'Use the knowledge passages below when they are relevant; do not invent facts that are not in them.',
   'If the passages do not cover the question, say so briefly and offer what you can.',
+  'Each passage starts with the number of its source in square brackets: after a sentence that uses a passage, cite that number the same way, like [1].',
   'Answer in the language of the visitor.',
 ].join(' ');
 
 /** The messages of one model call: system prompt (rules, instructions, page, passages), history, the input. */
 export function buildPrompt(input: Pick<AgentRunInput, 'input' | 'pageContext'>, ctx: PromptContext): ChatMessage[] {
+  // Numbered by source (lib/runs/sources.ts): the numbers the answer cites name its sources.
+  const refs = sourceRefOf(ctx.passages);
   const knowledge = ctx.passages.length
     ? ctx.passages
-        .map((p, i) => `[${i + 1}] ${p.title ? `${p.title}: ` : ''}${p.text.slice(0, PASSAGE_CHARS)}`)
+        .map((p, i) => `[${refs[i]}] ${p.title ? `${p.title}: ` : ''}${p.text.slice(0, PASSAGE_CHARS)}`)
         .join('\n\n')
     : '(no passages matched this message)';
   const system = [
@@ -73,12 +77,19 @@ export function toolFollowUps(transcript: ToolTurn[]): ChatMessage[] {
   );
 }
 
+/** The passages an extractive answer quotes: the best three. */
+export function extractivePassages(passages: Passage[]): Passage[] {
+  return passages.slice(0, 3);
+}
+
 /** Without an LLM, the answer is the best-matching passages, stated as such (a real, documented mode). */
 export function extractiveAnswer(passages: Passage[]): string {
   if (!passages.length) {
     return "I couldn't find anything about that in this site's knowledge base. (No AI model is configured, so I can only quote what the knowledge base says.)";
   }
-  const quoted = passages.slice(0, 3).map((p) => `• ${p.title ? `${p.title}: ` : ''}${p.text.slice(0, 600).trim()}`);
+  const quoted = extractivePassages(passages).map(
+    (p) => `• ${p.title ? `${p.title}: ` : ''}${p.text.slice(0, 600).trim()}`,
+  );
   return `Here is what the knowledge base says about this:\n\n${quoted.join('\n\n')}`;
 }
 

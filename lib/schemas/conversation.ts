@@ -36,6 +36,22 @@ export const ChatRequest = z
   })
   .meta({ id: 'ChatRequest' });
 
+export const AnswerSource = z
+  .object({
+    ref: z.number().int().describe('The number the answer cites it by, as `[ref]` in its text.'),
+    source_id: z.string(),
+    title: z.string(),
+    url: z.string().optional().describe("The page's address, for a source a site scan read."),
+  })
+  .meta({ id: 'AnswerSource', description: 'A knowledge source an answer used.' });
+
+const Sources = z
+  .array(AnswerSource)
+  .optional()
+  .describe(
+    'The knowledge sources the answer used: those it cites as `[n]`, or all it was given when it cites none. Absent when it used none.',
+  );
+
 export const ChatResponse = z
   .object({
     answer: z
@@ -48,6 +64,7 @@ export const ChatResponse = z
       .optional()
       .describe('Present and true only when the monthly conversation limit is used up.'),
     notice: z.literal('outage').optional().describe('Present when `answer` is a service message, not a bot reply.'),
+    sources: Sources,
   })
   .meta({ id: 'ChatResponse' });
 
@@ -69,6 +86,7 @@ export const Message = z
     text: z.string(),
     at: z.number().int().describe('Unix milliseconds'),
     attachment: Attachment.optional().describe('Present when the message holds an image.'),
+    sources: Sources,
     event: z
       .object({
         kind: z.string(),
@@ -146,9 +164,10 @@ export const StreamFrame = z
     session_id: z.string().optional(),
     handoff: z.boolean().optional(),
     quota_exceeded: z.boolean().optional(),
+    sources: Sources,
   })
   .meta({
     id: 'StreamFrame',
     description:
-      'Each SSE line is `data: <json>`. Fragment: `delta` (sometimes `notice`). Error: `error` (sometimes `code`, `retry_after`). End: `done`, `session_id`, `handoff`, `quota_exceeded` (sometimes `notice`), always last.',
+      'Each SSE line is `data: <json>`. Fragment: `delta` (sometimes `notice`). Error: `error` (sometimes `code`, `retry_after`). End: `done`, `session_id`, `handoff`, `quota_exceeded` (sometimes `notice`, `sources`), always last.',
   });

@@ -35,6 +35,8 @@ describe('extractive answers without an LLM', () => {
     expect(res.status).toBe(200);
     expect(res.body.answer).toContain('Here is what the knowledge base says');
     expect(res.body.answer).toContain('opens at nine in the morning');
+    // The passages it quotes are its sources.
+    expect(res.body.sources).toEqual([{ ref: 1, source_id: write.body.source_id, title: 'Opening hours' }]);
 
     const stream = await sseFrames('/v1/api/chat/stream', {
       key: bot.keys.secret_key,

@@ -39,6 +39,8 @@
  *                              (default 4), the first <first> ms after the request, the last at <total> ms
  *   length-<chars>             the default answer padded to <chars> characters with words derived from the question
  *                              (so different questions get different answers), like a real model's longer replies
+ *   cite                       the default answer cites the passage each FACT line came from, as a model asked to
+ *                              cite would: " [n]" after the line, n from the nearest line above it starting "[n] "
  *   stream-then-fail           streaming: role chunk + two content deltas, then the socket is destroyed;
  *                              non-streaming: the socket is destroyed without a response
  *   tool-call:<name>:<json>    first turn: a tool call to <name> with <json> as arguments (default {});
@@ -98,6 +100,7 @@ type Directive =
   | { kind: 'slow'; ms: number }
   | { kind: 'pace'; firstMs: number; totalMs: number; chars: number }
   | { kind: 'length'; chars: number }
+  | { kind: 'cite' }
   | { kind: 'stream-then-fail' }
   | { kind: 'malformed' }
   | { kind: 'tool-call'; name: string; args: string }
@@ -108,13 +111,15 @@ type Directive =
 
 type Behaviour = Exclude<
   Directive,
-  { kind: 'slow' } | { kind: 'pace' } | { kind: 'length' } | { kind: 'tag' } | { kind: 'invalid' }
+  { kind: 'slow' } | { kind: 'pace' } | { kind: 'length' } | { kind: 'cite' } | { kind: 'tag' } | { kind: 'invalid' }
 >;
 
 interface Plan {
   delayMs: number;
   pace: { firstMs: number; totalMs: number; chars: number } | null;
   padTo: number;
+  /** `cite`: the default answer cites the numbered passage each FACT line came from. */
+  cite: boolean;
   behaviour: Behaviour | null;
   invalid: string | null;
   raw: string[];
@@ -345,7 +350,10 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
         break;
       }
       default:
-        reply = { content: continuedAnswer(messages, plan.padTo) ?? paddedAnswer(messages, plan.padTo), toolCalls: [] };
+        reply = {
+          content: continuedAnswer(messages, plan.padTo, plan.cite) ?? paddedAnswer(messages, plan.padTo, plan.cite),
+          toolCalls: [],
+        };
     }
 
     reply = applyMaxTokens(reply, body);
@@ -458,6 +466,7 @@ function stripMarkers(text: string): string {
 
 function parseDirective(raw: string): Directive {
   if (raw === 'echo') return { kind: 'echo' };
+  if (raw === 'cite') return { kind: 'cite' };
   if (raw === 'stream-then-fail') return { kind: 'stream-then-fail' };
   if (raw === 'malformed') return { kind: 'malformed' };
   if (raw === 'insufficient-quota') return { kind: 'fail', status: 429, code: 'insufficient_quota' };
@@ -492,7 +501,16 @@ function parseDirective(raw: string): Directive {
 }
 
 function planFor(body: any, endpoint: 'chat' | 'embeddings'): Plan {
-  const plan: Plan = { delayMs: 0, pace: null, padTo: 0, behaviour: null, invalid: null, raw: [], tags: [] };
+  const plan: Plan = {
+    delayMs: 0,
+    pace: null,
+    padTo: 0,
+    cite: false,
+    behaviour: null,
+    invalid: null,
+    raw: [],
+    tags: [],
+  };
   if (!body || typeof body !== 'object') return plan;
   const parsed: Directive[] = [];
   const texts =
@@ -519,6 +537,7 @@ function planFor(body: any, endpoint: 'chat' | 'embeddings'): Plan {
     if (d.kind === 'slow') plan.delayMs += d.ms;
     else if (d.kind === 'pace') plan.pace ??= { firstMs: d.firstMs, totalMs: d.totalMs, chars: d.chars };
     else if (d.kind === 'length') plan.padTo ||= d.chars;
+    else if (d.kind === 'cite') plan.cite = true;
     else if (d.kind === 'tag') plan.tags.push(d.tag);
     else if (d.kind === 'invalid') plan.invalid ??= d.message;
     else {
@@ -549,12 +568,16 @@ function lastUserText(messages: ChatMessage[]): string {
   return last ? stripMarkers(textOf(last.content)).trim() : '';
 }
 
-function defaultAnswer(messages: ChatMessage[]): string {
+function defaultAnswer(messages: ChatMessage[], cite = false): string {
   const facts: string[] = [];
   for (const m of messages) {
+    // A line starting `[n] ` opens passage n (the platform numbers its knowledge passages so).
+    let passage: string | undefined;
     for (const line of stripMarkers(textOf(m?.content)).split(/\r?\n/)) {
+      passage = /^\[(\d+)\] /.exec(line)?.[1] ?? passage;
       const fact = line.trim();
-      if (fact.startsWith('FACT:') && !facts.includes(fact)) facts.push(fact);
+      const cited = cite && passage ? `${fact} [${passage}]` : fact;
+      if (fact.startsWith('FACT:') && !facts.includes(cited)) facts.push(cited);
     }
   }
   return ['Fake answer: ' + lastUserText(messages), ...facts].join('\n');
@@ -566,8 +589,8 @@ const FILLER = (
   'within thirty days, and the warranty covers two years of normal use for every product in the shop'
 ).split(' ');
 
-function paddedAnswer(messages: ChatMessage[], padTo: number): string {
-  let answer = defaultAnswer(messages);
+function paddedAnswer(messages: ChatMessage[], padTo: number, cite = false): string {
+  let answer = defaultAnswer(messages, cite);
   if (answer.length >= padTo) return answer;
   let seed = 0;
   for (const c of lastUserText(messages)) seed = (seed * 31 + c.charCodeAt(0)) >>> 0;
@@ -578,12 +601,12 @@ function paddedAnswer(messages: ChatMessage[], padTo: number): string {
 const CONTINUE_REQUEST = 'Your answer above was cut off';
 
 /** The rest of a cut-off answer, when the request asks for it (see the header); undefined otherwise. */
-function continuedAnswer(messages: ChatMessage[], padTo: number): string | undefined {
+function continuedAnswer(messages: ChatMessage[], padTo: number, cite = false): string | undefined {
   const [assistant, ask] = messages.slice(-2);
   if (messages.length < 3 || assistant?.role !== 'assistant' || assistant.tool_calls?.length) return undefined;
   if (ask?.role !== 'user' || !textOf(ask.content).startsWith(CONTINUE_REQUEST)) return undefined;
   const shown = textOf(assistant.content);
-  const whole = paddedAnswer(messages.slice(0, -2), padTo);
+  const whole = paddedAnswer(messages.slice(0, -2), padTo, cite);
   return whole.startsWith(shown) ? whole.slice(shown.length) : whole;
 }
 

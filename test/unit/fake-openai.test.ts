@@ -101,6 +101,23 @@ describe('chat completions', () => {
     expect(content).not.toContain('other');
   });
 
+  it('cite: each FACT line is followed by the number of the passage it came from', async () => {
+    const res = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [
+        {
+          role: 'system',
+          content:
+            'Knowledge passages:\n[1] Sky: Seen from below.\nFACT: The sky is blue.\n\n[2] Water: Boiling.\nFACT: Water boils at 100 C.',
+        },
+        { role: 'user', content: '[[fake:cite]] Tell me things' },
+      ],
+    });
+    expect(res.choices[0].message.content).toBe(
+      'Fake answer: Tell me things\nFACT: The sky is blue. [1]\nFACT: Water boils at 100 C. [2]',
+    );
+  });
+
   it('streams the same answer in several chat.completion.chunk deltas, with a usage chunk', async () => {
     const messages: ChatCompletionMessageParam[] = [
       { role: 'user', content: 'one two three four five six seven eight nine ten\nFACT: streaming works' },

@@ -50,9 +50,24 @@ export interface ToolCall {
   arguments: string;
 }
 
+/**
+ * A knowledge source an answer used (docs/decisions.md, "Answers name their sources"), in the wire shape of the
+ * chat response, the stream's end frame and transcripts: stored and carried as is.
+ */
+export interface AnswerSource {
+  /** The number the answer cites it by, as `[ref]` (the prompt numbers the sources it gives the model). */
+  ref: number;
+  source_id: string;
+  title: string;
+  /** The page's address, for a source a site scan read. */
+  url?: string;
+}
+
 /** What one model call produced (or the extractive answer without a model). */
 export interface GeneratedAnswer {
   text: string;
+  /** The knowledge sources the text drew on; absent when it drew on none. */
+  sources?: AnswerSource[];
   model: string;
   promptTokens: number;
   completionTokens: number;
@@ -62,6 +77,7 @@ export interface GeneratedAnswer {
 /** A chat turn's activity outcome: the answer, or the backend failure the visitor's client is told about. */
 export interface MessageTurnOutcome {
   answer?: string;
+  sources?: AnswerSource[];
   failure?: FailureInfo;
 }
 
@@ -72,6 +88,7 @@ export type ToolTurn =
 export interface AgentRunResult {
   runId: string;
   answer: string;
+  sources?: AnswerSource[];
   /** Set when the run did not happen (trigger deleted or off, poll content unchanged). */
   skipped?: string;
 }

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { FailureInfo } from '../failures';
+import type { AnswerSource } from './agent-run';
 
 /**
  * The conversation workflow: one visitor session, its status and turns (DESIGN.md, Workflows).
@@ -86,6 +87,8 @@ export interface VisitorAttachmentResult {
 
 export interface TurnResult {
   answer: string;
+  /** The knowledge sources the answer used (absent when none). */
+  sources?: AnswerSource[];
   handoff?: true;
   /** Set when the bot could not answer; the API maps its type to the spec's 503 or to a stream error frame. */
   error?: FailureInfo;
