@@ -18,6 +18,8 @@ import type * as triggers from '../../lib/schemas/triggers';
 import type * as widget from '../../lib/schemas/widget';
 
 export type Attachment = z.infer<typeof conversation.Attachment>;
+/** A knowledge source an answer used: `ref` is the number its text cites it by (`[ref]`); `url` for a scanned page. */
+export type AnswerSource = z.infer<typeof conversation.AnswerSource>;
 export type Message = z.infer<typeof conversation.Message>;
 export type MessageEvent = NonNullable<Message['event']>;
 /** A conversation in the inbox's list. */

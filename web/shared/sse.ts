@@ -1,3 +1,5 @@
+import { type AnswerSource, readSources } from './sources';
+
 /**
  * The frames of a chat stream (spec, chat/stream): the widget's (docs/widget.md) and the dashboard's test chat. Each
  * is one `data: <json>` line ended by an empty line, told apart by which field is present — `error` (an error frame,
@@ -15,9 +17,16 @@ export type StreamFrame =
       outage: boolean;
       messageId?: string;
       visitorMessageId?: string;
+      /** The knowledge sources the answer used (web/shared/sources.ts); absent when it used none. */
+      sources?: AnswerSource[];
     };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+const sourcesOf = (v: unknown): { sources?: AnswerSource[] } => {
+  const sources = readSources(v);
+  return sources ? { sources } : {};
+};
 
 /** One frame's JSON as the widget reads it; null for anything that is not a frame (ignored, not fatal). */
 export function toFrame(json: unknown): StreamFrame | null {
@@ -43,6 +52,7 @@ export function toFrame(json: unknown): StreamFrame | null {
       outage: f.notice === 'outage',
       messageId: str(f.message_id),
       visitorMessageId: str(f.visitor_message_id),
+      ...sourcesOf(f.sources),
     };
   }
   if (typeof f.delta === 'string') return { type: 'delta', delta: f.delta, outage: f.notice === 'outage' };

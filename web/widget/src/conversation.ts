@@ -229,7 +229,9 @@ export class Conversation {
         (it) => !it.id && !(it.kind === 'message' && it.pending) && it.text === m.text && sameAuthor(it, m.author),
       );
       if (twin) {
-        items = items.map((it) => (it === twin ? ({ ...it, id: m.id } as Item) : it));
+        // It keeps what the end frame said; the poll fills in what that frame did not carry (its sources).
+        const sources = twin.kind === 'message' && !twin.sources && m.author === 'bot' ? m.sources : undefined;
+        items = items.map((it) => (it === twin ? ({ ...it, id: m.id, ...(sources ? { sources } : {}) } as Item) : it));
         continue;
       }
       items = [...items, messageItem(this.nextKey(), m)];
@@ -346,7 +348,13 @@ export class Conversation {
       if (!item?.text)
         this.remove(answerKey); // an empty answer is never shown (spec, ChatResponse)
       // The escalation confirmation is shown as the bot's words, but it is not an answer to rate.
-      else this.update(answerKey, { pending: false, id: end.messageId, rateable: !!end.messageId && !end.handoff });
+      else
+        this.update(answerKey, {
+          pending: false,
+          id: end.messageId,
+          rateable: !!end.messageId && !end.handoff,
+          sources: end.sources,
+        });
     } else if (end.messageId) {
       this.known.add(end.messageId);
     }

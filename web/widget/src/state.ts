@@ -1,4 +1,5 @@
 import type { Attachment, Message, WidgetConfig } from './api';
+import type { AnswerSource } from '../../shared/sources';
 import type { SatisfactionAsked } from './satisfaction-state';
 
 /** What the widget's conversation holds (conversation.ts keeps it; the components draw it). DOM-free. */
@@ -20,6 +21,8 @@ export type Item =
       /** A bot answer of this page's turns: its id came in the end frame, so it can be rated. */
       rateable?: boolean;
       rating?: Rating;
+      /** A bot answer's knowledge sources (its end frame's, or the poll's), drawn under it. */
+      sources?: AnswerSource[];
     }
   | {
       kind: 'notice';
@@ -69,5 +72,6 @@ export function messageItem(key: string, m: Message): Item {
     text: m.text,
     attachment: m.attachment,
     ...(m.author_name ? { authorName: m.author_name } : {}),
+    ...(m.author === 'bot' && m.sources?.length ? { sources: m.sources } : {}),
   };
 }

@@ -2,6 +2,7 @@ import type { ComponentChildren } from 'preact';
 import type { Item, Rating } from './conversation';
 import { Linkified, MarkdownText } from '../../shared/markdown-view';
 import { ThumbDownIcon, ThumbUpIcon } from '../../shared/icons';
+import { SourceList } from '../../shared/sources-view';
 import { fromLabel } from './look';
 
 type MessageItem = Extract<Item, { kind: 'message' }>;
@@ -65,6 +66,7 @@ export function MessageView(props: {
           // The bot's and the team's answers are Markdown (drawn safely); what the visitor typed is shown as typed.
           (item.author === 'visitor' ? <Linkified text={item.text} /> : <MarkdownText text={item.text} />)}
       </div>
+      {item.author === 'bot' && !item.pending && <SourceList sources={item.sources} />}
       {item.rateable && item.id && (
         <div class="rating" role="group" aria-label="Was this answer helpful?">
           <RateButton item={item} value="up" label="Helpful" onRate={props.onRate}>

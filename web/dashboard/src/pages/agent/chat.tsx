@@ -2,12 +2,16 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { agents } from '../../api/agents';
 import { Button, ErrorBox, Panel, useAction } from '../../ui';
 import { MarkdownText } from '../../../../shared/markdown-view';
+import type { AnswerSource } from '../../../../shared/sources';
+import { SourceList } from '../../../../shared/sources-view';
 import type { TabProps } from './tab';
 
 interface Line {
   id: number;
   author: 'you' | 'agent' | 'notice';
   text: string;
+  /** An answer's knowledge sources, from the stream's end frame. */
+  sources?: AnswerSource[];
 }
 
 /** A conversation with the agent as a visitor would have it, streamed as they see it (you are confirmed as its admin). */
@@ -54,6 +58,11 @@ export function ChatTab(props: TabProps) {
           failed = frame.message;
         } else {
           if (frame.sessionId) setSessionId(frame.sessionId);
+          const sources = frame.sources;
+          // Under the answer: not under a service message, nor under an answer that broke off.
+          if (sources && !outage && !frame.outage && !failed) {
+            setLines((prev) => prev.map((l) => (l.id === answerId && l.author === 'agent' ? { ...l, sources } : l)));
+          }
           if (frame.handoff) after.push('The conversation went to a human: answer it from the Inbox.');
           if (frame.quotaExceeded) after.push('The monthly conversation limit is used up.');
         }
@@ -91,7 +100,14 @@ export function ChatTab(props: TabProps) {
             <span class="visually-hidden">
               {line.author === 'you' ? 'You' : line.author === 'agent' ? props.bot.name : 'Notice'}:{' '}
             </span>
-            {line.author === 'agent' ? <MarkdownText text={line.text} /> : line.text}
+            {line.author === 'agent' ? (
+              <>
+                <MarkdownText text={line.text} />
+                <SourceList sources={line.sources} />
+              </>
+            ) : (
+              line.text
+            )}
           </li>
         ))}
         {action.busy && !streaming && (

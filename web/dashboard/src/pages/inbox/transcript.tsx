@@ -3,6 +3,7 @@ import type { Message } from '../../api/ops';
 import { formatDateTime } from '../../ui';
 import { ContactIcon, ThumbDownIcon, ThumbUpIcon } from '../../../../shared/icons';
 import { Linkified, MarkdownText } from '../../../../shared/markdown-view';
+import { SourceList } from '../../../../shared/sources-view';
 import { authorLabel, clip, contactHref, dayLabel, timeFormat } from './model';
 import './transcript.css';
 
@@ -74,6 +75,7 @@ function MessageRow(props: { m: Message; byId: Map<string, Message>; botName?: s
           !m.attachment &&
           (m.author === 'visitor' ? <Linkified text={m.text} /> : <MarkdownText text={m.text} />)}
         {m.text && m.attachment && <p class="msg-caption">{m.text}</p>}
+        {m.author === 'bot' && <SourceList sources={m.sources} />}
       </div>
     </li>
   );
