@@ -134,11 +134,16 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
             run: input.run,
             status: 'done',
             answer,
-            cacheKey: cached ? undefined : key,
+            // An answer that hands over or offers a person is about this moment, not the question: never cached.
+            cacheKey: cached || answer.unanswered ? undefined : key,
             creditWeight: ctx.creditWeight,
           }),
         );
-        return { answer: answer.text, ...(answer.sources ? { sources: answer.sources } : {}) };
+        return {
+          answer: answer.text,
+          ...(answer.sources ? { sources: answer.sources } : {}),
+          ...(answer.unanswered ? { unanswered: answer.unanswered } : {}),
+        };
       } catch (err) {
         const failure = failureInfo(err);
         if (!TOLD_TO_VISITOR.has(failure.type)) throw err;

@@ -37,6 +37,8 @@ export interface AnswerMessage {
   a: string;
   /** The knowledge sources the answer used, when it used some. */
   s?: AnswerSource[];
+  /** The agent could not answer and offers a person. */
+  o?: 1;
 }
 
 export type TurnMessage = DeltaMessage | AnswerMessage;
@@ -49,11 +51,17 @@ export function isAnswer(msg: TurnMessage): msg is AnswerMessage {
  * The notification payload announcing a committed answer, or null when the answer is too long for one (the API
  * then takes it from the workflow update, a few milliseconds later).
  */
-export function answerNotice(turnId: string, answer: string, sources?: AnswerSource[]): string | null {
+export function answerNotice(
+  turnId: string,
+  answer: string,
+  sources?: AnswerSource[],
+  offersPerson = false,
+): string | null {
   const payload = JSON.stringify({
     t: turnId,
     a: answer,
     ...(sources?.length ? { s: sources } : {}),
+    ...(offersPerson ? { o: 1 as const } : {}),
   } satisfies AnswerMessage);
   return Buffer.byteLength(payload) <= MAX_PAYLOAD_BYTES ? payload : null;
 }

@@ -134,7 +134,12 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
   if (input.triggerId)
     await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: true });
   upsertSearchAttributes({ RunStatus: ['done'] });
-  return { runId: input.runId, answer: answer.text, ...(answer.sources ? { sources: answer.sources } : {}) };
+  return {
+    runId: input.runId,
+    answer: answer.text,
+    ...(answer.sources ? { sources: answer.sources } : {}),
+    ...(answer.unanswered ? { unanswered: answer.unanswered } : {}),
+  };
 }
 
 /**

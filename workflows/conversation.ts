@@ -14,12 +14,14 @@ import type { AgentRunActivities } from '../activities/agent-run';
 import type { ConversationActivities } from '../activities/conversation';
 import { agentRunWorkflow } from './agent-run';
 import { failure, failureInfo } from './failures';
-import { agentRunSearchAttributes, runWorkflowId } from './contracts/agent-run';
+import { type AnswerSource, type Unanswered, agentRunSearchAttributes, runWorkflowId } from './contracts/agent-run';
 import {
+  type AfterHours,
   type ConversationInput,
   type ConversationStatus,
   type TransitionInput,
   type TurnResult,
+  type VisitorMessageInput,
   handoffUpdate,
   operatorJoinedSignal,
   operatorReplyUpdate,
@@ -113,11 +115,51 @@ export async function conversationWorkflow(
     }
   }
 
+  /** A handoff's `afterHours` field (when the team is back) for a transition or a result; none within hours. */
+  const backAtOf = (away: AfterHours | undefined) => (away ? { afterHours: { backAt: away.backAt } } : {});
+
   setHandler(statusQuery, () => status);
   // Signal handlers never throw; an operator opening the thread only counts as activity.
   setHandler(operatorJoinedSignal, () => {
     handled++;
   });
+
+  /**
+   * The turn's result from the bot's answer. An answer the agent could not give (lib/runs/limits.ts) hands the
+   * conversation over when the owner chose so — the answer already says a person will reply — or offers a person.
+   */
+  async function answered(
+    msg: VisitorMessageInput,
+    result: { answer: string; sources?: AnswerSource[]; unanswered?: Unanswered },
+  ): Promise<TurnResult> {
+    const runId = msg.runId;
+    if (result.unanswered === 'hand_over' && status === 'bot') {
+      status = 'waiting';
+      const away = msg.afterHours;
+      const at = Date.now();
+      await transition({
+        status: 'waiting',
+        escalated: true,
+        escalationReason: 'unanswered',
+        ...backAtOf(away),
+        // Outside business hours, when the team is back, in a message of its own after the answer.
+        messages: away ? [{ id: `msg_${runId.slice(4)}_away`, author: 'bot', text: away.text, at }] : [],
+        event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at },
+      });
+      return {
+        answer: away ? `${result.answer}\n\n${away.text}` : result.answer,
+        runId,
+        handoff: true,
+        ...backAtOf(away),
+      };
+    }
+    return {
+      answer: result.answer,
+      runId,
+      ...(result.sources ? { sources: result.sources } : {}),
+      ...(result.unanswered === 'offer' ? { handoffOffered: true as const } : {}),
+    };
+  }
 
   setHandler(visitorMessageUpdate, (msg) =>
     serialized(async (): Promise<TurnResult> => {
@@ -133,17 +175,18 @@ export async function conversationWorkflow(
       }
       if (msg.wantsHuman && msg.handoffEnabled) {
         status = 'waiting';
+        // Outside business hours the visitor is told when the team is back and asked for a contact instead.
+        const words = msg.afterHours?.text ?? ESCALATION_CONFIRMATION;
         await transition({
           status: 'waiting',
           escalated: true,
+          escalationReason: 'requested',
+          ...backAtOf(msg.afterHours),
           user: msg.user,
-          messages: [
-            visitorMessage,
-            { id: `msg_${msg.runId.slice(4)}`, author: 'bot', text: ESCALATION_CONFIRMATION, at: msg.at + 1 },
-          ],
+          messages: [visitorMessage, { id: `msg_${msg.runId.slice(4)}`, author: 'bot', text: words, at: msg.at + 1 }],
           event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: msg.at },
         });
-        return { answer: ESCALATION_CONFIRMATION, handoff: true };
+        return { answer: words, handoff: true, ...backAtOf(msg.afterHours) };
       }
       const run = {
         runId: msg.runId,
@@ -169,7 +212,7 @@ export async function conversationWorkflow(
             args: [runInput],
             searchAttributes: agentRunSearchAttributes(runInput),
           });
-          return { answer: result.answer, runId: msg.runId, ...(result.sources ? { sources: result.sources } : {}) };
+          return await answered(msg, result);
         } catch (err) {
           // The API maps the failure's type to the spec's answer (lib/errors.ts, apiErrorForFailure).
           return {
@@ -185,11 +228,7 @@ export async function conversationWorkflow(
           run,
         });
         if (outcome.failure) return { answer: '', runId: msg.runId, error: outcome.failure };
-        return {
-          answer: outcome.answer ?? '',
-          runId: msg.runId,
-          ...(outcome.sources ? { sources: outcome.sources } : {}),
-        };
+        return await answered(msg, { ...outcome, answer: outcome.answer ?? '' });
       } catch (err) {
         // Not the backend's fault (storage kept failing, a bug): the run is closed as failed, the visitor told so.
         await recordFailedRun({ run, status: 'failed', errorCode: 'internal_error', error: failureInfo(err).message });
@@ -232,9 +271,15 @@ export async function conversationWorkflow(
         await transition({
           status: 'waiting',
           escalated: true,
-          messages: [],
+          escalationReason: 'requested',
+          ...backAtOf(req.afterHours),
+          // Outside business hours the visitor reads when the team is back, and is asked for a contact.
+          messages: req.afterHours
+            ? [{ id: req.messageId ?? `msg_${uuid4()}`, author: 'bot', text: req.afterHours.text, at: req.at }]
+            : [],
           event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: req.at },
         });
+        return { status, ...backAtOf(req.afterHours) };
       }
       return { status };
     }),
@@ -252,6 +297,7 @@ export async function conversationWorkflow(
       await transition({
         status: 'operator',
         escalated: wasBot,
+        ...(wasBot ? { escalationReason: 'operator' as const } : {}),
         messages: [
           {
             id: reply.messageId,

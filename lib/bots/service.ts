@@ -6,6 +6,8 @@ import { fingerprint, generateKey, hashKey } from '../keys';
 import type { SecretBox } from '../secret-box';
 import type { ModelCatalogue, ModelChoice } from '../billing/models';
 import { type AgentState, readState, writeState } from './state';
+import type { WhenUnanswered } from '../../workflows/contracts/agent-run';
+import type { BusinessHours } from './hours';
 
 /** Every key of a new bot, shown once at creation; afterwards only fingerprints are known. */
 export interface BotKeys {
@@ -175,7 +177,7 @@ export async function rotateKey(
 }
 
 /** What the dashboard shows of a bot: its settings, the public key and the fingerprints of its secrets. */
-const BOT_COLUMNS = `id, name, instructions, model, handoff_enabled, handoff_webhook_url, allowed_origins, public_key,
+const BOT_COLUMNS = `id, name, instructions, model, handoff_enabled, when_unanswered, business_hours, handoff_webhook_url, allowed_origins, public_key,
   webhook_secret_fingerprint AS handoff_webhook_secret_fingerprint, identity_secret_fingerprint AS visitor_identity_secret_fingerprint,
   (SELECT k.fingerprint FROM api_keys k WHERE k.bot_id = bots.id AND k.kind = 'secret' AND k.revoked_at IS NULL
     ORDER BY k.created_at DESC LIMIT 1) AS secret_key_fingerprint,
@@ -216,6 +218,10 @@ export interface BotView {
   instructions: string;
   model: string | null;
   handoff_enabled: boolean;
+  /** With handoff on, what the agent does when it cannot answer from its knowledge: offer a person, or hand over. */
+  when_unanswered: WhenUnanswered;
+  /** When the team answers handed-over conversations; null: always (lib/bots/hours.ts). */
+  business_hours: BusinessHours | null;
   handoff_webhook_url: string | null;
   /** Origins whose pages may use the widget (CORS on `/v1/widget/*`). */
   allowed_origins: string[];
@@ -249,6 +255,8 @@ export interface BotSettings {
   instructions?: string;
   model?: string | null;
   handoff_enabled?: boolean;
+  when_unanswered?: WhenUnanswered;
+  business_hours?: BusinessHours | null;
   handoff_webhook_url?: string | null;
   allowed_origins?: string[];
   /** Merged into what is set; a field set to null goes back to its default. */
@@ -260,6 +268,8 @@ const SETTINGS: (keyof BotSettings)[] = [
   'instructions',
   'model',
   'handoff_enabled',
+  'when_unanswered',
+  'business_hours',
   'handoff_webhook_url',
   'allowed_origins',
 ];

@@ -51,6 +51,7 @@ import {
   findConversation,
   firstOutcome,
   loadBot,
+  handoffAfterHours,
   prepareChat,
   runTurn,
   quotaExceededReply,
@@ -80,6 +81,10 @@ export interface ChatReply {
   session_id: string;
   /** The knowledge sources the answer used (docs/decisions.md, "Answers name their sources"). */
   sources?: AnswerSource[];
+  /** The agent could not answer and offers a person (docs/decisions.md, "An agent that knows its limits"). */
+  handoff_offered?: true;
+  /** Handed over outside business hours: when the team is back; the answer asks for a contact. */
+  after_hours?: AfterHoursView;
   handoff?: true;
   quota_exceeded?: true;
   notice?: 'outage';
@@ -96,9 +101,20 @@ export type StreamFrame =
       quota_exceeded: boolean;
       notice?: 'outage';
       sources?: AnswerSource[];
+      handoff_offered?: true;
+      after_hours?: AfterHoursView;
     };
 
 /** A chat turn's reply, and the ids of the messages it wrote (the widget rates answers by their id). */
+/** When the team is back after a handoff outside business hours (Unix ms; null: no opening ahead). */
+export interface AfterHoursView {
+  back_at: number | null;
+}
+
+function afterHoursField(result: TurnResult): { after_hours?: AfterHoursView } {
+  return result.afterHours ? { after_hours: { back_at: result.afterHours.backAt } } : {};
+}
+
 export interface ChatTurn {
   reply: ChatReply;
   /** The visitor's message, absent when nothing was stored (monthly quota used up). */
@@ -265,6 +281,8 @@ export function createConversationService(deps: ConversationServiceDeps) {
           session_id: prepared.sessionId,
           ...(result.sources ? { sources: result.sources } : {}),
           ...(result.handoff ? { handoff: true as const } : {}),
+          ...(result.handoffOffered ? { handoff_offered: true as const } : {}),
+          ...afterHoursField(result),
         },
         visitorMessageId: prepared.update.messageId,
         ...(result.handoff ? {} : { answerMessageId: answerMessageId(prepared.update.runId) }),
@@ -325,7 +343,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
           write = sink;
           let handoff = false;
           let turnPending = false;
-          let sources: AnswerSource[] | undefined;
+          let answerExtras: { sources?: AnswerSource[]; handoff_offered?: true; after_hours?: AfterHoursView } = {};
           try {
             const result = await turnOutcome(prepared, subscription, prepared.update.runId);
             handoff = result.handoff === true;
@@ -343,8 +361,12 @@ export function createConversationService(deps: ConversationServiceDeps) {
                   : { error: e.message },
               );
             } else if (handoff) {
-              // Escalation arrives as an ordinary fragment; with an operator already live there is none.
-              if (result.answer) write({ delta: result.answer });
+              // Escalation arrives as an ordinary fragment — after what was streamed of it when the agent said it
+              // cannot answer and handed over; with an operator already live there is none.
+              const shown = assembled.shown;
+              const rest = result.answer.startsWith(shown) ? result.answer.slice(shown.length) : result.answer;
+              if (rest) write({ delta: rest });
+              answerExtras = afterHoursField(result);
             } else {
               const final = result.answer;
               // Fragments published before the turn completed may still be on their way through LISTEN.
@@ -360,7 +382,10 @@ export function createConversationService(deps: ConversationServiceDeps) {
               }
               if (final.startsWith(shown()) && !assembled.diverged) {
                 if (final.length > shown().length) write({ delta: final.slice(shown().length) });
-                sources = result.sources;
+                answerExtras = {
+                  ...(result.sources ? { sources: result.sources } : {}),
+                  ...(result.handoffOffered ? { handoff_offered: true as const } : {}),
+                };
               } else {
                 turnPending = true; // the turn did answer: a retry joins it and receives the whole answer
                 write({
@@ -378,7 +403,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
               session_id: sessionId,
               handoff,
               quota_exceeded: false,
-              ...(sources ? { sources } : {}),
+              ...answerExtras,
             });
           }
           return { turnPending };
@@ -391,7 +416,10 @@ export function createConversationService(deps: ConversationServiceDeps) {
      * message yet (a "talk to a person" button pressed first) starts here, bound to this bot, and goes to `waiting`
      * with `escalated` sent; a used-up monthly quota starts nothing (`quota_exceeded`, as a chat would answer).
      */
-    async handoff(botId: string, sessionId: string): Promise<HandoffResult & { quota_exceeded?: true }> {
+    async handoff(
+      botId: string,
+      sessionId: string,
+    ): Promise<{ status: HandoffResult['status']; quota_exceeded?: true; after_hours?: AfterHoursView }> {
       const bot = await loadBot(deps.db, botId);
       if (!bot.handoff_enabled) throw errors.notFound('Handoff is disabled for this bot');
       const conversation =
@@ -399,9 +427,14 @@ export function createConversationService(deps: ConversationServiceDeps) {
         (await startConversation(deps.db, bot, sessionId, { checkQuota: true }));
       if (!conversation) return { status: 'bot', quota_exceeded: true };
       try {
-        return await updateConversation(deps, conversation, handoffUpdate, [
-          { handoffEnabled: bot.handoff_enabled, at: Date.now() },
+        const afterHours = handoffAfterHours(bot);
+        const result = await updateConversation(deps, conversation, handoffUpdate, [
+          { handoffEnabled: bot.handoff_enabled, at: Date.now(), ...(afterHours ? { afterHours } : {}) },
         ]);
+        return {
+          status: result.status,
+          ...(result.afterHours ? { after_hours: { back_at: result.afterHours.backAt } } : {}),
+        };
       } catch (err) {
         // The workflow decides with the settings it was sent; its refusal (`handoff_disabled`) is the same 404.
         if (updateFailureType(err)) throw apiErrorForFailure(failureInfo(err));

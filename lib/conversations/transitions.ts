@@ -23,6 +23,10 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
       `UPDATE conversations
               SET status = COALESCE($2, status),
                   escalated_at = CASE WHEN $3 THEN now() ELSE escalated_at END,
+                  escalation_reason = CASE WHEN $3 THEN $8 ELSE escalation_reason END,
+                  -- handed over outside business hours: the visitor was told when the team is back
+                  after_hours = CASE WHEN $3 THEN $9 ELSE after_hours END,
+                  team_back_at = CASE WHEN $3 THEN to_timestamp($10::double precision / 1000) ELSE team_back_at END,
                   resolved_at = CASE WHEN $4 THEN now() WHEN $3 THEN NULL ELSE resolved_at END,
                   -- a new request starts unread; operator_here is about the current one
                   operator_seen_at = CASE WHEN $3 OR $4 THEN NULL ELSE operator_seen_at END,
@@ -39,21 +43,32 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
         input.user ?? null,
         input.messages.length > 0,
         input.messages.some((m) => m.author === 'operator'),
+        input.escalated ? (input.escalationReason ?? null) : null,
+        input.afterHours !== undefined,
+        input.afterHours?.backAt ?? null,
       ],
     );
-    // A visitor asked for a person: the team is told in the dashboard (a notification, in this transaction, on an id
-    // the workflow chose, so a retry adds nothing twice). An operator taking a conversation over is no request.
+    // A visitor asked for a person, or the agent could not answer and handed over: the team is told in the dashboard
+    // (a notification, in this transaction, on an id the workflow chose, so a retry adds nothing twice). An operator
+    // taking a conversation over is no request.
     if (input.escalated && input.status === 'waiting' && input.event?.kind === 'escalated') {
       await client.query(
         `INSERT INTO notifications (id, workspace_id, bot_id, kind, title, body, data)
-         SELECT $1, b.workspace_id, b.id, 'handoff_requested', 'A visitor asked for a person',
+         SELECT $1, b.workspace_id, b.id, 'handoff_requested', $4,
                 b.name || ': ' || COALESCE((SELECT left(text, 200) FROM messages
                                              WHERE session_id = $3 AND author = 'visitor' AND text <> ''
                                              ORDER BY seq DESC LIMIT 1), 'no message yet'),
                 jsonb_build_object('session_id', $3::text)
            FROM bots b WHERE b.id = $2
          ON CONFLICT (id) DO NOTHING`,
-        [`ntf_${input.event.deliveryId}`, input.botId, input.sessionId],
+        [
+          `ntf_${input.event.deliveryId}`,
+          input.botId,
+          input.sessionId,
+          input.escalationReason === 'unanswered'
+            ? 'The agent could not answer a visitor and handed over'
+            : 'A visitor asked for a person',
+        ],
       );
     }
 
@@ -79,6 +94,8 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
             [input.sessionId],
           );
           body.transcript = recent.rows.map((r) => `${AUTHOR_LABEL[r.author] ?? r.author}: ${r.text}`).join('\n');
+          // Additive: why it was handed over (requested, unanswered, operator).
+          if (input.escalationReason) body.reason = input.escalationReason;
         }
         if (input.event.kind === 'visitor_message') body.text = input.event.text ?? '';
         await client.query(

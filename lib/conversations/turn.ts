@@ -3,6 +3,7 @@ import type { UpdateDefinition } from '@temporalio/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { conversationWorkflow } from '../../workflows/conversation';
 import {
+  type AfterHours,
   type ConversationInput,
   type ConversationStatus,
   type TurnResult,
@@ -20,6 +21,7 @@ import { type DeltaHub, type DeltaMessage, isAnswer } from '../streams';
 import { type Temporal, resendUnprocessedUpdate } from '../temporal';
 import { MONTHLY_QUOTA_SQL } from '../billing/service';
 import { asksForHuman } from './escalation';
+import { type BusinessHours, awayNow } from '../bots/hours';
 
 /**
  * The mechanics of a chat turn, for the conversation service (lib/conversations/service.ts): session binding and
@@ -40,6 +42,7 @@ export interface BotRow {
   workspace_id: string;
   handoff_enabled: boolean;
   identity_secret_sealed: string;
+  business_hours: BusinessHours | null;
 }
 
 export interface ConversationRow {
@@ -60,7 +63,7 @@ export function quotaExceededReply(sessionId: string) {
 
 export async function loadBot(db: Db, botId: string): Promise<BotRow> {
   const res = await db.query<BotRow>(
-    `SELECT id, workspace_id, handoff_enabled, identity_secret_sealed FROM bots WHERE id = $1`,
+    `SELECT id, workspace_id, handoff_enabled, identity_secret_sealed, business_hours FROM bots WHERE id = $1`,
     [botId],
   );
   if (!res.rows[0]) throw new ApiError('invalid_key', 'The bot of this key no longer exists');
@@ -155,7 +158,8 @@ export type PreparedChat =
 /** The bot, the session (if it exists) and whether the bot has actions, by who may use them. */
 const PREPARE_CHAT = preparedStatement(
   'prepare-chat',
-  `SELECT b.id, b.workspace_id, b.handoff_enabled, b.identity_secret_sealed, c.bot_id AS c_bot, c.status AS c_status,
+  `SELECT b.id, b.workspace_id, b.handoff_enabled, b.identity_secret_sealed, b.business_hours,
+          c.bot_id AS c_bot, c.status AS c_status,
           EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id AND NOT a.admin_only) AS visitor_tools,
           EXISTS (SELECT 1 FROM bot_actions a WHERE a.bot_id = b.id) AS admin_tools
      FROM bots b LEFT JOIN conversations c ON c.session_id = $2
@@ -194,6 +198,7 @@ export async function prepareChat(
     workspace_id: row.workspace_id,
     handoff_enabled: row.handoff_enabled,
     identity_secret_sealed: row.identity_secret_sealed,
+    business_hours: row.business_hours,
   };
   if (row.c_bot && row.c_bot !== bot.id) throw new ApiError('not_found', 'No conversation with this session_id');
   const conversation: ConversationRow | null = row.c_bot
@@ -206,6 +211,8 @@ export async function prepareChat(
     secret: deps.secrets.open(bot.identity_secret_sealed),
   });
   const role = confirmed?.role ?? 'visitor';
+  // Outside business hours, a handoff in this turn (asked for, or the agent cannot answer) says when the team is back.
+  const afterHours = bot.handoff_enabled ? handoffAfterHours(bot) : undefined;
   return {
     kind: 'turn',
     sessionId,
@@ -221,9 +228,15 @@ export async function prepareChat(
       pageContext: body.page_context,
       wantsHuman: body.escalate === true || asksForHuman(body.message),
       handoffEnabled: bot.handoff_enabled,
+      ...(afterHours ? { afterHours } : {}),
       turnTimeoutMs: deps.turnTimeoutMs,
     },
   };
+}
+
+/** What a handoff now tells the visitor when the team is away (lib/bots/hours.ts); undefined within hours. */
+export function handoffAfterHours(bot: Pick<BotRow, 'business_hours'>): AfterHours | undefined {
+  return awayNow(bot.business_hours, Date.now()) ?? undefined;
 }
 
 /** Thrown when the turn took longer than the API waits; the turn itself goes on and its answer is kept. */
@@ -308,8 +321,14 @@ export async function subscribeTurn(
   let close = () => {};
   const announced = new Promise<TurnResult>((resolve) => {
     close = hub.subscribe(turnId, (msg) => {
-      if (isAnswer(msg)) resolve({ answer: msg.a, runId: turnId, ...(msg.s ? { sources: msg.s } : {}) });
-      else onFragment?.(msg);
+      if (isAnswer(msg)) {
+        resolve({
+          answer: msg.a,
+          runId: turnId,
+          ...(msg.s ? { sources: msg.s } : {}),
+          ...(msg.o ? { handoffOffered: true as const } : {}),
+        });
+      } else onFragment?.(msg);
     });
   });
   return { announced, close: () => close() };

@@ -4,6 +4,7 @@ import type { AttachmentRef } from '../media/service';
 import type { AnswerSource } from '../../workflows/contracts/agent-run';
 import { attachmentView } from './poll';
 import type { ConversationRow } from './turn';
+import type { EscalationReason } from '../../workflows/contracts/conversation';
 
 /**
  * What operators read of conversations (the operator API and the dashboard's inbox): lists of requests and
@@ -21,6 +22,11 @@ export type InboxOptions = {
   assignedTo?: string | null;
 } & Page;
 
+/** Handed over outside business hours: when the team is back (null: not after hours). */
+function afterHoursOf(r: { after_hours: boolean; team_back_ms: string | null }): { back_at: number | null } | null {
+  return r.after_hours ? { back_at: r.team_back_ms === null ? null : Number(r.team_back_ms) } : null;
+}
+
 /** Open requests of a bot (handed to a person, `waiting` or `operator`), most recently handed over first. */
 export async function listThreads(db: Queryable, botId: string, page: Page) {
   const after = page.cursor ? decodeCursor(page.cursor, CURSORS.threads) : undefined;
@@ -30,11 +36,15 @@ export async function listThreads(db: Queryable, botId: string, page: Page) {
     visitor_user: string | null;
     visitor_typing: boolean;
     escalated_ms: number;
+    escalation_reason: EscalationReason | null;
+    after_hours: boolean;
+    team_back_ms: string | null;
     last_ms: number;
     last: { author: string; text: string; at: number } | null;
   }>(
     `SELECT c.session_id, c.status, c.visitor_user, COALESCE(c.visitor_typing_until > now(), false) AS visitor_typing,
-            (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms,
+            (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms, c.escalation_reason, c.after_hours,
+            (extract(epoch FROM c.team_back_at) * 1000)::bigint AS team_back_ms,
             (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
             (SELECT json_build_object('author', m.author, 'text', m.text, 'at', m.at) FROM messages m
               WHERE m.session_id = c.session_id AND m.author <> 'event' ORDER BY m.seq DESC LIMIT 1) AS last
@@ -54,6 +64,8 @@ export async function listThreads(db: Queryable, botId: string, page: Page) {
       visitor_user: r.visitor_user,
       visitor_typing: r.visitor_typing,
       escalated_at: Number(r.escalated_ms),
+      escalation_reason: r.escalation_reason,
+      after_hours: afterHoursOf(r),
       last_message_at: Number(r.last_ms),
       last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
     })),
@@ -79,6 +91,9 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
     visitor_name: string | null;
     visitor_typing: boolean;
     escalated_ms: string | null;
+    escalation_reason: EscalationReason | null;
+    after_hours: boolean;
+    team_back_ms: string | null;
     last_ms: string;
     last_text: string;
     last: { author: string; text: string; at: number } | null;
@@ -91,7 +106,8 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
               WHERE m.session_id = c.session_id AND m.author = 'event' AND m.event->>'kind' = 'contact'
               ORDER BY m.seq DESC LIMIT 1) AS visitor_name,
             COALESCE(c.visitor_typing_until > now(), false) AS visitor_typing,
-            (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms,
+            (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms, c.escalation_reason, c.after_hours,
+            (extract(epoch FROM c.team_back_at) * 1000)::bigint AS team_back_ms,
             (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
             c.last_message_at::text AS last_text,
             (SELECT json_build_object('author', m.author,
@@ -132,6 +148,8 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
       visitor_name: r.visitor_name,
       visitor_typing: r.visitor_typing,
       escalated_at: r.escalated_ms === null ? null : Number(r.escalated_ms),
+      escalation_reason: r.escalation_reason,
+      after_hours: afterHoursOf(r),
       last_message_at: Number(r.last_ms),
       last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
       assignee: r.assignee_id ? { id: r.assignee_id, name: r.assignee_name ?? '' } : null,

@@ -4,7 +4,14 @@ import { LIMITS } from '../limits';
 import type { Passage } from '../knowledge/retrieve';
 import { DELTA_CHANNEL, answerNotice } from '../streams';
 import { failure } from '../../workflows/failures';
-import type { AgentRunInput, AnswerSource, GeneratedAnswer, ToolSpec } from '../../workflows/contracts/agent-run';
+import type {
+  AgentRunInput,
+  AnswerSource,
+  GeneratedAnswer,
+  ToolSpec,
+  WhenUnanswered,
+} from '../../workflows/contracts/agent-run';
+import type { LimitSettings } from './limits';
 
 /**
  * A run's record in Postgres from start to finish (spec, What the service does: every wake-up is a run accounted in
@@ -29,6 +36,8 @@ export interface RunContext {
   creditWeight?: number;
   /** The bot's knowledge version when the run started (part of an answer-cache key). */
   knowledgeVersion: number;
+  /** What the agent does with a question it cannot answer (lib/runs/limits.ts). */
+  limits: LimitSettings;
   passages: Passage[];
   history: { author: string; text: string }[];
   tools: ToolSpec[];
@@ -52,7 +61,7 @@ const START_RUN = preparedStatement(
          -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
          -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
          relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
-    SELECT b.name, b.instructions, b.model, b.knowledge_version, w.plan, w.credit_balance, prev.status AS run_status,
+    SELECT b.name, b.instructions, b.model, b.knowledge_version, b.handoff_enabled, b.when_unanswered, w.plan, w.credit_balance, prev.status AS run_status,
            prev.answer AS run_answer, pm.sources AS run_sources
       FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
            LEFT JOIN messages pm ON pm.id = $14 AND prev.status = 'done'
@@ -135,6 +144,8 @@ export async function startRun(
       instructions: string;
       model: string | null;
       knowledge_version: number;
+      handoff_enabled: boolean;
+      when_unanswered: WhenUnanswered;
       plan: string;
       credit_balance: number;
       run_status: string | null;
@@ -188,6 +199,7 @@ export async function startRun(
     model,
     creditWeight: deps.models.weightOf(model),
     knowledgeVersion: Number(bot.knowledge_version),
+    limits: { handoffEnabled: bot.handoff_enabled, whenUnanswered: bot.when_unanswered },
     passages,
     history: history.rows,
     tools,
@@ -237,7 +249,10 @@ export async function finishRun(
       run.botId,
       Date.now(),
       // A message run's answer is announced at commit to the API process waiting for the turn (lib/streams).
-      input.status === 'done' && run.sessionId ? answerNotice(run.runId, answer?.text ?? '', answer?.sources) : null,
+      // Not an answer that hands the conversation over: its turn result (handoff) comes after the handover is recorded.
+      input.status === 'done' && run.sessionId && answer?.unanswered !== 'hand_over'
+        ? answerNotice(run.runId, answer?.text ?? '', answer?.sources, answer?.unanswered === 'offer')
+        : null,
       input.cacheKey ?? null,
       LIMITS.answerCacheTtlHours,
       answer?.sources?.length ? JSON.stringify(answer.sources) : null,

@@ -6,6 +6,7 @@ import { storableText } from '../text';
 import type { RunContext } from './bookkeeping';
 import { buildPrompt, chunkWords, continuation, extractiveAnswer, extractivePassages, toolFollowUps } from './prompt';
 import { sourcesOfAnswer } from './sources';
+import { cannotAnswerTool, gaveUp, unansweredOutcome, unansweredText } from './limits';
 
 export interface GenerateDeps {
   /** Null when no LLM is configured: answers are then extractive (DESIGN.md). */
@@ -30,6 +31,8 @@ export async function generateAnswer(
 ): Promise<GeneratedAnswer> {
   const stream = input.streamTurnId ? await deps.deltas.open(input.streamTurnId, stepOf(transcript)) : null;
   const model = ctx.model ?? deps.defaultModel;
+  // A visitor's turn may end in "I cannot answer that" (lib/runs/limits.ts); a trigger's run has no one to offer.
+  const chatTurn = input.triggerKind === 'message';
   try {
     if (stream?.complete) {
       // The first attempt's whole text reached the visitor; its usage was lost with it, so only the base credit.
@@ -44,6 +47,13 @@ export async function generateAnswer(
       };
     }
     if (!deps.llm) {
+      // A chat question no passage matches is one the agent cannot answer: it says so, and what happens next.
+      if (!ctx.passages.length && chatTurn) {
+        const unanswered = unansweredOutcome(ctx.limits);
+        const text = unansweredText(unanswered, '', extractiveAnswer([]));
+        if (stream) await streamKnownText(stream, text);
+        return { text, unanswered, model: 'extractive', promptTokens: 0, completionTokens: 0 };
+      }
       // The quoted passages are the answer's sources.
       const text = extractiveAnswer(ctx.passages);
       if (stream) await streamKnownText(stream, text);
@@ -54,24 +64,35 @@ export async function generateAnswer(
     const result = await deps.llm.complete({
       model,
       messages: [...buildPrompt(input, ctx), ...toolFollowUps(transcript), ...continuation(prefix)],
-      tools: ctx.tools.map((t) => ({
-        type: 'function' as const,
-        function: { name: t.name, description: t.description, parameters: t.parameters },
-      })),
+      tools: [
+        ...ctx.tools.map((t) => ({
+          type: 'function' as const,
+          function: { name: t.name, description: t.description, parameters: t.parameters },
+        })),
+        ...(chatTurn ? [cannotAnswerTool] : []),
+      ],
       // A little under the activity's own limit, so the backend's timeout is what gets reported.
       timeoutMs: Math.max(500, input.turnTimeoutMs - 300),
       onDelta: stream ? (delta) => stream.push(delta) : undefined,
     });
+    const usage = { model: result.model, promptTokens: result.promptTokens, completionTokens: result.completionTokens };
+    const limit = gaveUp(result.toolCalls);
+    if (chatTurn && limit.gaveUp && !limit.others.length) {
+      // The model says its knowledge does not hold the answer: the visitor reads so plainly, and what happens next.
+      const unanswered = unansweredOutcome(ctx.limits);
+      const text = storableText(unansweredText(unanswered, prefix + result.text));
+      stream?.push(text.slice((prefix + result.text).length));
+      await stream?.finish();
+      return { text, unanswered, ...usage };
+    }
     await stream?.finish();
     // The model's text goes into Postgres: a NUL or an unpaired surrogate in it must not fail the run.
     const text = storableText(prefix + result.text);
     return {
       text,
       ...sourcesField(sourcesOfAnswer(ctx.passages, text)),
-      model: result.model,
-      promptTokens: result.promptTokens,
-      completionTokens: result.completionTokens,
-      ...(result.toolCalls.length ? { toolCalls: result.toolCalls } : {}),
+      ...usage,
+      ...(limit.others.length ? { toolCalls: limit.others } : {}),
     };
   } catch (err) {
     // What was sent stays sent: a retry continues after it.

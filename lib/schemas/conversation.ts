@@ -52,6 +52,26 @@ const Sources = z
     'The knowledge sources the answer used: those it cites as `[n]`, or all it was given when it cites none. Absent when it used none.',
   );
 
+const AfterHours = z
+  .object({
+    back_at: z
+      .number()
+      .int()
+      .nullable()
+      .describe('Unix ms when the team is next in; null when no opening is set ahead'),
+  })
+  .optional()
+  .describe(
+    "Present when the conversation was handed over outside the agent's business hours: the answer says when the team is back and asks for a contact.",
+  );
+
+const HandoffOffered = z
+  .literal(true)
+  .optional()
+  .describe(
+    'Present and true when the agent could not answer from its knowledge and offers a person: a client may offer a button that calls `/handoff`.',
+  );
+
 export const ChatResponse = z
   .object({
     answer: z
@@ -65,6 +85,8 @@ export const ChatResponse = z
       .describe('Present and true only when the monthly conversation limit is used up.'),
     notice: z.literal('outage').optional().describe('Present when `answer` is a service message, not a bot reply.'),
     sources: Sources,
+    handoff_offered: HandoffOffered,
+    after_hours: AfterHours,
   })
   .meta({ id: 'ChatResponse' });
 
@@ -133,6 +155,7 @@ export const HandoffResponse = z
       .literal(true)
       .optional()
       .describe('Present and true only when a new conversation could not start: the monthly quota is used up.'),
+    after_hours: AfterHours,
   })
   .meta({ id: 'HandoffResponse' });
 
@@ -165,9 +188,11 @@ export const StreamFrame = z
     handoff: z.boolean().optional(),
     quota_exceeded: z.boolean().optional(),
     sources: Sources,
+    handoff_offered: HandoffOffered,
+    after_hours: AfterHours,
   })
   .meta({
     id: 'StreamFrame',
     description:
-      'Each SSE line is `data: <json>`. Fragment: `delta` (sometimes `notice`). Error: `error` (sometimes `code`, `retry_after`). End: `done`, `session_id`, `handoff`, `quota_exceeded` (sometimes `notice`, `sources`), always last.',
+      'Each SSE line is `data: <json>`. Fragment: `delta` (sometimes `notice`). Error: `error` (sometimes `code`, `retry_after`). End: `done`, `session_id`, `handoff`, `quota_exceeded` (sometimes `notice`, `sources`, `handoff_offered`), always last.',
   });

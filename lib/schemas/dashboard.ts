@@ -2,6 +2,48 @@ import { z } from 'zod';
 import { ChatRequest } from './conversation';
 import { PageQuery } from './common';
 import { LIMITS } from '../limits';
+import { WEEKDAYS, isTimeZone } from '../bots/hours';
+
+const LocalTime = z
+  .string()
+  .regex(/^(([01]\d|2[0-3]):[0-5]\d|24:00)$/, 'must be a local time as HH:MM (00:00 to 24:00)');
+
+export const BusinessHours = z
+  .object({
+    time_zone: z
+      .string()
+      .max(64)
+      .refine(isTimeZone, 'must be an IANA time zone such as Europe/Tallinn')
+      .describe('IANA time zone the hours are in, e.g. `Europe/Tallinn`'),
+    open: z
+      .array(
+        z
+          .object({
+            days: z
+              .array(z.enum(WEEKDAYS))
+              .min(1)
+              .max(7)
+              .transform((days) => [...new Set(days)]),
+            from: LocalTime,
+            to: LocalTime,
+          })
+          .refine((w) => w.from < w.to, { message: '`from` must be before `to`', path: ['to'] }),
+      )
+      .min(1)
+      .max(21)
+      .describe('Opening windows: days (`mon`…`sun`) and local times `from`–`to`'),
+  })
+  .meta({
+    id: 'BusinessHours',
+    description:
+      'When the team answers handed-over conversations; outside them a handoff tells the visitor when someone is back and asks for a contact',
+  });
+
+const WhenUnanswered = z
+  .enum(['offer', 'hand_over'])
+  .describe(
+    'With handoff on, what the agent does when it cannot answer from its knowledge: `offer` a person (the answer has `handoff_offered`), or `hand_over` at once',
+  );
 
 export { BotParams } from './common';
 
@@ -22,6 +64,8 @@ export const BotView = z
     instructions: z.string(),
     model: z.string().nullable(),
     handoff_enabled: z.boolean(),
+    when_unanswered: WhenUnanswered,
+    business_hours: BusinessHours.nullable(),
     handoff_webhook_url: z.string().nullable(),
     allowed_origins: z.array(z.string()).describe('Origins whose pages may use the widget'),
     public_key: z.string(),
@@ -124,6 +168,8 @@ export const BotPatch = z
       .optional()
       .describe("One of the models the workspace's plan allows (`GET /v1/dashboard/models`); null: the default"),
     handoff_enabled: z.boolean().optional(),
+    when_unanswered: WhenUnanswered.optional(),
+    business_hours: BusinessHours.nullable().optional().describe('null: always open'),
     handoff_webhook_url: z
       .url({ protocol: /^https?$/ })
       .max(2000)

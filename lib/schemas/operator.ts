@@ -20,6 +20,18 @@ export const ThreadSummary = z
       .boolean()
       .describe('The visitor is typing (`POST /v1/api/typing`); goes off about 6 seconds after the last signal.'),
     escalated_at: z.number().int().describe('Unix ms when the conversation was handed over'),
+    escalation_reason: z
+      .enum(['requested', 'unanswered', 'operator'])
+      .nullable()
+      .describe(
+        'Why it was last handed over: the visitor or integrator asked, the agent could not answer, or a person took it over; null before this was recorded',
+      ),
+    after_hours: z
+      .object({ back_at: z.number().int().nullable().describe('Unix ms when the team is next in') })
+      .nullable()
+      .describe(
+        "Handed over outside the agent's business hours (the visitor was told when the team is back and asked for a contact); null otherwise",
+      ),
     last_message_at: z.number().int(),
     last_message: z.object({ author: z.string(), text: z.string(), at: z.number().int() }).nullable(),
   })

@@ -61,5 +61,9 @@ describe('extractive answers without an LLM', () => {
     expect(res.status).toBe(200);
     expect(res.body.answer).toContain("couldn't find anything");
     expect(res.body.answer).toContain('No AI model is configured');
+    // A question nothing answers is one the agent cannot answer: with handoff on (the default) it offers a person.
+    expect(res.body.answer).toMatch(/Would you like to talk to a person from the team\?$/);
+    expect(res.body.handoff_offered).toBe(true);
+    expect(res.body).not.toHaveProperty('sources');
   });
 });

@@ -75,6 +75,7 @@ describe('handoff lifecycle: bot → waiting → operator → bot', () => {
       bot_id: bot.bot_id,
       session_id: session,
       transcript: expect.any(String),
+      reason: 'requested',
       at: expect.any(Number),
     });
     expect(esc.body.transcript).toContain('Visitor: My order is late');
@@ -102,6 +103,7 @@ describe('handoff lifecycle: bot → waiting → operator → bot', () => {
       return got.length >= 2 ? got : undefined;
     });
     expect(events.map((e) => e.event)).toEqual(['escalated', 'resolved']);
+    expect(events[0].reason).toBe('operator');
     expect(events[0].transcript).toContain('Visitor: Do you ship to Norway?');
     expect(events[0].transcript).toContain('Operator: Hello, a person here: yes we do.');
   });

@@ -63,11 +63,22 @@ export interface AnswerSource {
   url?: string;
 }
 
+/** With handoff on, what an agent does when it cannot answer from its knowledge (the owner's setting). */
+export type WhenUnanswered = 'offer' | 'hand_over';
+
+/**
+ * An answer the agent could not give from its knowledge (docs/decisions.md, "An agent that knows its limits"): it
+ * offered a person, handed the conversation over, or (handoff off) only said so.
+ */
+export type Unanswered = 'offer' | 'hand_over' | 'said';
+
 /** What one model call produced (or the extractive answer without a model). */
 export interface GeneratedAnswer {
   text: string;
   /** The knowledge sources the text drew on; absent when it drew on none. */
   sources?: AnswerSource[];
+  /** Set when the agent could not answer from its knowledge, and what it did about it. */
+  unanswered?: Unanswered;
   model: string;
   promptTokens: number;
   completionTokens: number;
@@ -78,6 +89,7 @@ export interface GeneratedAnswer {
 export interface MessageTurnOutcome {
   answer?: string;
   sources?: AnswerSource[];
+  unanswered?: Unanswered;
   failure?: FailureInfo;
 }
 
@@ -89,6 +101,7 @@ export interface AgentRunResult {
   runId: string;
   answer: string;
   sources?: AnswerSource[];
+  unanswered?: Unanswered;
   /** Set when the run did not happen (trigger deleted or off, poll content unchanged). */
   skipped?: string;
 }

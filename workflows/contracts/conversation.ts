@@ -20,6 +20,21 @@ export interface ConversationInput {
 
 export type HandoffEvent = 'escalated' | 'visitor_message' | 'resolved';
 
+/**
+ * Why a conversation was handed to a person: the visitor or the integrator asked (`requested`), the agent could not
+ * answer (`unanswered`), or a person took it over (`operator`). Sent as `reason` with `escalated`.
+ */
+export type EscalationReason = 'requested' | 'unanswered' | 'operator';
+
+/**
+ * A handoff outside the agent's business hours (lib/bots/hours.ts): when the team is back (Unix ms; null when no
+ * window ever opens) and the visitor's words for it, which ask for a contact. Decided by the API when the turn is sent.
+ */
+export interface AfterHours {
+  backAt: number | null;
+  text: string;
+}
+
 /** An image a message holds (`messages.attachment`); its address is `/media/{id}`. */
 export interface MessageAttachment {
   id: string;
@@ -45,6 +60,10 @@ export interface TransitionInput {
   sessionId: string;
   status?: ConversationStatus;
   escalated?: boolean;
+  /** Why, when `escalated`. */
+  escalationReason?: EscalationReason;
+  /** When `escalated` outside business hours: when the team is back. */
+  afterHours?: { backAt: number | null };
   resolved?: boolean;
   user?: string;
   messages: TranscriptMessage[];
@@ -66,6 +85,8 @@ export interface VisitorMessageInput {
   /** The bot has actions this visitor may use: the turn runs as a child agentRun with tools. */
   withTools?: boolean;
   handoffEnabled: boolean;
+  /** Outside the agent's business hours: what a handoff in this turn tells the visitor. */
+  afterHours?: AfterHours;
   /** Set for `/chat/stream`: fragments are published under this id. */
   streamTurnId?: string;
   turnTimeoutMs: number;
@@ -90,6 +111,10 @@ export interface TurnResult {
   /** The knowledge sources the answer used (absent when none). */
   sources?: AnswerSource[];
   handoff?: true;
+  /** The agent could not answer and offers a person (the client may show a button that asks for one). */
+  handoffOffered?: true;
+  /** Handed over outside business hours: when the team is back (the answer says so and asks for a contact). */
+  afterHours?: { backAt: number | null };
   /** Set when the bot could not answer; the API maps its type to the spec's 503 or to a stream error frame. */
   error?: FailureInfo;
   runId?: string;
@@ -97,6 +122,8 @@ export interface TurnResult {
 
 export interface HandoffResult {
   status: ConversationStatus;
+  /** Handed over outside business hours: when the team is back. */
+  afterHours?: { backAt: number | null };
 }
 
 export interface OperatorReplyInput {
@@ -127,7 +154,10 @@ export const visitorAttachmentUpdate = defineUpdate<VisitorAttachmentResult, [Vi
   'visitorAttachment',
 );
 
-export const handoffUpdate = defineUpdate<HandoffResult, [{ handoffEnabled: boolean; at: number }]>('handoff');
+export const handoffUpdate = defineUpdate<
+  HandoffResult,
+  [{ handoffEnabled: boolean; at: number; afterHours?: AfterHours; messageId?: string }]
+>('handoff');
 
 export const operatorReplyUpdate = defineUpdate<OperatorReplyResult, [OperatorReplyInput]>('operatorReply');
 

@@ -1,0 +1,120 @@
+import { describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import type { BootstrapResult } from '../../lib/accounts/service';
+import { ESCALATION_CONFIRMATION } from '../../workflows/conversation';
+import { http, newBot, ownerSession } from '../support/helpers';
+
+/**
+ * Business hours (issue 21, item 3; docs/decisions.md, "Business hours"): outside them a handoff still queues the
+ * conversation, but the visitor is told when someone will be back and asked for a contact; the inbox shows it.
+ */
+const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+const WEEKDAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
+/** Hours that are closed now: tomorrow (UTC) only, nine to five. */
+function closedUntilTomorrow() {
+  const tomorrow = new Date(Date.now() + 86_400_000);
+  const backAt = Date.UTC(tomorrow.getUTCFullYear(), tomorrow.getUTCMonth(), tomorrow.getUTCDate(), 9, 0);
+  return {
+    hours: { time_zone: 'UTC', open: [{ days: [DAYS[tomorrow.getUTCDay()]], from: '09:00', to: '17:00' }] },
+    backAt,
+    words: `Our team is away until ${WEEKDAY_NAMES[tomorrow.getUTCDay()]} at 09:00 (UTC).`,
+  };
+}
+
+async function settings(bot: BootstrapResult, body: Record<string, unknown>) {
+  return http(`/v1/dashboard/bots/${bot.bot_id}`, { method: 'PATCH', body, headers: await ownerSession(bot) });
+}
+
+const chat = (bot: BootstrapResult, body: Record<string, unknown>) =>
+  http('/v1/api/chat', { key: bot.keys.secret_key, body });
+
+describe('business hours', () => {
+  it('are set in the agent settings, validated, and removed with null', async () => {
+    const bot = await newBot();
+    const { hours } = closedUntilTomorrow();
+    const set = await settings(bot, { business_hours: hours });
+    expect(set.status).toBe(200);
+    expect(set.body.business_hours).toEqual(hours);
+    for (const bad of [
+      { ...hours, time_zone: 'Mars/Olympus' },
+      { ...hours, open: [{ days: ['mon'], from: '17:00', to: '09:00' }] },
+      { ...hours, open: [{ days: ['someday'], from: '09:00', to: '17:00' }] },
+      { ...hours, open: [{ days: ['mon'], from: '9am', to: '17:00' }] },
+      { ...hours, open: [] },
+    ]) {
+      const res = await settings(bot, { business_hours: bad });
+      expect([res.status, res.body.code]).toEqual([400, 'bad_request']);
+    }
+    const cleared = await settings(bot, { business_hours: null });
+    expect(cleared.body.business_hours).toBeNull();
+  });
+
+  it('outside them a visitor asking for a person is told when the team is back and asked for a contact', async () => {
+    const bot = await newBot();
+    const closed = closedUntilTomorrow();
+    await settings(bot, { business_hours: closed.hours });
+    const session = randomUUID();
+    const res = await chat(bot, { session_id: session, message: 'Where is my parcel?', escalate: true });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      answer: expect.stringContaining(closed.words),
+      session_id: session,
+      handoff: true,
+      after_hours: { back_at: closed.backAt },
+    });
+    expect(res.body.answer).toContain('Leave your e-mail or phone number');
+    // Still queued for the team, who see it came in after hours.
+    const threads = await http('/v1/api/operator/threads', { key: bot.keys.secret_key });
+    expect(threads.body.threads).toEqual([
+      expect.objectContaining({
+        session_id: session,
+        status: 'waiting',
+        escalation_reason: 'requested',
+        after_hours: { back_at: closed.backAt },
+      }),
+    ]);
+    const inbox = await http(`/v1/dashboard/inbox?bot_id=${bot.bot_id}`, { headers: await ownerSession(bot) });
+    expect(inbox.body.threads[0]).toMatchObject({ session_id: session, after_hours: { back_at: closed.backAt } });
+  });
+
+  it('the handoff endpoint says so too, and the visitor reads it in the poll', async () => {
+    const bot = await newBot();
+    const closed = closedUntilTomorrow();
+    await settings(bot, { business_hours: closed.hours });
+    const session = randomUUID();
+    await chat(bot, { session_id: session, message: 'Hello' });
+    const res = await http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: session } });
+    expect(res.body).toEqual({ status: 'waiting', after_hours: { back_at: closed.backAt } });
+    const poll = await http(`/v1/api/messages?session_id=${session}`, { key: bot.keys.secret_key });
+    expect(poll.body.messages.at(-1)).toMatchObject({ author: 'bot', text: expect.stringContaining(closed.words) });
+  });
+
+  it('an agent that cannot answer and hands over says when the team is back after its answer', async () => {
+    const bot = await newBot();
+    const closed = closedUntilTomorrow();
+    await settings(bot, { business_hours: closed.hours, when_unanswered: 'hand_over' });
+    const session = randomUUID();
+    const res = await chat(bot, { session_id: session, message: '[[fake:tool-call:cannot_answer]] Refund order 9?' });
+    expect(res.body).toMatchObject({ handoff: true, after_hours: { back_at: closed.backAt } });
+    expect(res.body.answer).toMatch(/^I'm sorry, I can't answer that from what I know\. .*\n\nOur team is away until/s);
+    const transcript = await http(`/v1/api/operator/threads/${session}`, { key: bot.keys.secret_key });
+    const said = transcript.body.messages.filter((m: { author: string }) => m.author === 'bot');
+    expect(said.map((m: { text: string }) => m.text)).toEqual([
+      expect.stringContaining("can't answer that"),
+      expect.stringContaining(closed.words),
+    ]);
+  });
+
+  it('within them, or with none set, a handoff is as before', async () => {
+    const bot = await newBot();
+    await settings(bot, {
+      business_hours: { time_zone: 'Europe/Tallinn', open: [{ days: DAYS, from: '00:00', to: '24:00' }] },
+    });
+    const session = randomUUID();
+    const res = await chat(bot, { session_id: session, message: 'Help', escalate: true });
+    expect(res.body).toEqual({ answer: ESCALATION_CONFIRMATION, session_id: session, handoff: true });
+    const threads = await http('/v1/api/operator/threads', { key: bot.keys.secret_key });
+    expect(threads.body.threads[0].after_hours).toBeNull();
+  });
+});
