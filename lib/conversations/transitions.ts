@@ -1,7 +1,25 @@
 import type { TransitionInput } from '../../workflows/contracts/conversation';
 import { type Db, withTransaction } from '../db';
+import { BRIEFING_MESSAGES, type BriefingLine } from './briefing';
 
 const TRANSCRIPT_MESSAGES = 20;
+
+/** What the briefing reads: the conversation's last messages, with this transition's own (not yet stored). */
+async function briefingLines(db: Db, input: TransitionInput): Promise<BriefingLine[]> {
+  const res = await db.query<{ id: string; author: string; text: string }>(
+    `SELECT id, author, text FROM (SELECT seq, id, author, text FROM messages
+       WHERE session_id = $1 AND author IN ('visitor', 'bot', 'operator') ORDER BY seq DESC LIMIT ${BRIEFING_MESSAGES}) m
+     ORDER BY seq`,
+    [input.sessionId],
+  );
+  const stored = new Set(res.rows.map((r) => r.id));
+  // This transition's visitor message counts; its bot messages are the platform's own hand-over words.
+  const fresh = input.messages.filter((m) => !stored.has(m.id) && m.author === 'visitor');
+  return [...res.rows, ...fresh].map(({ author, text }) => ({
+    author,
+    text,
+  }));
+}
 const AUTHOR_LABEL: Record<string, string> = { visitor: 'Visitor', bot: 'Bot', operator: 'Operator' };
 
 /**
@@ -9,7 +27,15 @@ const AUTHOR_LABEL: Record<string, string> = { visitor: 'Visitor', bot: 'Bot', o
  * never polls a half-applied state. Messages are inserted on their deterministic ids, so a retried activity adds
  * nothing twice. Returns the delivery to start when the transition recorded an outgoing webhook.
  */
-export async function applyTransition(db: Db, input: TransitionInput): Promise<{ deliveryId: string | null }> {
+export async function applyTransition(
+  db: Db,
+  input: TransitionInput,
+  opts: { brief?: (lines: BriefingLine[]) => Promise<string> } = {},
+): Promise<{ deliveryId: string | null }> {
+  // A hand-over to the team (not a person taking it over themselves) gets the operator's briefing, written before the
+  // transaction: it may wait on the model.
+  const handedOver = input.escalated && input.event?.kind === 'escalated' && input.escalationReason !== 'operator';
+  const brief = handedOver && opts.brief ? await opts.brief(await briefingLines(db, input)) : null;
   return withTransaction(db, async (client) => {
     for (const m of input.messages) {
       await client.query(
@@ -27,6 +53,8 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
                   -- handed over outside business hours: the visitor was told when the team is back
                   after_hours = CASE WHEN $3 THEN $9 ELSE after_hours END,
                   team_back_at = CASE WHEN $3 THEN to_timestamp($10::double precision / 1000) ELSE team_back_at END,
+                  briefing = CASE WHEN $3 THEN $11 ELSE briefing END,
+                  briefing_at = CASE WHEN $3 AND $11::text IS NOT NULL THEN now() WHEN $3 THEN NULL ELSE briefing_at END,
                   resolved_at = CASE WHEN $4 THEN now() WHEN $3 THEN NULL ELSE resolved_at END,
                   -- a new request starts unread; operator_here is about the current one
                   operator_seen_at = CASE WHEN $3 OR $4 THEN NULL ELSE operator_seen_at END,
@@ -46,6 +74,7 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
         input.escalated ? (input.escalationReason ?? null) : null,
         input.afterHours !== undefined,
         input.afterHours?.backAt ?? null,
+        brief,
       ],
     );
     // A visitor asked for a person, or the agent could not answer and handed over: the team is told in the dashboard
@@ -96,6 +125,7 @@ export async function applyTransition(db: Db, input: TransitionInput): Promise<{
           body.transcript = recent.rows.map((r) => `${AUTHOR_LABEL[r.author] ?? r.author}: ${r.text}`).join('\n');
           // Additive: why it was handed over (requested, unanswered, operator).
           if (input.escalationReason) body.reason = input.escalationReason;
+          if (brief) body.briefing = brief;
         }
         if (input.event.kind === 'visitor_message') body.text = input.event.text ?? '';
         await client.query(

@@ -173,9 +173,16 @@ export async function readTranscript(
 ) {
   const after = page.cursor ? decodeCursor(page.cursor, CURSORS.seq).seq : 0;
   const [meta, rows] = await Promise.all([
-    db.query<{ visitor_user: string | null; status: string; visitor_typing: boolean }>(
+    db.query<{
+      visitor_user: string | null;
+      status: string;
+      visitor_typing: boolean;
+      briefing: string | null;
+      briefing_ms: string | null;
+    }>(
       `UPDATE conversations SET operator_seen_at = COALESCE(operator_seen_at, now()) WHERE session_id = $1
-       RETURNING visitor_user, status, COALESCE(visitor_typing_until > now(), false) AS visitor_typing`,
+       RETURNING visitor_user, status, COALESCE(visitor_typing_until > now(), false) AS visitor_typing,
+                 briefing, (extract(epoch FROM briefing_at) * 1000)::bigint AS briefing_ms`,
       [conversation.session_id],
     ),
     db.query<{
@@ -200,6 +207,8 @@ export async function readTranscript(
     status: meta.rows[0]?.status ?? conversation.status,
     visitor_user: meta.rows[0]?.visitor_user ?? null,
     visitor_typing: meta.rows[0]?.visitor_typing ?? false,
+    // The operator's briefing, written when the conversation was last handed to the team.
+    briefing: meta.rows[0]?.briefing ? { text: meta.rows[0].briefing, at: Number(meta.rows[0].briefing_ms) } : null,
     messages: messages.map((m) => ({
       id: m.id,
       author: m.author,

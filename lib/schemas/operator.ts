@@ -61,6 +61,12 @@ export const Transcript = z
     status: z.string(),
     visitor_user: z.string().nullable(),
     visitor_typing: z.boolean().describe('The visitor is typing; goes off about 6 seconds after the last signal.'),
+    briefing: z
+      .object({ text: z.string(), at: z.number().int().describe('Unix ms') })
+      .nullable()
+      .describe(
+        'A short summary of the conversation written when it was last handed to the team (the model’s, or extractive without one); null before any hand-over',
+      ),
     messages: z.array(Message),
     next_cursor: z.string(),
     resume_cursor: z

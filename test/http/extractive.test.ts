@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type OwnPlatform, http, newBot, sseFrames, startOwnPlatform } from '../support/helpers';
 
@@ -49,6 +50,24 @@ describe('extractive answers without an LLM', () => {
       .join('');
     expect(text).toContain('closes at six in the evening');
     expect(stream.frames.at(-1)).toMatchObject({ done: true });
+  });
+
+  it("briefs the operator from the visitor's own words on a hand-over", async () => {
+    const bot = await newBot();
+    await http('/v1/api/knowledge', {
+      key: bot.keys.secret_key,
+      body: { title: 'Delivery', text: 'Parcels to Norway take five working days.' },
+      baseUrl,
+    });
+    const session = randomUUID();
+    const ask = (message: string, escalate?: boolean) =>
+      http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message, escalate }, baseUrl });
+    await ask('How long do parcels to Norway take?');
+    expect((await ask('Mine is three weeks late', true)).body.handoff).toBe(true);
+    const thread = await http(`/v1/api/operator/threads/${session}`, { key: bot.keys.secret_key, baseUrl });
+    expect(thread.body.briefing.text).toMatch(
+      /^Asked: “How long do parcels to Norway take\?”\nLatest: “Mine is three weeks late”\nThe agent's last answer: “Here is what the knowledge base says about this: • Delivery: Parcels to Norway take five working days\.”$/,
+    );
   });
 
   it('says plainly when nothing matches', async () => {

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import type { BootstrapResult } from '../../lib/accounts/service';
+import { fakeRequests, http, newBot, testDb, waitUntil } from '../support/helpers';
+import { startWebhookReceiver } from '../support/webhook-receiver';
+
+/**
+ * The operator's briefing (issue 21, item 4; docs/decisions.md, "The operator's briefing"): on a hand-over to the team
+ * the model summarizes the conversation (extractive when it fails), shown at the top of the transcript and sent as
+ * `briefing` with `escalated`.
+ */
+type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
+
+async function botWithWebhook(receiver: Receiver): Promise<BootstrapResult> {
+  const bot = await newBot();
+  await testDb().query(`UPDATE bots SET handoff_webhook_url = $2 WHERE id = $1`, [bot.bot_id, receiver.url]);
+  return bot;
+}
+
+const chat = (bot: BootstrapResult, body: Record<string, unknown>) =>
+  http('/v1/api/chat', { key: bot.keys.secret_key, body });
+const transcript = (bot: BootstrapResult, session: string) =>
+  http(`/v1/api/operator/threads/${session}`, { key: bot.keys.secret_key });
+
+describe("the operator's briefing", () => {
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver([200]);
+  });
+  afterAll(() => receiver.close());
+
+  const escalatedOf = (session: string) =>
+    waitUntil('the escalated webhook', async () =>
+      receiver.received.find((d) => d.body.session_id === session && d.body.event === 'escalated'),
+    );
+
+  it("is the model's summary of the conversation, in the webhook and at the top of the transcript", async () => {
+    const bot = await botWithWebhook(receiver);
+    const session = randomUUID();
+    const tag = `brief-${randomUUID()}`;
+    await chat(bot, { session_id: session, message: `[[fake:tag:${tag}]] Do you ship to Norway?` });
+    const handed = await chat(bot, { session_id: session, message: 'My parcel 42 is lost', escalate: true });
+    expect(handed.body.handoff).toBe(true);
+
+    // The model was asked to brief the team, with the conversation as it stood.
+    const asked = (await fakeRequests(tag)).find((r) =>
+      String(r.body.messages[0].content).startsWith('You brief a person from the support team'),
+    );
+    expect(asked).toBeDefined();
+    const given = String(asked!.body.messages[1].content);
+    expect(given).toMatch(/^Visitor: .*Do you ship to Norway\?\nAssistant: Fake answer: .*\nVisitor: My parcel 42/s);
+
+    const escalated = await escalatedOf(session);
+    expect(escalated.body.briefing).toMatch(/^Fake answer: Visitor: .*Do you ship to Norway\?/);
+    expect(escalated.body.briefing).toContain('My parcel 42 is lost');
+    const thread = await transcript(bot, session);
+    expect(thread.body.briefing).toEqual({ text: escalated.body.briefing, at: expect.any(Number) });
+  });
+
+  it('is extractive when the model fails, and says so when the visitor has not written', async () => {
+    const bot = await botWithWebhook(receiver);
+    const session = randomUUID();
+    const handed = await chat(bot, {
+      session_id: session,
+      message: '[[fake:fail-500]] My parcel is lost',
+      escalate: true,
+    });
+    expect(handed.body.handoff).toBe(true);
+    const escalated = await escalatedOf(session);
+    expect(escalated.body.briefing).toBe('Asked: “[[fake:fail-500]] My parcel is lost”\nThe agent had not answered.');
+
+    const quiet = randomUUID();
+    await http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: quiet } });
+    expect((await escalatedOf(quiet)).body.briefing).toBe('The visitor asked for a person before writing anything.');
+  });
+
+  it('is not written when a person takes a conversation over themselves', async () => {
+    const bot = await botWithWebhook(receiver);
+    const session = randomUUID();
+    await chat(bot, { session_id: session, message: 'Do you ship to Norway?' });
+    await http(`/v1/api/operator/threads/${session}/reply`, {
+      key: bot.keys.secret_key,
+      body: { text: 'A person here: yes we do.' },
+    });
+    const escalated = await escalatedOf(session);
+    expect(escalated.body).not.toHaveProperty('briefing');
+    expect((await transcript(bot, session)).body.briefing).toBeNull();
+  });
+});
