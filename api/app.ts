@@ -20,6 +20,7 @@ import { serviceRoutes } from './routes/service';
 import { mediaRoutes } from './routes/media';
 import { billingRoutes } from './routes/billing';
 import { inboxRoutes } from './routes/inbox';
+import { reportRoutes } from './routes/reports';
 import { teamRoutes } from './routes/team';
 import { widgetRoutes } from './routes/widget';
 import { ownOriginsOf, widgetPreflight } from './middleware/widget';
@@ -43,6 +44,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...billingRoutes(deps),
     ...dashboardRoutes(deps),
     ...inboxRoutes(deps),
+    ...reportRoutes(deps),
     ...builderRoutes(deps),
     ...pairingRoutes(deps, deps.services.pairing),
     ...pageRoutes(pages),

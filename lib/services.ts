@@ -20,6 +20,7 @@ import { createBuilderService } from './builder/service';
 import { createConversationService } from './conversations/service';
 import { createCreditService } from './credits/service';
 import { createKnowledgeService } from './knowledge/service';
+import { createReportsService } from './reports/service';
 import { mediaBucketOf } from './media/bucket';
 import { createMediaService } from './media/service';
 import { createNotificationService } from './notifications/service';
@@ -93,6 +94,7 @@ export function createServices(deps: ServiceDeps) {
     minIntervalSeconds: config.TRIGGER_MIN_INTERVAL_SECONDS,
   });
   const scans = createScanService({ db, temporal, allowLoopback: config.SSRF_ALLOW_LOOPBACK });
+  const knowledge = createKnowledgeService({ db, embed: deps.embed });
   return {
     accounts: createAccountService({
       db,
@@ -134,13 +136,14 @@ export function createServices(deps: ServiceDeps) {
       media,
     }),
     credits: createCreditService({ db }),
-    knowledge: createKnowledgeService({ db, embed: deps.embed }),
+    knowledge,
     media,
     models,
     notifications: createNotificationService({ db }),
     savedReplies: createSavedReplyService({ db }),
     assignment: createAssignmentService({ db }),
     pairing: createPairingService({ db, secrets }),
+    reports: createReportsService({ db, knowledge }),
     runs: createRunService({ db, temporal }),
     scans,
     widget: createWidgetService({

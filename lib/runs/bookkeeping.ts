@@ -81,7 +81,7 @@ const RECENT_HISTORY = preparedStatement(
 const FINISH_RUN = preparedStatement(
   'finish-run',
   `WITH r AS (UPDATE runs SET status = $2, answer = $3, error_code = $4, error = $5, model = $6, prompt_tokens = $7,
-                      completion_tokens = $8, credits = $9, finished_at = now() WHERE id = $1 RETURNING 1),
+                      completion_tokens = $8, credits = $9, unanswered = $20, finished_at = now() WHERE id = $1 RETURNING 1),
          l AS (INSERT INTO credit_ledger (workspace_id, amount, reason, run_id)
                SELECT $10, -$9::int, $11, $1 WHERE $2::text = 'done' ON CONFLICT (run_id) DO NOTHING RETURNING amount),
          w AS (UPDATE workspaces SET credit_balance = credit_balance + l.amount FROM l WHERE workspaces.id = $10 RETURNING 1),
@@ -256,6 +256,7 @@ export async function finishRun(
       input.cacheKey ?? null,
       LIMITS.answerCacheTtlHours,
       answer?.sources?.length ? JSON.stringify(answer.sources) : null,
+      answer?.unanswered ?? null,
     ]),
   );
 }
