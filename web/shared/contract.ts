@@ -22,6 +22,8 @@ export type Attachment = z.infer<typeof conversation.Attachment>;
 export type AnswerSource = z.infer<typeof conversation.AnswerSource>;
 export type Message = z.infer<typeof conversation.Message>;
 export type MessageEvent = NonNullable<Message['event']>;
+/** `POST /handoff`: the conversation's status, and `after_hours` when the team is away. */
+export type HandoffResponse = z.infer<typeof conversation.HandoffResponse>;
 /** A conversation in the inbox's list. */
 export type InboxThread = z.infer<typeof operator.InboxThread>;
 export type Transcript = z.infer<typeof operator.Transcript>;

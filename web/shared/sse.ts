@@ -19,9 +19,25 @@ export type StreamFrame =
       visitorMessageId?: string;
       /** The knowledge sources the answer used (web/shared/sources.ts); absent when it used none. */
       sources?: AnswerSource[];
+      /** The agent could not answer and offers a person: a client offers a button that asks for one. */
+      handoffOffered: boolean;
+      /** Handed over outside the team's hours: when they are back (Unix ms; null when unknown). */
+      afterHours?: { backAt: number | null };
     };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** `after_hours: {back_at}` as the end frame and the handoff response carry it; undefined when absent or not that. */
+export function readAfterHours(v: unknown): { backAt: number | null } | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const backAt = (v as { back_at?: unknown }).back_at;
+  return { backAt: typeof backAt === 'number' && Number.isFinite(backAt) ? backAt : null };
+}
+
+const afterHoursOf = (v: unknown): { afterHours?: { backAt: number | null } } => {
+  const afterHours = readAfterHours(v);
+  return afterHours ? { afterHours } : {};
+};
 
 const sourcesOf = (v: unknown): { sources?: AnswerSource[] } => {
   const sources = readSources(v);
@@ -53,6 +69,8 @@ export function toFrame(json: unknown): StreamFrame | null {
       messageId: str(f.message_id),
       visitorMessageId: str(f.visitor_message_id),
       ...sourcesOf(f.sources),
+      handoffOffered: f.handoff_offered === true,
+      ...afterHoursOf(f.after_hours),
     };
   }
   if (typeof f.delta === 'string') return { type: 'delta', delta: f.delta, outage: f.notice === 'outage' };

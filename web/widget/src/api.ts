@@ -1,7 +1,7 @@
 import type { Look } from './look';
 import type { Team } from './team';
 import { type StreamFrame, readFrames } from '../../shared/sse';
-import type { WidgetMessage, WidgetPoll } from '../../shared/contract';
+import type { HandoffResponse, WidgetMessage, WidgetPoll } from '../../shared/contract';
 
 /** The server's own types (web/shared/contract.ts): a change there fails this build, not a visitor's screen. */
 export type { Attachment } from '../../shared/contract';
@@ -121,7 +121,7 @@ export function createApi(base: string, key: string) {
       call<Poll>('GET', '/v1/widget/messages', { session, query: { session_id: session.session_id, cursor }, signal }),
 
     handoff: (session: Session) =>
-      call<{ status: string }>('POST', '/v1/widget/handoff', { session, json: { session_id: session.session_id } }),
+      call<HandoffResponse>('POST', '/v1/widget/handoff', { session, json: { session_id: session.session_id } }),
 
     typing: (session: Session) =>
       call<{ status: string }>('POST', '/v1/widget/typing', { session, json: { session_id: session.session_id } }),

@@ -1,10 +1,12 @@
 import type { Failure, Identity, Message, Session, WidgetApi } from './api';
-import type { StreamFrame } from '../../shared/sse';
+import { type StreamFrame, readAfterHours } from '../../shared/sse';
 import { forgetSession, loadSession, saveSession } from './storage';
 import { pageContextOf } from './page-context';
 import { satisfactionAfter } from './satisfaction-state';
 import { handoffNotice } from './team';
-import { type Item, type Rating, type State, messageItem } from './state';
+import { type Rating, messageItem } from './state';
+import { mergeMessages } from './merge';
+import { Store } from './store';
 import { describeFailure, describeStreamError, imageProblem, uploadRefusal } from './wording';
 
 export type { Item, Rating, State } from './state';
@@ -19,25 +21,7 @@ const TYPING_EVERY_MS = 3_000;
 const DEFAULT_POLL_MS = 3_000;
 const human = (status: string) => status === 'waiting' || status === 'operator';
 
-export class Conversation {
-  state: State = {
-    open: false,
-    config: null,
-    unavailable: null,
-    items: [],
-    status: 'bot',
-    operatorHere: false,
-    operatorTyping: false,
-    awaitingAnswer: false,
-    sending: false,
-    uploading: false,
-    draft: '',
-    unread: 0,
-    satisfaction: null,
-    contactSuggested: false,
-  };
-
-  private listeners = new Set<() => void>();
+export class Conversation extends Store {
   private session: Session | null;
   private creating: Promise<Session | Failure> | null = null;
   private cursor: string | undefined;
@@ -49,58 +33,15 @@ export class Conversation {
   private pollTimer: ReturnType<typeof setTimeout> | undefined;
   private pollRunning = false;
   private lastTypingAt = 0;
-  private seq = 0;
+  private handingOff = false;
 
   constructor(
     private readonly api: WidgetApi,
     private readonly publicKey: string,
     private identity: Identity,
   ) {
+    super();
     this.session = loadSession(publicKey);
-  }
-
-  subscribe(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  private set(patch: Partial<State>): void {
-    this.state = { ...this.state, ...patch };
-    for (const listener of this.listeners) listener();
-  }
-
-  private nextKey(): string {
-    return `k${++this.seq}`;
-  }
-
-  private update(key: string, patch: Partial<Item>): void {
-    this.set({ items: this.state.items.map((it) => (it.key === key ? ({ ...it, ...patch } as Item) : it)) });
-  }
-
-  private remove(key: string): void {
-    this.set({ items: this.state.items.filter((it) => it.key !== key) });
-  }
-
-  private add(item: Item): void {
-    this.set({ items: [...this.state.items, item] });
-  }
-
-  private notice(text: string, tone: 'error' | 'warning' | 'info', extra: Partial<Item> = {}): void {
-    this.add({ kind: 'notice', key: this.nextKey(), tone, text, ...extra } as Item);
-  }
-
-  /** Drops the notices about earlier failed actions (an action just worked). */
-  private clearTransient(): void {
-    if (this.state.items.some((it) => it.kind === 'notice' && it.transient)) {
-      this.set({ items: this.state.items.filter((it) => !(it.kind === 'notice' && it.transient)) });
-    }
-  }
-
-  private failed(failure: Failure, action?: 'retry-send'): void {
-    this.notice(describeFailure(failure), failure.status === 0 || failure.status >= 500 ? 'error' : 'warning', {
-      transient: true,
-      action: failure.code === 'network' ? action : undefined,
-    });
   }
 
   identify(identity: Identity): void {
@@ -156,7 +97,7 @@ export class Conversation {
     forgetSession(this.publicKey);
     this.session = null;
     this.cursor = undefined;
-    this.set({ status: 'bot', operatorHere: false, operatorTyping: false });
+    this.set({ status: 'bot', operatorHere: false, operatorTyping: false, afterHours: null });
   }
 
   private async ensureSession(): Promise<Session | Failure> {
@@ -219,29 +160,16 @@ export class Conversation {
       satisfaction_asked?: { resolved_at: number };
     },
   ) {
-    let items = this.state.items;
-    let unread = this.state.unread;
-    for (const m of messages) {
-      if (this.known.has(m.id)) continue;
-      this.known.add(m.id);
-      // A message of this page that has no id yet (an end frame without one): the same author and text is that one.
-      const twin = items.find(
-        (it) => !it.id && !(it.kind === 'message' && it.pending) && it.text === m.text && sameAuthor(it, m.author),
-      );
-      if (twin) {
-        // It keeps what the end frame said; the poll fills in what that frame did not carry (its sources).
-        const sources = twin.kind === 'message' && !twin.sources && m.author === 'bot' ? m.sources : undefined;
-        items = items.map((it) => (it === twin ? ({ ...it, id: m.id, ...(sources ? { sources } : {}) } as Item) : it));
-        continue;
-      }
-      items = [...items, messageItem(this.nextKey(), m)];
-      if (m.author === 'operator' && !this.state.open) unread++;
-    }
+    const { items, fromTeam } = mergeMessages(this.state.items, messages, this.known, () => this.nextKey());
+    const unread = this.state.unread + (this.state.open ? 0 : fromTeam);
     const status = typeof poll.status === 'string' && poll.status ? poll.status : this.state.status;
+    if (human(status)) this.withdrawOffers();
     this.set({
       items,
       unread,
       status,
+      // The team being away is said while the conversation waits for them; a person's reply, or a resolve, ends it.
+      afterHours: status === 'waiting' ? this.state.afterHours : null,
       operatorHere: status === 'waiting' && poll.operator_here === true,
       operatorTyping: human(status) && poll.operator_typing === true,
       satisfaction: satisfactionAfter(this.state.satisfaction, poll.satisfaction_asked),
@@ -354,24 +282,43 @@ export class Conversation {
           id: end.messageId,
           rateable: !!end.messageId && !end.handoff,
           sources: end.sources,
+          // The agent could not answer: a button under its words asks for a person (not once one was asked for).
+          offersPerson: end.handoffOffered && !end.handoff && !human(this.state.status),
+          // Without an id (a hand-over) the poll brings it stored, perhaps as two messages: they claim this one.
+          unclaimed: end.messageId ? undefined : item.text,
         });
     } else if (end.messageId) {
       this.known.add(end.messageId);
     }
-    if (end.handoff && !human(this.state.status)) this.set({ status: 'waiting' });
+    if (end.handoff) this.handedOver(end.afterHours);
     return true;
   }
 
-  private appendText(key: string, delta: string): void {
-    this.set({
-      items: this.state.items.map((it) => (it.key === key ? ({ ...it, text: it.text + delta } as Item) : it)),
-    });
+  /**
+   * The conversation went to the team (a turn's `handoff`, or `/handoff`): it waits for a person, offers of one go.
+   * Outside the team's hours (`afterHours`) the visitor is asked for a contact at once.
+   */
+  private handedOver(afterHours: { backAt: number | null } | undefined): void {
+    this.withdrawOffers();
+    if (!human(this.state.status)) this.set({ status: 'waiting' });
+    if (afterHours) this.set({ afterHours, contactSuggested: true });
   }
 
   // ------------------------------------------------------------------------------------------------------------
   // The other actions
 
   async handoff(): Promise<void> {
+    // One request at a time: a second press while the first is on its way asks for nothing more.
+    if (this.handingOff) return;
+    this.handingOff = true;
+    try {
+      await this.askForPerson();
+    } finally {
+      this.handingOff = false;
+    }
+  }
+
+  private async askForPerson(): Promise<void> {
     const session = await this.ensureSession();
     if ('ok' in session) return this.failed(session);
     const res = await this.api.handoff(session);
@@ -387,9 +334,14 @@ export class Conversation {
       return;
     }
     this.clearTransient();
-    const said = handoffNotice(this.state.config?.team);
-    this.notice(said.text, 'info');
-    this.set({ status: 'waiting', contactSuggested: said.leaveContact });
+    const afterHours = readAfterHours(res.value.after_hours);
+    // Outside the hours the API posts its own words (when the team is back, leave a contact); the poll brings them.
+    if (!afterHours) {
+      const said = handoffNotice(this.state.config?.team);
+      this.notice(said.text, 'info');
+      this.set({ contactSuggested: said.leaveContact });
+    }
+    this.handedOver(afterHours);
     this.schedulePoll(0);
   }
 
@@ -483,13 +435,8 @@ export class Conversation {
 
   dispose(): void {
     clearTimeout(this.pollTimer);
-    this.listeners.clear();
+    this.unsubscribeAll();
   }
-}
-
-function sameAuthor(item: Item, author: string): boolean {
-  if (item.kind === 'notice') return author === 'bot'; // an outage text stored as the bot's words
-  return item.author === author;
 }
 
 /** What the page is, for the bot: its title and address, never its query string (page-context.ts). */

@@ -23,6 +23,13 @@ export type Item =
       rating?: Rating;
       /** A bot answer's knowledge sources (its end frame's, or the poll's), drawn under it. */
       sources?: AnswerSource[];
+      /** The agent could not answer and offers a person (the end frame's `handoff_offered`): a button under it. */
+      offersPerson?: boolean;
+      /**
+       * A streamed answer its end frame gave no id (a hand-over): the part of its text no stored message of the poll
+       * has claimed yet (the API may store it as the agent's words, then the team's away words).
+       */
+      unclaimed?: string;
     }
   | {
       kind: 'notice';
@@ -60,6 +67,11 @@ export interface State {
   satisfaction: SatisfactionAsked | null;
   /** Nobody of the team is there to answer a handoff: the contact form is offered (once). */
   contactSuggested: boolean;
+  /**
+   * Handed over outside the team's hours (`after_hours` of the turn or the handoff): the team is back at `backAt`
+   * (Unix ms; null when unknown). Kept while the conversation waits for a person.
+   */
+  afterHours: { backAt: number | null } | null;
 }
 
 /** A message of the API as the timeline holds it. */

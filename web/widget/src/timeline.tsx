@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import type { Item, Rating } from './conversation';
 import { Linkified, MarkdownText } from '../../shared/markdown-view';
-import { ThumbDownIcon, ThumbUpIcon } from '../../shared/icons';
+import { PersonIcon, ThumbDownIcon, ThumbUpIcon } from '../../shared/icons';
 import { SourceList } from '../../shared/sources-view';
 import { fromLabel } from './look';
 
@@ -17,6 +17,8 @@ export function MessageView(props: {
   /** The owner's name for the team on people's replies; null: "the team". */
   teamName: string | null;
   onRate: (key: string, rating: Rating) => void;
+  /** The answer's offer of a person was taken (`handoff_offered`). */
+  onAskPerson: () => void;
   resolveUrl: (url: string) => string;
 }) {
   const { item } = props;
@@ -67,6 +69,14 @@ export function MessageView(props: {
           (item.author === 'visitor' ? <Linkified text={item.text} /> : <MarkdownText text={item.text} />)}
       </div>
       {item.author === 'bot' && !item.pending && <SourceList sources={item.sources} />}
+      {item.author === 'bot' && item.offersPerson && (
+        <div class="offer-person">
+          <button type="button" class="offer-button" onClick={props.onAskPerson}>
+            <PersonIcon />
+            Talk to a person
+          </button>
+        </div>
+      )}
       {item.rateable && item.id && (
         <div class="rating" role="group" aria-label="Was this answer helpful?">
           <RateButton item={item} value="up" label="Helpful" onRate={props.onRate}>

@@ -5,6 +5,8 @@ import { ChatIcon, CloseIcon, ImageIcon, NoteIcon, PersonIcon, SendIcon } from '
 import { MessageView, NoticeView } from './timeline';
 import { SatisfactionCard } from './satisfaction';
 import { accentVariables } from './look';
+import { ContactForm } from './contact-form';
+import { awayLine, awayPrompt } from './hours';
 
 /** The conversation's state, re-read whenever it changes. */
 function useConversation(conversation: Conversation): State {
@@ -16,11 +18,18 @@ function useConversation(conversation: Conversation): State {
   return state;
 }
 
+/** Handed over outside the team's hours, and they are not back yet: nobody is coming now. */
+function teamAway(state: State): boolean {
+  const backAt = state.afterHours?.backAt;
+  return state.status === 'waiting' && !!state.afterHours && (backAt === null || backAt! > Date.now());
+}
+
 /** The line under the title: where the conversation stands with a person (spec, Poll response). */
 function statusLine(state: State): string {
   if (state.status === 'operator') return 'You are chatting with a person';
-  if (state.status === 'waiting')
-    return state.operatorHere ? 'Someone from the team is reading' : 'Waiting for a person…';
+  if (state.status === 'waiting' && state.operatorHere) return 'Someone from the team is reading';
+  if (teamAway(state)) return awayLine(state.afterHours!.backAt);
+  if (state.status === 'waiting') return 'Waiting for a person…';
   if (state.unavailable) return 'Unavailable';
   if (!state.config) return 'Connecting…';
   return 'We usually answer right away';
@@ -65,6 +74,7 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
   const look = state.config?.look;
   const human = state.status === 'waiting' || state.status === 'operator';
   const canHandoff = !!state.config?.handoff_enabled && state.status === 'bot';
+  const away = teamAway(state);
 
   const onKeyDown = (e: KeyboardEvent) => {
     if (e.key === 'Escape') {
@@ -94,7 +104,7 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
                 {botName}
               </h2>
               <p class="subtitle" role="status">
-                {human && <span class="dot" aria-hidden="true" />}
+                {human && <span class={away ? 'dot dot-away' : 'dot'} aria-hidden="true" />}
                 {statusLine(state)}
               </p>
             </div>
@@ -128,6 +138,7 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
                 teamName={look?.team_name ?? null}
                 resolveUrl={props.resolveUrl}
                 onRate={(key, rating) => void conversation.rate(key, rating)}
+                onAskPerson={() => void conversation.handoff()}
               />
             ) : (
               <NoticeView key={item.key} item={item} onAction={() => void conversation.send()} />
@@ -157,7 +168,11 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
         </div>
 
         {contactOpen ? (
-          <ContactForm conversation={conversation} onDone={() => setContactOpen(false)} />
+          <ContactForm
+            conversation={conversation}
+            prompt={away ? awayPrompt(state.afterHours!.backAt) : undefined}
+            onDone={() => setContactOpen(false)}
+          />
         ) : (
           state.config && (
             <div class="actions">
@@ -260,85 +275,6 @@ function Composer(props: { conversation: Conversation; state: State; input: { cu
         disabled={disabled || state.sending || !state.draft.trim()}
       >
         <SendIcon />
-      </button>
-    </form>
-  );
-}
-
-/** "Leave your contact": the team gets it as an event of the conversation (docs/widget.md); the visitor, a thank-you. */
-function ContactForm(props: { conversation: Conversation; onDone: () => void }) {
-  const [name, setName] = useState('');
-  const [contact, setContact] = useState('');
-  const [note, setNote] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const first = useRef<HTMLInputElement>(null);
-  useEffect(() => first.current?.focus(), []);
-
-  async function submit(e: Event) {
-    e.preventDefault();
-    const value = contact.trim();
-    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value) && !/^\+?[\d\s().-]{6,}$/.test(value)) {
-      setError('Enter an e-mail address or a phone number.');
-      return;
-    }
-    setError(null);
-    setBusy(true);
-    const ok = await props.conversation.contact({
-      contact: value,
-      name: name.trim() || undefined,
-      note: note.trim() || undefined,
-    });
-    setBusy(false);
-    if (ok) props.onDone();
-  }
-
-  return (
-    <form class="contact" aria-labelledby="ap-contact-title" onSubmit={(e) => void submit(e)} noValidate>
-      <div class="contact-head">
-        <h3 id="ap-contact-title">Leave your contact</h3>
-        <button type="button" class="icon-button" aria-label="Cancel" onClick={props.onDone}>
-          <CloseIcon size={18} />
-        </button>
-      </div>
-      <label for="ap-contact-name">Name</label>
-      <input
-        id="ap-contact-name"
-        ref={first}
-        autoComplete="name"
-        maxLength={200}
-        value={name}
-        onInput={(e) => setName(e.currentTarget.value)}
-      />
-      <label for="ap-contact-value">E-mail or phone (required)</label>
-      <input
-        id="ap-contact-value"
-        autoComplete="email"
-        required
-        maxLength={200}
-        aria-invalid={error ? 'true' : 'false'}
-        aria-describedby={error ? 'ap-contact-error' : undefined}
-        value={contact}
-        onInput={(e) => {
-          setContact(e.currentTarget.value);
-          setError(null);
-        }}
-      />
-      {error && (
-        <p id="ap-contact-error" class="field-error" role="alert">
-          {error}
-        </p>
-      )}
-      <label for="ap-contact-note">Note</label>
-      <textarea
-        id="ap-contact-note"
-        rows={2}
-        maxLength={2000}
-        value={note}
-        onInput={(e) => setNote(e.currentTarget.value)}
-      />
-      <button type="submit" class="primary" disabled={busy}>
-        {busy ? 'Sending…' : 'Send contact'}
       </button>
     </form>
   );

@@ -24,7 +24,17 @@ export type WidgetSite = WidgetSiteView;
 export type BotKeys = BotKeysView;
 
 export type BotPatch = Partial<
-  Pick<Bot, 'name' | 'instructions' | 'model' | 'handoff_enabled' | 'handoff_webhook_url' | 'allowed_origins'>
+  Pick<
+    Bot,
+    | 'name'
+    | 'instructions'
+    | 'model'
+    | 'handoff_enabled'
+    | 'handoff_webhook_url'
+    | 'allowed_origins'
+    | 'when_unanswered'
+    | 'business_hours'
+  >
 > & { widget_look?: Partial<WidgetLook> };
 
 export type KeyKind = 'secret' | 'identity' | 'webhook' | 'builder';

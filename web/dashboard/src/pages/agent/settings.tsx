@@ -1,10 +1,19 @@
 import { useState } from 'preact/hooks';
-import { type ModelChoices, agents } from '../../api/agents';
+import { type Bot, type ModelChoices, agents } from '../../api/agents';
 import { navigate } from '../../router';
 import { Button, ErrorBox, Field, Notice, Panel, Time, useAction, useResource, valueOf } from '../../ui';
+import { BusinessHoursEditor } from './business-hours';
+import { draftOf, hoursOf, hoursSummary, plainSettingsError, sameHours } from './hours-model';
 import type { TabProps } from './tab';
 
-/** Name, instructions, model and handoff of an agent; and deleting it, after typing its name. */
+type WhenUnanswered = Bot['when_unanswered'];
+
+const UNANSWERED: Record<WhenUnanswered, string> = { offer: 'Offer a person', hand_over: 'Hand over at once' };
+
+/**
+ * Name, instructions, model, handoff (what the agent does when it cannot answer, the team's business hours) of an
+ * agent; and deleting it, after typing its name.
+ */
 export function SettingsTab(props: TabProps) {
   const { bot, admin } = props;
   const [form, setForm] = useState({
@@ -13,6 +22,8 @@ export function SettingsTab(props: TabProps) {
     model: bot.model ?? '',
     handoff_enabled: bot.handoff_enabled,
     handoff_webhook_url: bot.handoff_webhook_url ?? '',
+    when_unanswered: bot.when_unanswered,
+    hours: draftOf(bot.business_hours),
   });
   const [saved, setSaved] = useState(false);
   const save = useAction();
@@ -22,7 +33,9 @@ export function SettingsTab(props: TabProps) {
     form.instructions !== bot.instructions ||
     form.model !== (bot.model ?? '') ||
     form.handoff_enabled !== bot.handoff_enabled ||
-    form.handoff_webhook_url !== (bot.handoff_webhook_url ?? '');
+    form.handoff_webhook_url !== (bot.handoff_webhook_url ?? '') ||
+    form.when_unanswered !== bot.when_unanswered ||
+    !sameHours(hoursOf(form.hours), bot.business_hours);
 
   async function submit(event: Event) {
     event.preventDefault();
@@ -34,6 +47,8 @@ export function SettingsTab(props: TabProps) {
         model: form.model.trim() || null,
         handoff_enabled: form.handoff_enabled,
         handoff_webhook_url: form.handoff_webhook_url.trim() || null,
+        when_unanswered: form.when_unanswered,
+        business_hours: hoursOf(form.hours),
       }),
     );
     if (res.ok) {
@@ -54,6 +69,10 @@ export function SettingsTab(props: TabProps) {
           <dd>{bot.model ?? 'Workspace default'}</dd>
           <dt>Handoff to a human</dt>
           <dd>{bot.handoff_enabled ? 'On' : 'Off'}</dd>
+          <dt>When it cannot answer</dt>
+          <dd>{bot.handoff_enabled ? UNANSWERED[bot.when_unanswered] : 'Says so'}</dd>
+          <dt>Business hours</dt>
+          <dd>{hoursSummary(bot.business_hours)}</dd>
         </dl>
       </Panel>
     );
@@ -119,7 +138,26 @@ export function SettingsTab(props: TabProps) {
               <span class="hint">Conversations then wait in the Inbox for an operator.</span>
             </span>
           </label>
-          {save.failure && <ErrorBox failure={save.failure} />}
+          <UnansweredChoice
+            value={form.when_unanswered}
+            handoff={form.handoff_enabled}
+            onChange={(when_unanswered) => setForm({ ...form, when_unanswered })}
+          />
+          <BusinessHoursEditor
+            value={form.hours}
+            onChange={(hours) => setForm({ ...form, hours })}
+            problem={save.failure?.status === 400 ? save.failure.message : undefined}
+          />
+          {save.failure && (
+            <ErrorBox
+              title={save.failure.status === 400 ? 'Not saved.' : undefined}
+              failure={
+                save.failure.status === 400
+                  ? { ...save.failure, message: plainSettingsError(save.failure.message) }
+                  : save.failure
+              }
+            />
+          )}
           <div class="form-actions">
             <Button type="submit" variant="primary" busy={save.busy === 'busy'} busyLabel="Saving…" disabled={!changed}>
               Save changes
@@ -137,6 +175,41 @@ export function SettingsTab(props: TabProps) {
       </Panel>
       <DeleteAgent {...props} />
     </>
+  );
+}
+
+/** What the agent does when it cannot answer from its knowledge; a choice only while visitors can ask for a human. */
+function UnansweredChoice(props: {
+  value: WhenUnanswered;
+  handoff: boolean;
+  onChange: (value: WhenUnanswered) => void;
+}) {
+  const option = (value: WhenUnanswered, hint: string) => (
+    <label class="check">
+      <input
+        type="radio"
+        name="when-unanswered"
+        value={value}
+        checked={props.value === value}
+        onChange={() => props.onChange(value)}
+      />
+      <span>
+        {UNANSWERED[value]}
+        <span class="hint">{hint}</span>
+      </span>
+    </label>
+  );
+  return (
+    <fieldset class="unanswered" disabled={!props.handoff} aria-describedby="unanswered-hint">
+      <legend>When the agent cannot answer from its knowledge</legend>
+      {option('offer', 'It says so and offers the visitor a button to talk to a person.')}
+      {option('hand_over', 'It says so and hands the conversation to the Inbox right away.')}
+      <p class="hint" id="unanswered-hint">
+        {props.handoff
+          ? 'Either way it never makes an answer up.'
+          : 'Off while visitors cannot ask for a human: the agent then only says it cannot answer.'}
+      </p>
+    </fieldset>
   );
 }
 

@@ -8,6 +8,7 @@ import { usePolling } from '../../use-polling';
 import './inbox.css';
 import { PersonIcon } from '../../../../shared/icons';
 import { AlertsToggle } from './alerts-toggle';
+import { HandoverBadges } from './handover-badges';
 import {
   LIST_POLL_MS,
   MAX_BACKOFF_MS,
@@ -305,6 +306,7 @@ export function InboxPage() {
                       </span>
                       <span class="thread-meta">
                         <Badge tone={st.tone}>{st.label}</Badge>
+                        <HandoverBadges thread={t} />
                         <span class="thread-agent">{t.bot_name}</span>
                         {t.status === 'waiting' && t.escalated_at && (
                           <span class="thread-wait">

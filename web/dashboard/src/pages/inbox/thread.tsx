@@ -26,6 +26,7 @@ import { Transcript } from './transcript';
 import { SavedReplies } from './saved-replies';
 import { AssigneeControl, ReplyingLine } from './assignee';
 import { AttachImage } from './attach-image';
+import { HandoverBadges } from './handover-badges';
 import { VisitorPanel } from './visitor-panel';
 import { useNow } from './use-now';
 
@@ -308,6 +309,7 @@ export function ThreadView(props: {
           </h2>
           <p class="thread-subtitle">
             {status && <Badge tone={st.tone}>{st.label}</Badge>}
+            {props.summary && <HandoverBadges thread={props.summary} detailed />}
             {props.botName && <span>{props.botName}</span>}
             {props.summary?.escalated_at && isOpen(status) && (
               <span title={formatDateTime(props.summary.escalated_at)}>
