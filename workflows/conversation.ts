@@ -87,6 +87,8 @@ export async function conversationWorkflow(
   carried?: { status: ConversationStatus },
 ): Promise<void> {
   let status: ConversationStatus = carried?.status ?? 'bot';
+  // The last answer offered a person (it could not answer): a hand-over asked for next is for that reason.
+  let offeredPerson = false;
   let handled = 0;
   const updatesBeforeContinueAsNew = input.lifecycle?.updatesBeforeContinueAsNew ?? UPDATES_BEFORE_CONTINUE_AS_NEW;
   const idleEndMs = input.lifecycle?.idleEndMs ?? IDLE_END_MS;
@@ -133,6 +135,7 @@ export async function conversationWorkflow(
     result: { answer: string; sources?: AnswerSource[]; unanswered?: Unanswered },
   ): Promise<TurnResult> {
     const runId = msg.runId;
+    offeredPerson = result.unanswered === 'offer';
     if (result.unanswered === 'hand_over' && status === 'bot') {
       status = 'waiting';
       const away = msg.afterHours;
@@ -180,12 +183,13 @@ export async function conversationWorkflow(
         await transition({
           status: 'waiting',
           escalated: true,
-          escalationReason: 'requested',
+          escalationReason: offeredPerson ? 'unanswered' : 'requested',
           ...backAtOf(msg.afterHours),
           user: msg.user,
           messages: [visitorMessage, { id: `msg_${msg.runId.slice(4)}`, author: 'bot', text: words, at: msg.at + 1 }],
           event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: msg.at },
         });
+        offeredPerson = false;
         return { answer: words, handoff: true, ...backAtOf(msg.afterHours) };
       }
       const run = {
@@ -271,7 +275,7 @@ export async function conversationWorkflow(
         await transition({
           status: 'waiting',
           escalated: true,
-          escalationReason: 'requested',
+          escalationReason: offeredPerson ? 'unanswered' : 'requested',
           ...backAtOf(req.afterHours),
           // Outside business hours the visitor reads when the team is back, and is asked for a contact.
           messages: req.afterHours
@@ -279,6 +283,7 @@ export async function conversationWorkflow(
             : [],
           event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: req.at },
         });
+        offeredPerson = false;
         return { status, ...backAtOf(req.afterHours) };
       }
       return { status };

@@ -36,6 +36,11 @@ export interface PollResult {
    * said how it went nor written since, so the widget asks.
    */
   satisfaction_asked?: { resolved_at: number };
+  /**
+   * The widget's only: the conversation waits for a team that is away (handed over outside business hours), and is
+   * back then (Unix ms; null: no opening ahead) — what the widget says after a reload.
+   */
+  after_hours?: { back_at: number | null };
 }
 
 /**
@@ -59,6 +64,12 @@ function pollStatement(name: string, widget: boolean) {
                  THEN (extract(epoch FROM c.resolved_at) * 1000)::bigint END`
                 : 'NULL::bigint'
             } AS satisfaction_due,
+            ${
+              widget
+                ? `(c.status = 'waiting' AND c.after_hours) AS away,
+                   (extract(epoch FROM c.team_back_at) * 1000)::bigint AS back_ms`
+                : 'false AS away, NULL::bigint AS back_ms'
+            },
             COALESCE((SELECT json_agg(m ORDER BY m.seq)
                         FROM (SELECT id, author, text, at, seq, attachment${widget ? ', author_name, sources' : ''} FROM messages
                                WHERE session_id = c.session_id AND seq > $3 AND author <> 'event'
@@ -88,6 +99,8 @@ export async function pollMessages(
     typing: boolean;
     here: boolean;
     satisfaction_due: number | null;
+    away: boolean;
+    back_ms: string | null;
     messages: {
       id: string;
       author: string;
@@ -117,5 +130,6 @@ export async function pollMessages(
     ...(row.here ? { operator_here: true } : {}),
     next_cursor: encodeCursor({ seq: last }),
     ...(row.satisfaction_due !== null ? { satisfaction_asked: { resolved_at: Number(row.satisfaction_due) } } : {}),
+    ...(row.away ? { after_hours: { back_at: row.back_ms === null ? null : Number(row.back_ms) } } : {}),
   };
 }

@@ -39,8 +39,12 @@ export async function applyTransition(
   return withTransaction(db, async (client) => {
     for (const m of input.messages) {
       await client.query(
+        // The platform's own words (a hand-over's, an away message) follow what is already there: the workflow's
+        // clock may be behind the answer the turn's activity stored a moment ago, and transcripts read by time.
         `INSERT INTO messages (id, session_id, bot_id, author, text, at, attachment, author_name)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         SELECT $1, $2, $3, $4, $5,
+                CASE WHEN $4 = 'bot' THEN GREATEST($6, (SELECT max(at) + 1 FROM messages WHERE session_id = $2)) ELSE $6 END,
+                $7, $8
          ON CONFLICT (id) DO NOTHING`,
         [m.id, input.sessionId, input.botId, m.author, m.text, m.at, m.attachment ?? null, m.authorName ?? null],
       );

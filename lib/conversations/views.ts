@@ -179,10 +179,14 @@ export async function readTranscript(
       visitor_typing: boolean;
       briefing: string | null;
       briefing_ms: string | null;
+      escalation_reason: EscalationReason | null;
+      after_hours: boolean;
+      team_back_ms: string | null;
     }>(
       `UPDATE conversations SET operator_seen_at = COALESCE(operator_seen_at, now()) WHERE session_id = $1
        RETURNING visitor_user, status, COALESCE(visitor_typing_until > now(), false) AS visitor_typing,
-                 briefing, (extract(epoch FROM briefing_at) * 1000)::bigint AS briefing_ms`,
+                 briefing, (extract(epoch FROM briefing_at) * 1000)::bigint AS briefing_ms,
+                 escalation_reason, after_hours, (extract(epoch FROM team_back_at) * 1000)::bigint AS team_back_ms`,
       [conversation.session_id],
     ),
     db.query<{
@@ -207,6 +211,9 @@ export async function readTranscript(
     status: meta.rows[0]?.status ?? conversation.status,
     visitor_user: meta.rows[0]?.visitor_user ?? null,
     visitor_typing: meta.rows[0]?.visitor_typing ?? false,
+    // Why and when it was last handed over, as the thread lists say.
+    escalation_reason: meta.rows[0]?.escalation_reason ?? null,
+    after_hours: meta.rows[0] ? afterHoursOf(meta.rows[0]) : null,
     // The operator's briefing, written when the conversation was last handed to the team.
     briefing: meta.rows[0]?.briefing ? { text: meta.rows[0].briefing, at: Number(meta.rows[0].briefing_ms) } : null,
     messages: messages.map((m) => ({

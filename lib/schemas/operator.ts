@@ -11,6 +11,20 @@ const OperatorText = z
   .min(1, 'must not be empty')
   .max(LIMITS.messageChars, `must be at most ${LIMITS.messageChars} characters`);
 
+const EscalationReason = z
+  .enum(['requested', 'unanswered', 'operator'])
+  .nullable()
+  .describe(
+    'Why it was last handed over: the visitor or integrator asked (or took the person the agent offered when it could not answer: `unanswered`), the agent could not answer, or a person took it over; null before this was recorded',
+  );
+
+const AfterHoursOfThread = z
+  .object({ back_at: z.number().int().nullable().describe('Unix ms when the team is next in') })
+  .nullable()
+  .describe(
+    "Handed over outside the agent's business hours (the visitor was told when the team is back and asked for a contact); null otherwise",
+  );
+
 export const ThreadSummary = z
   .object({
     session_id: z.string(),
@@ -20,18 +34,8 @@ export const ThreadSummary = z
       .boolean()
       .describe('The visitor is typing (`POST /v1/api/typing`); goes off about 6 seconds after the last signal.'),
     escalated_at: z.number().int().describe('Unix ms when the conversation was handed over'),
-    escalation_reason: z
-      .enum(['requested', 'unanswered', 'operator'])
-      .nullable()
-      .describe(
-        'Why it was last handed over: the visitor or integrator asked, the agent could not answer, or a person took it over; null before this was recorded',
-      ),
-    after_hours: z
-      .object({ back_at: z.number().int().nullable().describe('Unix ms when the team is next in') })
-      .nullable()
-      .describe(
-        "Handed over outside the agent's business hours (the visitor was told when the team is back and asked for a contact); null otherwise",
-      ),
+    escalation_reason: EscalationReason,
+    after_hours: AfterHoursOfThread,
     last_message_at: z.number().int(),
     last_message: z.object({ author: z.string(), text: z.string(), at: z.number().int() }).nullable(),
   })
@@ -61,6 +65,8 @@ export const Transcript = z
     status: z.string(),
     visitor_user: z.string().nullable(),
     visitor_typing: z.boolean().describe('The visitor is typing; goes off about 6 seconds after the last signal.'),
+    escalation_reason: EscalationReason,
+    after_hours: AfterHoursOfThread,
     briefing: z
       .object({ text: z.string(), at: z.number().int().describe('Unix ms') })
       .nullable()

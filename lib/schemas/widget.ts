@@ -91,6 +91,10 @@ export const WidgetPollResponse = PollResponse.extend({
     .object({ resolved_at: z.number().int().describe('When a person resolved the conversation (Unix ms)') })
     .optional()
     .describe('Present while the widget should ask how the help went: resolved, not rated, nothing written since'),
+  after_hours: z
+    .object({ back_at: z.number().int().nullable().describe('When the team is next in (Unix ms)') })
+    .optional()
+    .describe('Present while the conversation waits for a team that is away (handed over outside business hours)'),
 }).meta({ id: 'WidgetPollResponse' });
 
 export const WidgetSatisfaction = z

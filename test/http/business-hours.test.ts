@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { ESCALATION_CONFIRMATION } from '../../workflows/conversation';
 import { http, newBot, ownerSession } from '../support/helpers';
+import { widgetCall, widgetSession } from '../support/widget';
 
 /**
  * Business hours (issue 21, item 3; docs/decisions.md, "Business hours"): outside them a handoff still queues the
@@ -88,6 +89,30 @@ describe('business hours', () => {
     expect(res.body).toEqual({ status: 'waiting', after_hours: { back_at: closed.backAt } });
     const poll = await http(`/v1/api/messages?session_id=${session}`, { key: bot.keys.secret_key });
     expect(poll.body.messages.at(-1)).toMatchObject({ author: 'bot', text: expect.stringContaining(closed.words) });
+    // The public poll stays the spec's fields.
+    expect(poll.body).not.toHaveProperty('after_hours');
+  });
+
+  it("the widget's poll says the team is away while the conversation waits (after a reload)", async () => {
+    const bot = await newBot();
+    const closed = closedUntilTomorrow();
+    await settings(bot, { business_hours: closed.hours });
+    const visitor = await widgetSession(bot);
+    const handed = await widgetCall(bot, '/v1/widget/handoff', {
+      method: 'POST',
+      token: visitor.visitor_token,
+      body: { session_id: visitor.session_id },
+    });
+    expect(handed.body).toEqual({ status: 'waiting', after_hours: { back_at: closed.backAt } });
+    const poll = () =>
+      widgetCall(bot, `/v1/widget/messages?session_id=${visitor.session_id}`, { token: visitor.visitor_token });
+    expect((await poll()).body.after_hours).toEqual({ back_at: closed.backAt });
+    // A person replied: the team is here, nobody is away any more.
+    await http(`/v1/api/operator/threads/${visitor.session_id}/reply`, {
+      key: bot.keys.secret_key,
+      body: { text: 'I am here after all.' },
+    });
+    expect((await poll()).body).not.toHaveProperty('after_hours');
   });
 
   it('an agent that cannot answer and hands over says when the team is back after its answer', async () => {
@@ -104,6 +129,13 @@ describe('business hours', () => {
       expect.stringContaining("can't answer that"),
       expect.stringContaining(closed.words),
     ]);
+    // In time order too (transcripts are read by time): the away words come after the answer.
+    expect(said[1].at).toBeGreaterThan(said[0].at);
+    // The transcript says why and when, as the thread list does.
+    expect(transcript.body).toMatchObject({
+      escalation_reason: 'unanswered',
+      after_hours: { back_at: closed.backAt },
+    });
   });
 
   it('within them, or with none set, a handoff is as before', async () => {

@@ -76,6 +76,7 @@ describe('handoff lifecycle: bot → waiting → operator → bot', () => {
       session_id: session,
       transcript: expect.any(String),
       reason: 'requested',
+      briefing: expect.stringContaining('Please help'),
       at: expect.any(Number),
     });
     expect(esc.body.transcript).toContain('Visitor: My order is late');

@@ -145,6 +145,20 @@ describe('an agent that knows its limits', () => {
     expect(await statusOf(bot, session)).toBe('bot');
   });
 
+  it('a visitor who takes the person offered is handed over for that reason', async () => {
+    const bot = await botWith(receiver);
+    const session = randomUUID();
+    expect((await chat(bot, session, `${GIVES_UP} Can you repair my bike?`)).body.handoff_offered).toBe(true);
+    const taken = await http('/v1/api/handoff', { key: bot.keys.secret_key, body: { session_id: session } });
+    expect(taken.body.status).toBe('waiting');
+    const escalated = await waitUntil('the escalated webhook', async () =>
+      receiver.received.find((d) => d.body.session_id === session && d.body.event === 'escalated'),
+    );
+    expect(escalated.body.reason).toBe('unanswered');
+    const thread = await http(`/v1/api/operator/threads/${session}`, { key: bot.keys.secret_key });
+    expect(thread.body.escalation_reason).toBe('unanswered');
+  });
+
   it('a visitor asking for a person is escalated with reason requested', async () => {
     const bot = await botWith(receiver);
     const session = randomUUID();
