@@ -6,7 +6,8 @@ import type { UserSession } from '../lib/sessions';
 /** Something that sees every chunk of an event stream as it is produced (the idempotency step records it). */
 export interface StreamTap {
   data(chunk: Buffer): void;
-  end(): void;
+  /** The stream's last frame was produced; the response ends when this settles. */
+  end(): void | Promise<void>;
 }
 
 /** What middleware leaves on `ctx.state` for the handlers after it. */

@@ -35,8 +35,11 @@ export function openEventStream(ctx: AppContext): EventStream {
     end() {
       if (ended) return;
       ended = true;
-      for (const tap of taps) tap.end();
-      if (!wire.destroyed) wire.end();
+      // The response ends once every tap has what it needs (the idempotency record stored): a client that repeats
+      // the request after the stream ended gets the replay, never "still in progress".
+      void Promise.allSettled(taps.map((tap) => tap.end())).then(() => {
+        if (!wire.destroyed) wire.end();
+      });
     },
   };
 }

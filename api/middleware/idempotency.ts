@@ -152,9 +152,12 @@ export function idempotency(db: Db, lease: IdempotencyLease = DEFAULT_LEASE): Ap
     const chunks: Buffer[] = [];
     const tap: StreamTap = {
       data: (chunk) => chunks.push(chunk),
-      end: () => {
+      end: async () => {
         const done = ctx.state.replayable === false ? release() : store(ctx.status, Buffer.concat(chunks));
-        done.catch(() => release().catch(() => undefined));
+        await done.then(
+          () => undefined,
+          () => release().catch(() => undefined),
+        );
       },
     };
     ctx.state.streamTaps = [...(ctx.state.streamTaps ?? []), tap];
