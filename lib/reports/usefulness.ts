@@ -20,16 +20,7 @@ export interface SourceUsefulness {
 }
 
 export async function sourceUsefulness(db: Queryable, botId: string, days: number): Promise<SourceUsefulness[]> {
-  const res = await db.query<{
-    source_id: string;
-    title: string;
-    url: string | null;
-    origin: string;
-    used: number;
-    rated_up: number;
-    rated_down: number;
-    last_ms: string | null;
-  }>(
+  const res = await db.query<Omit<SourceUsefulness, 'last_used_at'> & { last_ms: string | null }>(
     `WITH used AS (
        SELECT m.id, m.session_id, m.at, s->>'source_id' AS source_id
          FROM conversations c

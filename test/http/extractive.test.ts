@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type OwnPlatform, http, newBot, sseFrames, startOwnPlatform } from '../support/helpers';
+import { type OwnPlatform, http, newBot, ownerSession, sseFrames, startOwnPlatform } from '../support/helpers';
 
 /**
  * With no LLM configured the platform answers extractively: the best-matching knowledge passages, stated as such
@@ -84,5 +84,10 @@ describe('extractive answers without an LLM', () => {
     expect(res.body.answer).toMatch(/Would you like to talk to a person from the team\?$/);
     expect(res.body.handoff_offered).toBe(true);
     expect(res.body).not.toHaveProperty('sources');
+    // And it is among what is missing, for the owner to answer.
+    const gaps = await http(`/v1/dashboard/bots/${bot.bot_id}/gaps`, { headers: await ownerSession(bot), baseUrl });
+    expect(gaps.body.groups).toEqual([
+      expect.objectContaining({ question: 'Tell me about quantum chromodynamics', count: 1 }),
+    ]);
   });
 });
