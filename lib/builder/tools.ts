@@ -5,12 +5,14 @@ import { ActionCreate } from '../schemas/actions';
 import { BotPatch } from '../schemas/dashboard';
 import { KnowledgeWriteRequest } from '../schemas/knowledge';
 import { ScrapeRequest } from '../schemas/scan';
+import { GapAnswer, ReportDays } from '../schemas/reports';
 import { TriggerCreate, TriggerPatch } from '../schemas/triggers';
 import type { SecretBox } from '../secret-box';
 import type { ActionService } from '../actions/service';
 import type { BotService } from '../bots/service';
 import type { KnowledgeService } from '../knowledge/service';
 import type { RunService } from '../runs/service';
+import type { ReportsService } from '../reports/service';
 import { type ScanService, hostOf } from '../scans/service';
 import type { TriggerService } from '../triggers/service';
 import type { BuilderActOutcome, BuilderPrincipal } from '../../workflows/contracts/builder-thread';
@@ -33,6 +35,7 @@ export interface BuilderPorts {
     triggers: TriggerService;
     actions: ActionService;
     runs: RunService;
+    reports: ReportsService;
   };
   /** The read-only views of the MCP tools `agents` and `incidents` (lib/builder/overview.ts). */
   overview: {
@@ -115,7 +118,8 @@ export const BUILDER_TOOLS = {
     }),
   }),
   get_agent: tool({
-    description: "Reads an agent's settings: name, instructions, model, handoff and its webhook address.",
+    description:
+      "Reads an agent's settings: name, instructions, model, handoff (what it does when it cannot answer, its business hours) and its webhook address.",
     args: onAgent({}),
     effect: 'read',
     run: async (ctx, a) => {
@@ -161,6 +165,48 @@ export const BUILDER_TOOLS = {
       if (existing) return { content: `Not added: a source with exactly this text exists already (${existing}).` };
       const r = await ctx.ports.services.knowledge.write(a.agent_id, { title: a.title, text: a.text });
       return { content: `Added to the knowledge base as source ${r.source_id}.`, changed: true };
+    },
+  }),
+  read_unanswered_questions: tool({
+    description:
+      'Questions visitors asked that an agent could not answer from its knowledge, grouped by similarity, most asked ' +
+      'first (answer a group with answer_questions).',
+    args: onAgent({ days: ReportDays.shape.days }),
+    effect: 'read',
+    // Visitors' own words.
+    reads: 'untrusted',
+    run: async (ctx, a) => {
+      await inWorkspace(ctx, a.agent_id);
+      const groups = await ctx.ports.services.reports.gaps(a.agent_id, a.days);
+      return {
+        content: json(
+          groups.map((g) => ({
+            question: g.question,
+            asked: g.count,
+            wordings: g.examples.map((e) => e.text),
+            run_ids: g.run_ids,
+          })),
+        ),
+      };
+    },
+  }),
+  answer_questions: tool({
+    description:
+      'Answers a group of questions the agent could not answer: adds the answer to its knowledge (searchable at once) and takes the group off the list.',
+    args: onAgent(GapAnswer.shape),
+    effect: 'now',
+    summary: (a, name) => `add an answer${a.title ? ` "${a.title}"` : ''} to agent "${name}"'s knowledge`,
+    run: async (ctx, a) => {
+      await inWorkspace(ctx, a.agent_id);
+      const r = await ctx.ports.services.reports.answerGap(a.agent_id, {
+        run_ids: a.run_ids,
+        title: a.title,
+        text: a.text,
+      });
+      return {
+        content: `Added to the knowledge base as source ${r.source_id}; ${r.answered} question(s) answered.`,
+        changed: true,
+      };
     },
   }),
   start_site_scan: tool({
