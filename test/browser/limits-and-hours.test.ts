@@ -223,6 +223,29 @@ describe('the widget when the agent cannot answer, and outside business hours', 
       await context.close();
     }
   }, 90_000);
+
+  it('after a reload the header still says the team is away, not that a person is coming', async () => {
+    const closed = closedUntilTomorrow();
+    const bot = await shopBot('Reload helper', { business_hours: closed.hours, when_unanswered: 'hand_over' });
+    const { context, page, errors } = await openWidget(bot, 'UTC');
+    try {
+      await send(page, `${GIVES_UP} Where is my parcel?`);
+      await page.getByRole('form', { name: 'Leave your contact' }).waitFor();
+      expect(await header(page).textContent()).toBe('Team away — back tomorrow at 09:00');
+
+      // Reloaded: the conversation comes back from the poll, which says the team is away (after_hours).
+      await page.reload();
+      await page.getByRole('dialog').waitFor();
+      await log(page).getByText('Our team is away until', { exact: false }).waitFor();
+      await header(page).getByText('Team away — back tomorrow at 09:00').waitFor();
+      expect(await header(page).textContent()).toBe('Team away — back tomorrow at 09:00');
+      expect(await page.getByText('Waiting for a person…').count()).toBe(0);
+      await widgetShot(page, 'limits-07-after-hours-reloaded');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 90_000);
 });
 
 async function signedIn(bot: BootstrapResult, address: string, timezoneId = 'UTC'): Promise<Opened> {
@@ -379,6 +402,54 @@ describe('the dashboard', () => {
         /^Came in after hours team back \w{3} 09:00$/,
       );
       await dashboardShot(page, 'limits-12-inbox-badges');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 90_000);
+  it('the open conversation shows its briefing, and why it came also when it is not in the list', async () => {
+    const closed = closedUntilTomorrow();
+    const bot = await newBot({ botName: 'Briefing helper' });
+    await settings(bot, { business_hours: closed.hours, when_unanswered: 'hand_over' });
+    const sid = randomUUID();
+    await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: sid, message: 'Do you ship to Norway?' },
+    });
+    const gaveUp = await http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: sid, message: `${GIVES_UP} My parcel 42 never arrived` },
+    });
+    expect(gaveUp.body.handoff).toBe(true);
+    const transcript = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${sid}`, {
+      headers: await ownerSession(bot),
+    });
+    const briefing = transcript.body.briefing as { text: string; at: number };
+    // Several lines: the page keeps them.
+    expect(briefing.text.split('\n').length).toBeGreaterThan(1);
+
+    // "Mine": nothing is assigned to the owner, so the list does not hold the conversation the address opens.
+    const { context, page, errors } = await signedIn(bot, `/inbox?status=mine&bot=${bot.bot_id}&session=${sid}`);
+    try {
+      await page.getByText('Nothing is assigned to you').waitFor();
+      const box = page.getByTestId('briefing');
+      await box.waitFor();
+      expect(await box.locator('summary').textContent()).toBe('Briefingwritten when handed to the team, just now');
+      expect(await box.getAttribute('open')).not.toBeNull();
+      const shown = await page.getByTestId('briefing-text').innerText();
+      expect(shown.split('\n')).toEqual(briefing.text.split('\n').map((line) => line.replace(/\s+/g, ' ').trim()));
+      // The header says why it came, from the transcript itself.
+      const title = page.locator('.thread-subtitle');
+      await title.getByTestId('badge-unanswered').waitFor();
+      expect(await title.getByTestId('badge-after-hours').textContent()).toMatch(
+        /^Came in after hours team back \w{3} 09:00$/,
+      );
+      await dashboardShot(page, 'limits-13-inbox-briefing');
+      // Folded away on a click, and open again on another.
+      await box.locator('summary').click();
+      expect(await page.getByTestId('briefing-text').isVisible()).toBe(false);
+      await box.locator('summary').click();
+      expect(await page.getByTestId('briefing-text').isVisible()).toBe(true);
       expect(errors).toEqual([]);
     } finally {
       await context.close();

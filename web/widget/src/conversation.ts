@@ -158,6 +158,7 @@ export class Conversation extends Store {
       operator_here?: boolean;
       operator_typing?: boolean;
       satisfaction_asked?: { resolved_at: number };
+      after_hours?: { back_at: number | null };
     },
   ) {
     const { items, fromTeam } = mergeMessages(this.state.items, messages, this.known, () => this.nextKey());
@@ -168,8 +169,9 @@ export class Conversation extends Store {
       items,
       unread,
       status,
-      // The team being away is said while the conversation waits for them; a person's reply, or a resolve, ends it.
-      afterHours: status === 'waiting' ? this.state.afterHours : null,
+      // The team being away is said while the conversation waits for them (the poll says so, also after a reload); a
+      // person's reply, or a resolve, ends it.
+      afterHours: status === 'waiting' ? (readAfterHours(poll.after_hours) ?? null) : null,
       operatorHere: status === 'waiting' && poll.operator_here === true,
       operatorTyping: human(status) && poll.operator_typing === true,
       satisfaction: satisfactionAfter(this.state.satisfaction, poll.satisfaction_asked),

@@ -27,6 +27,7 @@ import { SavedReplies } from './saved-replies';
 import { AssigneeControl, ReplyingLine } from './assignee';
 import { AttachImage } from './attach-image';
 import { HandoverBadges } from './handover-badges';
+import { Briefing } from './briefing';
 import { VisitorPanel } from './visitor-panel';
 import { useNow } from './use-now';
 
@@ -51,6 +52,9 @@ type ThreadState =
       visitorTyping: boolean;
       assignee: Teammate | null;
       replying: Teammate | null;
+      /** Why it came to the team, and the briefing written then: the transcript's own, so shown for any thread. */
+      why: Pick<TranscriptData, 'escalation_reason' | 'after_hours'>;
+      briefing: TranscriptData['briefing'];
       stale?: Failure;
     };
 
@@ -151,6 +155,8 @@ export function ThreadView(props: {
         visitorTyping: t.visitor_typing,
         assignee: t.assignee,
         replying: t.replying,
+        why: { escalation_reason: t.escalation_reason, after_hours: t.after_hours },
+        briefing: t.briefing,
       });
       if (!first) {
         const incoming = res.added.filter((m) => m.author !== 'operator');
@@ -283,6 +289,7 @@ export function ThreadView(props: {
 
   const status = thread.state === 'ready' ? thread.status : (props.summary?.status ?? '');
   const st = statusInfo(status);
+  const why = thread.state === 'ready' ? thread.why : props.summary;
   const visitor = visitorName(
     props.summary?.visitor_name ||
       (thread.state === 'ready' ? thread.visitorUser : (props.summary?.visitor_user ?? null)),
@@ -309,7 +316,7 @@ export function ThreadView(props: {
           </h2>
           <p class="thread-subtitle">
             {status && <Badge tone={st.tone}>{st.label}</Badge>}
-            {props.summary && <HandoverBadges thread={props.summary} detailed />}
+            {why && <HandoverBadges thread={why} detailed />}
             {props.botName && <span>{props.botName}</span>}
             {props.summary?.escalated_at && isOpen(status) && (
               <span title={formatDateTime(props.summary.escalated_at)}>
@@ -353,6 +360,7 @@ export function ThreadView(props: {
       )}
 
       <VisitorPanel botId={props.botId} sessionId={sessionId} version={aboutVersion} />
+      {thread.state === 'ready' && <Briefing briefing={thread.briefing} open={isOpen(thread.status)} now={now} />}
 
       <div class="thread-scroll" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label="Transcript">
         {thread.state === 'loading' && <Loading label="Loading the conversation…" />}
