@@ -12,6 +12,7 @@ import type * as auth from '../../lib/schemas/auth';
 import type * as dashboard from '../../lib/schemas/dashboard';
 import type * as knowledge from '../../lib/schemas/knowledge';
 import type * as operator from '../../lib/schemas/operator';
+import type * as reports from '../../lib/schemas/reports';
 import type * as scan from '../../lib/schemas/scan';
 import type * as team from '../../lib/schemas/team';
 import type * as triggers from '../../lib/schemas/triggers';
@@ -63,3 +64,15 @@ export type ActionView = z.infer<typeof actions.ActionList>['actions'][number];
 export type SavedReplyView = z.infer<typeof operator.SavedReplyView>;
 /** The signed-in person and their workspace (`GET /v1/auth/me`). */
 export type SignedInView = z.infer<typeof auth.MeResponse>;
+
+/** Questions the agent could not answer, grouped (`GET …/bots/{id}/gaps`), and what adding an answer wrote. */
+export type GapList = z.infer<typeof reports.GapList>;
+export type GapGroup = GapList['groups'][number];
+export type GapAnswered = z.infer<typeof reports.GapAnswered>;
+/** Every knowledge source with the answers of the period that named it and their ratings. */
+export type SourceUsefulnessList = z.infer<typeof reports.SourceUsefulnessList>;
+export type SourceUsefulness = SourceUsefulnessList['sources'][number];
+/** What the AI resolved: the conversations of a period by outcome, per day, with ratings and satisfaction. */
+export type ResolutionReport = z.infer<typeof reports.ResolutionReport>;
+export type ResolutionCounts = ResolutionReport['totals'];
+export type ResolutionDay = ResolutionReport['days'][number];

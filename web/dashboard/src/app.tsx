@@ -15,6 +15,7 @@ import { BuilderPage } from './pages/builder';
 import { InboxPage } from './pages/inbox';
 import { InvitePage } from './pages/invite';
 import { NotificationsPage } from './pages/notifications';
+import { ReportsPage } from './pages/reports';
 import { ResetPasswordPage } from './pages/reset-password';
 import { SignInPage } from './pages/signin';
 import { SignUpPage } from './pages/signup';
@@ -137,6 +138,8 @@ function route(place: Place, session: Session): ComponentChildren {
         return <NotificationsPage />;
       case 'account':
         return <AccountPage />;
+      case 'reports':
+        return session.admin ? <ReportsPage /> : <NoAccess title="Reports" />;
       case 'billing':
         return session.admin ? <BillingPage /> : <NoAccess title="Billing" />;
       case 'team':

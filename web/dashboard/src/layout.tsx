@@ -189,6 +189,7 @@ export function AppShell(props: { children: ComponentChildren }) {
     { href: '/agents', label: 'Agents' },
     { href: '/inbox', label: 'Inbox', badge: session.waiting, badgeLabel: 'waiting' },
     { href: '/notifications', label: 'Notifications', badge: session.unread, badgeLabel: 'unread' },
+    { href: '/reports', label: 'Reports', adminOnly: true },
     { href: '/builder', label: 'Builder', adminOnly: true },
     { href: '/team', label: 'Team', adminOnly: true },
     { href: '/billing', label: 'Billing', adminOnly: true },

@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { niceCeil, useWidth } from '../chart-size';
 import type { Failure } from '../api/client';
 import { type LedgerEntry, type Plan, type Usage, billingApi } from '../api/ops';
 import {
@@ -234,29 +235,6 @@ function UsageCharts(props: { daily: Usage['daily'] }) {
       )}
     </Panel>
   );
-}
-
-/** The axis' top: four equal whole steps (1, 2, 3 or 5 × 10^n each) reaching at least `n`, so every line reads easily. */
-function niceCeil(n: number): number {
-  const step = Math.max(1, n / 4);
-  const p = 10 ** Math.floor(Math.log10(step));
-  for (const m of [1, 2, 3, 5, 10]) if (m * p >= step) return 4 * m * p;
-  return 40 * p;
-}
-
-/** The width the element has, kept up to date (the chart draws in real pixels, so text is never stretched). */
-function useWidth<T extends HTMLElement>(): [{ current: T | null }, number] {
-  const ref = useRef<T>(null);
-  const [width, setWidth] = useState(0);
-  useEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    setWidth(el.clientWidth);
-    const observer = new ResizeObserver(() => setWidth(el.clientWidth));
-    observer.observe(el);
-    return () => observer.disconnect();
-  }, []);
-  return [ref, width];
 }
 
 /**
