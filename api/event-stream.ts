@@ -37,7 +37,7 @@ export function openEventStream(ctx: AppContext): EventStream {
       ended = true;
       // The response ends once every tap has what it needs (the idempotency record stored): a client that repeats
       // the request after the stream ended gets the replay, never "still in progress".
-      void Promise.allSettled(taps.map((tap) => tap.end())).then(() => {
+      void Promise.allSettled(taps.map(async (tap) => tap.end())).then(() => {
         if (!wire.destroyed) wire.end();
       });
     },
