@@ -4,25 +4,12 @@ import type { BootstrapResult } from '../../lib/accounts/service';
 import { ESCALATION_CONFIRMATION } from '../../workflows/conversation';
 import { http, newBot, ownerSession } from '../support/helpers';
 import { widgetCall, widgetSession } from '../support/widget';
+import { ALL_DAYS, closedUntilTomorrow } from '../support/hours';
 
 /**
  * Business hours (issue 21, item 3; docs/decisions.md, "Business hours"): outside them a handoff still queues the
  * conversation, but the visitor is told when someone will be back and asked for a contact; the inbox shows it.
  */
-const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
-const WEEKDAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-
-/** Hours that are closed now: tomorrow (UTC) only, nine to five. */
-function closedUntilTomorrow() {
-  const tomorrow = new Date(Date.now() + 86_400_000);
-  const backAt = Date.UTC(tomorrow.getUTCFullYear(), tomorrow.getUTCMonth(), tomorrow.getUTCDate(), 9, 0);
-  return {
-    hours: { time_zone: 'UTC', open: [{ days: [DAYS[tomorrow.getUTCDay()]], from: '09:00', to: '17:00' }] },
-    backAt,
-    words: `Our team is away until ${WEEKDAY_NAMES[tomorrow.getUTCDay()]} at 09:00 (UTC).`,
-  };
-}
-
 async function settings(bot: BootstrapResult, body: Record<string, unknown>) {
   return http(`/v1/dashboard/bots/${bot.bot_id}`, { method: 'PATCH', body, headers: await ownerSession(bot) });
 }
@@ -141,7 +128,7 @@ describe('business hours', () => {
   it('within them, or with none set, a handoff is as before', async () => {
     const bot = await newBot();
     await settings(bot, {
-      business_hours: { time_zone: 'Europe/Tallinn', open: [{ days: DAYS, from: '00:00', to: '24:00' }] },
+      business_hours: { time_zone: 'Europe/Tallinn', open: [{ days: ALL_DAYS, from: '00:00', to: '24:00' }] },
     });
     const session = randomUUID();
     const res = await chat(bot, { session_id: session, message: 'Help', escalate: true });
