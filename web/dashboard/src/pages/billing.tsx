@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { niceCeil, useWidth } from '../chart-size';
+import { DayChart, type DayChartFrame } from '../day-chart';
+import { dayLong, dayOf } from '../days';
 import type { Failure } from '../api/client';
 import { type LedgerEntry, type Plan, type Usage, billingApi } from '../api/ops';
 import {
@@ -26,16 +27,6 @@ import { CheckoutOutcome, PlansPanel } from './billing-plans';
 
 const DAYS = 30;
 const LEDGER_PAGE = 20;
-
-const dayShort = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
-const dayLong = new Intl.DateTimeFormat(undefined, {
-  weekday: 'short',
-  month: 'short',
-  day: 'numeric',
-  timeZone: 'UTC',
-});
-/** `YYYY-MM-DD` (a UTC calendar day, as the API counts them) as a Date at its UTC midnight. */
-const dayOf = (date: string) => new Date(`${date}T00:00:00Z`);
 
 function priceOf(plan: Plan): string {
   if (typeof plan.price === 'number') return plan.price === 0 ? 'Free' : `$${plan.price} a month`;
@@ -237,6 +228,13 @@ function UsageCharts(props: { daily: Usage['daily'] }) {
   );
 }
 
+const FRAME: DayChartFrame = {
+  height: 180,
+  margin: { top: 10, right: 8, bottom: 26, left: 36 },
+  barShare: 0.68,
+  labelEvery: 70,
+};
+
 /**
  * A bar chart in SVG: one bar per day, four gridlines with round values, a few day labels. The picture is `role=img`
  * with a summary as its name (totals and the busiest day); the exact numbers are in the table the panel toggles, and
@@ -249,14 +247,7 @@ function BarChart(props: {
   data: { date: string; value: number }[];
   tone: 'accent' | 'teal';
 }) {
-  const [box, width] = useWidth<HTMLDivElement>();
   const { data } = props;
-  const height = 180;
-  const m = { top: 10, right: 8, bottom: 26, left: 36 };
-  const innerW = Math.max(0, width - m.left - m.right);
-  const innerH = height - m.top - m.bottom;
-  const max = Math.max(0, ...data.map((d) => d.value));
-  const top = niceCeil(max);
   const total = data.reduce((s, d) => s + d.value, 0);
   const peak = data.reduce((best, d) => (d.value > best.value ? d : best), data[0] ?? { date: '', value: 0 });
   const word = (n: number) => (n === 1 ? props.unit[0] : props.unit[1]);
@@ -264,12 +255,6 @@ function BarChart(props: {
     total === 0
       ? `No ${props.unit[1]} in the last ${data.length} days.`
       : `${formatNumber(total)} ${word(total)} in the last ${data.length} days; the most, ${formatNumber(peak.value)}, on ${dayLong.format(dayOf(peak.date))}.`;
-  const band = data.length ? innerW / data.length : 0;
-  const barW = Math.max(2, Math.min(28, band * 0.68));
-  const y = (v: number) => m.top + innerH - (v / top) * innerH;
-  // Day labels: about one per 70 px, always the last day.
-  const every = Math.max(1, Math.ceil(70 / Math.max(band, 1)));
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * top);
 
   return (
     <figure class={`chart chart-${props.tone}`}>
@@ -279,56 +264,35 @@ function BarChart(props: {
           {formatNumber(total)} {word(total)}
         </span>
       </figcaption>
-      <div class="chart-box" ref={box}>
-        {width > 0 && (
-          <svg
-            width={width}
-            height={height}
-            viewBox={`0 0 ${width} ${height}`}
-            role="img"
-            aria-labelledby={`${props.id}-title ${props.id}-desc`}
-            data-testid={props.id}
-          >
-            <desc id={`${props.id}-desc`}>{summary}</desc>
-            {ticks.map((t) => (
-              <g key={t} class="chart-grid-line">
-                <line x1={m.left} x2={width - m.right} y1={y(t)} y2={y(t)} />
-                <text x={m.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
-                  {formatNumber(t)}
-                </text>
-              </g>
-            ))}
-            {data.map((d, i) => {
-              const x = m.left + i * band + (band - barW) / 2;
-              const h = Math.max(d.value > 0 ? 2 : 0, y(0) - y(d.value));
-              return (
-                <g key={d.date} class="chart-bar">
-                  <rect x={m.left + i * band} y={m.top} width={band} height={innerH} class="chart-hit">
-                    <title>
-                      {dayLong.format(dayOf(d.date))}: {formatNumber(d.value)} {word(d.value)}
-                    </title>
-                  </rect>
-                  <rect x={x} y={y(0) - h} width={barW} height={h} rx={Math.min(3, barW / 3)} class="chart-fill" />
-                </g>
-              );
-            })}
-            {data.map((d, i) =>
-              (data.length - 1 - i) % every === 0 ? (
-                <text
-                  key={`l-${d.date}`}
-                  class="chart-x"
-                  x={m.left + i * band + band / 2}
-                  y={height - 8}
-                  text-anchor="middle"
-                >
-                  {dayShort.format(dayOf(d.date))}
-                </text>
-              ) : null,
-            )}
-            <line class="chart-axis" x1={m.left} x2={width - m.right} y1={y(0)} y2={y(0)} />
-          </svg>
-        )}
-      </div>
+      <DayChart
+        days={data}
+        max={Math.max(0, ...data.map((d) => d.value))}
+        frame={FRAME}
+        labelledBy={`${props.id}-title ${props.id}-desc`}
+        testId={props.id}
+        day={(d, slot) => {
+          const h = Math.max(d.value > 0 ? 2 : 0, slot.y(0) - slot.y(d.value));
+          return (
+            <g key={d.date} class="chart-bar">
+              <rect {...slot.band} class="chart-hit">
+                <title>
+                  {dayLong.format(dayOf(d.date))}: {formatNumber(d.value)} {word(d.value)}
+                </title>
+              </rect>
+              <rect
+                x={slot.x}
+                y={slot.y(0) - h}
+                width={slot.barW}
+                height={h}
+                rx={Math.min(3, slot.barW / 3)}
+                class="chart-fill"
+              />
+            </g>
+          );
+        }}
+      >
+        <desc id={`${props.id}-desc`}>{summary}</desc>
+      </DayChart>
     </figure>
   );
 }

@@ -1,7 +1,8 @@
 import type { ResolutionDay, ResolutionReport } from '../../api/reports';
-import { niceCeil, useWidth } from '../../chart-size';
+import { DayChart, type DayChartFrame } from '../../day-chart';
+import { dayLong, dayOf } from '../../days';
 import { formatNumber } from '../../ui';
-import { OUTCOMES, chartSummary, dayLong, dayOf, dayShort } from './model';
+import { OUTCOMES, chartSummary } from './model';
 
 /**
  * "A chart and its table": conversations per day stacked by outcome, drawn in SVG (no chart library), `role="img"`
@@ -30,89 +31,55 @@ export function ResolutionChart(props: { report: ResolutionReport }) {
   );
 }
 
-function StackedBars(props: { days: ResolutionDay[]; label: string }) {
-  const [box, width] = useWidth<HTMLDivElement>();
-  const { days } = props;
-  const height = 200;
-  const m = { top: 10, right: 6, bottom: 26, left: 34 };
-  const innerW = Math.max(0, width - m.left - m.right);
-  const innerH = height - m.top - m.bottom;
-  const top = niceCeil(Math.max(0, ...days.map((d) => d.conversations)));
-  const band = days.length ? innerW / days.length : 0;
-  const barW = Math.max(2, Math.min(28, band * 0.7));
-  const y = (v: number) => m.top + innerH - (v / top) * innerH;
-  // Day labels: about one per 64 px, always the last day.
-  const every = Math.max(1, Math.ceil(64 / Math.max(band, 1)));
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * top);
+const FRAME: DayChartFrame = {
+  height: 200,
+  margin: { top: 10, right: 6, bottom: 26, left: 34 },
+  barShare: 0.7,
+  labelEvery: 64,
+};
 
+/** Conversations per day, each day's bar stacked by outcome; its tooltip counts them. */
+function StackedBars(props: { days: ResolutionDay[]; label: string }) {
+  const { days } = props;
   return (
-    <div class="report-chart-box" ref={box}>
-      {width > 0 && (
-        <svg
-          width={width}
-          height={height}
-          viewBox={`0 0 ${width} ${height}`}
-          role="img"
-          aria-label={props.label}
-          data-testid="resolution-chart"
-        >
-          {ticks.map((t) => (
-            <g key={t} class="report-grid">
-              <line x1={m.left} x2={width - m.right} y1={y(t)} y2={y(t)} />
-              <text x={m.left - 6} y={y(t)} dy="0.32em" text-anchor="end">
-                {formatNumber(t)}
-              </text>
-            </g>
-          ))}
-          {days.map((d, i) => {
-            const x = m.left + i * band + (band - barW) / 2;
-            let base = 0;
-            return (
-              <g key={d.date} class="report-bar" data-date={d.date}>
-                <title>
-                  {dayLong.format(dayOf(d.date))}: {formatNumber(d.conversations)} conversation
-                  {d.conversations === 1 ? '' : 's'}
-                  {OUTCOMES.filter((o) => d[o.key] > 0)
-                    .map((o) => ` · ${o.label.toLowerCase()} ${formatNumber(d[o.key])}`)
-                    .join('')}
-                </title>
-                <rect x={m.left + i * band} y={m.top} width={band} height={innerH} class="report-hit" />
-                {OUTCOMES.map((o) => {
-                  const value = d[o.key];
-                  if (value === 0) return null;
-                  const y0 = y(base);
-                  base += value;
-                  return (
-                    <rect
-                      key={o.key}
-                      class={`report-${o.tone}`}
-                      x={x}
-                      y={y(base)}
-                      width={barW}
-                      height={Math.max(1, y0 - y(base))}
-                    />
-                  );
-                })}
-              </g>
-            );
-          })}
-          {days.map((d, i) =>
-            (days.length - 1 - i) % every === 0 ? (
-              <text
-                key={`l-${d.date}`}
-                class="report-x"
-                x={m.left + i * band + band / 2}
-                y={height - 8}
-                text-anchor="middle"
-              >
-                {dayShort.format(dayOf(d.date))}
-              </text>
-            ) : null,
-          )}
-          <line class="report-axis" x1={m.left} x2={width - m.right} y1={y(0)} y2={y(0)} />
-        </svg>
-      )}
-    </div>
+    <DayChart
+      days={days}
+      max={Math.max(0, ...days.map((d) => d.conversations))}
+      frame={FRAME}
+      label={props.label}
+      testId="resolution-chart"
+      day={(d, slot) => {
+        let base = 0;
+        return (
+          <g key={d.date} class="report-bar" data-date={d.date}>
+            <title>
+              {dayLong.format(dayOf(d.date))}: {formatNumber(d.conversations)} conversation
+              {d.conversations === 1 ? '' : 's'}
+              {OUTCOMES.filter((o) => d[o.key] > 0)
+                .map((o) => ` · ${o.label.toLowerCase()} ${formatNumber(d[o.key])}`)
+                .join('')}
+            </title>
+            <rect {...slot.band} class="report-hit" />
+            {OUTCOMES.map((o) => {
+              const value = d[o.key];
+              if (value === 0) return null;
+              const y0 = slot.y(base);
+              base += value;
+              return (
+                <rect
+                  key={o.key}
+                  class={`report-${o.tone}`}
+                  x={slot.x}
+                  y={slot.y(base)}
+                  width={slot.barW}
+                  height={Math.max(1, y0 - slot.y(base))}
+                />
+              );
+            })}
+          </g>
+        );
+      }}
+    />
   );
 }
 

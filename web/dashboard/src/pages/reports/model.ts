@@ -1,18 +1,11 @@
+import type { ResolutionCounts } from '../../api/reports';
+import { dayLong, dayOf, dayShort } from '../../days';
+
 /**
  * The resolution report's rules apart from the DOM (docs/decisions.md, "What the AI resolved"): the period as days of
  * the browser's time zone, the four outcomes every conversation has one of (they add up to the conversations), shares
  * and the chart's summary in words.
  */
-
-/** The counts of one day or of the whole period (lib/schemas/reports.ts). */
-export interface Counts {
-  conversations: number;
-  resolved_by_agent: number;
-  not_resolved_by_agent: number;
-  handed_over: number;
-  resolved_by_person: number;
-  no_answer: number;
-}
 
 export type OutcomeKey = 'resolved_by_agent' | 'not_resolved_by_agent' | 'handed_over' | 'no_answer';
 
@@ -49,21 +42,10 @@ export function percent(part: number, whole: number): string {
   return `${whole > 0 ? Math.round((part / whole) * 100) : 0} %`;
 }
 
-/** `YYYY-MM-DD` as a Date at its UTC midnight: formatted with `timeZone: 'UTC'` it is that calendar day anywhere. */
-export const dayOf = (date: string) => new Date(`${date}T00:00:00Z`);
-
-export const dayShort = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' });
-export const dayLong = new Intl.DateTimeFormat(undefined, {
-  weekday: 'short',
-  month: 'short',
-  day: 'numeric',
-  timeZone: 'UTC',
-});
-
 const plural = (n: number, one: string, many: string) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 
 /** The chart's name for screen readers: the period, the totals by outcome, and the busiest day. */
-export function chartSummary(days: ({ date: string } & Counts)[], totals: Counts): string {
+export function chartSummary(days: ({ date: string } & ResolutionCounts)[], totals: ResolutionCounts): string {
   const first = days[0]?.date;
   const last = days[days.length - 1]?.date;
   const period = first && last ? `from ${dayShort.format(dayOf(first))} to ${dayShort.format(dayOf(last))}` : '';
