@@ -3,11 +3,10 @@ import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser, Locator } from 'playwright-core';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { http as api, newBot, ownerSession, waitUntil } from '../support/helpers';
-import { type ShopPage, launchChromium, startShopPage } from '../support/browser';
-import { stackInfo } from '../support/stack-info';
+import { type ShopPage, launchChromium, signIn, startShopPage } from '../support/browser';
 
 /**
  * Answers name their sources (issue 21.1), as people see them, in Debian's headless Chromium against the test stack:
@@ -178,15 +177,8 @@ describe('the sources an answer used, under it', () => {
     }
   }, 120_000);
 
-  async function signedIn(address: string): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-    const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (err) => errors.push(err.message));
-    await page.goto(`${stackInfo().apiUrl}${address}`);
-    await page.getByLabel('E-mail').fill(bot.email);
-    await page.getByLabel('Password', { exact: true }).fill(bot.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+  async function signedIn(address: string) {
+    const { context, page, errors } = await signIn(browser, bot, address, { viewport: { width: 1280, height: 860 } });
     return { page, errors, close: () => context.close() };
   }
 

@@ -3,9 +3,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { http, newBot, testDb } from '../support/helpers';
-import { launchChromium } from '../support/browser';
+import { launchChromium, signIn } from '../support/browser';
 import { addMember } from '../support/members';
-import { stackInfo } from '../support/stack-info';
 
 /**
  * Two people of a team in the inbox at once (web/dashboard/src/pages/inbox/assignee.tsx), in two browser profiles:
@@ -13,7 +12,6 @@ import { stackInfo } from '../support/stack-info';
  * and the "Mine" filter say so in both. Screenshots go to test-artifacts/dashboard/team-NN-*.png.
  */
 const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'dashboard');
-const api = (p: string) => `${stackInfo().apiUrl}${p}`;
 
 let browser: Browser;
 beforeAll(async () => {
@@ -22,17 +20,8 @@ beforeAll(async () => {
 });
 afterAll(async () => browser?.close());
 
-async function signedIn(email: string, password: string, address: string): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 820 } });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  await page.goto(api(address));
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password', { exact: true }).fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  return { page, errors };
-}
+const signedIn = (email: string, password: string, address: string) =>
+  signIn(browser, { email, password }, address, { viewport: { width: 1280, height: 820 } });
 
 /** Waits (through the page's polls) until the element with this test id holds `text`. */
 const shown = (page: Page, testId: string, text: string) =>

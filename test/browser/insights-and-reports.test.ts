@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { http, newBot, ownerSession, waitUntil } from '../support/helpers';
-import { launchChromium } from '../support/browser';
+import { launchChromium, signIn } from '../support/browser';
 import { addMember } from '../support/members';
 import { stackInfo } from '../support/stack-info';
-import { widgetCall, widgetSession } from '../support/widget';
+import { GIVES_UP, seedReports } from '../support/reports';
 
 /**
  * What is missing and what the AI resolved (issue 21, items 5 and 6), as an owner sees them in the dashboard, in
@@ -21,7 +21,6 @@ import { widgetCall, widgetSession } from '../support/widget';
 const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'dashboard');
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
-const GIVES_UP = '[[fake:tool-call:cannot_answer]]';
 const ZONE = 'Europe/Tallinn';
 
 let browser: Browser;
@@ -29,27 +28,6 @@ let bot: BootstrapResult;
 let owner: Record<string, string>;
 /** An agent of the same workspace nobody talked to. */
 let quiet: { id: string; name: string };
-
-/** A widget visitor's turn; returns the session and the answer's message id. */
-async function visit(message: string) {
-  const visitor = await widgetSession(bot);
-  const said = await widgetCall(bot, '/v1/widget/chat', {
-    method: 'POST',
-    token: visitor.visitor_token,
-    body: { session_id: visitor.session_id, message },
-  });
-  expect(said.status).toBe(200);
-  return { ...visitor, messageId: said.body.message_id as string };
-}
-
-async function rate(v: Awaited<ReturnType<typeof visit>>, rating: 'up' | 'down') {
-  const res = await widgetCall(bot, '/v1/widget/rating', {
-    method: 'POST',
-    token: v.visitor_token,
-    body: { session_id: v.session_id, ref: v.messageId, rating },
-  });
-  expect(res.status).toBeLessThan(300);
-}
 
 async function newAgent(name: string) {
   const res = await http('/v1/dashboard/bots', { headers: owner, body: { name } });
@@ -67,38 +45,7 @@ beforeAll(async () => {
   // The seeding of test/http/reports.test.ts, with a third source whose one answer was rated down.
   bot = await newBot({ botName: 'Shop helper', workspaceName: 'Reports shop' });
   owner = await ownerSession(bot);
-  for (const [source_id, title, text] of [
-    ['shipping', 'Shipping times', 'Parcels leave every weekday.\nFACT: parcels ship within two days'],
-    ['warranty', 'Warranty', 'The warranty covers two years.'],
-    ['returns', 'Returns policy', 'Returns are accepted.\nFACT: returns are free within 30 days'],
-  ]) {
-    await http('/v1/api/knowledge', { key: bot.keys.secret_key, body: { source_id, title, text } });
-  }
-  await rate(await visit('[[fake:cite]] How fast do parcels ship?'), 'up');
-  await rate(await visit('[[fake:cite]] When do parcels ship out?'), 'down');
-  await rate(await visit('[[fake:cite]] Are returns free?'), 'down');
-  // Three questions it could not answer, two of them the same question in other words.
-  await visit(`${GIVES_UP} Do you sell gift cards?`);
-  await visit(`${GIVES_UP} Can I buy a gift card?`);
-  await visit(`${GIVES_UP} What is your phone number?`);
-  // Handed over, resolved by a person, and the visitor said how it went.
-  const handed = await widgetSession(bot);
-  await widgetCall(bot, '/v1/widget/handoff', {
-    method: 'POST',
-    token: handed.visitor_token,
-    body: { session_id: handed.session_id },
-  });
-  await http(`/v1/api/operator/threads/${handed.session_id}/reply`, {
-    key: bot.keys.secret_key,
-    body: { text: 'Sorted, your parcel is on its way.' },
-  });
-  await http(`/v1/api/operator/threads/${handed.session_id}/resolve`, { key: bot.keys.secret_key, method: 'POST' });
-  const said = await widgetCall(bot, '/v1/widget/satisfaction', {
-    method: 'POST',
-    token: handed.visitor_token,
-    body: { session_id: handed.session_id, score: 4, comment: 'Quick and kind' },
-  });
-  expect(said.status).toBeLessThan(300);
+  await seedReports(bot, { returnsRatedDown: true });
 
   // Another agent of the workspace, with one conversation.
   const second = await newAgent('Second helper');
@@ -108,23 +55,8 @@ beforeAll(async () => {
 
 afterAll(async () => browser?.close());
 
-interface Opened {
-  context: BrowserContext;
-  page: Page;
-  errors: string[];
-}
-
-async function signedIn(person: { email: string; password: string }, address: string): Promise<Opened> {
-  const context = await browser.newContext({ viewport: DESKTOP, timezoneId: ZONE, locale: 'en-GB' });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  await page.goto(`${stackInfo().apiUrl}${address}`);
-  await page.getByLabel('E-mail').fill(person.email);
-  await page.getByLabel('Password', { exact: true }).fill(person.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  return { context, page, errors };
-}
+const signedIn = (person: { email: string; password: string }, address: string) =>
+  signIn(browser, person, address, { viewport: DESKTOP, timezoneId: ZONE, locale: 'en-GB' });
 
 const shot = (page: Page, name: string, fullPage = true) =>
   page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage });

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { http, newBot, ownerSession, waitUntil } from '../support/helpers';
-import { type ShopPage, launchChromium, startShopPage } from '../support/browser';
-import { stackInfo } from '../support/stack-info';
+import { type Opened, type ShopPage, launchChromium, openPage, signIn, startShopPage } from '../support/browser';
+import { closedUntilTomorrow } from '../support/hours';
 
 /**
  * An agent that knows its limits, and business hours (issue 21.2, 21.3), as people see them, in Debian's headless
@@ -20,20 +20,6 @@ const WIDGET_ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'wid
 const DASHBOARD_ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'dashboard');
 
 const GIVES_UP = '[[fake:tool-call:cannot_answer]]';
-const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
-const WEEKDAY_NAMES = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
-
-/** Hours that are closed now: tomorrow (UTC) only, nine to five (as test/http/business-hours.test.ts). */
-function closedUntilTomorrow() {
-  const tomorrow = new Date(Date.now() + 86_400_000);
-  const backAt = Date.UTC(tomorrow.getUTCFullYear(), tomorrow.getUTCMonth(), tomorrow.getUTCDate(), 9, 0);
-  return {
-    hours: { time_zone: 'UTC', open: [{ days: [DAYS[tomorrow.getUTCDay()]], from: '09:00', to: '17:00' }] },
-    backAt,
-    words: `Our team is away until ${WEEKDAY_NAMES[tomorrow.getUTCDay()]} at 09:00 (UTC).`,
-  };
-}
-
 let browser: Browser;
 let shop: ShopPage;
 
@@ -76,21 +62,15 @@ async function inboxThreads(bot: BootstrapResult) {
   }[];
 }
 
-interface Opened {
-  context: BrowserContext;
-  page: Page;
-  errors: string[];
-}
-
 /** The shop's page with the widget open, in a browser of this zone and locale. */
 async function openWidget(bot: BootstrapResult, timezoneId = 'UTC'): Promise<Opened> {
-  const context = await browser.newContext({ viewport: { width: 1000, height: 820 }, timezoneId, locale: 'en-GB' });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  await page.goto(`${shop.origin}/?key=${encodeURIComponent(bot.keys.public_key)}&open=1`);
-  await page.getByRole('dialog').waitFor();
-  return { context, page, errors };
+  const opened = await openPage(browser, `${shop.origin}/?key=${encodeURIComponent(bot.keys.public_key)}&open=1`, {
+    viewport: { width: 1000, height: 820 },
+    timezoneId,
+    locale: 'en-GB',
+  });
+  await opened.page.getByRole('dialog').waitFor();
+  return opened;
 }
 
 const log = (page: Page) => page.getByRole('log', { name: 'Conversation' });
@@ -248,17 +228,8 @@ describe('the widget when the agent cannot answer, and outside business hours', 
   }, 90_000);
 });
 
-async function signedIn(bot: BootstrapResult, address: string, timezoneId = 'UTC'): Promise<Opened> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, timezoneId, locale: 'en-GB' });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (err) => errors.push(err.message));
-  await page.goto(`${stackInfo().apiUrl}${address}`);
-  await page.getByLabel('E-mail').fill(bot.email);
-  await page.getByLabel('Password', { exact: true }).fill(bot.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  return { context, page, errors };
-}
+const signedIn = (bot: BootstrapResult, address: string, timezoneId = 'UTC') =>
+  signIn(browser, bot, address, { viewport: { width: 1280, height: 1000 }, timezoneId, locale: 'en-GB' });
 
 describe('the dashboard', () => {
   it('agent settings: what the agent does when it cannot answer, and business hours; a refusal in plain words', async () => {

@@ -1,11 +1,12 @@
 import { type Server, createServer } from 'node:http';
 import { crc32, deflateSync } from 'node:zlib';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type BrowserContextOptions, type Page, chromium } from 'playwright-core';
 import { stackInfo } from './stack-info';
 
 /**
  * What the browser tests share: Debian's Chromium (installed by `scripts/setup.sh --test`; playwright-core downloads
- * nothing), an integrator's page on an origin of its own with the widget's script tag, and real images.
+ * nothing), a page opened in a profile of its own (signed in to the dashboard or not), an integrator's page on an
+ * origin of its own with the widget's script tag, and real images.
  */
 
 /**
@@ -26,6 +27,41 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** A page in a browser profile of its own, with the uncaught errors of its scripts. */
+export interface Opened {
+  context: BrowserContext;
+  page: Page;
+  errors: string[];
+}
+
+/** `url` in a new profile of these options (viewport, time zone, locale), its page's errors collected. */
+export async function openPage(browser: Browser, url: string, options: BrowserContextOptions): Promise<Opened> {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(url);
+  return { context, page, errors };
+}
+
+/**
+ * The dashboard's `address` (a path) in a new profile, signed in as `person` on the sign-in form it shows first; the
+ * sign-in is submitted, not waited for (the address opens after it).
+ */
+export async function signIn(
+  browser: Browser,
+  person: { email: string; password: string },
+  address: string,
+  options: BrowserContextOptions,
+): Promise<Opened> {
+  const opened = await openPage(browser, `${stackInfo().apiUrl}${address}`, options);
+  const { page } = opened;
+  await page.getByLabel('E-mail').fill(person.email);
+  await page.getByLabel('Password', { exact: true }).fill(person.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  return opened;
 }
 
 export interface ShopPage {
