@@ -2,13 +2,12 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { http, newBot, ownerSession } from '../support/helpers';
 import { addMember, sessionOf } from '../support/members';
-import { widgetCall, widgetSession } from '../support/widget';
+import { seedReports } from '../support/reports';
 
 /**
  * The owner's reports (issue 21, items 5 and 6): what is missing — unanswered questions grouped, "add an answer",
  * each source's usefulness — and what the AI resolved, over a period.
  */
-const GIVES_UP = '[[fake:tool-call:cannot_answer]]';
 const dayShift = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 
 describe("the owner's reports", () => {
@@ -16,59 +15,11 @@ describe("the owner's reports", () => {
   let owner: Record<string, string>;
   let comment: string;
 
-  /** A widget visitor's turn; returns the session and the answer's message id. */
-  async function visit(message: string) {
-    const visitor = await widgetSession(bot);
-    const said = await widgetCall(bot, '/v1/widget/chat', {
-      method: 'POST',
-      token: visitor.visitor_token,
-      body: { session_id: visitor.session_id, message },
-    });
-    expect(said.status).toBe(200);
-    return { ...visitor, messageId: said.body.message_id as string };
-  }
-  const rate = (v: Awaited<ReturnType<typeof visit>>, rating: 'up' | 'down') =>
-    widgetCall(bot, '/v1/widget/rating', {
-      method: 'POST',
-      token: v.visitor_token,
-      body: { session_id: v.session_id, ref: v.messageId, rating },
-    });
-
   beforeAll(async () => {
     bot = await newBot();
     owner = await ownerSession(bot);
-    for (const [source_id, title, text] of [
-      ['shipping', 'Shipping times', 'Parcels leave every weekday.\nFACT: parcels ship within two days'],
-      ['warranty', 'Warranty', 'The warranty covers two years.'],
-    ]) {
-      await http('/v1/api/knowledge', { key: bot.keys.secret_key, body: { source_id, title, text } });
-    }
-    // Answered and rated helpful; answered and rated not helpful.
-    expect((await rate(await visit('[[fake:cite]] How fast do parcels ship?'), 'up')).status).toBeLessThan(300);
-    expect((await rate(await visit('[[fake:cite]] When do parcels ship out?'), 'down')).status).toBeLessThan(300);
-    // Three questions it could not answer, two of them the same question in other words.
-    await visit(`${GIVES_UP} Do you sell gift cards?`);
-    await visit(`${GIVES_UP} Can I buy a gift card?`);
-    await visit(`${GIVES_UP} What is your phone number?`);
-    // Handed over, resolved by a person, and the visitor said how it went.
-    const handed = await widgetSession(bot);
-    await widgetCall(bot, '/v1/widget/handoff', {
-      method: 'POST',
-      token: handed.visitor_token,
-      body: { session_id: handed.session_id },
-    });
-    await http(`/v1/api/operator/threads/${handed.session_id}/reply`, {
-      key: bot.keys.secret_key,
-      body: { text: 'Sorted, your parcel is on its way.' },
-    });
-    await http(`/v1/api/operator/threads/${handed.session_id}/resolve`, { key: bot.keys.secret_key, method: 'POST' });
     comment = 'Quick and kind';
-    const said = await widgetCall(bot, '/v1/widget/satisfaction', {
-      method: 'POST',
-      token: handed.visitor_token,
-      body: { session_id: handed.session_id, score: 4, comment },
-    });
-    expect(said.status).toBeLessThan(300);
+    await seedReports(bot);
   }, 60_000);
 
   it('groups the questions the agent could not answer, and an added answer takes its group off the list', async () => {
