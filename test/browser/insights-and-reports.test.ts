@@ -72,6 +72,15 @@ const texts = async (page: Page, selector: string) =>
 
 describe("an agent's insights", () => {
   it('lists the questions it could not answer; an added answer leaves the list and is in the knowledge', async () => {
+    // Enough sources that the answer, added last, is on the Knowledge tab's second page (20 a page, oldest first).
+    for (let i = 1; i <= 25; i += 1) {
+      const n = String(i).padStart(2, '0');
+      const res = await http('/v1/api/knowledge', {
+        key: bot.keys.secret_key,
+        body: { source_id: `extra-${n}`, title: `Extra note ${n}`, text: `Extra note ${n}: nothing about gift cards.` },
+      });
+      expect(res.status).toBe(202);
+    }
     const { context, page, errors } = await signedIn(bot, `/agents/${bot.bot_id}/insights`);
     try {
       const gaps = page.getByTestId('gap');
@@ -115,12 +124,40 @@ describe("an agent's insights", () => {
       expect(await giftRow.getByTestId('usefulness-used').textContent()).toBe('0');
       await shot(page, 'insights-03-answered');
 
-      // The API wrote it as a knowledge source; the Knowledge tab lists it.
+      // The API wrote it as a knowledge source; the link opens the Knowledge tab on it, first, text shown, though the
+      // list has it on its second page.
       const after = await http(`/v1/dashboard/bots/${bot.bot_id}/gaps`, { headers: owner });
       expect(after.body.groups).toHaveLength(1);
       await outcome.getByRole('link', { name: 'See it in Knowledge' }).click();
-      await page.waitForURL(new RegExp(`/agents/${bot.bot_id}/knowledge$`));
-      await page.getByTestId('sources').getByText('Gift cards', { exact: true }).waitFor();
+      await page.waitForURL(new RegExp(`/agents/${bot.bot_id}/knowledge\\?source=[^&]+$`));
+      const focused = page.getByTestId('focused-source');
+      await focused.getByText('Gift cards', { exact: true }).waitFor();
+      expect(await focused.locator('.source-text').textContent()).toBe('We sell gift cards of 25, 50 and 100 euros.');
+      expect(await focused.getByRole('button', { name: 'Edit Gift cards' }).isVisible()).toBe(true);
+      expect(await focused.isVisible()).toBe(true);
+      const top = await page.evaluate<number>(
+        `document.querySelector('[data-testid="focused-source"]').getBoundingClientRect().top`,
+      );
+      expect(top).toBeGreaterThanOrEqual(0);
+      expect(top).toBeLessThan(DESKTOP.height / 2);
+      // It comes before the rest of the tab, which is unchanged: the list's first page is the oldest sources.
+      const order = await page.evaluate<boolean>(
+        `!!(document.querySelector('[data-testid="focused-source"]').compareDocumentPosition(document.querySelector('#add-text')) & Node.DOCUMENT_POSITION_FOLLOWING)`,
+      );
+      expect(order).toBe(true);
+      const list = page.getByTestId('sources');
+      await list.getByText('Extra note 01', { exact: true }).waitFor();
+      expect(await list.getByText('Gift cards', { exact: true }).count()).toBe(0);
+      await shot(page, 'insights-03b-knowledge-focused', false);
+
+      // A link to a source that is gone says so calmly; the rest of the tab is there.
+      await page.goto(`${stackInfo().apiUrl}/agents/${bot.bot_id}/knowledge?source=no-such-source`);
+      await page
+        .getByTestId('focused-source-gone')
+        .getByText('That source no longer exists', { exact: false })
+        .waitFor();
+      expect(await page.locator('[data-testid="focused-source"] [role="alert"]').count()).toBe(0);
+      await list.getByText('Extra note 01', { exact: true }).waitFor();
       expect(errors).toEqual([]);
     } finally {
       await context.close();
@@ -146,7 +183,7 @@ describe("an agent's insights", () => {
       await page.getByText('No unanswered questions').waitFor();
       expect(await page.getByTestId('gap').count()).toBe(0);
       // Nothing more was written: one "Phone" source, the other answer's.
-      const knowledge = await http(`/v1/dashboard/bots/${bot.bot_id}/knowledge?limit=20`, { headers: owner });
+      const knowledge = await http(`/v1/dashboard/bots/${bot.bot_id}/knowledge?limit=100`, { headers: owner });
       const titles = knowledge.body.sources.map((s: { title: string }) => s.title);
       expect(titles.filter((t: string) => t === 'Phone')).toHaveLength(1);
       expect(titles.some((t: string) => t.startsWith('Call us'))).toBe(false);

@@ -16,6 +16,7 @@ import {
   valueOf,
 } from '../../ui';
 import { addressOf } from '../inbox/model';
+import { knowledgeAddress } from './knowledge';
 import type { Bot } from '../../api/agents';
 
 /** The longest title the API takes for an answer (lib/schemas/reports.ts, GapAnswer). */
@@ -32,7 +33,7 @@ export function titleOf(question: string): string {
 
 const times = (n: number) => (n === 1 ? 'once' : n === 2 ? 'twice' : `${n} times`);
 
-type Outcome = { tone: 'success'; title: string } | { tone: 'warning' };
+type Outcome = { tone: 'success'; title: string; sourceId: string } | { tone: 'warning' };
 
 /**
  * "Questions it couldn't answer" (docs/decisions.md, "What is missing"): the questions of the period the agent could
@@ -51,9 +52,9 @@ export function GapsPanel(props: { bot: Bot; days: number; onAnswered: () => voi
     setTimeout(() => noteBox.current?.focus({ preventScroll: false }), 0);
   }
 
-  function answered(group: GapGroup, title: string) {
+  function answered(group: GapGroup, title: string, sourceId: string) {
     gaps.set((data) => ({ ...data, groups: data.groups.filter((g) => g !== group) }));
-    told({ tone: 'success', title });
+    told({ tone: 'success', title, sourceId });
     props.onAnswered();
   }
 
@@ -74,7 +75,7 @@ export function GapsPanel(props: { bot: Bot; days: number; onAnswered: () => voi
           {outcome.tone === 'success' ? (
             <Notice tone="success">
               Added “{outcome.title}” to the agent&rsquo;s knowledge.{' '}
-              <Link href={`/agents/${bot.id}/knowledge`}>See it in Knowledge</Link>
+              <Link href={knowledgeAddress(bot.id, outcome.sourceId)}>See it in Knowledge</Link>
             </Notice>
           ) : (
             <Notice tone="warning">
@@ -96,7 +97,7 @@ export function GapsPanel(props: { bot: Bot; days: number; onAnswered: () => voi
                   key={group.run_ids.join(' ')}
                   bot={bot}
                   group={group}
-                  onAnswered={(title) => answered(group, title)}
+                  onAnswered={(title, sourceId) => answered(group, title, sourceId)}
                   onConflict={answeredMeanwhile}
                 />
               ))}
@@ -108,7 +109,12 @@ export function GapsPanel(props: { bot: Bot; days: number; onAnswered: () => voi
   );
 }
 
-function GapRow(props: { bot: Bot; group: GapGroup; onAnswered: (title: string) => void; onConflict: () => void }) {
+function GapRow(props: {
+  bot: Bot;
+  group: GapGroup;
+  onAnswered: (title: string, sourceId: string) => void;
+  onConflict: () => void;
+}) {
   const { group } = props;
   const [form, setForm] = useState<{ title: string; text: string } | undefined>();
   const save = useAction();
@@ -133,7 +139,7 @@ function GapRow(props: { bot: Bot; group: GapGroup; onAnswered: (title: string) 
     const res = await save.run(() =>
       reportsApi.answerGap(props.bot.id, { run_ids: group.run_ids, title: title || undefined, text: form.text }),
     );
-    if (res.ok) props.onAnswered(title || form.text.trim().split('\n')[0].slice(0, 60));
+    if (res.ok) props.onAnswered(title || form.text.trim().split('\n')[0].slice(0, 60), res.value.source_id);
     else if (res.status === 409) props.onConflict();
   }
 

@@ -1,5 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Source, agents } from '../../api/agents';
+import { Link, usePlace } from '../../router';
 import {
   Badge,
   Button,
@@ -21,12 +22,23 @@ import type { TabProps } from './tab';
 
 const SOURCES_PER_PAGE = 20;
 
-/** The agent's knowledge: site scans with live progress, texts added by hand, and every source, page by page. */
+/** The Knowledge tab opened on one source (`?source=`): it is shown first, whatever page of the list it is on. */
+export const knowledgeAddress = (botId: string, sourceId?: string) =>
+  `/agents/${botId}/knowledge${sourceId ? `?source=${encodeURIComponent(sourceId)}` : ''}`;
+
+/**
+ * The agent's knowledge: site scans with live progress, texts added by hand, and every source, page by page. Opened
+ * with `?source=` (a link from elsewhere, e.g. an answer just added in Insights), that source comes first, highlighted.
+ */
 export function KnowledgeTab(props: TabProps) {
+  const focused = usePlace().search.get('source');
   // Bumped when something changed the sources (a text added, a scan finished), to read the list again.
   const [version, setVersion] = useState(0);
   return (
     <>
+      {focused && (
+        <FocusedSource key={focused} {...props} sourceId={focused} onChanged={() => setVersion((v) => v + 1)} />
+      )}
       {props.admin && (
         <div class="grid-2">
           <ScanPanel {...props} onFinished={() => setVersion((v) => v + 1)} />
@@ -35,6 +47,61 @@ export function KnowledgeTab(props: TabProps) {
       )}
       <Sources {...props} version={version} />
     </>
+  );
+}
+
+/**
+ * The source the address names, read on its own (the list is oldest first, 20 a page: it may be pages away), with its
+ * text shown and the list's actions; scrolled to and focused once read. Gone (deleted, or a stale link): said so.
+ */
+function FocusedSource(props: TabProps & { sourceId: string; onChanged: () => void }) {
+  const { bot, sourceId } = props;
+  const source = useResource(() => agents.source(bot.id, sourceId), [bot.id, sourceId]);
+  const box = useRef<HTMLDivElement>(null);
+  const shown = useRef(false);
+  const ready = source.state === 'ready';
+  useEffect(() => {
+    if (!ready || shown.current || !box.current) return;
+    shown.current = true;
+    box.current.scrollIntoView({ block: 'start' });
+    box.current.focus({ preventScroll: true });
+  }, [ready]);
+  const changedHere = () => {
+    source.reload();
+    props.onChanged();
+  };
+  const gone = source.state === 'error' && source.failure.status === 404;
+  return (
+    <div class="source-focus" ref={box} tabIndex={-1} data-testid="focused-source">
+      <Panel
+        title="The source you opened"
+        id="focused-source"
+        actions={<Link href={knowledgeAddress(bot.id)}>Show only the list</Link>}
+      >
+        {gone ? (
+          <p data-testid="focused-source-gone">
+            That source no longer exists: it was deleted, or the link is old. The agent&rsquo;s sources are listed
+            below.
+          </p>
+        ) : (
+          <Loaded resource={source.resource} retry={source.retry} label="Loading the source…">
+            {(data) => (
+              <ul class="list" aria-label="The source you opened">
+                <SourceRow
+                  key={`${data.source_id} ${data.updated_at}`}
+                  botId={bot.id}
+                  source={data}
+                  text={data.text}
+                  canDelete={props.admin}
+                  onRemoved={changedHere}
+                  onEdited={changedHere}
+                />
+              </ul>
+            )}
+          </Loaded>
+        )}
+      </Panel>
+    </div>
   );
 }
 
@@ -141,13 +208,15 @@ function Sources(props: TabProps & { version: number }) {
 function SourceRow(props: {
   botId: string;
   source: Source;
+  /** The text, shown from the start (the source the address named). */
+  text?: string;
   canDelete: boolean;
   onRemoved: () => void;
   onEdited: () => void;
 }) {
   const { source } = props;
   const [confirming, setConfirming] = useState(false);
-  const [text, setText] = useState<string | undefined>();
+  const [text, setText] = useState<string | undefined>(props.text);
   /** The text being edited (a written text only: a scanned page is read again from its site). */
   const [editing, setEditing] = useState<{ title: string; text: string } | undefined>();
   const remove = useAction();
