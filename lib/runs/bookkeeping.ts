@@ -9,6 +9,7 @@ import type {
   AnswerSource,
   GeneratedAnswer,
   ToolSpec,
+  Unanswered,
   WhenUnanswered,
 } from '../../workflows/contracts/agent-run';
 import type { LimitSettings } from './limits';
@@ -42,7 +43,7 @@ export interface RunContext {
   history: { author: string; text: string }[];
   tools: ToolSpec[];
   /** Set when an earlier attempt of this run already finished (a retried turn): its answer, not a new one. */
-  finished?: { answer: string; sources?: AnswerSource[] };
+  finished?: { answer: string; sources?: AnswerSource[]; unanswered?: Unanswered };
 }
 
 /**
@@ -62,7 +63,7 @@ const START_RUN = preparedStatement(
          -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
          relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
     SELECT b.name, b.instructions, b.model, b.knowledge_version, b.handoff_enabled, b.when_unanswered, w.plan, w.credit_balance, prev.status AS run_status,
-           prev.answer AS run_answer, pm.sources AS run_sources
+           prev.answer AS run_answer, pm.sources AS run_sources, prev.unanswered AS run_unanswered
       FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
            LEFT JOIN messages pm ON pm.id = $14 AND prev.status = 'done'
      WHERE b.id = $2`,
@@ -151,6 +152,7 @@ export async function startRun(
       run_status: string | null;
       run_answer: string | null;
       run_sources: AnswerSource[] | null;
+      run_unanswered: Unanswered | null;
     }>(
       START_RUN([
         input.runId,
@@ -181,7 +183,11 @@ export async function startRun(
   // attempt. One that already finished keeps its answer (the visitor may have read it).
   const finished =
     bot.run_status === 'done'
-      ? { answer: bot.run_answer ?? '', ...(bot.run_sources ? { sources: bot.run_sources } : {}) }
+      ? {
+          answer: bot.run_answer ?? '',
+          ...(bot.run_sources ? { sources: bot.run_sources } : {}),
+          ...(bot.run_unanswered ? { unanswered: bot.run_unanswered } : {}),
+        }
       : undefined;
   if (!finished && bot.credit_balance <= 0) {
     const refused = failure('no_credits', 'The workspace has no credits left; add credits to wake this agent again');

@@ -64,6 +64,17 @@ describe('the chat turn activity', () => {
   const listeners: pg.Client[] = [];
   afterAll(async () => Promise.all(listeners.map((c) => c.end())));
 
+  it('retried after an answer it could not give was stored, returns it with what it offered, so the hand-over happens', async () => {
+    const tag = `retry-limit-${randomUUID()}`;
+    const { input } = await newTurn(`[[fake:tag:${tag}]][[fake:tool-call:cannot_answer]] Do you sell boats?`);
+    const activities = turnActivities();
+    const first = (await new MockActivityEnvironment().run(activities.answerMessage, input)) as MessageTurnOutcome;
+    const retried = await new MockActivityEnvironment({ attempt: 2 }).run(activities.answerMessage, input);
+    expect(first).toMatchObject({ unanswered: 'offer', answer: expect.stringContaining("can't answer that") });
+    expect(retried).toEqual(first);
+    expect(await fakeRequests(tag)).toHaveLength(1);
+  });
+
   it('retried after its answer was stored, returns that answer and neither asks the model again nor charges twice', async () => {
     const tag = `retry-${randomUUID()}`;
     const { bot, session, run, input } = await newTurn(`[[fake:tag:${tag}]]What are your hours?`);
