@@ -1,6 +1,5 @@
 import type { AppDeps } from '../deps';
 import { type RouteDef, route } from '../route';
-import { errors } from '../../lib/errors';
 import { BotParams } from '../../lib/schemas/common';
 import {
   GapAnswer,
@@ -81,25 +80,14 @@ export function reportRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { query }) => {
         const { workspaceId } = sessionUser(ctx);
         if (query.bot_id) await sessionBot(deps, ctx, query.bot_id); // 404 for another workspace's agent
-        const to = query.to ?? today(query.time_zone);
-        const from = query.from ?? shiftDate(to, -29);
-        if (from > to) throw errors.badRequest('`from` must not be after `to`');
-        if (shiftDate(from, MAX_DAYS - 1) < to) throw errors.badRequest(`A report covers at most ${MAX_DAYS} days`);
-        ctx.body = await reports.resolution({ workspaceId, botId: query.bot_id, from, to, timeZone: query.time_zone });
+        ctx.body = await reports.resolution({
+          workspaceId,
+          botId: query.bot_id,
+          from: query.from,
+          to: query.to,
+          timeZone: query.time_zone,
+        });
       },
     }),
   ];
-}
-
-const MAX_DAYS = 366;
-
-/** Today's date in a time zone, `YYYY-MM-DD`. */
-function today(timeZone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(
-    Date.now(),
-  );
-}
-
-function shiftDate(date: string, days: number): string {
-  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 }

@@ -84,14 +84,21 @@ export function nextOpening(hours: BusinessHours, at: number): number | null {
 }
 
 /** "Monday at 09:00 (Europe/Tallinn)": when the team is back, as the visitor is told. */
+const describers = new Map<string, Intl.DateTimeFormat>();
+
 export function describeOpening(hours: BusinessHours, at: number): string {
-  const when = new Intl.DateTimeFormat('en-GB', {
-    timeZone: hours.time_zone,
-    weekday: 'long',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(at);
+  let describer = describers.get(hours.time_zone);
+  if (!describer) {
+    describer = new Intl.DateTimeFormat('en-GB', {
+      timeZone: hours.time_zone,
+      weekday: 'long',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
+    describers.set(hours.time_zone, describer);
+  }
+  const when = describer.formatToParts(at);
   const part = (type: string) => when.find((p) => p.type === type)?.value ?? '';
   return `${part('weekday')} at ${part('hour')}:${part('minute')} (${hours.time_zone})`;
 }
@@ -102,9 +109,27 @@ export interface Away {
   text: string;
 }
 
+/**
+ * Every turn of an agent with hours asks this (a hand-over may follow), and the walk to the next opening costs up to
+ * a millisecond: the answer holds for the minute, so it is kept for it, per set of hours.
+ */
+const awayByMinute = new Map<string, Away | null>();
+const AWAY_CACHE_ENTRIES = 1_000;
+
 /** The visitor's words for a handoff outside business hours, or null within them (or with no hours set). */
 export function awayNow(hours: BusinessHours | null | undefined, at: number): Away | null {
-  if (!hours || isOpen(hours, at)) return null;
+  if (!hours) return null;
+  const key = `${Math.floor(at / MINUTE)}\n${JSON.stringify(hours)}`;
+  const known = awayByMinute.get(key);
+  if (known !== undefined) return known;
+  if (awayByMinute.size >= AWAY_CACHE_ENTRIES) awayByMinute.clear();
+  const away = awayAt(hours, at);
+  awayByMinute.set(key, away);
+  return away;
+}
+
+function awayAt(hours: BusinessHours, at: number): Away | null {
+  if (isOpen(hours, at)) return null;
   const backAt = nextOpening(hours, at);
   const when = backAt === null ? '' : ` until ${describeOpening(hours, backAt)}`;
   return {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db';
+import { errors } from '../errors';
 
 /**
  * What the AI resolved (docs/decisions.md, "What the AI resolved"): the conversations that started in a period, each
@@ -41,10 +42,36 @@ export interface ResolutionReport {
 export interface ResolutionQuery {
   workspaceId: string;
   botId?: string;
-  /** `YYYY-MM-DD`, inclusive, in `timeZone`. */
-  from: string;
-  to: string;
+  /** `YYYY-MM-DD`, inclusive, in `timeZone`; default: 29 days before `to`. */
+  from?: string;
+  /** Default: today in `timeZone`. */
+  to?: string;
   timeZone: string;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The longest period a report covers, in days. */
+const MAX_DAYS = 366;
+
+/** The period asked for, its defaults filled in; 400 for one that ends before it starts or is too long. */
+export function periodOf(q: Pick<ResolutionQuery, 'from' | 'to' | 'timeZone'>): { from: string; to: string } {
+  const to = q.to ?? today(q.timeZone);
+  const from = q.from ?? shiftDate(to, -29);
+  if (from > to) throw errors.badRequest('`from` must not be after `to`');
+  if (shiftDate(from, MAX_DAYS - 1) < to) throw errors.badRequest(`A report covers at most ${MAX_DAYS} days`);
+  return { from, to };
+}
+
+/** Today's date in a time zone, `YYYY-MM-DD`. */
+function today(timeZone: string): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(
+    Date.now(),
+  );
+}
+
+function shiftDate(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 }
 
 const LATEST_COMMENTS = 10;
@@ -65,7 +92,8 @@ const CONVERSATIONS = `
      AND c.created_at < (($4::date + 1)::timestamp AT TIME ZONE $5)`;
 
 export async function resolutionReport(db: Queryable, q: ResolutionQuery): Promise<ResolutionReport> {
-  const values = [q.workspaceId, q.botId ?? null, q.from, q.to, q.timeZone];
+  const { from, to } = periodOf(q);
+  const values = [q.workspaceId, q.botId ?? null, from, to, q.timeZone];
   const [days, ratings, satisfaction, comments] = await Promise.all([
     db.query<ResolutionCounts & { date: string }>(
       `WITH conv AS (${CONVERSATIONS})
@@ -105,7 +133,7 @@ export async function resolutionReport(db: Queryable, q: ResolutionQuery): Promi
   ]);
 
   const byDate = new Map(days.rows.map((d) => [d.date, d]));
-  const series = datesBetween(q.from, q.to).map((date) => byDate.get(date) ?? { date, ...zero() });
+  const series = datesBetween(from, to).map((date) => byDate.get(date) ?? { date, ...zero() });
   const totals = zero();
   for (const d of series) for (const k of Object.keys(totals) as (keyof ResolutionCounts)[]) totals[k] += d[k];
 
@@ -114,8 +142,8 @@ export async function resolutionReport(db: Queryable, q: ResolutionQuery): Promi
   const answers = scores.reduce((a, b) => a + b, 0);
   const sum = scores.reduce((a, n, i) => a + n * (i + 1), 0);
   return {
-    from: q.from,
-    to: q.to,
+    from,
+    to,
     time_zone: q.timeZone,
     totals,
     days: series,
@@ -146,7 +174,7 @@ function zero(): ResolutionCounts {
 /** Every calendar date from `from` to `to`, inclusive (`YYYY-MM-DD`; plain date arithmetic, no time zone). */
 export function datesBetween(from: string, to: string): string[] {
   const out: string[] = [];
-  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += 86_400_000) {
+  for (let t = Date.parse(`${from}T00:00:00Z`); t <= Date.parse(`${to}T00:00:00Z`); t += DAY_MS) {
     out.push(new Date(t).toISOString().slice(0, 10));
   }
   return out;

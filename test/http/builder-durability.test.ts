@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { type OwnPlatform, newBot, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
-import { stackInfo } from '../support/stack-info';
+import {
+  type OwnPlatform,
+  newBot,
+  startOwnPlatform,
+  testDb,
+  waitUntil,
+  type FakeScriptStep,
+  scriptFakeModel,
+} from '../support/helpers';
 
 /** Builder tests that need a platform of their own: a worker that dies mid-turn, and no LLM at all. */
 
@@ -19,14 +25,8 @@ async function connect(baseUrl: string, key: string): Promise<Client> {
 const textOf = (r: { content?: unknown }) =>
   ((r.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('');
 
-async function script(steps: object[]): Promise<string> {
-  const tag = `builder-crash-${randomUUID()}`;
-  await fetch(`${stackInfo().fakeOpenAIUrl.replace(/\/v1\/?$/, '')}/_control/script`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ tag, steps }),
-  });
-  return `[[fake:script:${tag}]]`;
+async function script(steps: FakeScriptStep[]): Promise<string> {
+  return (await scriptFakeModel(steps, 'builder-crash')).marker;
 }
 
 describe('a worker killed in the middle of a builder turn', () => {

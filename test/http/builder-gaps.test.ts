@@ -1,23 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { fakeRequests, http, newBot, ownerSession } from '../support/helpers';
-import { stackInfo } from '../support/stack-info';
+import { fakeRequests, http, newBot, ownerSession, type FakeScriptStep, scriptFakeModel } from '../support/helpers';
 
 /**
  * The builder reads what an agent could not answer and answers it (issue 21, item 5, for builder users): the
  * questions are visitors' words, so an answer written in the same turn is asked first, like every change of a turn
  * that read untrusted content.
  */
-async function script(steps: unknown[]): Promise<{ marker: string; tag: string }> {
-  const tag = `gaps-${randomUUID()}`;
-  const res = await fetch(`${stackInfo().fakeOpenAIUrl.replace(/\/v1\/?$/, '')}/_control/script`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ tag, steps }),
-  });
-  expect(res.status).toBe(200);
-  return { marker: `[[fake:script:${tag}]]`, tag };
-}
+const script = (steps: FakeScriptStep[]) => scriptFakeModel(steps, 'gaps');
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
 
 describe('the builder and what is missing', () => {

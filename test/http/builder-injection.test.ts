@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac, randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { BootstrapResult } from '../../lib/accounts/service';
-import { fakeRequests, http, newBot, ownerSession, testDb } from '../support/helpers';
+import {
+  fakeRequests,
+  http,
+  newBot,
+  ownerSession,
+  testDb,
+  type FakeScriptStep,
+  scriptFakeModel,
+} from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -12,21 +20,7 @@ import { stackInfo } from '../support/stack-info';
  * the change in that turn waits for the owner's "yes".
  */
 
-interface ScriptStep {
-  text?: string;
-  toolCalls?: { name: string; arguments: string }[];
-}
-
-async function script(steps: ScriptStep[]): Promise<{ marker: string; tag: string }> {
-  const tag = `inject-${randomUUID()}`;
-  const res = await fetch(`${stackInfo().fakeOpenAIUrl.replace(/\/v1\/?$/, '')}/_control/script`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ tag, steps }),
-  });
-  if (res.status !== 200) throw new Error(`script: ${res.status}`);
-  return { marker: `[[fake:script:${tag}]]`, tag };
-}
+const script = (steps: FakeScriptStep[]) => scriptFakeModel(steps, 'inject');
 
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
 

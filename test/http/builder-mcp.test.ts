@@ -5,7 +5,17 @@ import { stackInfo } from '../support/stack-info';
 import { pauseTriggerForFailures } from '../../lib/triggers/store';
 import { insertApiKey, rotateKey } from '../../lib/bots/service';
 import { createSecretBox } from '../../lib/secret-box';
-import { fakeRequests, http, newBot, ownerSession, rawRequest, testDb, waitUntil } from '../support/helpers';
+import {
+  fakeRequests,
+  http,
+  newBot,
+  ownerSession,
+  rawRequest,
+  testDb,
+  waitUntil,
+  type FakeScriptStep,
+  scriptFakeModel,
+} from '../support/helpers';
 
 /**
  * The builder over MCP (spec, Builder over MCP), driven with the official client in both protocol eras against the
@@ -26,22 +36,8 @@ async function connect(key: string, mode: Era): Promise<Client> {
   return client;
 }
 
-interface ScriptStep {
-  text?: string;
-  toolCalls?: { name: string; arguments: string }[];
-  delayMs?: number;
-  status?: number;
-}
-
-async function script(steps: ScriptStep[]): Promise<string> {
-  const tag = `builder-${randomUUID()}`;
-  const res = await fetch(`${stackInfo().fakeOpenAIUrl.replace(/\/v1\/?$/, '')}/_control/script`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ tag, steps }),
-  });
-  if (res.status !== 200) throw new Error(`script: ${res.status}`);
-  return `[[fake:script:${tag}]]`;
+async function script(steps: FakeScriptStep[]): Promise<string> {
+  return (await scriptFakeModel(steps, 'builder')).marker;
 }
 
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { insertApiKey } from '../../lib/bots/service';
-import { fakeRequests, newBot, testDb } from '../support/helpers';
+import { fakeRequests, newBot, testDb, type FakeScriptStep, scriptFakeModel } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -12,16 +12,7 @@ import { stackInfo } from '../support/stack-info';
  * thread of the same name, and B sees nothing of A's conversation or of A's secrets shown once.
  */
 
-async function script(steps: { text?: string; toolCalls?: { name: string; arguments: string }[] }[]) {
-  const tag = `principals-${randomUUID()}`;
-  const res = await fetch(`${stackInfo().fakeOpenAIUrl.replace(/\/v1\/?$/, '')}/_control/script`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ tag, steps }),
-  });
-  if (res.status !== 200) throw new Error(`script: ${res.status}`);
-  return { marker: `[[fake:script:${tag}]]`, tag };
-}
+const script = (steps: FakeScriptStep[]) => scriptFakeModel(steps, 'principals');
 
 const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
 const textOf = (result: { content?: unknown }) =>

@@ -134,6 +134,33 @@ export async function fakeRequests(tag: string): Promise<{ body: Record<string, 
   return Array.isArray(json) ? json : json.requests;
 }
 
+/** One answer of a scripted fake model: text, tool calls, a delay or a failure status (test/support/fake-openai.ts). */
+export interface FakeScriptStep {
+  text?: string;
+  toolCalls?: { name: string; arguments: string }[];
+  delayMs?: number;
+  status?: number;
+}
+
+/**
+ * Scripts the fake model's next answers for the requests carrying the returned marker (the steps are consumed in
+ * order, the last repeats); the tag reads those requests back with `fakeRequests`.
+ */
+export async function scriptFakeModel(
+  steps: FakeScriptStep[],
+  label = 'script',
+): Promise<{ marker: string; tag: string }> {
+  const tag = `${label}-${randomBytes(8).toString('hex')}`;
+  const base = stackInfo().fakeOpenAIUrl.replace(/\/v1\/?$/, '');
+  const res = await fetch(`${base}/_control/script`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tag, steps }),
+  });
+  if (res.status !== 200) throw new Error(`script: ${res.status}`);
+  return { marker: `[[fake:script:${tag}]]`, tag };
+}
+
 /** A real HTTP server on loopback standing in for an action's target; records every call. */
 export async function startActionTarget(status = 200) {
   const { createServer } = await import('node:http');
