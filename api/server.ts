@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import { embeddingModelOf, loadConfig, type Config } from '../lib/config';
+import { embeddingModelOf, listenUrlOf, loadConfig, type Config } from '../lib/config';
 import { createDb } from '../lib/db';
 import { ApiError } from '../lib/errors';
 import type { Embedder } from '../lib/knowledge/store';
@@ -77,7 +77,8 @@ async function main() {
   const logger = createLogger(config.LOG_LEVEL, 'api');
   const db = createDb(config.DATABASE_URL, { max: config.DATABASE_POOL_SIZE, applicationName: 'agent-platform-api' });
   const temporal = await createTemporal(config, { lazy: true });
-  const deltaHub = createDeltaHub(config.DATABASE_URL, logger);
+  // LISTEN needs a session of its own: DATABASE_LISTEN_URL when DATABASE_URL is a transaction-mode pooler.
+  const deltaHub = createDeltaHub(listenUrlOf(config), logger);
   const services = createServices({
     config,
     db,

@@ -36,6 +36,15 @@ export const configSchema = z.object({
 
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  /**
+   * The API's one connection that LISTENs for stream fragments and answers (lib/streams.ts). LISTEN needs a session of
+   * its own: a direct or session-pooled address, never a transaction-mode pooler (which would hand the session to
+   * someone else and lose the notifications). Default: DATABASE_URL (`listenUrlOf`).
+   */
+  DATABASE_LISTEN_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
 
   TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -167,6 +176,11 @@ export type Config = z.infer<typeof configSchema>;
 /** The embedding model when embeddings are on (both OPENAI_API_KEY and EMBEDDING_MODEL set), else undefined. */
 export function embeddingModelOf(config: Pick<Config, 'OPENAI_API_KEY' | 'EMBEDDING_MODEL'>): string | undefined {
   return config.OPENAI_API_KEY && config.EMBEDDING_MODEL ? config.EMBEDDING_MODEL : undefined;
+}
+
+/** Where the API LISTENs for stream fragments: DATABASE_LISTEN_URL, else DATABASE_URL. */
+export function listenUrlOf(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_LISTEN_URL'>): string {
+  return config.DATABASE_LISTEN_URL ?? config.DATABASE_URL;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { ConfigError, dashboardAddress, parseConfig, publicAddress } from '../../lib/config';
+import { ConfigError, dashboardAddress, listenUrlOf, parseConfig, publicAddress } from '../../lib/config';
 
 const valid = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) };
 
@@ -24,6 +24,18 @@ describe('configuration', () => {
     expect(dashboardAddress({ ...prod, DASHBOARD_URL: 'https://app.example.com/' })).toBe('https://app.example.com');
     const dev = parseConfig({ ...valid, PORT: '9090' });
     expect(publicAddress(dev)).toBe('http://localhost:9090');
+  });
+
+  it("the API's stream listener uses DATABASE_LISTEN_URL when set (a pooler in DATABASE_URL), else DATABASE_URL", () => {
+    expect(listenUrlOf(parseConfig(valid))).toBe(valid.DATABASE_URL);
+    expect(listenUrlOf(parseConfig({ ...valid, DATABASE_LISTEN_URL: '' }))).toBe(valid.DATABASE_URL);
+    const pooled = { ...valid, DATABASE_URL: 'postgres://u:p@pgbouncer:6432/db' };
+    const direct = 'postgresql://u:p@db-primary:5432/db';
+    const config = parseConfig({ ...pooled, DATABASE_LISTEN_URL: direct });
+    expect([config.DATABASE_URL, listenUrlOf(config)]).toEqual(['postgres://u:p@pgbouncer:6432/db', direct]);
+    expect(() => parseConfig({ ...valid, DATABASE_LISTEN_URL: 'db-primary:5432' })).toThrow(
+      /DATABASE_LISTEN_URL: must be a postgres:\/\/ URL/,
+    );
   });
 
   it('names every variable that is wrong', () => {
