@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
-import { http, inOneRateWindow, newBot, ownerSession, waitUntil } from '../support/helpers';
+import { http, inOneRateWindow, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { type InProcessApi, startInProcessApi } from '../support/in-process-api';
 import { stackInfo } from '../support/stack-info';
 
@@ -223,6 +223,20 @@ describe('hashing for nothing', () => {
       expect(new Set(results.map((r) => r.body.code))).toEqual(new Set(['invalid_token']));
     });
 
+    it('a made-up invitation is refused before any hashing: 40 acceptances at once from 40 addresses are all 404, none 503', async () => {
+      // Half through the body route, half through the deprecated one with the token in the path: one door each.
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => {
+          const token = randomBytes(30).toString('base64url').slice(0, 40);
+          const init = { baseUrl: tight.url, headers: { 'X-Forwarded-For': `192.0.2.${150 + i}` } };
+          return i % 2 === 0
+            ? http('/v1/auth/invitation/accept', { ...init, body: { token, password: PASSWORD } })
+            : http(`/v1/auth/invitations/${token}/accept`, { ...init, body: { password: PASSWORD } });
+        }),
+      );
+      expect(new Set(results.map((r) => `${r.status} ${r.body.code}`))).toEqual(new Set(['404 not_found']));
+    });
+
     it('sign-ins beyond the hashes the API runs at once are 503 at once, with Retry-After: 1', async () => {
       const results = await Promise.all(
         Array.from({ length: 12 }, (_, i) =>
@@ -266,6 +280,33 @@ describe('invitation floods', () => {
     expect(retry).toBeLessThanOrEqual(3600);
     const mail = await mailTo(first);
     expect(mail.subject).toBe("You're invited to a workspace on Agent Platform");
+  });
+
+  it('and 50 a day: with 49 sent two hours ago, the 50th is sent and the 51st is 429 until the first is a day old', async () => {
+    const bot = await newBot();
+    const owner = await ownerSession(bot);
+    // Sending them through the API would take two and a half hours of the hourly limit: they are written as the API
+    // writes them, dated two hours back (out of the hour's count, inside the day's).
+    await testDb().query(
+      `INSERT INTO invitations (id, workspace_id, email, role, token_hash, invited_by, created_at, expires_at)
+       SELECT 'inv_' || md5(random()::text), $1, 'earlier+' || n || '@example.com', 'operator',
+              sha256(gen_random_uuid()::text::bytea), $2, now() - interval '2 hours', now() + interval '7 days'
+         FROM generate_series(1, 49) AS n`,
+      [bot.workspace_id, bot.user_id],
+    );
+    const invite = () =>
+      http('/v1/dashboard/team/invitations', {
+        body: { email: unique(), role: 'operator' },
+        headers: owner,
+        baseUrl: api.url,
+      });
+    expect((await invite()).status).toBe(201);
+    const refused = await invite();
+    expect([refused.status, refused.body.code]).toEqual([429, 'rate_limited']);
+    expect(refused.body.error).toMatch(/sent 50 invitations in the last day/);
+    const retry = Number(refused.headers.get('retry-after'));
+    expect(retry).toBeGreaterThan(22 * 3600 - 120);
+    expect(retry).toBeLessThanOrEqual(22 * 3600);
   });
 });
 
