@@ -3,13 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { insertApiKey } from '../../lib/bots/service';
-import { fakeRequests, newBot, testDb, type FakeScriptStep, scriptFakeModel } from '../support/helpers';
+import { fakeRequests, newBot, testDb, waitUntil, type FakeScriptStep, scriptFakeModel } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
  * Two programs connected to one workspace with two builder keys (issue 17, item 5): each holds its own builder
  * conversations. A change program A asked for and that awaits consent is not applied by program B's "yes", even in a
- * thread of the same name, and B sees nothing of A's conversation or of A's secrets shown once.
+ * thread of the same name, and B sees nothing of A's conversation, of A's secrets shown once, or of the results of A's
+ * turns that finished while A was not waiting.
  */
 
 const script = (steps: FakeScriptStep[]) => scriptFakeModel(steps, 'principals');
@@ -18,8 +19,8 @@ const call = (name: string, args: Record<string, unknown>) => ({ name, arguments
 const textOf = (result: { content?: unknown }) =>
   ((result.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('');
 
-async function connect(key: string): Promise<Client> {
-  const client = new Client({ name: 'principals-test', version: '1.0.0' });
+async function connect(key: string, mode: 'legacy' | 'auto' = 'legacy'): Promise<Client> {
+  const client = new Client({ name: 'principals-test', version: '1.0.0' }, { versionNegotiation: { mode } });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${stackInfo().apiUrl}/v1/api/mcp`), {
       requestInit: { headers: { Authorization: `Bearer ${key}` } },
@@ -28,12 +29,11 @@ async function connect(key: string): Promise<Client> {
   return client;
 }
 
-let bot: BootstrapResult;
-let a: Client;
-let b: Client;
-beforeAll(async () => {
-  bot = await newBot({ botName: 'Support desk' });
-  // A second program of the same workspace, paired separately.
+/** A workspace with two programs: A with the workspace's first builder key, B with a second one, paired separately. */
+async function twoPrograms(
+  mode: 'legacy' | 'auto' = 'legacy',
+): Promise<{ bot: BootstrapResult; a: Client; b: Client }> {
+  const bot = await newBot({ botName: 'Support desk' });
   const { key: second } = await insertApiKey(testDb(), {
     workspaceId: bot.workspace_id,
     botId: null,
@@ -41,15 +41,24 @@ beforeAll(async () => {
     issuedVia: 'pairing',
     label: 'Program B',
   });
-  a = await connect(bot.keys.builder_key);
-  b = await connect(second);
+  return { bot, a: await connect(bot.keys.builder_key, mode), b: await connect(second, mode) };
+}
+
+let bot: BootstrapResult;
+let a: Client;
+let b: Client;
+beforeAll(async () => {
+  ({ bot, a, b } = await twoPrograms());
 });
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
 });
 
-const constructor = (client: Client, message: string, thread?: string) =>
-  client.callTool({ name: 'constructor', arguments: { message, ...(thread ? { thread } : {}) } });
+const constructor = (client: Client, message: string, thread?: string, timeout?: number) =>
+  client.callTool(
+    { name: 'constructor', arguments: { message, ...(thread ? { thread } : {}) } },
+    timeout ? { timeout } : undefined,
+  );
 
 const nameOf = async () =>
   (await testDb().query<{ name: string }>(`SELECT name FROM bots WHERE id = $1`, [bot.bot_id])).rows[0].name;
@@ -100,5 +109,40 @@ describe('builder conversations belong to the program that holds the key', () =>
     expect(fromB).not.toContain(secret!);
     expect(fromB).not.toContain('Result of your earlier message');
     expect(JSON.stringify((await fakeRequests(tag)).map((r) => r.body.messages))).not.toContain('orders webhook');
+  });
+
+  it.each([
+    ['a thread of the same name', `late-${randomUUID()}`],
+    ['no thread', undefined],
+  ])("A's result that finished while A was away waits for A: B, in %s, never receives it", async (_, thread) => {
+    // A workspace of its own: with the shared one's messages these would pass its 12 builder messages a minute. The
+    // current protocol era, whose client aborts the HTTP request of a call that timed out (the earlier era's only
+    // sends a cancellation, and the answer is still written to it and received).
+    const { bot: desk, a: programA, b: programB } = await twoPrograms('auto');
+    try {
+      const title = `Late for A ${randomUUID()}`;
+      const slow = await script([
+        // The model's first step outlasts A's patience: A's call times out and the turn goes on without A.
+        { toolCalls: [call('add_knowledge', { agent_id: desk.bot_id, title, text: `FACT: ${title}` })], delayMs: 1500 },
+        { text: `A, your fact "${title}" is in.` },
+        { text: 'A, here is the next answer.' },
+      ]);
+      await expect(constructor(programA, `${slow.marker} add a fact`, thread, 500)).rejects.toThrow(/timed out/i);
+      await waitUntil("A's turn to finish without A", async () => (await fakeRequests(slow.tag)).length >= 2);
+
+      const tag = `b-${randomUUID()}`;
+      const fromB = textOf(await constructor(programB, `[[fake:tag:${tag}]] anything new?`, thread));
+      expect(fromB).not.toContain(title);
+      expect(fromB).not.toContain('Result of your earlier message');
+      expect(JSON.stringify((await fakeRequests(tag)).map((r) => r.body.messages))).not.toContain(title);
+
+      // A's next message, in A's conversation, leads with it.
+      const toA = textOf(await constructor(programA, 'and now?', thread));
+      expect(toA).toMatch(/^Result of your earlier message/);
+      expect(toA.indexOf(`A, your fact "${title}" is in.`)).toBeGreaterThan(0);
+      expect(toA.indexOf(`A, your fact "${title}" is in.`)).toBeLessThan(toA.indexOf('A, here is the next answer.'));
+    } finally {
+      await Promise.all([programA.close(), programB.close()]);
+    }
   });
 });
