@@ -51,12 +51,16 @@ const { actBuilderTool } = proxyActivities<BuilderActivities>({
 interface Pending {
   call: BuilderToolCall;
   summary: string;
+  /** Asked by a turn that had untrusted content in view: its arguments may be the injected text's. */
+  untrusted?: boolean;
 }
 
 interface Carried {
   history: BuilderMessage[];
   pending: Pending | null;
   undelivered: BuilderReply[];
+  /** See `untrustedWithin` below; absent in conversations carried over before it existed. */
+  untrustedWithin?: number;
 }
 
 /**
@@ -70,6 +74,14 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
   let history: BuilderMessage[] = carried?.history ?? [];
   let pending: Pending | null = carried?.pending ?? null;
   let undelivered: BuilderReply[] = carried?.undelivered ?? [];
+  // Prompt injection (docs/decisions.md, "Prompt injection into the builder"): where in `history`, counted from its
+  // end (1 = the last message), the newest reply written with untrusted content in view is; 0 when the history holds
+  // none. Tool results are never remembered, but a reply may repeat what they said, and the model sees the history
+  // in every later turn: while such a reply is in it, every turn is tainted from its start, and so is its own reply
+  // (it could repeat the injected text in turn). So a conversation that read untrusted content keeps asking for as
+  // long as it lives: every reply the model writes after that renews it.
+  // Kept as a plain count in the workflow's state, so a replay computes it again exactly.
+  let untrustedWithin = carried?.untrustedWithin ?? 0;
   let turns = 0;
   let running = false;
   const queue: string[] = [];
@@ -124,7 +136,7 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
     if (asked && CONSENT.test(turn.message)) {
       // Consent applies exactly what was asked, without the model: nothing else can slip in.
       const text = await applyConsented(base, asked);
-      remember(turn.message, text);
+      remember(turn.message, text, asked.untrusted ?? false);
       return { turnId: turn.turnId, text, at: Date.now() };
     }
 
@@ -132,8 +144,9 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
     const steps: BuilderMessage[] = [];
     const secrets: string[] = [];
     let lastChange = '';
-    // Set once a tool brought in what visitors or other systems wrote: from then on this turn only asks.
-    let tainted = false;
+    // Set once a tool brought in what visitors or other systems wrote, or from the start when the history the model is
+    // given holds a reply written after such a read: then this turn only asks.
+    let tainted = untrustedWithin > 0;
     let text: string;
     try {
       for (let step = 0; ; step++) {
@@ -173,7 +186,7 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
             if (outcome.changed) lastChange = signature;
             if (outcome.needsConsent) {
               if (!pending) {
-                pending = { call, summary: outcome.needsConsent.summary };
+                pending = { call, summary: outcome.needsConsent.summary, untrusted: tainted };
                 content = `Not applied yet: ${outcome.needsConsent.summary} needs the owner's confirmation. It will be applied if they answer "yes". Tell them what will change.`;
               } else {
                 content = 'Not applied: another change already awaits confirmation. Offer this one after it.';
@@ -192,7 +205,7 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
     }
     const awaiting = pending?.summary;
     const reply = text + (awaiting ? `\n\n[Awaiting confirmation: ${awaiting}. Reply "yes" to apply it.]` : '');
-    remember(turn.message, reply);
+    remember(turn.message, reply, tainted);
     return {
       turnId: turn.turnId,
       text: reply,
@@ -214,12 +227,16 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
     }
   }
 
-  function remember(message: string, reply: string) {
+  /** Keeps a turn in the model's memory; `untrusted`: its reply was written with untrusted content in view. */
+  function remember(message: string, reply: string, untrusted: boolean) {
     history = [
       ...history,
       { role: 'user' as const, content: message },
       { role: 'assistant' as const, content: reply },
     ].slice(-HISTORY_MESSAGES);
+    // The newest untrusted reply moves two places back with each turn, and is out once the window no longer holds it.
+    if (untrusted) untrustedWithin = 1;
+    else if (untrustedWithin > 0) untrustedWithin = untrustedWithin + 2 <= history.length ? untrustedWithin + 2 : 0;
   }
 
   // Live until the history gets long (then continue as new with the memory) or the conversation sits idle.
@@ -228,7 +245,7 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
     await condition(() => turns >= TURNS_BEFORE_CONTINUE_AS_NEW, IDLE_END_MS);
     if (turns >= TURNS_BEFORE_CONTINUE_AS_NEW) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof builderThreadWorkflow>(input, { history, pending, undelivered });
+      await continueAsNew<typeof builderThreadWorkflow>(input, { history, pending, undelivered, untrustedWithin });
     }
     if (turns === seen) {
       await condition(allHandlersFinished);

@@ -54,7 +54,8 @@ type Effect = 'read' | 'now' | 'consent';
  * What a read brings into the model's context: `trusted` text the workspace's people wrote (settings, names), or
  * `untrusted` text from visitors and other systems (run inputs from webhooks and polls, errors quoting their
  * answers). Untrusted text is handed to the model marked as data, and once a turn has read any, every change in
- * that turn is asked first (docs/decisions.md, "Prompt injection into the builder").
+ * that turn is asked first — and in every later turn while the conversation's history holds a reply written after
+ * it (workflows/builder-thread.ts; docs/decisions.md, "Prompt injection into the builder").
  */
 type Reads = 'trusted' | 'untrusted';
 
@@ -398,7 +399,7 @@ export async function runBuilderTool(
     name: string;
     arguments: string;
     consented: boolean;
-    /** This turn read untrusted content before: a change it makes is asked first. */
+    /** Untrusted content is in the model's view (read in this turn, or in its history): a change is asked first. */
     tainted?: boolean;
   },
 ): Promise<BuilderActOutcome> {

@@ -113,7 +113,10 @@ export interface BuilderActInput {
   call: BuilderToolCall;
   /** The owner said yes to exactly this call. */
   consented: boolean;
-  /** The turn read untrusted content before this call: a change is asked first. */
+  /**
+   * The turn read untrusted content before this call, or the history it gave the model holds a reply written after
+   * such a read: a change is asked first.
+   */
   tainted?: boolean;
 }
 
