@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../lib/errors';
 import { IDEMPOTENCY_HEADER, type RouteDef } from './route';
 import { ErrorBody } from '../lib/schemas/common';
+import { SESSION_COOKIE } from '../lib/sessions';
 
 export const API_VERSION = '1.3.0';
 
@@ -62,7 +63,11 @@ function implicitErrors(def: RouteDef): ErrorCode[] {
   ];
 }
 
-export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}) {
+/**
+ * `sessionCookie`: the session cookie's name in this deployment (`sessionCookie` in lib/sessions.ts), so that the
+ * served document names the cookie its API sets; `ap_session` when not given.
+ */
+export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string; sessionCookie?: string } = {}) {
   const components: Record<string, JsonSchema> = {};
   const errorRef = toSchema(ErrorBody, 'output', components);
   const paths: Record<string, Record<string, unknown>> = {};
@@ -181,11 +186,16 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string } = {}
           name: 'X-Bot-Key',
           description: 'Builder key `ck_…` (the HTTP builder call)',
         },
+        // A security scheme names one cookie: the one this deployment sets; the description tells both.
         session: {
           type: 'apiKey',
           in: 'cookie',
-          name: 'ap_session',
-          description: 'Dashboard session from `POST /v1/auth/login`',
+          name: opts.sessionCookie ?? SESSION_COOKIE,
+          description:
+            "Dashboard session from `POST /v1/auth/login` (HttpOnly). Its name depends on the API's public address " +
+            '(`PUBLIC_BASE_URL`): `__Host-ap_session` when it is https (always Secure, path `/`, this host only), ' +
+            '`ap_session` otherwise (a local set-up on http). The API reads only the one it sets; `name` here is ' +
+            "this deployment's.",
         },
       },
     },

@@ -1,5 +1,7 @@
+import { publicAddress } from '../../lib/config';
 import { errors } from '../../lib/errors';
 import { constantTimeEqual } from '../../lib/keys';
+import { sessionCookie } from '../../lib/sessions';
 import { NamespaceMissingError, pingTemporal } from '../../lib/temporal';
 import type { AppDeps } from '../deps';
 import { renderDocs } from '../docs/render';
@@ -43,7 +45,11 @@ async function check(
 export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): RouteDef[] {
   let openapi: ReturnType<typeof buildOpenApi> | undefined;
   let docsHtml: string | undefined;
-  const document = () => (openapi ??= buildOpenApi(allRoutes(), { serverUrl: deps.config.PUBLIC_BASE_URL }));
+  const document = () =>
+    (openapi ??= buildOpenApi(allRoutes(), {
+      serverUrl: deps.config.PUBLIC_BASE_URL,
+      sessionCookie: sessionCookie(publicAddress(deps.config)).name,
+    }));
 
   return [
     {

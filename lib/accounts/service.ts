@@ -172,7 +172,10 @@ export interface SignedInView {
 const RESET_MINUTES = 60;
 const INVITATION_DAYS = 7;
 
-/** Where the dashboard's pages are, for links in e-mails: DASHBOARD_URL, else the address the request reached. */
+/**
+ * Where the dashboard's pages are, for links in e-mails: from configuration only (`dashboardAddress` in lib/config.ts:
+ * DASHBOARD_URL, else the API's public address), never from the request, whose Host a sender chooses.
+ */
 export type LinkBase = string;
 
 async function viewOf(db: Queryable, userId: string): Promise<SignedInView> {

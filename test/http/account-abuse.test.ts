@@ -408,4 +408,20 @@ describe('the session cookie', () => {
       await https.close();
     }
   });
+
+  it('is named in the OpenAPI document as the deployment sets it: __Host-ap_session on https, and says both', async () => {
+    const https = await startInProcessApi({ PUBLIC_BASE_URL: 'https://api.platform.test' });
+    try {
+      const onHttps = (await http('/v1/openapi.json', { baseUrl: https.url })).body.components.securitySchemes.session;
+      expect(onHttps).toMatchObject({ type: 'apiKey', in: 'cookie', name: '__Host-ap_session' });
+      const onHttp = (await http('/v1/openapi.json')).body.components.securitySchemes.session;
+      expect(onHttp).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'ap_session' });
+      for (const scheme of [onHttps, onHttp]) {
+        expect(scheme.description).toContain('`__Host-ap_session` when it is https');
+        expect(scheme.description).toContain('`ap_session` otherwise');
+      }
+    } finally {
+      await https.close();
+    }
+  });
 });
