@@ -1,27 +1,10 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { startCluster } from '../lib/stack/cluster';
 
-const HELP = `Usage: npm run cluster -- [--apis N] [--workers M] [--port P]
-
-Runs the platform in its production shape on this machine, in the foreground; Ctrl-C stops every part cleanly and a
-second start keeps the data (under .data/cluster/).
-
-  - a real Temporal server (v1.31.2, built by setup with go install): frontend, history, matching and worker as four
-    processes, persistence and SQL visibility on a Postgres of their own
-  - the platform's database on another Postgres (or the one at DATABASE_URL)
-  - N API replicas (default 2) behind a balancer on P (default 8080) that health-checks /healthz, appends
-    X-Forwarded-For and streams answers unbuffered; the replicas run with TRUST_PROXY=true
-  - M workers (default 2) on one task queue
-  - every process's log in .data/cluster/logs/<name>.log (api-1, worker-2, temporal-frontend, …)
-
-It is also the reference for operators: README, "Scale it out", names each setting it uses.
-
-Options:
-  --apis N      API replicas (1-8)
-  --workers M   workers (1-8)
-  --port P      the balancer's port
-Environment: the platform's configuration (README, Configure it); DATA_DIR (default .data) holds cluster/.`;
+/** Also what `npm run cluster -- --help` prints before any setup (scripts/launch.sh). */
+const HELP = readFileSync(path.join(__dirname, 'help', 'cluster.txt'), 'utf8').trimEnd();
 
 const Options = z.object({
   apis: z.coerce.number().int().min(1).max(8).default(2),

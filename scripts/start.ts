@@ -1,23 +1,11 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { writeRuntimeEnv } from '../lib/runtime-env';
 import { startPlatform } from '../lib/stack/platform';
 
-const HELP = `Usage: npm start
-
-Starts the whole platform on this machine and keeps it in the foreground; Ctrl-C stops every part cleanly and a
-second start keeps the data (under .data/).
-
-  - Postgres: embedded, data in .data/postgres (or the one at DATABASE_URL)
-  - Temporal: the dev server, history in .data/temporal.db, Web UI on TEMPORAL_UI_PORT (or the cluster at TEMPORAL_ADDRESS)
-  - migrations, one worker, the API on PORT
-
-Environment (besides the platform's configuration in README.md):
-  PORT              API port (default 8080)
-  EMBEDDED_PG_PORT  embedded Postgres port (default 5433)
-  TEMPORAL_PORT     dev server gRPC port (default 7233)
-  TEMPORAL_UI_PORT  dev server Web UI port (default 8233)
-  DATA_DIR          where local data lives (default .data)`;
+/** Also what `npm start -- --help` prints before any setup (scripts/launch.sh). */
+const HELP = readFileSync(path.join(__dirname, 'help', 'start.txt'), 'utf8').trimEnd();
 
 const Ports = z.object({
   PORT: z.coerce.number().int().min(1).max(65535).default(8080),
