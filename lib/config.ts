@@ -49,7 +49,11 @@ export const configSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).default('localhost:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('agent-platform-v1'),
-  TEMPORAL_UI_URL: z.url().default('http://localhost:8233'),
+  /**
+   * The Temporal Web UI the dashboard's run log links each run to. Unset: runs carry no link (`workflow_url` null);
+   * `npm start` sets it to its dev server's UI, and a production cluster runs its UI apart (temporal-config/README.md).
+   */
+  TEMPORAL_UI_URL: z.url().optional(),
   TEMPORAL_TLS: bool.default(false),
   TEMPORAL_TLS_CERT_PATH: z.string().optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().optional(),

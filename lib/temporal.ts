@@ -7,7 +7,8 @@ export interface Temporal {
   client: Client;
   taskQueue: string;
   namespace: string;
-  uiUrl: string;
+  /** The Temporal Web UI, when one is configured (TEMPORAL_UI_URL). */
+  uiUrl?: string;
 }
 
 export type TemporalConfig = Pick<
@@ -77,8 +78,12 @@ export async function createTemporal(config: TemporalConfig, opts: { lazy?: bool
   };
 }
 
-/** Link to one workflow execution in the Temporal Web UI, for ops staff and the run log. */
-export function workflowUiUrl(t: Pick<Temporal, 'uiUrl' | 'namespace'>, workflowId: string): string {
+/**
+ * Link to one workflow execution in the Temporal Web UI, for ops staff and the run log; null without a UI: a link to
+ * an address where no UI runs is worse than none.
+ */
+export function workflowUiUrl(t: Pick<Temporal, 'uiUrl' | 'namespace'>, workflowId: string): string | null {
+  if (!t.uiUrl) return null;
   return `${t.uiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(t.namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 

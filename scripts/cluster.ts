@@ -65,6 +65,11 @@ async function main() {
             .join(', ')})`
         : ''
     }
+    Temporal UI          ${
+      cluster.env.TEMPORAL_UI_URL
+        ? `${cluster.env.TEMPORAL_UI_URL} (TEMPORAL_UI_URL; not started here)`
+        : 'none runs here: the run log has no links to Temporal (--help: pointing TEMPORAL_UI_URL at a UI of yours)'
+    }
     Postgres             ${cluster.postgres ? `platform on 127.0.0.1:${cluster.postgres.port}` : 'DATABASE_URL'}${cluster.temporal ? `, Temporal's on 127.0.0.1:${cluster.temporal.postgres.port}` : ''}
     Logs                 ${logDir}/<name>.log
 

@@ -57,7 +57,7 @@ async function main() {
     API            ${base}
     API reference  ${base}/docs   (machine-readable: ${base}/v1/openapi.json)
     Health         ${base}/healthz   ${base}/readyz   ${base}/metrics
-    Temporal UI    ${platform.temporalUiUrl}
+    Temporal UI    ${platform.temporalUiUrl ?? 'none: set TEMPORAL_UI_URL to your Temporal UI for the run log’s links'}
     Postgres       ${platform.postgres ? `embedded on 127.0.0.1:${o.EMBEDDED_PG_PORT}, data in ${platform.postgres.dataDir}` : 'DATABASE_URL'}
 
   Or get keys:  npx agentctl bootstrap      (a workspace, an owner, a bot, and every key shown once)

@@ -237,7 +237,7 @@ export const RunView = z
     credits: z.number().int(),
     started_at: z.number().int(),
     finished_at: z.number().int().nullable(),
-    workflow_url: z.string().describe('This run in the Temporal UI'),
+    workflow_url: z.string().nullable().describe('This run in the Temporal UI; null when none is configured'),
   })
   .meta({ id: 'Run' });
 

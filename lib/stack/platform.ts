@@ -32,7 +32,8 @@ export interface PlatformOptions {
 export interface Platform {
   env: Record<string, string>;
   apiUrl: string;
-  temporalUiUrl: string;
+  /** The Temporal UI run links point at: the dev server's, or TEMPORAL_UI_URL; none with an external Temporal. */
+  temporalUiUrl?: string;
   postgres?: EmbeddedPostgres;
   temporal?: TemporalDevServer;
   api: ManagedProcess;
@@ -158,7 +159,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     return {
       env,
       apiUrl,
-      temporalUiUrl: env.TEMPORAL_UI_URL ?? 'http://localhost:8233',
+      temporalUiUrl: env.TEMPORAL_UI_URL,
       postgres,
       temporal,
       api,

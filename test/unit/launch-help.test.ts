@@ -57,4 +57,10 @@ describe('--help before setup', () => {
     expect(result.stderr).toContain('setup ran');
     expect(result.code).not.toBe(0);
   });
+
+  it('the cluster help says no Temporal UI runs and how to point TEMPORAL_UI_URL at one', () => {
+    const help = readFileSync(path.join(ROOT, 'scripts', 'help', 'cluster.txt'), 'utf8');
+    expect(help).toMatch(/no Temporal Web UI/);
+    expect(help).toMatch(/TEMPORAL_UI_URL=http:\/\/localhost:8233/);
+  });
 });

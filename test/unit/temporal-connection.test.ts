@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../lib/config';
-import { resendUnprocessedUpdate, temporalConnectionOptions } from '../../lib/temporal';
+import { resendUnprocessedUpdate, temporalConnectionOptions, workflowUiUrl } from '../../lib/temporal';
 
 const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) };
 
@@ -48,6 +48,20 @@ describe('Temporal connection options', () => {
     expect(source('lib/temporal.ts')).toMatch(/const options = \{ \.\.\.temporalConnectionOptions\(config\)/);
     for (const entry of ['api/server.ts', 'cli/agentctl.ts', 'worker/main.ts'])
       expect(source(entry)).toMatch(/createTemporal\(config/);
+  });
+});
+
+describe('run links to the Temporal UI', () => {
+  it('point at TEMPORAL_UI_URL; without it there is none (no link to an address where no UI runs)', () => {
+    const withUi = parseConfig({ ...base, TEMPORAL_UI_URL: 'https://temporal-ui.internal/' });
+    expect(workflowUiUrl({ uiUrl: withUi.TEMPORAL_UI_URL, namespace: 'prod' }, 'run/run_1')).toBe(
+      'https://temporal-ui.internal/namespaces/prod/workflows/run%2Frun_1',
+    );
+    for (const env of [base, { ...base, TEMPORAL_UI_URL: '' }]) {
+      const config = parseConfig(env);
+      expect(config.TEMPORAL_UI_URL).toBeUndefined();
+      expect(workflowUiUrl({ uiUrl: config.TEMPORAL_UI_URL, namespace: 'default' }, 'run/run_1')).toBeNull();
+    }
   });
 });
 

@@ -137,9 +137,12 @@ export function RunLog(props: {
                               >
                                 {shown ? 'Hide details' : 'Details'}
                               </Button>
-                              <a href={run.workflow_url} target="_blank" rel="noopener" class="nowrap">
-                                Open in Temporal<span class="visually-hidden"> (run {run.run_id}, new tab)</span> ↗
-                              </a>
+                              {/* No link without a Temporal UI to open (TEMPORAL_UI_URL unset). */}
+                              {run.workflow_url && (
+                                <a href={run.workflow_url} target="_blank" rel="noopener" class="nowrap">
+                                  Open in Temporal<span class="visually-hidden"> (run {run.run_id}, new tab)</span> ↗
+                                </a>
+                              )}
                             </td>
                           </tr>
                           {shown && (
