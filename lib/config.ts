@@ -57,6 +57,10 @@ export const configSchema = z.object({
   TEMPORAL_TLS: bool.default(false),
   TEMPORAL_TLS_CERT_PATH: z.string().optional(),
   TEMPORAL_TLS_KEY_PATH: z.string().optional(),
+  /** A self-hosted server's certificate authority (PEM), when it is not one the system trusts. */
+  TEMPORAL_TLS_CA_PATH: z.string().optional(),
+  /** The name the server's certificate is for, when it differs from TEMPORAL_ADDRESS's host (SNI and verification). */
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
   TEMPORAL_API_KEY: z.string().optional(),
 
   /** AES-256-GCM key (64 hex chars) for secrets the platform must be able to use again (signing secrets). */

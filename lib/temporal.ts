@@ -20,13 +20,15 @@ export type TemporalConfig = Pick<
   | 'TEMPORAL_TLS'
   | 'TEMPORAL_TLS_CERT_PATH'
   | 'TEMPORAL_TLS_KEY_PATH'
+  | 'TEMPORAL_TLS_CA_PATH'
+  | 'TEMPORAL_TLS_SERVER_NAME'
   | 'TEMPORAL_API_KEY'
 >;
 
 /**
- * How every process reaches Temporal: the address, TLS (with the mTLS certificate pair when both paths are set) and
- * the API key (Temporal Cloud). The one source for the API's and agentctl's client connection and the worker's
- * native connection, whose options have the same shape.
+ * How every process reaches Temporal: the address, TLS (with the mTLS certificate pair when both paths are set; a
+ * self-hosted server's own CA and certificate name when given) and the API key (Temporal Cloud). The one source for
+ * the API's and agentctl's client connection and the worker's native connection, whose options have the same shape.
  */
 export function temporalConnectionOptions(config: TemporalConfig) {
   const tls = config.TEMPORAL_TLS
@@ -35,6 +37,8 @@ export function temporalConnectionOptions(config: TemporalConfig) {
           config.TEMPORAL_TLS_CERT_PATH && config.TEMPORAL_TLS_KEY_PATH
             ? { crt: readFileSync(config.TEMPORAL_TLS_CERT_PATH), key: readFileSync(config.TEMPORAL_TLS_KEY_PATH) }
             : undefined,
+        ...(config.TEMPORAL_TLS_CA_PATH ? { serverRootCACertificate: readFileSync(config.TEMPORAL_TLS_CA_PATH) } : {}),
+        ...(config.TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME } : {}),
       }
     : undefined;
   return {

@@ -1,7 +1,12 @@
-import { describe, expect, it } from '@jest/globals';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Connection } from '@temporalio/client';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { parseConfig } from '../../lib/config';
 import { resendUnprocessedUpdate, temporalConnectionOptions, workflowUiUrl } from '../../lib/temporal';
 
@@ -48,6 +53,88 @@ describe('Temporal connection options', () => {
     expect(source('lib/temporal.ts')).toMatch(/const options = \{ \.\.\.temporalConnectionOptions\(config\)/);
     for (const entry of ['api/server.ts', 'cli/agentctl.ts', 'worker/main.ts'])
       expect(source(entry)).toMatch(/createTemporal\(config/);
+  });
+});
+
+/**
+ * A self-hosted server whose certificate comes from a private CA and names another host than the address dialled:
+ * TEMPORAL_TLS_CA_PATH and TEMPORAL_TLS_SERVER_NAME. The server here is a TLS gRPC endpoint on loopback with such a
+ * certificate (made by openssl for the test) that answers every call with an empty message — enough for the client's
+ * connection check, which is the TLS handshake that must verify the certificate against the CA and the name.
+ */
+describe('TLS with a private CA', () => {
+  const SERVER_NAME = 'temporal.internal';
+  let dir: string;
+  let server: http2.Http2SecureServer;
+  let address: string;
+  const names: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'temporal-ca-'));
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=test-ca');
+    openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${SERVER_NAME}`);
+    writeFileSync(path.join(dir, 'san.ext'), `subjectAltName=DNS:${SERVER_NAME}\n`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'san.ext',
+    );
+    server = http2.createSecureServer({
+      key: readFileSync(path.join(dir, 'server.key')),
+      cert: readFileSync(path.join(dir, 'server.pem')),
+    });
+    server.on('secureConnection', (socket: TLSSocket) => names.push(String(socket.servername)));
+    server.on('stream', (stream) => {
+      stream.resume();
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      stream.end(Buffer.alloc(5)); // one gRPC message: not compressed, 0 bytes long (an empty response)
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    address = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => server?.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  // No retries: a refused handshake fails the connection check at its deadline.
+  const connect = (env: Record<string, string>, connectTimeout = 3_000) =>
+    Connection.connect({
+      ...temporalConnectionOptions(parseConfig({ ...base, TEMPORAL_ADDRESS: address, TEMPORAL_TLS: 'true', ...env })),
+      connectTimeout,
+      interceptors: [],
+    });
+
+  it('connects with the server CA and the certificate name, sending that name', async () => {
+    const connection = await connect({
+      TEMPORAL_TLS_CA_PATH: path.join(dir, 'ca.pem'),
+      TEMPORAL_TLS_SERVER_NAME: SERVER_NAME,
+    });
+    await connection.close();
+    expect(names).toContain(SERVER_NAME);
+  });
+
+  it('refuses the certificate without the CA, or without the name', async () => {
+    const before = names.length;
+    await expect(connect({ TEMPORAL_TLS_SERVER_NAME: SERVER_NAME }, 1_000)).rejects.toThrow();
+    await expect(connect({ TEMPORAL_TLS_CA_PATH: path.join(dir, 'ca.pem') }, 1_000)).rejects.toThrow();
+    expect(names).toHaveLength(before); // neither handshake completed
   });
 });
 
