@@ -6,7 +6,7 @@ import { createLogger } from '../lib/logger';
 import { NamespaceMissingError, createTemporal, pingTemporal, temporalConnectionOptions } from '../lib/temporal';
 import { buildActivityDeps, workerCapacity } from './deps';
 import { ensurePlatformSchedules } from './schedules';
-import { ensureSearchAttributes } from './search-attributes';
+import { SearchAttributesMissingError, ensureSearchAttributes } from './search-attributes';
 
 const HELP = `Usage: node --import tsx worker/main.ts
 
@@ -48,7 +48,13 @@ async function main() {
     console.error(`worker: ${err.message}`);
     process.exit(78); // EX_CONFIG, as for other configuration errors
   }
-  await ensureSearchAttributes(temporal);
+  try {
+    await ensureSearchAttributes(temporal);
+  } catch (err) {
+    if (!(err instanceof SearchAttributesMissingError)) throw err;
+    console.error(`worker: ${err.message}`);
+    process.exit(78);
+  }
   await ensurePlatformSchedules(temporal);
 
   // The same address, TLS (with the mTLS pair) and API key as every other client of this platform.
