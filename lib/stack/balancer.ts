@@ -18,6 +18,8 @@ import type { AddressInfo, Socket } from 'node:net';
  * - retry a request on another replica only when the connection was refused (nothing reached the replica): a POST
  *   that reached one may have started a turn, and a blind retry would start another (the API's Idempotency-Key is
  *   the client's tool for that).
+ *
+ * temporal-config/README.md, "A balancer in front of the API replicas", says the same for nginx and HAProxy.
  */
 export interface Balancer {
   url: string;
