@@ -23,6 +23,7 @@ export const DASHBOARD_PAGES = [
   '/signup',
   '/reset-password',
   '/invite',
+  '/verify-email',
   '/connect',
   '/agents',
   '/agents/{id}',

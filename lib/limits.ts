@@ -41,8 +41,13 @@ export const LIMITS = {
     signupsPerAddress: 5,
     resetRequestsPerAddress: 5,
     resetRequestsPerAccount: 3,
-    /** Reset confirmations, and invitation look-ups and acceptances, per client address: tokens are not guessed. */
+    /**
+     * Reset confirmations, e-mail confirmations, and invitation look-ups and acceptances, per client address: tokens
+     * are not guessed.
+     */
     tokenUsesPerAddress: 20,
+    /** New links confirming a person's e-mail address, asked for again, per person and hour (the sign-up's not counted). */
+    verificationResendsPerHour: 3,
     /** Invitations a workspace sends (revoked ones count: revoking does not buy more). */
     invitationsPerHour: 20,
     invitationsPerDay: 50,

@@ -6,6 +6,8 @@ import { ALL_ROLES, MANAGERS, type RouteDef, route } from '../route';
 import {
   AcceptInvitation,
   AcceptInvitationWithToken,
+  EmailVerificationRequest,
+  EmailVerified,
   InvitationToken,
   InvitationView,
   LoginRequest,
@@ -65,12 +67,14 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       operationId: 'signup',
       summary: 'Creates a workspace and its owner, and signs the owner in (sets the session cookie).',
       description:
-        'The workspace starts on the Free plan with its included credits. 409 `email_taken` for an e-mail that has an account.',
+        'The workspace starts on the Free plan with no credits: its included credits are granted when the owner ' +
+        'confirms the e-mail address by the link e-mailed now (`POST /v1/auth/verify-email`). 409 `email_taken` for ' +
+        `an e-mail that has an account; ${LIMITS.account.signupsPerAddress} sign-ups a minute per client address.`,
       body: SignupRequest,
       responses: { 201: { description: 'Signed up and signed in', schema: MeResponse } },
       errors: ['bad_request', 'email_taken', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        const { token, view } = await accounts.signup(body, clientBucket(ctx.ip));
+        const { token, view } = await accounts.signup(body, clientBucket(ctx.ip), dashboardLinkBase(deps));
         setSessionCookie(ctx, deps, token);
         ctx.status = 201;
         ctx.body = view;
@@ -199,6 +203,44 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
         const { token, view } = await accounts.confirmPasswordReset(body.token, body.password, clientBucket(ctx.ip));
         setSessionCookie(ctx, deps, token);
         ctx.body = view;
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/auth/verify-email',
+      operationId: 'verifyEmail',
+      summary:
+        "Confirms an e-mail address with its link's token; a sign-up's workspace then gets its included credits, once.",
+      description:
+        'The link (`{dashboard}/verify-email#token=…`, valid 48 hours; a newer link replaces it) is e-mailed at sign-up ' +
+        'and on `POST /v1/auth/verify-email/resend`. Following it again answers 200 with `credits_granted: 0`. ' +
+        `400 \`invalid_token\` for an unknown, expired or replaced link; ${LIMITS.account.tokenUsesPerAddress} a minute per client address.`,
+      body: EmailVerificationRequest,
+      responses: { 200: { description: 'Confirmed', schema: EmailVerified } },
+      errors: ['bad_request', 'invalid_token', 'rate_limited', 'service_unavailable'],
+      handler: async (ctx, { body }) => {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await accounts.verifyEmail(body.token, clientBucket(ctx.ip));
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/auth/verify-email/resend',
+      operationId: 'resendEmailVerification',
+      summary: 'E-mails the signed-in person a new link confirming their address; the links sent before stop working.',
+      description:
+        `409 \`conflict\` once the address is confirmed; ${LIMITS.account.verificationResendsPerHour} new links an hour ` +
+        'per person (429 with `Retry-After`). The answer does not wait for the mail server.',
+      session: true,
+      roles: ALL_ROLES,
+      responses: { 202: { description: 'A new link is on its way', schema: StatusResponse } },
+      errors: ['unauthorized', 'conflict', 'rate_limited', 'service_unavailable'],
+      handler: async (ctx) => {
+        await accounts.resendVerification(sessionUser(ctx), dashboardLinkBase(deps));
+        ctx.status = 202;
+        ctx.body = { status: 'sent' };
       },
     }),
     route({

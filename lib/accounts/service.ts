@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { type Db, type Queryable, withTransaction } from '../db';
-import { ApiError } from '../errors';
+import { ApiError, errors } from '../errors';
 import { LIMITS } from '../limits';
 import { countInWindows } from '../rate-windows';
 import { newId } from '../ids';
@@ -10,6 +10,7 @@ import { type PasswordHasher, hashPassword } from '../passwords';
 import type { SecretBox } from '../secret-box';
 import { type Role, createSession, endOtherSessions, endSession } from '../sessions';
 import { DEFAULT_PLAN, planOf } from '../billing/plans';
+import { grantMonthsIncludedCredits } from '../billing/service';
 import { type BotKeys, createBot } from '../bots/service';
 import { grantCredits } from '../credits/service';
 
@@ -106,7 +107,11 @@ async function countOrRefuse(db: Db, limits: Record<string, number>, what: strin
   if (over) throw tooMany(`Too many ${what}; retry after ${over.reset} s`, over.reset);
 }
 
-/** A workspace with its owner and this month's included credits; no bot (the caller adds one if it wants). */
+/**
+ * A workspace with its owner; no bot (the caller adds one if it wants). A verified owner's workspace (the operators'
+ * own, by bootstrap) gets this month's included credits at once; an unverified one's (a sign-up) has none and this
+ * month left ungranted, so the owner's confirmation grants it (docs/decisions.md, "Sign-up is verified before credits").
+ */
 async function createWorkspace(
   tx: Queryable,
   input: {
@@ -116,30 +121,53 @@ async function createWorkspace(
     ownerName?: string;
     quota?: number;
     initialCredits?: number;
+    /** Whether the owner's e-mail address counts as confirmed. */
+    verified: boolean;
   },
 ): Promise<{ workspaceId: string; userId: string }> {
   const workspaceId = newId('ws');
   const userId = newId('usr');
   const plan = planOf(DEFAULT_PLAN);
-  await tx.query(`INSERT INTO workspaces (id, name, monthly_conversation_quota, plan) VALUES ($1, $2, $3, $4)`, [
-    workspaceId,
-    input.name,
-    input.quota ?? plan.monthly_conversations,
-    plan.id,
-  ]);
+  await tx.query(
+    `INSERT INTO workspaces (id, name, monthly_conversation_quota, plan, included_credits_through)
+     VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN date_trunc('month', now())
+                                  ELSE date_trunc('month', now()) - interval '1 month' END)`,
+    [workspaceId, input.name, input.quota ?? plan.monthly_conversations, plan.id, input.verified],
+  );
   try {
     await tx.query(
-      `INSERT INTO users (id, workspace_id, email, password_hash, role, name) VALUES ($1, $2, $3, $4, 'owner', $5)`,
-      [userId, workspaceId, input.email, input.passwordHash, input.ownerName ?? null],
+      `INSERT INTO users (id, workspace_id, email, password_hash, role, name, email_verified_at)
+       VALUES ($1, $2, $3, $4, 'owner', $5, CASE WHEN $6 THEN now() END)`,
+      [userId, workspaceId, input.email, input.passwordHash, input.ownerName ?? null, input.verified],
     );
   } catch (err) {
     if ((err as { code?: string }).code === '23505') throw emailTaken();
     throw err;
   }
+  if (!input.verified) return { workspaceId, userId };
   // The first month's included credits (later months: the maintenance schedule, lib/billing/service.ts).
   const credits = input.initialCredits ?? plan.monthly_credits;
   if (credits > 0) await grantCredits(tx, workspaceId, credits, `${plan.name} plan: included credits`);
   return { workspaceId, userId };
+}
+
+/**
+ * The person proved they read the mailbox of their address (a confirmation link, an invitation, a password reset):
+ * marked verified once, their confirmation links spent, and — for a workspace's owner — the month's included credits
+ * their workspace was waiting for, granted in the caller's transaction. The credits granted; null when the person was
+ * verified already. The row lock of the UPDATE makes two proofs at once take turns: the second finds them verified.
+ */
+async function markEmailVerified(tx: Queryable, userId: string): Promise<number | null> {
+  const marked = await tx.query<{ workspace_id: string; role: Role }>(
+    `UPDATE users SET email_verified_at = now() WHERE id = $1 AND email_verified_at IS NULL
+     RETURNING workspace_id, role`,
+    [userId],
+  );
+  const user = marked.rows[0];
+  if (!user) return null;
+  await tx.query(`UPDATE email_verifications SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [userId]);
+  if (user.role !== 'owner') return 0;
+  return (await grantMonthsIncludedCredits(tx, user.workspace_id)) ?? 0;
 }
 
 const emailTaken = () =>
@@ -157,6 +185,8 @@ export async function bootstrapWorkspace(db: Db, box: SecretBox, input: Bootstra
       passwordHash,
       quota: input.monthlyConversationQuota,
       initialCredits: input.initialCredits,
+      // The platform's operators make these (agentctl, tests): their own addresses, nothing to confirm.
+      verified: true,
     });
     const bot = await createBot(tx, box, { workspaceId, name: input.botName ?? 'My agent' });
     return { workspace_id: workspaceId, user_id: userId, email, password, bot_id: bot.botId, keys: bot.keys };
@@ -164,13 +194,14 @@ export async function bootstrapWorkspace(db: Db, box: SecretBox, input: Bootstra
 }
 
 export interface SignedInView {
-  user: { id: string; email: string; name: string | null; role: Role };
-  workspace: { id: string; name: string };
+  user: { id: string; email: string; name: string | null; role: Role; email_verified: boolean };
+  workspace: { id: string; name: string; credits_awaiting_confirmation: number };
 }
 
-/** How long a password reset link works, and an invitation. */
+/** How long a password reset link works, an invitation, and a link confirming an e-mail address. */
 const RESET_MINUTES = 60;
 const INVITATION_DAYS = 7;
+const VERIFICATION_HOURS = 48;
 
 /**
  * Where the dashboard's pages are, for links in e-mails: from configuration only (`dashboardAddress` in lib/config.ts:
@@ -184,19 +215,64 @@ async function viewOf(db: Queryable, userId: string): Promise<SignedInView> {
     email: string;
     name: string | null;
     role: Role;
+    verified: boolean;
     ws_id: string;
     ws_name: string;
+    plan: string;
+    month_due: boolean;
   }>(
-    `SELECT u.id, u.email, u.name, u.role, w.id AS ws_id, w.name AS ws_name
+    `SELECT u.id, u.email, u.name, u.role, u.email_verified_at IS NOT NULL AS verified,
+            w.id AS ws_id, w.name AS ws_name, w.plan,
+            w.included_credits_through < date_trunc('month', now())::date AS month_due
        FROM users u JOIN workspaces w ON w.id = u.workspace_id WHERE u.id = $1`,
     [userId],
   );
   const row = res.rows[0];
   if (!row) throw new ApiError('unauthorized', 'The session expired; sign in again');
+  // What the owner's confirmation would grant now: the month's included credits, while they wait for it.
+  const awaiting = !row.verified && row.role === 'owner' && row.month_due ? planOf(row.plan).monthly_credits : 0;
   return {
-    user: { id: row.id, email: row.email, name: row.name, role: row.role },
-    workspace: { id: row.ws_id, name: row.ws_name },
+    user: { id: row.id, email: row.email, name: row.name, role: row.role, email_verified: row.verified },
+    workspace: { id: row.ws_id, name: row.ws_name, credits_awaiting_confirmation: awaiting },
   };
+}
+
+/**
+ * A new link confirming a person's address, in the caller's transaction: the links sent before stop working (only the
+ * newest one in the mailbox works, as with resets). The token, shown once (in the e-mail).
+ */
+async function issueVerificationLink(tx: Queryable, userId: string, resend: boolean): Promise<string> {
+  const token = randomToken(40);
+  await tx.query(`UPDATE email_verifications SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [userId]);
+  await tx.query(
+    `INSERT INTO email_verifications (token_hash, user_id, resend, expires_at)
+     VALUES ($1, $2, $3, now() + make_interval(hours => $4))`,
+    [hashKey(token), userId, resend, VERIFICATION_HOURS],
+  );
+  return token;
+}
+
+/**
+ * Refuses a person's resend past the hour's limit (links asked for again; the sign-up's own is not counted), with
+ * `Retry-After` until the oldest of the hour leaves it. In the caller's transaction, under the person's row lock, so
+ * resends sent at once are all counted.
+ */
+async function refuseOverResendLimit(tx: Queryable, userId: string): Promise<void> {
+  const res = await tx.query<{ count: number; retry: number }>(
+    `SELECT count(*)::int AS count,
+            COALESCE(ceil(extract(epoch FROM min(created_at) + interval '1 hour' - now())), 1)::int AS retry
+       FROM email_verifications WHERE user_id = $1 AND resend AND created_at > now() - interval '1 hour'`,
+    [userId],
+  );
+  const { count, retry } = res.rows[0];
+  if (count < LIMITS.account.verificationResendsPerHour) return;
+  const wait = Math.max(1, retry);
+  throw new ApiError(
+    'rate_limited',
+    `${count} confirmation links were sent in the last hour; retry after ${wait} s`,
+    {},
+    { 'Retry-After': String(wait) },
+  );
 }
 
 /**
@@ -219,6 +295,28 @@ export function createAccountService(deps: {
   /** Counts a use of an e-mailed token (reset, invitation) by the client; 429 past the per-address limit. */
   const countTokenUse = (what: string, client: string) =>
     countOrRefuse(db, { [`${what}|${client}`]: LIMITS.account.tokenUsesPerAddress }, 'attempts from this address');
+
+  /**
+   * E-mails a link confirming the person's address. The subject and the text are ours alone (the workspace's and the
+   * person's names are user-chosen text a phishing message would want to place); the token rides in the fragment.
+   */
+  async function sendVerificationLink(user: { email: string; credits: number }, token: string, linkBase: LinkBase) {
+    const link = `${linkBase}/verify-email#token=${token}`;
+    const credits =
+      user.credits > 0
+        ? `Confirm it to receive your workspace's ${user.credits.toLocaleString('en-US')} included credits:\n`
+        : 'Confirm it here:\n';
+    await deps.outbox.send(
+      user.email,
+      'Confirm your e-mail address for Agent Platform',
+      `Someone created an Agent Platform account for ${user.email}.\n\n${credits}${link}\n\n` +
+        `The link works for ${VERIFICATION_HOURS} hours. If it was not you, ignore this message.`,
+    );
+  }
+
+  /** Sends without holding the answer: a slow mail server slows nobody; a failure is logged (the person asks again). */
+  const sendLater = (send: Promise<void>, what: string) =>
+    void send.catch((err: unknown) => deps.warn({ err: err instanceof Error ? err.message : String(err) }, what));
 
   /** Signs a user in: a new session (the route sets its cookie). */
   async function signIn(userId: string): Promise<{ token: string; view: SignedInView }> {
@@ -256,10 +354,14 @@ export function createAccountService(deps: {
   return {
     bootstrap: (input: BootstrapInput = {}) => bootstrapWorkspace(db, deps.secrets, input),
 
-    /** A new workspace and its owner, signed in. 409 `email_taken` for an e-mail that has an account. */
+    /**
+     * A new workspace and its owner, signed in, with no credits until the owner confirms the address by the link
+     * e-mailed now (not awaited). 409 `email_taken` for an e-mail that has an account.
+     */
     async signup(
       input: { email: string; password: string; name?: string; workspace_name: string },
       client: string,
+      linkBase: LinkBase,
     ): Promise<{ token: string; view: SignedInView }> {
       await countOrRefuse(
         db,
@@ -267,15 +369,80 @@ export function createAccountService(deps: {
         'sign-ups from this address',
       );
       const passwordHash = await passwords.hash(input.password);
-      const { userId } = await withTransaction(db, (tx) =>
-        createWorkspace(tx, {
+      const { userId, link } = await withTransaction(db, async (tx) => {
+        const created = await createWorkspace(tx, {
           name: input.workspace_name,
           email: input.email,
           passwordHash,
           ownerName: input.name,
-        }),
+          verified: false,
+        });
+        return { ...created, link: await issueVerificationLink(tx, created.userId, false) };
+      });
+      const signedIn = await signIn(userId);
+      sendLater(
+        sendVerificationLink(
+          { email: signedIn.view.user.email, credits: signedIn.view.workspace.credits_awaiting_confirmation },
+          link,
+          linkBase,
+        ),
+        'e-mail confirmation not sent',
       );
-      return signIn(userId);
+      return signedIn;
+    },
+
+    /**
+     * Confirms an e-mail address with the token of its link (400 `invalid_token` if unknown, expired or replaced by a
+     * newer link): the person is verified and, for an owner, the workspace gets the month's included credits — in one
+     * transaction, once however often the link is followed. A link of a person verified already answers 200 again and
+     * grants nothing (a double click, a second tab). Uses are counted per client, as other tokens are.
+     */
+    async verifyEmail(
+      token: string,
+      client: string,
+    ): Promise<{ status: 'verified'; email: string; credits_granted: number }> {
+      await countTokenUse('verify-email', client);
+      return withTransaction(db, async (tx) => {
+        // The person's row is locked: confirmations at once take turns, and a later one reads the earlier's outcome.
+        const found = await tx.query<{ id: string; email: string; verified: boolean; live: boolean }>(
+          `SELECT u.id, u.email, u.email_verified_at IS NOT NULL AS verified,
+                  v.used_at IS NULL AND v.expires_at > now() AS live
+             FROM email_verifications v JOIN users u ON u.id = v.user_id
+            WHERE v.token_hash = $1
+              FOR UPDATE OF u`,
+          [hashKey(token)],
+        );
+        const row = found.rows[0];
+        if (!row || (!row.verified && !row.live)) throw verificationLinkInvalid();
+        const credits = row.verified ? null : await markEmailVerified(tx, row.id);
+        return { status: 'verified' as const, email: row.email, credits_granted: credits ?? 0 };
+      });
+    },
+
+    /**
+     * A new confirmation link for the signed-in person, whose address is not confirmed yet (409 `conflict` once it
+     * is): the older links stop working; 429 past the resends of an hour. The e-mail is not awaited.
+     */
+    async resendVerification(session: { userId: string }, linkBase: LinkBase): Promise<void> {
+      const link = await withTransaction(db, async (tx) => {
+        const res = await tx.query<{ verified: boolean }>(
+          `SELECT email_verified_at IS NOT NULL AS verified FROM users WHERE id = $1 FOR UPDATE`,
+          [session.userId],
+        );
+        if (!res.rows[0]) throw new ApiError('unauthorized', 'The session expired; sign in again');
+        if (res.rows[0].verified) throw errors.conflict('Your e-mail address is confirmed already');
+        await refuseOverResendLimit(tx, session.userId);
+        return issueVerificationLink(tx, session.userId, true);
+      });
+      const view = await viewOf(db, session.userId);
+      sendLater(
+        sendVerificationLink(
+          { email: view.user.email, credits: view.workspace.credits_awaiting_confirmation },
+          link,
+          linkBase,
+        ),
+        'e-mail confirmation not sent',
+      );
     },
 
     /**
@@ -404,6 +571,8 @@ export function createAccountService(deps: {
         );
         // Other links of the same person stop too: the newest password wins.
         await tx.query(`UPDATE password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [id]);
+        // The link reached them at their address: that proves the mailbox as a confirmation link would.
+        await markEmailVerified(tx, id);
         // Whoever held the mailbox may sign in again at once, even while an attacker keeps the account slowed down.
         await tx.query(`DELETE FROM login_throttle WHERE account = $1`, [accountKey(user.rows[0].email)]);
         await endOtherSessions(tx, id);
@@ -450,8 +619,10 @@ export function createAccountService(deps: {
         if (!invitation) throw invitationInvalid();
         const id = newId('usr');
         try {
+          // Verified: the invitation's link went to this address.
           await tx.query(
-            `INSERT INTO users (id, workspace_id, email, password_hash, role, name) VALUES ($1, $2, $3, $4, $5, $6)`,
+            `INSERT INTO users (id, workspace_id, email, password_hash, role, name, email_verified_at)
+             VALUES ($1, $2, $3, $4, $5, $6, now())`,
             [id, invitation.workspace_id, invitation.email, passwordHash, invitation.role, input.name ?? null],
           );
         } catch (err) {
@@ -467,6 +638,11 @@ export function createAccountService(deps: {
 
 const resetLinkInvalid = () =>
   new ApiError('invalid_token', 'This reset link is unknown, already used or expired; ask for a new one');
+const verificationLinkInvalid = () =>
+  new ApiError(
+    'invalid_token',
+    'This confirmation link is unknown, expired or replaced by a newer one; ask for a new one',
+  );
 const invitationInvalid = () =>
   new ApiError('not_found', 'This invitation is unknown, already used, revoked or expired');
 

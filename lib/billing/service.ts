@@ -267,31 +267,22 @@ export function createBillingService(deps: { db: Db; payments?: PaymentProvider 
     /**
      * Grants each workspace its plan's included credits once per calendar month (the maintenance schedule runs it
      * every few minutes). Each workspace is granted in its own transaction, under a row lock, and marked with the
-     * month granted: a retry, or two workers at once, grant nothing twice.
+     * month granted: a retry, or two workers at once, grant nothing twice. A workspace whose owner has not confirmed
+     * their e-mail address is skipped: its credits wait for the confirmation (lib/accounts/service.ts verifyEmail),
+     * which grants the month's through the same mark.
      */
     async grantIncludedCredits(): Promise<number> {
       const due = await db.query<{ id: string }>(
-        `SELECT id FROM workspaces WHERE included_credits_through < date_trunc('month', now())::date LIMIT 500`,
+        `SELECT w.id FROM workspaces w
+          WHERE w.included_credits_through < date_trunc('month', now())::date
+            AND NOT EXISTS (SELECT 1 FROM users u
+                             WHERE u.workspace_id = w.id AND u.role = 'owner' AND u.email_verified_at IS NULL)
+          LIMIT 500`,
       );
       let granted = 0;
       for (const { id } of due.rows) {
-        granted += await withTransaction(db, async (tx: Queryable) => {
-          const locked = await tx.query<{ plan: string }>(
-            `SELECT plan FROM workspaces WHERE id = $1 AND included_credits_through < date_trunc('month', now())::date
-               FOR UPDATE SKIP LOCKED`,
-            [id],
-          );
-          if (!locked.rows[0]) return 0;
-          const plan = planOf(locked.rows[0].plan);
-          if (plan.monthly_credits > 0) {
-            await grantCredits(tx, id, plan.monthly_credits, `${plan.name} plan: included credits`);
-          }
-          await tx.query(
-            `UPDATE workspaces SET included_credits_through = date_trunc('month', now())::date WHERE id = $1`,
-            [id],
-          );
-          return 1;
-        });
+        const credits = await withTransaction(db, (tx) => grantMonthsIncludedCredits(tx, id, { skipLocked: true }));
+        if (credits !== null) granted += 1;
       }
       return granted;
     },
@@ -300,3 +291,30 @@ export function createBillingService(deps: { db: Db; payments?: PaymentProvider 
 }
 
 export type BillingService = ReturnType<typeof createBillingService>;
+
+/**
+ * This month's included credits of a workspace's plan, if the month has not been granted yet (`included_credits_through`
+ * marks the last month granted), in the caller's transaction under the workspace's row lock: whoever grants — the
+ * monthly schedule or the owner's confirmation of their e-mail address — a month is granted once. The credits granted,
+ * or null when the month was granted already (or, with `skipLocked`, someone else holds the row).
+ */
+export async function grantMonthsIncludedCredits(
+  tx: Queryable,
+  workspaceId: string,
+  opts: { skipLocked?: boolean } = {},
+): Promise<number | null> {
+  const locked = await tx.query<{ plan: string }>(
+    `SELECT plan FROM workspaces WHERE id = $1 AND included_credits_through < date_trunc('month', now())::date
+       FOR UPDATE${opts.skipLocked ? ' SKIP LOCKED' : ''}`,
+    [workspaceId],
+  );
+  if (!locked.rows[0]) return null;
+  const plan = planOf(locked.rows[0].plan);
+  if (plan.monthly_credits > 0) {
+    await grantCredits(tx, workspaceId, plan.monthly_credits, `${plan.name} plan: included credits`);
+  }
+  await tx.query(`UPDATE workspaces SET included_credits_through = date_trunc('month', now())::date WHERE id = $1`, [
+    workspaceId,
+  ]);
+  return plan.monthly_credits;
+}

@@ -26,8 +26,23 @@ export const LoginResponse = z
   .meta({ id: 'LoginResponse' });
 export const MeResponse = z
   .object({
-    user: z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), role: Role }),
-    workspace: z.object({ id: z.string(), name: z.string() }),
+    user: z.object({
+      id: z.string(),
+      email: z.string(),
+      name: z.string().nullable(),
+      role: Role,
+      email_verified: z
+        .boolean()
+        .describe('Whether the person confirmed their e-mail address (by its link, an invitation or a reset)'),
+    }),
+    workspace: z.object({
+      id: z.string(),
+      name: z.string(),
+      credits_awaiting_confirmation: z
+        .number()
+        .int()
+        .describe("The included credits the owner's confirmation of their e-mail address will grant; 0 when none wait"),
+    }),
   })
   .meta({ id: 'SignedInUser' });
 
@@ -85,4 +100,15 @@ export const InvitationToken = z.object({ token: Token }).meta({ id: 'Invitation
 export const AcceptInvitationWithToken = z
   .object({ token: Token, password: NewPassword, name: PersonName })
   .meta({ id: 'AcceptInvitationWithToken' });
+export const EmailVerificationRequest = z.object({ token: Token }).meta({ id: 'EmailVerificationRequest' });
+export const EmailVerified = z
+  .object({
+    status: z.literal('verified'),
+    email: z.string(),
+    credits_granted: z
+      .number()
+      .int()
+      .describe('Included credits this confirmation granted the workspace (0 when it was confirmed before)'),
+  })
+  .meta({ id: 'EmailVerified' });
 export const StatusResponse = z.object({ status: z.string() }).meta({ id: 'Status' });

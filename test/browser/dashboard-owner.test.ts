@@ -4,16 +4,19 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { type FakeSite, startFakeSite } from '../support/fake-site';
-import { http, waitUntil } from '../support/helpers';
+import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
+import { type OwnPlatform, http, startOwnPlatform, waitUntil } from '../support/helpers';
 import { browserRequest } from '../support/widget';
 import { launchChromium } from '../support/browser';
 import { stackInfo } from '../support/stack-info';
 
 /**
- * The dashboard as a new owner meets it, in Debian's headless Chromium against the test stack: sign up, create an
- * agent (keys shown once), teach it a text and a site scan (live progress from a slow fake site on loopback), add a
- * manual trigger, run it and follow the run to the Temporal UI, reissue the secret key (the old one stops), allow a
- * widget origin; then the same pages at a phone's width. Screenshots go to test-artifacts/dashboard/.
+ * The dashboard as a new owner meets it, in Debian's headless Chromium against a platform of the file's own that
+ * mails through a fake SMTP server (the test stack shares Postgres and Temporal): sign up, confirm the e-mail address
+ * by the link mailed (the banner until then, sending it again, an old link), create an agent (keys shown once), teach
+ * it a text and a site scan (live progress from a slow fake site on loopback), add a manual trigger, run it and follow
+ * the run to the Temporal UI, reissue the secret key (the old one stops), allow a widget origin; then the same pages at
+ * a phone's width. Screenshots go to test-artifacts/dashboard/.
  */
 const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'dashboard');
 const DESKTOP = { width: 1280, height: 860 };
@@ -21,18 +24,34 @@ const PHONE = { width: 390, height: 844 };
 
 let browser: Browser;
 let site: FakeSite;
+let smtp: FakeSmtp;
+let own: OwnPlatform;
 beforeAll(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   // This file's screenshots of an earlier run go (other files leave theirs here too).
   for (const name of readdirSync(ARTIFACTS)) if (name.startsWith('owner-')) rmSync(path.join(ARTIFACTS, name));
   // Crawl-delay 1: one page a second, so the scan runs long enough for its progress to be watched.
   site = await startFakeSite({ robotsTxt: 'User-agent: *\nCrawl-delay: 1\n' });
+  smtp = await startFakeSmtp();
+  own = await startOwnPlatform('owner-browser', {
+    SMTP_URL: smtp.url,
+    SMTP_FROM: 'Agent Platform <no-reply@platform.test>',
+  });
   browser = await launchChromium();
-});
+}, 60_000);
 afterAll(async () => {
   await browser?.close();
+  await own?.stop();
+  await smtp?.close();
   await site?.close();
 });
+
+/** The texts of the e-mails received for `email`, oldest first, once there are `count`. */
+const mailsTo = (email: string, count: number) =>
+  waitUntil(`${count} e-mail(s) to ${email}`, async () => {
+    const mails = smtp.messages.filter((m) => m.to.includes(email));
+    return mails.length >= count ? mails.map((m) => parseMessage(m.data).text) : undefined;
+  });
 
 let shots = 0;
 const shot = (page: Page, name: string, fullPage = true) =>
@@ -68,15 +87,19 @@ describe('dashboard, an owner', () => {
     await context?.close();
   });
 
-  it('signs up, creates an agent, teaches it, scans a site, runs a trigger into Temporal, reissues a key, allows an origin', async () => {
-    const api = stackInfo().apiUrl;
+  it('signs up, confirms the address, creates an agent, teaches it, scans a site, runs a trigger into Temporal, reissues a key, allows an origin', async () => {
+    const api = own.baseUrl;
     const password = 'correct horse battery';
     context = await browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
     const consoleErrors: string[] = [];
     page.on('console', (msg) => {
-      // 401s while signed out are expected answers, not page errors.
-      if (msg.type() === 'error' && !/401/.test(msg.text())) consoleErrors.push(msg.text());
+      // 401s while signed out are expected answers, not page errors; so are the old link's refusal and the refused
+      // resend past the hour's limit.
+      const expected =
+        /401/.test(msg.text()) ||
+        (/\b(400|429)\b/.test(msg.text()) && msg.location().url.includes('/v1/auth/verify-email'));
+      if (msg.type() === 'error' && !expected) consoleErrors.push(msg.text());
     });
 
     // A page that needs a session sends the visitor to sign in, remembering where they were going.
@@ -108,7 +131,58 @@ describe('dashboard, an owner', () => {
     expect(await nav.getByRole('link', { name: 'Agents' }).getAttribute('aria-current')).toBe('page');
     await page.getByText('Acme Widgets').first().waitFor();
     await page.getByText('No agents yet').waitFor();
+    // Until the owner confirms the address, a banner says what waits for it and where the link went.
+    const banner = page.getByTestId('email-banner');
+    await banner.getByText('Confirm your e-mail address to receive your 1,000 included credits').waitFor();
+    expect(await banner.textContent()).toContain(`we sent a link to ${email}`);
     await shot(page, 'agents-empty');
+
+    // The link, e-mailed to the configured address with its token in the fragment; sending it again voids it.
+    const confirmLinkIn = (text: string) =>
+      new RegExp(`${api.replace(/\./g, '\\.')}/verify-email#token=[A-Za-z0-9]{40}`).exec(text)?.[0];
+    const firstLink = confirmLinkIn((await mailsTo(email, 1))[0])!;
+    expect(firstLink).toBeDefined();
+    const sendAgain = banner.getByRole('button', { name: 'Send it again' });
+    await sendAgain.click();
+    await banner.getByText(/^Sent\. Only the newest link works/).waitFor();
+    await shot(page, 'email-sent-again', false);
+    await mailsTo(email, 2);
+
+    // The older link, followed: expired or used, and a new one is a click away for the signed-in owner.
+    await page.goto(firstLink);
+    await page.getByRole('heading', { name: 'This link has expired or was already used' }).waitFor();
+    expect(page.url()).toBe(`${api}/verify-email`);
+    await page.getByRole('button', { name: 'Send a new link' }).click();
+    await page.getByText(/^Sent\. Only the newest link works/).waitFor();
+    await shot(page, 'email-link-expired');
+    await mailsTo(email, 3);
+
+    // Back on the dashboard: one more is allowed, then the hour's limit is said.
+    await page.goto(`${api}/agents`);
+    await sendAgain.click();
+    await banner.getByText(/^Sent\./).waitFor();
+    await sendAgain.click();
+    await banner.getByText(/^Several new links were sent in the last hour; try again in \d+ min\.$/).waitFor();
+    await shot(page, 'email-limited', false);
+    // At a phone's width the banner wraps, nothing scrolls sideways.
+    await page.setViewportSize(PHONE);
+    await expectNoSidewaysScroll(page);
+    await shot(page, 'email-banner-phone', false);
+    await page.setViewportSize(DESKTOP);
+
+    // The newest link confirms the address: the included credits are added, and the banner is gone.
+    const newest = confirmLinkIn((await mailsTo(email, 4))[3])!;
+    await page.goto(newest);
+    await page.getByRole('heading', { name: 'Your e-mail address is confirmed' }).waitFor();
+    expect(await page.getByTestId('email-confirmed').textContent()).toContain(
+      '1,000 included credits were added to your workspace',
+    );
+    expect(page.url()).toBe(`${api}/verify-email`);
+    await shot(page, 'email-confirmed');
+    await page.getByRole('link', { name: 'Go to your dashboard' }).click();
+    await page.getByRole('heading', { name: 'Agents', level: 1 }).waitFor();
+    await page.getByText('No agents yet').waitFor();
+    expect(await banner.count()).toBe(0);
 
     // The user menu opens with the keyboard and closes with Escape.
     const userButton = page.getByRole('button', { name: /account menu/ });
@@ -333,7 +407,7 @@ describe('dashboard, an owner', () => {
     const fresh = await browser.newContext({ viewport: DESKTOP });
     try {
       const page = await fresh.newPage();
-      await page.goto(`${stackInfo().apiUrl}/reset-password#token=${'a'.repeat(23)}`);
+      await page.goto(`${own.baseUrl}/reset-password#token=${'a'.repeat(23)}`);
       await page.getByRole('heading', { name: 'This link is incomplete' }).waitFor();
       expect(await page.getByRole('alert').textContent()).toContain('cut long links');
       expect(await page.getByLabel('New password', { exact: true }).count()).toBe(0);
@@ -344,18 +418,18 @@ describe('dashboard, an owner', () => {
       // A link of the whole length (here not a real one), opened from the e-mail (a fresh load), goes on to the new
       // password; the API judges the token.
       await page.goto('about:blank');
-      await page.goto(`${stackInfo().apiUrl}/reset-password#token=${'b'.repeat(40)}`);
+      await page.goto(`${own.baseUrl}/reset-password#token=${'b'.repeat(40)}`);
       await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
 
       // An invitation link cut the same way is said at once too; a whole one (not a real one here) is judged by the API.
       await page.goto('about:blank');
-      await page.goto(`${stackInfo().apiUrl}/invite#token=${'c'.repeat(31)}`);
+      await page.goto(`${own.baseUrl}/invite#token=${'c'.repeat(31)}`);
       await page.getByRole('heading', { name: 'This link is incomplete' }).waitFor();
       expect(await page.getByTestId('invite-cut').textContent()).toContain('cut long links');
       expect(await page.getByLabel('Password', { exact: true }).count()).toBe(0);
       await shot(page, 'invite-link-cut');
       await page.goto('about:blank');
-      await page.goto(`${stackInfo().apiUrl}/invite#token=${'d'.repeat(40)}`);
+      await page.goto(`${own.baseUrl}/invite#token=${'d'.repeat(40)}`);
       await page.getByTestId('invite-gone').waitFor();
     } finally {
       await fresh.close();
@@ -366,7 +440,7 @@ describe('dashboard, an owner', () => {
     const phone = await browser.newContext({ viewport: PHONE, storageState: await context.storageState() });
     try {
       const page = await phone.newPage();
-      await page.goto(`${stackInfo().apiUrl}/agents`);
+      await page.goto(`${own.baseUrl}/agents`);
       await page.getByRole('link', { name: 'Acme helper' }).click();
       await page.getByRole('heading', { name: 'Acme helper', level: 1 }).waitFor();
       await page.getByRole('link', { name: 'Knowledge' }).click();
@@ -401,7 +475,7 @@ describe('dashboard, an owner', () => {
   });
 
   it('chats with the agent, adds an action, talks to the builder, survives a failed request, changes the password, signs out and back in', async () => {
-    const api = stackInfo().apiUrl;
+    const api = own.baseUrl;
     const page = await context.newPage();
     await page.goto(`${api}/agents`);
     await page.getByRole('link', { name: 'Acme helper' }).click();
@@ -416,7 +490,8 @@ describe('dashboard, an owner', () => {
     const log = page.getByRole('list', { name: 'Conversation' });
     const answer = log.locator('.chat-agent').last();
     await answer.getByText(/^Fake answer/).waitFor({ timeout: 20_000 });
-    const early = (await answer.textContent()) ?? '';
+    // The line starts with the speaker's name for screen readers ("Acme helper: "); the answer is what follows.
+    const early = ((await answer.textContent()) ?? '').replace(/^Acme helper: /, '');
     await log.getByText('Fake answer: When is the shop open?').waitFor({ timeout: 20_000 });
     expect(early.length).toBeLessThan('Fake answer: When is the shop open?'.length);
     expect(await page.getByLabel('Message').inputValue()).toBe('');

@@ -26,13 +26,29 @@ async function signup(body: Record<string, unknown>, baseUrl?: string, headers: 
 }
 
 describe('sign-up', () => {
-  it('creates a workspace and its owner, signed in, on the Free plan with its included credits', async () => {
+  let smtp: FakeSmtp;
+  let mailing: InProcessApi;
+  beforeAll(async () => {
+    smtp = await startFakeSmtp();
+    mailing = await startInProcessApi({
+      SMTP_URL: smtp.url,
+      SMTP_FROM: 'Agent Platform <no-reply@platform.test>',
+      DASHBOARD_URL: 'https://dashboard.platform.test',
+      TRUST_PROXY: 'true',
+    });
+  });
+  afterAll(async () => {
+    await mailing.close();
+    await smtp.close();
+  });
+
+  it('creates a workspace and its owner, signed in, on the Free plan; the e-mailed confirmation brings its credits', async () => {
     const email = unique();
-    const res = await signup({ email, password: PASSWORD, name: 'Ana', workspace_name: 'Acme support' });
+    const res = await signup({ email, password: PASSWORD, name: 'Ana', workspace_name: 'Acme support' }, mailing.url);
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
-      user: { id: expect.stringMatching(/^usr_/), email, name: 'Ana', role: 'owner' },
-      workspace: { id: expect.stringMatching(/^ws_/), name: 'Acme support' },
+      user: { id: expect.stringMatching(/^usr_/), email, name: 'Ana', role: 'owner', email_verified: false },
+      workspace: { id: expect.stringMatching(/^ws_/), name: 'Acme support', credits_awaiting_confirmation: 1000 },
     });
     const cookie = cookieOf(res);
     expect(res.headers.get('set-cookie')).toMatch(/HttpOnly/i);
@@ -40,7 +56,19 @@ describe('sign-up', () => {
     expect((await http('/v1/dashboard/bots', { headers: cookie })).body).toEqual({ bots: [] });
     const usage = await http('/v1/billing/usage', { headers: cookie });
     expect(usage.body.plan.id).toBe('free');
-    expect(usage.body.credits.balance).toBe(1000);
+    // The included credits wait for the owner to confirm the address, by the link e-mailed to it.
+    expect(usage.body.credits.balance).toBe(0);
+    const mail = (await waitUntil('the confirmation e-mail', async () =>
+      smtp.messages.find((m) => m.to.includes(email)),
+    ))!;
+    const link = /https:\/\/dashboard\.platform\.test\/verify-email#token=[A-Za-z0-9]+/.exec(
+      parseMessage(mail.data).text,
+    );
+    expect(link).not.toBeNull();
+    const confirmed = await http('/v1/auth/verify-email', { body: { token: tokenOfLink(link![0]) } });
+    expect(confirmed.body).toEqual({ status: 'verified', email, credits_granted: 1000 });
+    expect((await http('/v1/billing/usage', { headers: cookie })).body.credits.balance).toBe(1000);
+    expect((await http('/v1/auth/me', { headers: cookie })).body.user.email_verified).toBe(true);
 
     // The same e-mail (in any case) cannot sign up twice; it can sign in.
     const again = await signup({ email: email.toUpperCase(), password: PASSWORD, workspace_name: 'Other' });

@@ -392,8 +392,8 @@ describe('GET /v1/auth/me', () => {
     const me = await http('/v1/auth/me', { headers: await ownerSession(bot) });
     expect(me.status).toBe(200);
     expect(me.body).toEqual({
-      user: { id: bot.user_id, email: bot.email, name: null, role: 'owner' },
-      workspace: { id: bot.workspace_id, name: 'Acme support' },
+      user: { id: bot.user_id, email: bot.email, name: null, role: 'owner', email_verified: true },
+      workspace: { id: bot.workspace_id, name: 'Acme support', credits_awaiting_confirmation: 0 },
     });
     const member = await addMember(bot);
     expect((await http('/v1/auth/me', { headers: await sessionOf(member) })).body.user).toEqual({
@@ -401,6 +401,7 @@ describe('GET /v1/auth/me', () => {
       email: member.email,
       name: null,
       role: 'operator',
+      email_verified: true,
     });
     const anonymous = await http('/v1/auth/me');
     expect([anonymous.status, anonymous.body.code]).toEqual([401, 'unauthorized']);

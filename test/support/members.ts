@@ -10,18 +10,18 @@ export interface Person {
   password: string;
 }
 
-/** A member (not the owner: an operator unless said) of a bot's workspace, with a password to sign in with. */
+/**
+ * A member (not the owner: an operator unless said) of a bot's workspace, with a password to sign in with; their
+ * address counts as confirmed, as after accepting an invitation.
+ */
 export async function addMember(bot: BootstrapResult, role: 'admin' | 'operator' = 'operator'): Promise<Person> {
   const userId = newId('usr');
   const email = `member+${randomToken(8).toLowerCase()}@example.com`;
   const password = randomToken(16);
-  await testDb().query(`INSERT INTO users (id, workspace_id, email, password_hash, role) VALUES ($1, $2, $3, $4, $5)`, [
-    userId,
-    bot.workspace_id,
-    email,
-    await hashPassword(password),
-    role,
-  ]);
+  await testDb().query(
+    `INSERT INTO users (id, workspace_id, email, password_hash, role, email_verified_at) VALUES ($1, $2, $3, $4, $5, now())`,
+    [userId, bot.workspace_id, email, await hashPassword(password), role],
+  );
   return { userId, email, password };
 }
 

@@ -64,6 +64,8 @@ export type ActionView = z.infer<typeof actions.ActionList>['actions'][number];
 export type SavedReplyView = z.infer<typeof operator.SavedReplyView>;
 /** The signed-in person and their workspace (`GET /v1/auth/me`). */
 export type SignedInView = z.infer<typeof auth.MeResponse>;
+/** A confirmed e-mail address (`POST /v1/auth/verify-email`): what the confirmation granted. */
+export type EmailVerifiedView = z.infer<typeof auth.EmailVerified>;
 
 /** Questions the agent could not answer, grouped (`GET …/bots/{id}/gaps`), and what adding an answer wrote. */
 export type GapList = z.infer<typeof reports.GapList>;

@@ -20,6 +20,7 @@ import { ResetPasswordPage } from './pages/reset-password';
 import { SignInPage } from './pages/signin';
 import { SignUpPage } from './pages/signup';
 import { TeamPage } from './pages/team';
+import { VerifyEmailPage } from './pages/verify-email';
 import type { PollOutcome } from './poll';
 import { type Place, currentAddress, navigate, usePlace } from './router';
 import { type Session, SessionContext, sessionOf } from './session';
@@ -27,7 +28,7 @@ import { ErrorBox, Loading, Page } from './ui';
 import { usePolling } from './use-polling';
 
 /** Pages anyone may open; every other page needs a session (without one: /signin?next=…). */
-const PUBLIC = new Set(['/signin', '/signup', '/reset-password', '/invite', '/connect']);
+const PUBLIC = new Set(['/signin', '/signup', '/reset-password', '/invite', '/verify-email', '/connect']);
 
 export function App() {
   const place = usePlace();
@@ -36,6 +37,7 @@ export function App() {
   if (place.path === '/signup') return <SignUpPage />;
   if (place.path === '/reset-password') return <ResetPasswordPage />;
   if (place.path === '/invite') return <InvitePage />;
+  if (place.path === '/verify-email') return <VerifyEmailPage />;
   return <SignedInApp place={place} />;
 }
 

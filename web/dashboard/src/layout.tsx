@@ -1,5 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { EmailBanner } from './email-confirmation';
 import { Link, usePlace } from './router';
 import { useSession } from './session';
 
@@ -262,6 +263,7 @@ export function AppShell(props: { children: ComponentChildren }) {
         </div>
       </nav>
       <main class="main" id="main" tabIndex={-1}>
+        <EmailBanner />
         {props.children}
       </main>
     </div>

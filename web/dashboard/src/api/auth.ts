@@ -1,4 +1,4 @@
-import type { SignedInView } from '../../../shared/contract';
+import type { EmailVerifiedView, SignedInView } from '../../../shared/contract';
 import { call } from './client';
 
 /** Accounts and sessions: `/v1/auth/*`. The session is an HttpOnly cookie the API sets and clears. */
@@ -43,7 +43,9 @@ export const auth = {
   requestReset: (email: string) => call<{ status: 'sent' }>('POST', '/v1/auth/password-reset', { email }),
   confirmReset: (token: string, password: string) =>
     call<SignedIn>('POST', '/v1/auth/password-reset/confirm', { token, password }),
-  // The token in the body, never in a path an access log records.
+  // Tokens in the body, never in a path an access log records.
+  verifyEmail: (token: string) => call<EmailVerifiedView>('POST', '/v1/auth/verify-email', { token }),
+  resendVerification: () => call<{ status: 'sent' }>('POST', '/v1/auth/verify-email/resend'),
   invitation: (token: string) => call<Invitation>('POST', '/v1/auth/invitation', { token }),
   acceptInvitation: (token: string, body: { password: string; name?: string }) =>
     call<SignedIn>('POST', '/v1/auth/invitation/accept', { token, ...body }),

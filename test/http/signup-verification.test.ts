@@ -1,0 +1,279 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { createBillingService } from '../../lib/billing/service';
+import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
+import { http, newBot, ownerSession, rawRequest, testDb, waitUntil } from '../support/helpers';
+import { type InProcessApi, startInProcessApi } from '../support/in-process-api';
+
+/**
+ * Sign-up is verified before credits (issue 17.8, docs/decisions.md "Sign-up is verified before credits"): a workspace
+ * made by sign-up has no credits — its agents are refused as an empty balance is — until its owner follows the link
+ * e-mailed to them, which grants the month's included credits once; a newer link voids the older, resends are limited,
+ * an accepted invitation or a confirmed reset proves the mailbox too, and the monthly grant waits for the confirmation.
+ * E-mails go through the real nodemailer client to a real SMTP peer (test/support/fake-smtp.ts) from an API of this
+ * file's own with a configured dashboard address.
+ */
+const DASHBOARD = 'https://dashboard.platform.test';
+const PASSWORD = 'correct horse battery';
+const unique = () => `owner+${randomBytes(6).toString('hex')}@example.com`;
+/** Each sign-up from an address of its own (198.18.0.0/15, set aside for tests): 5 a minute per address are allowed. */
+const someAddress = () => `198.19.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+const cookieOf = (res: { headers: Headers }) => ({ Cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] });
+const LINK = /https:\/\/dashboard\.platform\.test\/verify-email#token=([A-Za-z0-9]{40})\b/;
+
+let smtp: FakeSmtp;
+let api: InProcessApi;
+beforeAll(async () => {
+  smtp = await startFakeSmtp();
+  api = await startInProcessApi({
+    SMTP_URL: smtp.url,
+    SMTP_FROM: 'Agent Platform <no-reply@platform.test>',
+    DASHBOARD_URL: DASHBOARD,
+    TRUST_PROXY: 'true',
+  });
+});
+afterAll(async () => {
+  await api?.close();
+  await smtp?.close();
+});
+
+async function signup(input: { email?: string; name?: string; workspace_name?: string } = {}) {
+  const email = input.email ?? unique();
+  const res = await http('/v1/auth/signup', {
+    body: { email, password: PASSWORD, workspace_name: input.workspace_name ?? 'Acme', name: input.name },
+    baseUrl: api.url,
+    headers: { 'X-Forwarded-For': someAddress() },
+  });
+  if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${res.text}`);
+  return { email, cookie: cookieOf(res), view: res.body, workspaceId: res.body.workspace.id as string };
+}
+
+/** The confirmation e-mails received for `email`, oldest first, once there are `count`. */
+async function mailsTo(email: string, count = 1) {
+  return waitUntil(`${count} e-mail(s) to ${email}`, async () => {
+    const mails = smtp.messages.filter((m) => m.to.includes(email));
+    return mails.length >= count ? mails.map((m) => parseMessage(m.data)) : undefined;
+  });
+}
+
+const tokenIn = (text: string) => LINK.exec(text)?.[1];
+const verify = (token: string) =>
+  http('/v1/auth/verify-email', { body: { token }, baseUrl: api.url, headers: { 'X-Forwarded-For': someAddress() } });
+const resend = (cookie: Record<string, string>) =>
+  http('/v1/auth/verify-email/resend', { method: 'POST', baseUrl: api.url, headers: cookie });
+
+async function balanceOf(workspaceId: string): Promise<number> {
+  const res = await testDb().query(`SELECT credit_balance FROM workspaces WHERE id = $1`, [workspaceId]);
+  return res.rows[0].credit_balance;
+}
+async function grantsOf(workspaceId: string) {
+  const res = await testDb().query(`SELECT amount, reason FROM credit_ledger WHERE workspace_id = $1 AND amount > 0`, [
+    workspaceId,
+  ]);
+  return res.rows;
+}
+
+describe('a sign-up', () => {
+  it('has no credits until its owner follows the e-mailed link; the link grants the included credits once', async () => {
+    const { email, cookie, view, workspaceId } = await signup({ name: 'Ana', workspace_name: 'Acme support' });
+    expect(view).toEqual({
+      user: { id: expect.stringMatching(/^usr_/), email, name: 'Ana', role: 'owner', email_verified: false },
+      workspace: { id: workspaceId, name: 'Acme support', credits_awaiting_confirmation: 1000 },
+    });
+    expect((await http('/v1/auth/me', { headers: cookie, baseUrl: api.url })).body).toEqual(view);
+    const usage = await http('/v1/billing/usage', { headers: cookie, baseUrl: api.url });
+    expect(usage.body.credits.balance).toBe(0);
+    expect(await grantsOf(workspaceId)).toEqual([]);
+
+    // The e-mail: a fixed subject, a link on the configured dashboard address with the token in its fragment, and
+    // none of the words the person chose (the workspace's and their name).
+    const [mail] = await mailsTo(email);
+    expect(mail.subject).toBe('Confirm your e-mail address for Agent Platform');
+    expect(mail.text).toContain("Confirm it to receive your workspace's 1,000 included credits");
+    const token = tokenIn(mail.text)!;
+    expect(token).toBeDefined();
+    expect(mail.text).not.toContain('Acme support');
+    expect(mail.text).not.toContain('Ana');
+    // The token is a credential: only its hash is stored; it works for 48 hours.
+    const stored = await testDb().query(
+      `SELECT token_hash::text LIKE $2 AS plain, extract(epoch FROM expires_at - created_at)::int AS seconds
+         FROM email_verifications WHERE user_id = $1`,
+      [view.user.id, `%${token}%`],
+    );
+    expect(stored.rows).toEqual([{ plain: false, seconds: 48 * 3600 }]);
+
+    // An agent of the new workspace: a chat on the platform's model gets the empty balance's refusal.
+    const created = await http('/v1/dashboard/bots', { body: { name: 'Helper' }, headers: cookie, baseUrl: api.url });
+    expect(created.status).toBe(201);
+    const key = created.body.keys.secret_key as string;
+    const refused = await http('/v1/api/chat', { key, body: { message: 'hello?' } });
+    expect([refused.status, refused.body.code]).toEqual([503, 'llm_unavailable']);
+    const runs = await testDb().query(`SELECT status, error_code FROM runs WHERE bot_id = $1`, [created.body.bot.id]);
+    expect(runs.rows).toEqual([{ status: 'failed', error_code: 'no_credits' }]);
+
+    // Two confirmations at once (a double click, two tabs): both say confirmed, one grants.
+    const both = await Promise.all([verify(token), verify(token)]);
+    expect(both.map((r) => r.status)).toEqual([200, 200]);
+    expect(both.map((r) => r.body.credits_granted).sort((a, b) => a - b)).toEqual([0, 1000]);
+    expect(both[0].body).toMatchObject({ status: 'verified', email });
+    const again = await verify(token);
+    expect([again.status, again.body]).toEqual([200, { status: 'verified', email, credits_granted: 0 }]);
+    expect(await grantsOf(workspaceId)).toEqual([{ amount: 1000, reason: 'Free plan: included credits' }]);
+    expect(await balanceOf(workspaceId)).toBe(1000);
+    const me = await http('/v1/auth/me', { headers: cookie, baseUrl: api.url });
+    expect(me.body.user.email_verified).toBe(true);
+    expect(me.body.workspace.credits_awaiting_confirmation).toBe(0);
+
+    const answered = await http('/v1/api/chat', { key, body: { message: 'hello again' } });
+    expect(answered.status).toBe(200);
+    expect(answered.body.answer).toContain('Fake answer: hello again');
+    // Nothing left to send.
+    const late = await resend(cookie);
+    expect([late.status, late.body.code]).toEqual([409, 'conflict']);
+  });
+
+  it('mails the link to the configured address whatever Host the sign-up came with, and answers before the mail server', async () => {
+    const slow = await startFakeSmtp({ greetingDelayMs: 1500 });
+    const slowApi = await startInProcessApi({ SMTP_URL: slow.url, DASHBOARD_URL: DASHBOARD, TRUST_PROXY: 'true' });
+    try {
+      const email = unique();
+      const body = JSON.stringify({ email, password: PASSWORD, workspace_name: 'W' });
+      const started = Date.now();
+      const res = await rawRequest(`${slowApi.url}/v1/auth/signup`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': String(Buffer.byteLength(body)),
+          Host: 'attacker.example',
+          'X-Forwarded-Host': 'attacker.example',
+          'X-Forwarded-For': someAddress(),
+        },
+        body,
+      });
+      expect(res.status).toBe(201);
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(slow.messages.filter((m) => m.to.includes(email))).toHaveLength(0);
+      const mail = await waitUntil('the e-mail', async () => slow.messages.find((m) => m.to.includes(email)));
+      const text = parseMessage(mail!.data).text;
+      expect(text).not.toContain('attacker.example');
+      expect(tokenIn(text)).toBeDefined();
+    } finally {
+      await slowApi.close();
+      await slow.close();
+    }
+  });
+
+  it('refuses an unknown or expired link as reset links are refused, granting nothing', async () => {
+    const { email, view, workspaceId } = await signup();
+    const token = tokenIn((await mailsTo(email))[0].text)!;
+    const unknown = await verify('x'.repeat(40));
+    expect([unknown.status, unknown.body.code]).toEqual([400, 'invalid_token']);
+    expect(unknown.body.error).toMatch(/unknown, expired or replaced/);
+    const malformed = await verify('short');
+    expect([malformed.status, malformed.body.code]).toEqual([400, 'bad_request']);
+
+    await testDb().query(`UPDATE email_verifications SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [
+      view.user.id,
+    ]);
+    const expired = await verify(token);
+    expect([expired.status, expired.body.code]).toEqual([400, 'invalid_token']);
+    expect(await balanceOf(workspaceId)).toBe(0);
+    const user = await testDb().query(`SELECT email_verified_at FROM users WHERE id = $1`, [view.user.id]);
+    expect(user.rows[0].email_verified_at).toBeNull();
+  });
+
+  it('a new link voids the older ones; three new links an hour, then 429', async () => {
+    const { email, cookie, workspaceId } = await signup();
+    const first = tokenIn((await mailsTo(email))[0].text)!;
+    const noSession = await http('/v1/auth/verify-email/resend', { method: 'POST', baseUrl: api.url });
+    expect(noSession.status).toBe(401);
+
+    const sent = await resend(cookie);
+    expect([sent.status, sent.body]).toEqual([202, { status: 'sent' }]);
+    const second = tokenIn((await mailsTo(email, 2))[1].text)!;
+    expect(second).not.toBe(first);
+    const old = await verify(first);
+    expect([old.status, old.body.code]).toEqual([400, 'invalid_token']);
+
+    expect((await resend(cookie)).status).toBe(202);
+    expect((await resend(cookie)).status).toBe(202);
+    const limited = await resend(cookie);
+    expect([limited.status, limited.body.code]).toEqual([429, 'rate_limited']);
+    const retry = Number(limited.headers.get('retry-after'));
+    expect(retry).toBeGreaterThan(3500);
+    expect(retry).toBeLessThanOrEqual(3600);
+    // The sign-up's link and three new ones: the refused resend sent nothing.
+    const mails = await mailsTo(email, 4);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(smtp.messages.filter((m) => m.to.includes(email))).toHaveLength(4);
+    const newest = tokenIn(mails[3].text)!;
+    expect((await verify(second)).status).toBe(400);
+    const confirmed = await verify(newest);
+    expect([confirmed.status, confirmed.body.credits_granted]).toEqual([200, 1000]);
+    expect(await balanceOf(workspaceId)).toBe(1000);
+  });
+});
+
+describe('other proofs of the mailbox', () => {
+  it('accepting an invitation verifies the new member', async () => {
+    const bot = await newBot();
+    const owner = await ownerSession(bot);
+    const email = unique();
+    const invited = await http('/v1/dashboard/team/invitations', { body: { email, role: 'admin' }, headers: owner });
+    expect(invited.status).toBe(201);
+    const token = new URLSearchParams(new URL(invited.body.invite_url).hash.slice(1)).get('token')!;
+    const accepted = await http('/v1/auth/invitation/accept', { body: { token, password: PASSWORD } });
+    expect(accepted.status).toBe(201);
+    expect(accepted.body.user).toMatchObject({ email, role: 'admin', email_verified: true });
+    expect(accepted.body.workspace.credits_awaiting_confirmation).toBe(0);
+  });
+
+  it("a confirmed password reset verifies the owner and grants the sign-up's credits, once", async () => {
+    const { email, workspaceId } = await signup();
+    const signupToken = tokenIn((await mailsTo(email))[0].text)!;
+    const asked = await http('/v1/auth/password-reset', { body: { email }, baseUrl: api.url });
+    expect(asked.status).toBe(202);
+    const resetMail = await waitUntil('the reset e-mail', async () => {
+      const mails = smtp.messages.filter((m) => m.to.includes(email)).map((m) => parseMessage(m.data));
+      return mails.find((m) => m.subject.startsWith('Reset'));
+    });
+    const resetToken = /reset-password#token=([A-Za-z0-9]+)/.exec(resetMail!.text)![1];
+    const reset = await http('/v1/auth/password-reset/confirm', {
+      body: { token: resetToken, password: 'a brand new password' },
+      baseUrl: api.url,
+    });
+    expect(reset.status).toBe(200);
+    expect(reset.body.user.email_verified).toBe(true);
+    expect(await balanceOf(workspaceId)).toBe(1000);
+    // The sign-up's link still says confirmed, and grants nothing more.
+    const later = await verify(signupToken);
+    expect([later.status, later.body.credits_granted]).toEqual([200, 0]);
+    expect(await grantsOf(workspaceId)).toEqual([{ amount: 1000, reason: 'Free plan: included credits' }]);
+  });
+});
+
+describe('workspaces of the operators, and the monthly grant', () => {
+  it('a bootstrapped workspace is verified; the monthly grant skips a sign-up whose owner has not confirmed', async () => {
+    const bot = await newBot({ initialCredits: 0 });
+    const owner = await ownerSession(bot);
+    const me = await http('/v1/auth/me', { headers: owner });
+    expect(me.body.user.email_verified).toBe(true);
+    // As if last month's grant were the bootstrapped workspace's last one; the sign-up's month was never granted.
+    await testDb().query(
+      `UPDATE workspaces SET included_credits_through = (date_trunc('month', now()) - interval '1 month')::date
+        WHERE id = $1`,
+      [bot.workspace_id],
+    );
+    const { email, workspaceId } = await signup();
+    const billing = createBillingService({ db: testDb() });
+    await billing.grantIncludedCredits();
+    expect(await balanceOf(bot.workspace_id)).toBe(1000);
+    expect(await balanceOf(workspaceId)).toBe(0);
+
+    const confirmed = await verify(tokenIn((await mailsTo(email))[0].text)!);
+    expect(confirmed.body.credits_granted).toBe(1000);
+    await billing.grantIncludedCredits();
+    expect(await grantsOf(workspaceId)).toEqual([{ amount: 1000, reason: 'Free plan: included credits' }]);
+    expect(await balanceOf(workspaceId)).toBe(1000);
+  });
+});
