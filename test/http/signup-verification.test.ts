@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { createBillingService } from '../../lib/billing/service';
+import { createDb } from '../../lib/db';
+import { MIGRATIONS_DIR } from '../../lib/migrate';
 import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
-import { http, newBot, ownerSession, rawRequest, testDb, waitUntil } from '../support/helpers';
+import { agentctl, http, newBot, ownerSession, rawRequest, testDb, waitUntil } from '../support/helpers';
 import { type InProcessApi, startInProcessApi } from '../support/in-process-api';
+import { stackInfo } from '../support/stack-info';
 
 /**
  * Sign-up is verified before credits (issue 17.8, docs/decisions.md "Sign-up is verified before credits"): a workspace
@@ -275,5 +280,46 @@ describe('workspaces of the operators, and the monthly grant', () => {
     await billing.grantIncludedCredits();
     expect(await grantsOf(workspaceId)).toEqual([{ amount: 1000, reason: 'Free plan: included credits' }]);
     expect(await balanceOf(workspaceId)).toBe(1000);
+  });
+});
+
+describe('the migration', () => {
+  it('counts everyone before it as verified and takes no credits from anyone', async () => {
+    // A database of its own: the schema as it was before this migration, with a workspace, its owner and a member.
+    const name = `verify_migration_${randomBytes(4).toString('hex')}`;
+    await testDb().query(`CREATE DATABASE ${name}`);
+    const url = new URL(stackInfo().databaseUrl);
+    url.pathname = `/${name}`;
+    const db = createDb(url.toString(), { max: 1 });
+    try {
+      expect((await agentctl(['migrate'], { DATABASE_URL: url.toString() })).code).toBe(0);
+      const [up, down] = readFileSync(path.join(MIGRATIONS_DIR, '1763803100000_email_verification.sql'), 'utf8').split(
+        '-- Down Migration',
+      );
+      await db.query(down);
+      await db.query(
+        `INSERT INTO workspaces (id, name, credit_balance, included_credits_through)
+         VALUES ('ws_old', 'Old', 640, (date_trunc('month', now()) - interval '1 month')::date)`,
+      );
+      await db.query(
+        `INSERT INTO users (id, workspace_id, email, password_hash, role)
+         VALUES ('usr_owner', 'ws_old', 'old-owner@example.com', 'x', 'owner'),
+                ('usr_member', 'ws_old', 'old-member@example.com', 'x', 'operator')`,
+      );
+
+      await db.query(up);
+      const users = await db.query(`SELECT id, email_verified_at IS NOT NULL AS verified FROM users ORDER BY id`);
+      expect(users.rows).toEqual([
+        { id: 'usr_member', verified: true },
+        { id: 'usr_owner', verified: true },
+      ]);
+      expect((await db.query(`SELECT credit_balance FROM workspaces`)).rows).toEqual([{ credit_balance: 640 }]);
+      // Its next month's credits still come.
+      expect(await createBillingService({ db }).grantIncludedCredits()).toBe(1);
+      expect((await db.query(`SELECT credit_balance FROM workspaces`)).rows).toEqual([{ credit_balance: 1640 }]);
+    } finally {
+      await db.end();
+      await testDb().query(`DROP DATABASE ${name} WITH (FORCE)`);
+    }
   });
 });
