@@ -137,13 +137,26 @@ export function createTeamService(deps: { db: Db; outbox: Outbox }) {
     /**
      * Invites a person by e-mail: a link (`{dashboard}/invite#token=…`) e-mailed (or logged without SMTP) and returned
      * to the inviter to pass on. A pending invitation of the same address is replaced. 409 `already_member` when the
-     * address has an account in this workspace; 429 past the workspace's invitations per hour or per day.
+     * address has an account in this workspace; 429 past the workspace's invitations per hour or per day; 403 while the
+     * inviter has not confirmed their e-mail address.
      */
     async invite(
       session: UserSession,
       input: { email: string; role: 'admin' | 'operator' },
       linkBase: LinkBase,
     ): Promise<{ invitation: InvitationView; invite_url: string; emailed: boolean }> {
+      // An unconfirmed sign-up could otherwise mail strangers from thousands of throwaway workspaces: inviting waits
+      // for the inviter's own address to be confirmed (docs/decisions.md, "Sign-up is verified before credits").
+      const inviter = await db.query<{ verified: boolean }>(
+        `SELECT email_verified_at IS NOT NULL AS verified FROM users WHERE id = $1`,
+        [session.userId],
+      );
+      if (!inviter.rows[0]?.verified) {
+        throw new ApiError(
+          'forbidden',
+          'Confirm your e-mail address before inviting people: follow the link we sent you, or ask for a new one',
+        );
+      }
       const email = input.email.trim();
       const member = await db.query(`SELECT 1 FROM users WHERE workspace_id = $1 AND lower(email) = lower($2)`, [
         session.workspaceId,

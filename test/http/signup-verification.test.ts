@@ -219,6 +219,28 @@ describe('a sign-up', () => {
   });
 });
 
+describe('an owner who has not confirmed', () => {
+  it('may not invite people until the address is confirmed', async () => {
+    const { email, cookie, workspaceId } = await signup();
+    const invite = () =>
+      http('/v1/dashboard/team/invitations', {
+        body: { email: unique(), role: 'operator' },
+        baseUrl: api.url,
+        headers: cookie,
+      });
+    const refused = await invite();
+    expect([refused.status, refused.body.code]).toEqual([403, 'forbidden']);
+    expect(refused.body.error).toMatch(/Confirm your e-mail address/);
+    const written = await testDb().query(`SELECT count(*)::int AS n FROM invitations WHERE workspace_id = $1`, [
+      workspaceId,
+    ]);
+    expect(written.rows[0].n).toBe(0);
+
+    expect((await verify(tokenIn((await mailsTo(email))[0].text)!)).status).toBe(200);
+    expect((await invite()).status).toBe(201);
+  });
+});
+
 describe('other proofs of the mailbox', () => {
   it('accepting an invitation verifies the new member', async () => {
     const bot = await newBot();
