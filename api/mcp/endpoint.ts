@@ -22,6 +22,38 @@ export interface BuilderMcpEndpoint {
  * Postgres); the caller's identity reaches the tools through `authInfo.extra`.
  */
 export function createBuilderMcpEndpoint(deps: { services: Services; logger: Logger }): BuilderMcpEndpoint {
+  /**
+   * Tool calls in flight in this process, by the key that sent them and their JSON-RPC id. Each POST gets a fresh
+   * server, so the SDK's own handling of `notifications/cancelled` (aborting the named request in the server that
+   * received the notification) never reaches the call, which another POST holds: a cancellation from the same key
+   * aborts the call's `cancelled` signal here. Only in the process that holds the call (another replica's call
+   * still counts as received).
+   */
+  const inFlight = new Map<string, Set<AbortController>>();
+  const inFlightKey = (clientId: string, id: unknown) => `${clientId}\n${JSON.stringify(id)}`;
+
+  function track(clientId: string, messages: JsonRpcMessage[], call: McpCall): () => void {
+    for (const m of messages) {
+      if (m.method === 'notifications/cancelled') {
+        for (const c of inFlight.get(inFlightKey(clientId, m.params?.requestId)) ?? []) c.abort();
+      }
+    }
+    const keys = messages
+      .filter((m) => m.method === 'tools/call' && (typeof m.id === 'string' || typeof m.id === 'number'))
+      .map((m) => inFlightKey(clientId, m.id));
+    if (keys.length === 0) return () => undefined;
+    const controller = new AbortController();
+    call.cancelled = controller.signal;
+    for (const key of keys) inFlight.set(key, (inFlight.get(key) ?? new Set()).add(controller));
+    return () => {
+      for (const key of keys) {
+        const set = inFlight.get(key);
+        set?.delete(controller);
+        if (set?.size === 0) inFlight.delete(key);
+      }
+    };
+  }
+
   const factory = (ctx: { authInfo?: { extra?: Record<string, unknown> } }) =>
     builderMcpServer(deps.services, (ctx.authInfo?.extra as { call: McpCall }).call);
   const modern = createMcpHandler(factory, {
@@ -49,7 +81,30 @@ export function createBuilderMcpEndpoint(deps: { services: Services; logger: Log
     async handle(request, call, clientId) {
       const authInfo: AuthInfo = { token: 'builder-key', clientId, scopes: [], extra: { call } };
       const legacy = await isLegacyRequest(request.clone(), undefined, { maxRequestBodySize: LIMITS.bodyBytes });
-      return legacy ? serveLegacy(request, authInfo) : modern.fetch(request, { authInfo });
+      const untrack = track(clientId, await jsonRpcMessages(request), call);
+      try {
+        return await (legacy ? serveLegacy(request, authInfo) : modern.fetch(request, { authInfo }));
+      } finally {
+        untrack();
+      }
     },
   };
+}
+
+interface JsonRpcMessage {
+  method?: unknown;
+  id?: unknown;
+  params?: { requestId?: unknown };
+}
+
+/** The JSON-RPC messages of a POST (one, or a batch of the earlier era); none when its body is not JSON. */
+async function jsonRpcMessages(request: Request): Promise<JsonRpcMessage[]> {
+  try {
+    const parsed = JSON.parse(await request.clone().text()) as unknown;
+    return (Array.isArray(parsed) ? parsed : [parsed]).filter(
+      (m): m is JsonRpcMessage => typeof m === 'object' && m !== null,
+    );
+  } catch {
+    return [];
+  }
 }

@@ -90,6 +90,11 @@ export interface McpCall {
   principal: BuilderPrincipal;
   /** The tool asked the caller to wait: `Retry-After` on the HTTP response. */
   retryAfter?: number;
+  /**
+   * Aborted when the caller cancels this request (`notifications/cancelled`, the earlier era's client on a timeout):
+   * it still reads the response but drops it, so the results it carries are not acknowledged (api/mcp/endpoint.ts).
+   */
+  cancelled?: AbortSignal;
   /** Builder turns whose results this response carries: acknowledged once it is written. */
   delivered?: {
     conversation: { workspaceId: string; principal: BuilderPrincipal; surface: BuilderSurface; thread: string | null };
@@ -132,7 +137,7 @@ export function builderMcpServer(services: Services, call: McpCall): Server {
 
   server.setRequestHandler('tools/list', async () => ({ tools: MCP_TOOLS }));
 
-  server.setRequestHandler('tools/call', async (request) => {
+  server.setRequestHandler('tools/call', async (request, ctx) => {
     const args = request.params.arguments ?? {};
     switch (request.params.name) {
       case 'agents': {
@@ -180,7 +185,11 @@ export function builderMcpServer(services: Services, call: McpCall): Server {
           principal: call.principal,
           message: parsed.data.message,
         });
-        call.delivered = { conversation, turnIds: answer.turnIds };
+        // A cancelled request's results are not received (the SDK does not send them, or the caller drops them):
+        // unacknowledged, they lead the conversation's next answer.
+        if (!ctx.mcpReq.signal.aborted && !call.cancelled?.aborted) {
+          call.delivered = { conversation, turnIds: answer.turnIds };
+        }
         return {
           ...text(answer.text),
           structuredContent: {

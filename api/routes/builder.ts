@@ -22,19 +22,32 @@ const BuilderReply = z
   })
   .meta({ id: 'BuilderReply' });
 
-/** After the response is written, the thread learns which results its caller received. */
-function acknowledgeWhenWritten(
-  ctx: AppContext,
-  services: Services,
-  call: McpCall | { delivered?: McpCall['delivered'] },
-) {
+/**
+ * After the response is written, the thread learns which results its caller received: none when the caller
+ * cancelled the request (it drops the response) or went away before the response was written ('finish' never comes).
+ */
+function acknowledgeWhenWritten(ctx: AppContext, services: Services, call: Pick<McpCall, 'delivered' | 'cancelled'>) {
   const delivered = call.delivered;
   if (!delivered || delivered.turnIds.length === 0) return;
   ctx.res.once('finish', () => {
+    if (call.cancelled?.aborted) return;
     services.builder
       .acknowledge(delivered.conversation, delivered.turnIds)
       .catch((err: unknown) => ctx.state.log.warn({ err }, 'builder results not acknowledged: they will be repeated'));
   });
+}
+
+/** Whether a response body holds a JSON-RPC result (one message, or one of a batch). */
+function carriesResult(body: unknown): boolean {
+  if (!Buffer.isBuffer(body)) return false;
+  try {
+    const parsed = JSON.parse(body.toString('utf8')) as unknown;
+    return (Array.isArray(parsed) ? parsed : [parsed]).some(
+      (m) => typeof m === 'object' && m !== null && 'result' in m,
+    );
+  } catch {
+    return false;
+  }
 }
 
 function builderPrincipal(ctx: AppContext): { workspaceId: string; principal: BuilderPrincipal } {
@@ -148,7 +161,8 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
         const response = await mcp.handle(toFetchRequest(ctx, raw), call, ctx.state.principal!.keyId);
         await sendFetchResponse(ctx, response);
         if (call.retryAfter !== undefined) ctx.set('Retry-After', String(call.retryAfter));
-        acknowledgeWhenWritten(ctx, services, call);
+        // Only results the response carries (a JSON-RPC result, not an error in its place).
+        if (carriesResult(ctx.body)) acknowledgeWhenWritten(ctx, services, call);
       },
     }),
     route({

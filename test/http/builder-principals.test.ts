@@ -10,7 +10,7 @@ import { stackInfo } from '../support/stack-info';
  * Two programs connected to one workspace with two builder keys (issue 17, item 5): each holds its own builder
  * conversations. A change program A asked for and that awaits consent is not applied by program B's "yes", even in a
  * thread of the same name, and B sees nothing of A's conversation, of A's secrets shown once, or of the results of A's
- * turns that finished while A was not waiting.
+ * turns that finished while A was not waiting. Those wait for A, also when A's call was cancelled rather than dropped.
  */
 
 const script = (steps: FakeScriptStep[]) => scriptFakeModel(steps, 'principals');
@@ -19,11 +19,12 @@ const call = (name: string, args: Record<string, unknown>) => ({ name, arguments
 const textOf = (result: { content?: unknown }) =>
   ((result.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('');
 
-async function connect(key: string, mode: 'legacy' | 'auto' = 'legacy'): Promise<Client> {
+async function connect(key: string, mode: 'legacy' | 'auto' = 'legacy', observe?: typeof fetch): Promise<Client> {
   const client = new Client({ name: 'principals-test', version: '1.0.0' }, { versionNegotiation: { mode } });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${stackInfo().apiUrl}/v1/api/mcp`), {
       requestInit: { headers: { Authorization: `Bearer ${key}` } },
+      ...(observe ? { fetch: observe } : {}),
     }),
   );
   return client;
@@ -117,7 +118,7 @@ describe('builder conversations belong to the program that holds the key', () =>
   ])("A's result that finished while A was away waits for A: B, in %s, never receives it", async (_, thread) => {
     // A workspace of its own: with the shared one's messages these would pass its 12 builder messages a minute. The
     // current protocol era, whose client aborts the HTTP request of a call that timed out (the earlier era's only
-    // sends a cancellation, and the answer is still written to it and received).
+    // sends a cancellation: the next test).
     const { bot: desk, a: programA, b: programB } = await twoPrograms('auto');
     try {
       const title = `Late for A ${randomUUID()}`;
@@ -143,6 +144,50 @@ describe('builder conversations belong to the program that holds the key', () =>
       expect(toA.indexOf(`A, your fact "${title}" is in.`)).toBeLessThan(toA.indexOf('A, here is the next answer.'));
     } finally {
       await Promise.all([programA.close(), programB.close()]);
+    }
+  });
+
+  it("an earlier-era program's call that timed out and was cancelled: its result, written to the cancelled request, still leads the next answer", async () => {
+    // The earlier protocol era's client, on a timeout, only sends `notifications/cancelled`: the HTTP request stays
+    // open, the answer is written to it and read, and the client drops it. Every exchange is recorded to show that.
+    const desk = await newBot({ botName: 'Legacy desk' });
+    const exchanges: { sent: any; received: Promise<string> }[] = [];
+    const observe: typeof fetch = (input, init) => {
+      const response = fetch(input, init);
+      const sent = typeof init?.body === 'string' ? JSON.parse(init.body) : null;
+      exchanges.push({ sent, received: response.then((r) => r.clone().text()) });
+      return response;
+    };
+    const program = await connect(desk.keys.builder_key, 'legacy', observe);
+    try {
+      const thread = `legacy-late-${randomUUID()}`;
+      const title = `Late for the earlier era ${randomUUID()}`;
+      const slow = await script([
+        { toolCalls: [call('add_knowledge', { agent_id: desk.bot_id, title, text: `FACT: ${title}` })], delayMs: 1500 },
+        { text: `Your fact "${title}" is in.` },
+        { text: 'Here is the next answer.' },
+      ]);
+      await expect(constructor(program, `${slow.marker} add a fact`, thread, 500)).rejects.toThrow(/timed out/i);
+
+      // The answer was still written to that request once the turn finished, and the client had cancelled it.
+      const asked = exchanges.find((e) => e.sent?.method === 'tools/call');
+      expect(asked).toBeDefined();
+      const written = JSON.parse(await asked!.received) as { id: unknown; result?: { content?: unknown } };
+      expect(written.id).toBe(asked!.sent.id);
+      expect(textOf(written.result ?? {})).toContain(`Your fact "${title}" is in.`);
+      expect(
+        exchanges.some(
+          (e) => e.sent?.method === 'notifications/cancelled' && e.sent.params?.requestId === asked!.sent.id,
+        ),
+      ).toBe(true);
+
+      // The program never had it: its next message leads with it.
+      const next = textOf(await constructor(program, 'and now?', thread));
+      expect(next).toMatch(/^Result of your earlier message/);
+      expect(next.indexOf(`Your fact "${title}" is in.`)).toBeGreaterThan(0);
+      expect(next.indexOf(`Your fact "${title}" is in.`)).toBeLessThan(next.indexOf('Here is the next answer.'));
+    } finally {
+      await program.close();
     }
   });
 });
