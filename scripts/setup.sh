@@ -82,12 +82,18 @@ build_front_end web/dashboard index.html 'the dashboard pages'
 build_front_end web/widget widget.js 'the widget'
 
 # The browser tests (test/browser) drive Debian's Chromium with playwright-core; nothing is downloaded by playwright.
-if [ "${1:-}" = "--test" ] && [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing Debian's chromium for the browser tests (once)" >&2
-    apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >&2
-  else
-    echo "setup: the browser tests need /usr/bin/chromium: install Debian's 'chromium' package (apt-get install -y chromium, as root)" >&2
-    exit 1
+# The TLS connection test (test/unit/temporal-connection.test.ts) makes its CA and certificate with openssl.
+if [ "${1:-}" = "--test" ]; then
+  missing=()
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+      echo "setup: installing Debian's ${missing[*]} for the tests (once)" >&2
+      apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >&2
+    else
+      echo "setup: the tests need Debian's ${missing[*]}: apt-get install -y ${missing[*]} (as root)" >&2
+      exit 1
+    fi
   fi
 fi
