@@ -10,12 +10,13 @@ const Options = z.object({
   apis: z.coerce.number().int().min(1).max(8).default(2),
   workers: z.coerce.number().int().min(1).max(8).default(2),
   port: z.coerce.number().int().min(1).max(65535).default(8080),
+  'ui-port': z.coerce.number().int().min(1).max(65535).default(8233),
 });
 
 function argsOf(argv: string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
-    const m = /^--(apis|workers|port)(?:=(.*))?$/.exec(argv[i]);
+    const m = /^--(apis|workers|port|ui-port)(?:=(.*))?$/.exec(argv[i]);
     if (!m) {
       console.error(`Unknown option ${argv[i]}\n\n${HELP}`);
       process.exit(2);
@@ -46,6 +47,7 @@ async function main() {
     apis: o.apis,
     workers: o.workers,
     port: o.port,
+    uiPort: o['ui-port'],
     env: { NODE_ENV: process.env.NODE_ENV ?? 'development' },
     quiet: true,
     logDir,
@@ -66,9 +68,11 @@ async function main() {
         : ''
     }
     Temporal UI          ${
-      cluster.env.TEMPORAL_UI_URL
-        ? `${cluster.env.TEMPORAL_UI_URL} (TEMPORAL_UI_URL; not started here)`
-        : 'none runs here: the run log has no links to Temporal (--help: pointing TEMPORAL_UI_URL at a UI of yours)'
+      cluster.temporalUi
+        ? `${cluster.temporalUi.url}   (runs and their histories; the run log links each run there)`
+        : cluster.env.TEMPORAL_UI_URL
+          ? `${cluster.env.TEMPORAL_UI_URL} (TEMPORAL_UI_URL; not started here)`
+          : 'none: with TEMPORAL_ADDRESS, the run log links to Temporal once TEMPORAL_UI_URL names your UI'
     }
     Postgres             ${cluster.postgres ? `platform on 127.0.0.1:${cluster.postgres.port}` : 'DATABASE_URL'}${cluster.temporal ? `, Temporal's on 127.0.0.1:${cluster.temporal.postgres.port}` : ''}
     Logs                 ${logDir}/<name>.log

@@ -46,6 +46,20 @@ if { [ "${1:-}" = "--test" ] || [ "${1:-}" = "--cluster" ]; } && { [ ! -x "$SERV
   rm -rf "$SERVER_DIR/schema" && mv "$SERVER_DIR/schema.new" "$SERVER_DIR/schema"
 fi
 
+# The production shape's Temporal Web UI: Temporal's ui-server (the web app is embedded in the binary), the version
+# the Temporal CLI above serves with its dev server, so its module is usually in Go's cache already.
+TEMPORAL_UI_VERSION=v2.42.1  # lib/stack/temporal-ui.ts names the same
+UI_DIR=".tools/temporal-ui/${TEMPORAL_UI_VERSION}"
+if { [ "${1:-}" = "--test" ] || [ "${1:-}" = "--cluster" ]; } && [ ! -x "$UI_DIR/server" ]; then
+  if ! command -v go >/dev/null 2>&1; then
+    echo "setup: building the Temporal UI needs a Go toolchain; install Go" >&2
+    exit 1
+  fi
+  echo "setup: building the Temporal UI ${TEMPORAL_UI_VERSION} with go install (a minute, once)" >&2
+  mkdir -p "$UI_DIR"
+  GOBIN="$PWD/$UI_DIR" GOFLAGS=-mod=mod go install "github.com/temporalio/ui-server/v2/cmd/server@${TEMPORAL_UI_VERSION}" >&2
+fi
+
 # `npm test` also fuzzes the public contract with schemathesis, from a virtualenv of the project's own.
 if [ "${1:-}" = "--test" ] && [ ! -x .tools/venv/bin/st ]; then
   if ! command -v python3 >/dev/null 2>&1; then

@@ -6,6 +6,7 @@ import { secretKeyFor, startApi, startWorker, waitForApi } from './platform';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './postgres';
 import { type ManagedProcess, freePort } from './processes';
 import { type TemporalServer, startTemporalServer } from './temporal-server';
+import { type TemporalUi, startTemporalUi } from './temporal-ui';
 
 /**
  * The production shape on one machine (`npm run cluster`, and the `cluster` test project): a real Temporal server
@@ -19,6 +20,11 @@ export interface ClusterOptions {
   workers: number;
   /** The balancer's port: where clients reach the platform. */
   port: number;
+  /**
+   * The Temporal UI's port (a free one when not given). The UI runs with the cluster's own Temporal server, unless
+   * TEMPORAL_UI_URL names one already; with TEMPORAL_ADDRESS, the UI is the operator's.
+   */
+  uiPort?: number;
   /** Configuration for every API and worker (README, Configure it); DATABASE_URL / TEMPORAL_ADDRESS use existing ones. */
   env?: Record<string, string | undefined>;
   quiet?: boolean;
@@ -35,6 +41,8 @@ export interface Cluster {
   workers: ManagedProcess[];
   balancer: Balancer;
   temporal?: TemporalServer;
+  /** The Temporal UI this cluster runs (the run log's links lead there: TEMPORAL_UI_URL). */
+  temporalUi?: TemporalUi;
   postgres?: EmbeddedPostgres;
   /** Starts one more worker on the task queue. */
   addWorker(): Promise<ManagedProcess>;
@@ -80,6 +88,21 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       });
       stops.push(() => temporal!.stop());
       env.TEMPORAL_ADDRESS = temporal.address;
+    }
+    let temporalUi: TemporalUi | undefined;
+    if (temporal && !env.TEMPORAL_UI_URL) {
+      // Ops staff inspect runs here, and the dashboard's run log links each run to it.
+      log('starting the Temporal UI');
+      temporalUi = await startTemporalUi({
+        dataDir: path.join(opts.dataDir, 'temporal-ui'),
+        temporalAddress: temporal.address,
+        namespace: temporal.namespace,
+        port: opts.uiPort ?? (await freePort()),
+        logDir: opts.logDir,
+        quiet: true,
+      });
+      stops.push(() => temporalUi!.stop());
+      env.TEMPORAL_UI_URL = temporalUi.url;
     }
     log('applying migrations');
     await migrate(env.DATABASE_URL, () => undefined);
@@ -128,6 +151,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       workers,
       balancer,
       temporal,
+      temporalUi,
       postgres,
       addWorker,
       async restartApi(index, signal = 'SIGKILL') {

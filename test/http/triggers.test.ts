@@ -269,7 +269,7 @@ describe('manual start and the run log', () => {
     const page1 = await http(`/v1/dashboard/bots/${bot.bot_id}/runs?limit=2`, { headers: session });
     expect(page1.body.runs).toHaveLength(2);
     expect(page1.body.runs[0].input).toContain('n2');
-    // A link to the run in the Temporal UI when one is configured (the stack's dev server); none without (the cluster).
+    // A link to the run in the Temporal UI when one is configured (the stack's dev server, the cluster's ui-server).
     if (stackInfo().env.TEMPORAL_UI_URL)
       expect(page1.body.runs[0].workflow_url).toMatch(/\/namespaces\/default\/workflows\/run%2Frun_/);
     else expect(page1.body.runs[0].workflow_url).toBeNull();

@@ -58,9 +58,10 @@ describe('--help before setup', () => {
     expect(result.code).not.toBe(0);
   });
 
-  it('the cluster help says no Temporal UI runs and how to point TEMPORAL_UI_URL at one', () => {
+  it('the cluster help names the Temporal UI it runs, its port option, and TEMPORAL_UI_URL for a Temporal of yours', () => {
     const help = readFileSync(path.join(ROOT, 'scripts', 'help', 'cluster.txt'), 'utf8');
-    expect(help).toMatch(/no Temporal Web UI/);
-    expect(help).toMatch(/TEMPORAL_UI_URL=http:\/\/localhost:8233/);
+    expect(help).toMatch(/the Temporal Web UI/);
+    expect(help).toMatch(/--ui-port U/);
+    expect(help).toMatch(/TEMPORAL_ADDRESS.*\n.*TEMPORAL_UI_URL/);
   });
 });
