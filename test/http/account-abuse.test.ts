@@ -5,7 +5,7 @@ import { request } from 'node:http';
 import path from 'node:path';
 import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
 import { http, inOneRateWindow, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
-import { type InProcessApi, startInProcessApi } from '../support/in-process-api';
+import { type InProcessApi, type MailingApi, startInProcessApi, startMailingApi } from '../support/in-process-api';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -49,22 +49,14 @@ function rawPost(
 
 const ATTACKER = { Host: 'attacker.example', 'X-Forwarded-Host': 'attacker.example', 'X-Forwarded-Proto': 'https' };
 
+let own: MailingApi;
 let smtp: FakeSmtp;
 let api: InProcessApi;
 beforeAll(async () => {
-  smtp = await startFakeSmtp();
-  api = await startInProcessApi({
-    SMTP_URL: smtp.url,
-    SMTP_FROM: 'Agent Platform <no-reply@platform.test>',
-    PUBLIC_BASE_URL: undefined,
-    DASHBOARD_URL: undefined,
-    TRUST_PROXY: 'true',
-  });
+  own = await startMailingApi({ PUBLIC_BASE_URL: undefined, DASHBOARD_URL: undefined, TRUST_PROXY: 'true' });
+  ({ smtp, api } = own);
 });
-afterAll(async () => {
-  await api.close();
-  await smtp.close();
-});
+afterAll(() => own.close());
 
 const mailTo = async (email: string) =>
   parseMessage(

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
+import { type FakeSmtp, parseMessage } from '../support/fake-smtp';
 import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
-import { type InProcessApi, startInProcessApi } from '../support/in-process-api';
+import { type InProcessApi, type MailingApi, startInProcessApi, startMailingApi } from '../support/in-process-api';
 import { addMember, sessionOf } from '../support/members';
 import { stackInfo } from '../support/stack-info';
 
@@ -26,21 +26,14 @@ async function signup(body: Record<string, unknown>, baseUrl?: string, headers: 
 }
 
 describe('sign-up', () => {
+  let own: MailingApi;
   let smtp: FakeSmtp;
   let mailing: InProcessApi;
   beforeAll(async () => {
-    smtp = await startFakeSmtp();
-    mailing = await startInProcessApi({
-      SMTP_URL: smtp.url,
-      SMTP_FROM: 'Agent Platform <no-reply@platform.test>',
-      DASHBOARD_URL: 'https://dashboard.platform.test',
-      TRUST_PROXY: 'true',
-    });
+    own = await startMailingApi({ DASHBOARD_URL: 'https://dashboard.platform.test', TRUST_PROXY: 'true' });
+    ({ smtp, api: mailing } = own);
   });
-  afterAll(async () => {
-    await mailing.close();
-    await smtp.close();
-  });
+  afterAll(() => own.close());
 
   it('creates a workspace and its owner, signed in, on the Free plan; the e-mailed confirmation brings its credits', async () => {
     const email = unique();
@@ -162,21 +155,14 @@ describe('sessions and passwords', () => {
   });
 
   describe('reset by e-mail (SMTP)', () => {
+    let own: MailingApi;
     let smtp: FakeSmtp;
     let api: InProcessApi;
     beforeAll(async () => {
-      smtp = await startFakeSmtp();
-      api = await startInProcessApi({
-        SMTP_URL: smtp.url,
-        SMTP_FROM: 'Agent Platform <no-reply@platform.test>',
-        DASHBOARD_URL: 'https://dashboard.platform.test',
-        TRUST_PROXY: 'true',
-      });
+      own = await startMailingApi({ DASHBOARD_URL: 'https://dashboard.platform.test', TRUST_PROXY: 'true' });
+      ({ smtp, api } = own);
     });
-    afterAll(async () => {
-      await api.close();
-      await smtp.close();
-    });
+    afterAll(() => own.close());
 
     it('mails a one-time link; the new password signs in and every old session ends', async () => {
       const bot = await newBot();

@@ -7,7 +7,7 @@ import { createDb } from '../../lib/db';
 import { MIGRATIONS_DIR } from '../../lib/migrate';
 import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
 import { agentctl, http, newBot, ownerSession, rawRequest, testDb, waitUntil } from '../support/helpers';
-import { type InProcessApi, startInProcessApi } from '../support/in-process-api';
+import { type InProcessApi, type MailingApi, startInProcessApi, startMailingApi } from '../support/in-process-api';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -26,21 +26,14 @@ const someAddress = () => `198.19.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
 const cookieOf = (res: { headers: Headers }) => ({ Cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] });
 const LINK = /https:\/\/dashboard\.platform\.test\/verify-email#token=([A-Za-z0-9]{40})\b/;
 
+let own: MailingApi | undefined;
 let smtp: FakeSmtp;
 let api: InProcessApi;
 beforeAll(async () => {
-  smtp = await startFakeSmtp();
-  api = await startInProcessApi({
-    SMTP_URL: smtp.url,
-    SMTP_FROM: 'Agent Platform <no-reply@platform.test>',
-    DASHBOARD_URL: DASHBOARD,
-    TRUST_PROXY: 'true',
-  });
+  own = await startMailingApi({ DASHBOARD_URL: DASHBOARD, TRUST_PROXY: 'true' });
+  ({ smtp, api } = own);
 });
-afterAll(async () => {
-  await api?.close();
-  await smtp?.close();
-});
+afterAll(() => own?.close());
 
 async function signup(input: { email?: string; name?: string; workspace_name?: string } = {}) {
   const email = input.email ?? unique();

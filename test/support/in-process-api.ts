@@ -9,6 +9,7 @@ import { createSecretBox } from '../../lib/secret-box';
 import { createServices } from '../../lib/services';
 import { createDeltaHub } from '../../lib/streams';
 import { createTemporal } from '../../lib/temporal';
+import { type FakeSmtp, startFakeSmtp } from './fake-smtp';
 import { stackInfo } from './stack-info';
 
 export interface InProcessApi {
@@ -49,4 +50,36 @@ export async function startInProcessApi(env: Record<string, string | undefined>)
       await Promise.allSettled([db.end(), deltaHub.close(), temporal.connection.close()]);
     },
   };
+}
+
+export interface MailingApi {
+  smtp: FakeSmtp;
+  api: InProcessApi;
+  close(): Promise<void>;
+}
+
+/**
+ * An in-process API that e-mails through a fake SMTP server of its own (the real nodemailer client to a real SMTP
+ * peer, test/support/fake-smtp.ts): for what is only seen in an e-mail — links, subjects, who was written to.
+ */
+export async function startMailingApi(env: Record<string, string | undefined>): Promise<MailingApi> {
+  const smtp = await startFakeSmtp();
+  try {
+    const api = await startInProcessApi({
+      SMTP_URL: smtp.url,
+      SMTP_FROM: 'Agent Platform <no-reply@platform.test>',
+      ...env,
+    });
+    return {
+      smtp,
+      api,
+      async close() {
+        await api.close();
+        await smtp.close();
+      },
+    };
+  } catch (err) {
+    await smtp.close();
+    throw err;
+  }
 }
