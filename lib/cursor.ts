@@ -58,6 +58,11 @@ function isTimestamptz(text: string): boolean {
 export const CURSORS = {
   /** Transcripts, polls and knowledge sources: the last row's sequence number. */
   seq: z.object({ seq: position }),
+  /**
+   * Knowledge sources: the last row's sequence number and, newest first only, `o: 'newest'`. Oldest first writes no
+   * `o`, so its cursors are those the public list has always returned; a cursor is refused in the other order.
+   */
+  sources: z.object({ seq: position, o: z.literal('newest').optional() }),
   /** Operator threads: the last thread's hand-over time (Unix ms) and session. */
   threads: z.object({ e: position, s: key }),
   /** The run log: the last run's start (Postgres timestamptz text) and id. */

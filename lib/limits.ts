@@ -135,6 +135,8 @@ export const LIMITS = {
   /** Knowledge sources (not in the spec's table; chosen in docs/decisions.md). */
   sourceIdChars: 200,
   sourceTitleChars: 1000,
+  /** The dashboard's knowledge search (`q`): a title or an id, neither longer than 1000 characters. */
+  knowledgeSearchChars: 200,
   /** A trigger's run task text: a message's size. */
   triggerTaskChars: 8000,
   /** A site scan's start address. */

@@ -4,6 +4,7 @@ import type { AppDeps } from '../deps';
 import { ALL_ROLES, AUTH_ERRORS, type RouteDef, route } from '../route';
 import { BotParams } from '../../lib/schemas/common';
 import {
+  DashboardKnowledgeQuery,
   KnowledgeDeleted,
   KnowledgeIndexed,
   KnowledgeList,
@@ -112,9 +113,9 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       method: 'get',
       path: '/v1/dashboard/bots/{id}/knowledge',
       operationId: 'dashboardListKnowledge',
-      summary: "The bot's knowledge sources, oldest first, a page at a time.",
+      summary: "The bot's knowledge sources, newest first unless asked, a page at a time; searchable by title or id.",
       roles: ALL_ROLES,
-      query: PageQuery,
+      query: DashboardKnowledgeQuery,
       responses: { 200: { description: 'One page of sources', schema: KnowledgeList } },
       errors: [...dashboardErrors],
       handler: async (ctx, { params, query }) => {

@@ -3,6 +3,7 @@ import { errors } from '../errors';
 import {
   type Embedder,
   type Source,
+  type SourceOrder,
   type SourceSummary,
   deleteSource,
   getSource,
@@ -44,9 +45,10 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
       return res.rows[0]?.source_id ?? null;
     },
 
+    /** Oldest first unless asked (the public list's order, spec: Knowledge base); `q` filters by title or id. */
     list(
       botId: string,
-      page: { limit: number; cursor?: string },
+      page: { limit: number; cursor?: string; q?: string; order?: SourceOrder },
     ): Promise<{ sources: SourceSummary[]; next_cursor: string }> {
       return listSources(deps.db, botId, page);
     },

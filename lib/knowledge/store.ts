@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import { withTransaction, type Db, type DbClient, type Queryable } from '../db';
+import { errors } from '../errors';
 import { newId } from '../ids';
 import { LIMITS } from '../limits';
 import { chunkText, cleanText } from './chunk';
@@ -223,29 +224,56 @@ const SUMMARY_COLUMNS = `source_id, title, fragment_count AS fragments, origin, 
   (extract(epoch FROM created_at) * 1000)::bigint AS created_at,
   (extract(epoch FROM updated_at) * 1000)::bigint AS updated_at`;
 
+/** The orders a bot's sources list in: by `seq`, which an update keeps (a source never moves while being paged). */
+export type SourceOrder = 'newest' | 'oldest';
+
+/** A LIKE pattern matching `text` anywhere, its `%`, `_` and `\` taken literally (with `ESCAPE '\'`). */
+export function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, '\\$&')}%`;
+}
+
 /**
- * One page of a bot's sources in creation order (an update keeps a source's place, so paging never skips or
- * repeats one). `limit` is cut to 1–200; the route rejects values below 1 before they get here.
+ * One page of a bot's sources, oldest first unless asked otherwise (an update keeps a source's place, so paging never
+ * skips or repeats one). `q` keeps those whose title or `source_id` contains it, in any case. The cursor carries
+ * its order and is refused in the other one (a newest-first position read oldest first would skip the whole list);
+ * it carries no `q`, and needs none: under any filter it is still a position in the same order. `limit` is cut to
+ * 1–200; the route rejects values below 1 before they get here.
  */
 export async function listSources(
   db: Queryable,
   botId: string,
-  page: { limit?: number; cursor?: string } = {},
+  page: { limit?: number; cursor?: string; q?: string; order?: SourceOrder } = {},
 ): Promise<{ sources: SourceSummary[]; next_cursor: string }> {
   const { min, max, default: fallback } = LIMITS.pageSize;
   const limit = Math.min(max, Math.max(min, Math.trunc(page.limit ?? fallback)));
-  const after = page.cursor ? decodeCursor(page.cursor, CURSORS.seq).seq : 0;
+  const newest = page.order === 'newest';
+  const params: unknown[] = [botId, limit + 1];
+  const where = ['bot_id = $1'];
+  if (page.cursor) {
+    const cursor = decodeCursor(page.cursor, CURSORS.sources);
+    if ((cursor.o === 'newest') !== newest) {
+      throw errors.badRequest(`cursor: from the list in the other order; pass the same order as for its first page`);
+    }
+    params.push(cursor.seq);
+    where.push(`seq ${newest ? '<' : '>'} $${params.length}`);
+  }
+  if (page.q) {
+    params.push(containsPattern(page.q));
+    where.push(`(title ILIKE $${params.length} ESCAPE '\\' OR source_id ILIKE $${params.length} ESCAPE '\\')`);
+  }
+  // (bot_id, seq) is unique and indexed: either order is an index scan, walked forwards or backwards.
   const res = await db.query<SourceSummary & { seq: number }>(
     `SELECT ${SUMMARY_COLUMNS}, seq FROM knowledge_sources
-      WHERE bot_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-    [botId, after, limit + 1],
+      WHERE ${where.join(' AND ')} ORDER BY seq ${newest ? 'DESC' : 'ASC'} LIMIT $2`,
+    params,
   );
   // One row more than asked tells whether another page exists, so the last page says so itself.
   const more = res.rows.length > limit;
   const rows = res.rows.slice(0, limit);
+  const seq = rows[rows.length - 1]?.seq;
   return {
     sources: rows.map(({ seq: _seq, ...s }) => s),
-    next_cursor: more ? encodeCursor({ seq: rows[rows.length - 1].seq }) : '',
+    next_cursor: more ? encodeCursor(newest ? { seq, o: 'newest' } : { seq }) : '',
   };
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NOT_BLANK } from '../text';
 import { LIMITS } from '../limits';
+import { PageQuery } from './common';
 
 const MAX_SOURCE_ID_CHARS = LIMITS.sourceIdChars;
 const MAX_TITLE_CHARS = LIMITS.sourceTitleChars;
@@ -59,7 +60,11 @@ export const KnowledgeSource = z
 
 export const KnowledgeList = z
   .object({
-    sources: z.array(KnowledgeSourceSummary).describe('In creation order; an update keeps a source in its place.'),
+    sources: z
+      .array(KnowledgeSourceSummary)
+      .describe(
+        'In creation order: oldest first on `/v1/api/knowledge`, as asked on the dashboard. An update keeps a source in its place.',
+      ),
     next_cursor: z.string().describe('Pass as `cursor` for the next page; empty on the last page.'),
   })
   .meta({ id: 'KnowledgeList' });
@@ -68,7 +73,30 @@ export const KnowledgeDeleted = z
   .object({ status: z.literal('deleted'), source_id: z.string() })
   .meta({ id: 'KnowledgeDeleted' });
 
-export { PageQuery } from './common';
+export { PageQuery };
+
+const MAX_SEARCH_CHARS = LIMITS.knowledgeSearchChars;
+
+/** The dashboard's list: a page, newest first by default, optionally only the sources whose title or id match. */
+export const DashboardKnowledgeQuery = PageQuery.extend({
+  q: z
+    .string()
+    .trim()
+    .max(MAX_SEARCH_CHARS, `must be at most ${MAX_SEARCH_CHARS} characters`)
+    .optional()
+    .transform((v) => v || undefined)
+    .describe(
+      `Only sources whose title or \`source_id\` contains this text, in any case (\`%\` and \`_\` are plain ` +
+        `characters); trimmed, up to ${MAX_SEARCH_CHARS} characters. Empty lists all.`,
+    ),
+  order: z
+    .enum(['newest', 'oldest'])
+    .default('newest')
+    .describe(
+      'By when a source was first written (an update keeps its place): `newest` first (default) or `oldest`. ' +
+        'Pass the same order with a `cursor` as for its first page.',
+    ),
+});
 
 export const SourceIdParams = z.object({
   id: z
