@@ -227,7 +227,7 @@ describe('dashboard, an owner', () => {
     await page.getByRole('link', { name: 'Knowledge' }).click();
     await page.waitForURL(`${api}/agents/${botId}/knowledge`);
     await page.getByText('No knowledge yet').waitFor();
-    await page.getByLabel('Title').fill('Opening hours');
+    await page.locator('#add-text').getByLabel('Title').fill('Opening hours'); // not the sources' search
     await page.getByLabel('Text', { exact: true }).fill('The Acme shop is open from 9 to 17 on weekdays.');
     await page.getByRole('button', { name: 'Add text' }).click();
     await page.getByTestId('text-added').getByText('Added “Opening hours”.').waitFor();

@@ -72,7 +72,7 @@ const texts = async (page: Page, selector: string) =>
 
 describe("an agent's insights", () => {
   it('lists the questions it could not answer; an added answer leaves the list and is in the knowledge', async () => {
-    // Enough sources that the answer, added last, is on the Knowledge tab's second page (20 a page, oldest first).
+    // More sources than the Knowledge tab's page of 20: the oldest are on its second page (it lists newest first).
     for (let i = 1; i <= 25; i += 1) {
       const n = String(i).padStart(2, '0');
       const res = await http('/v1/api/knowledge', {
@@ -124,8 +124,8 @@ describe("an agent's insights", () => {
       expect(await giftRow.getByTestId('usefulness-used').textContent()).toBe('0');
       await shot(page, 'insights-03-answered');
 
-      // The API wrote it as a knowledge source; the link opens the Knowledge tab on it, first, text shown, though the
-      // list has it on its second page.
+      // The API wrote it as a knowledge source; the link opens the Knowledge tab on it, first, text shown (wherever
+      // the list has it).
       const after = await http(`/v1/dashboard/bots/${bot.bot_id}/gaps`, { headers: owner });
       expect(after.body.groups).toHaveLength(1);
       await outcome.getByRole('link', { name: 'See it in Knowledge' }).click();
@@ -140,14 +140,15 @@ describe("an agent's insights", () => {
       );
       expect(top).toBeGreaterThanOrEqual(0);
       expect(top).toBeLessThan(DESKTOP.height / 2);
-      // It comes before the rest of the tab, which is unchanged: the list's first page is the oldest sources.
+      // It comes before the rest of the tab, which is unchanged: the list's first page is the newest sources, it first.
       const order = await page.evaluate<boolean>(
         `!!(document.querySelector('[data-testid="focused-source"]').compareDocumentPosition(document.querySelector('#add-text')) & Node.DOCUMENT_POSITION_FOLLOWING)`,
       );
       expect(order).toBe(true);
       const list = page.getByTestId('sources');
-      await list.getByText('Extra note 01', { exact: true }).waitFor();
-      expect(await list.getByText('Gift cards', { exact: true }).count()).toBe(0);
+      await list.getByText('Extra note 25', { exact: true }).waitFor();
+      expect(await list.locator('.cell-main').first().textContent()).toBe('Gift cards');
+      expect(await list.getByText('Extra note 01', { exact: true }).count()).toBe(0);
       await shot(page, 'insights-03b-knowledge-focused', false);
 
       // A link to a source that is gone says so calmly; the rest of the tab is there.
@@ -157,7 +158,7 @@ describe("an agent's insights", () => {
         .getByText('That source no longer exists', { exact: false })
         .waitFor();
       expect(await page.locator('[data-testid="focused-source"] [role="alert"]').count()).toBe(0);
-      await list.getByText('Extra note 01', { exact: true }).waitFor();
+      await list.getByText('Extra note 25', { exact: true }).waitFor();
       expect(errors).toEqual([]);
     } finally {
       await context.close();

@@ -2,6 +2,7 @@ import type {
   BotKeysView,
   BotSummary as BotSummaryView,
   BotView,
+  KnowledgeListQuery,
   KnowledgeSourceSummary,
   ModelChoicesView,
   WidgetLookView,
@@ -48,6 +49,9 @@ const REISSUE_PATH: Record<KeyKind, string> = {
 
 export type Source = KnowledgeSourceSummary;
 
+/** The knowledge list's order (newest first unless asked). */
+export type SourceOrder = NonNullable<KnowledgeListQuery['order']>;
+
 /** The server's own type (web/shared/contract.ts). */
 export type Scan = ScanRun;
 
@@ -73,8 +77,8 @@ export const agents = {
     onFrame: (frame: StreamFrame) => void,
   ) => stream(`${bot(id)}/test-chat/stream`, { message, session_id }, onFrame),
 
-  knowledge: (id: string, cursor?: string, limit = 20) =>
-    call<{ sources: Source[]; next_cursor: string }>('GET', `${bot(id)}/knowledge${query({ limit, cursor })}`),
+  knowledge: (id: string, page: { cursor?: string; limit?: number; q?: string; order?: SourceOrder } = {}) =>
+    call<{ sources: Source[]; next_cursor: string }>('GET', `${bot(id)}/knowledge${query({ limit: 20, ...page })}`),
   addKnowledge: (id: string, body: { title?: string; text: string; source_id?: string }) =>
     call<{ status: 'indexed'; source_id: string }>('POST', `${bot(id)}/knowledge`, body),
   source: (id: string, sourceId: string) =>

@@ -1,34 +1,21 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type Source, agents } from '../../api/agents';
+import { agents } from '../../api/agents';
 import { Link, usePlace } from '../../router';
-import {
-  Badge,
-  Button,
-  Empty,
-  ErrorBox,
-  Field,
-  Loaded,
-  Panel,
-  Time,
-  useAction,
-  ConfirmDelete,
-  RefreshButton,
-  useResource,
-  valueOf,
-} from '../../ui';
+import { Button, ErrorBox, Field, Loaded, Panel, useAction, useResource, valueOf } from '../../ui';
+import { Sources } from './knowledge-sources';
 import { ScanPanel } from './scan-panel';
+import { SourceRow } from './source-row';
 import './knowledge.css';
 import type { TabProps } from './tab';
-
-const SOURCES_PER_PAGE = 20;
 
 /** The Knowledge tab opened on one source (`?source=`): it is shown first, whatever page of the list it is on. */
 export const knowledgeAddress = (botId: string, sourceId?: string) =>
   `/agents/${botId}/knowledge${sourceId ? `?source=${encodeURIComponent(sourceId)}` : ''}`;
 
 /**
- * The agent's knowledge: site scans with live progress, texts added by hand, and every source, page by page. Opened
- * with `?source=` (a link from elsewhere, e.g. an answer just added in Insights), that source comes first, highlighted.
+ * The agent's knowledge: site scans with live progress, texts added by hand, and every source, page by page, newest
+ * first and searchable by title or id (./knowledge-sources). Opened with `?source=` (a link from elsewhere, e.g. an
+ * answer just added in Insights), that source comes first, highlighted.
  */
 export function KnowledgeTab(props: TabProps) {
   const focused = usePlace().search.get('source');
@@ -51,7 +38,7 @@ export function KnowledgeTab(props: TabProps) {
 }
 
 /**
- * The source the address names, read on its own (the list is oldest first, 20 a page: it may be pages away), with its
+ * The source the address names, read on its own (the list is 20 a page, searched or not: it may be pages away), with its
  * text shown and the list's actions; scrolled to and focused once read. Gone (deleted, or a stale link): said so.
  */
 function FocusedSource(props: TabProps & { sourceId: string; onChanged: () => void }) {
@@ -144,216 +131,5 @@ function AddText(props: TabProps & { onAdded: () => void }) {
         </div>
       </form>
     </Panel>
-  );
-}
-
-function Sources(props: TabProps & { version: number }) {
-  const { bot } = props;
-  // cursors[i] reads page i; the first page has none.
-  const [cursors, setCursors] = useState<string[]>(['']);
-  const [removed, setRemoved] = useState(0);
-  const page = cursors.length - 1;
-  const sources = useResource(
-    () => agents.knowledge(bot.id, cursors[page] || undefined, SOURCES_PER_PAGE),
-    [bot.id, page, props.version, removed],
-  );
-  const next = sources.data?.next_cursor;
-
-  return (
-    <Panel
-      title="Sources"
-      id="sources"
-      description="Everything the agent answers from, in the order it was added."
-      actions={<RefreshButton resource={sources} />}
-    >
-      <Loaded resource={sources.resource} retry={sources.retry} label="Loading sources…">
-        {(data) =>
-          data.sources.length === 0 && page === 0 ? (
-            <Empty title="No knowledge yet">
-              <p>Add a text or scan a site: the agent answers only from what it knows.</p>
-            </Empty>
-          ) : (
-            <>
-              <ul class="list" aria-label="Knowledge sources" data-testid="sources">
-                {data.sources.map((source) => (
-                  <SourceRow
-                    key={source.source_id}
-                    botId={bot.id}
-                    source={source}
-                    canDelete={props.admin}
-                    onRemoved={() => setRemoved((n) => n + 1)}
-                    onEdited={() => setRemoved((n) => n + 1)}
-                  />
-                ))}
-              </ul>
-              {(page > 0 || next) && (
-                <nav class="pager" aria-label="Source pages">
-                  <Button small disabled={page === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-                    ← Previous
-                  </Button>
-                  <span>Page {page + 1}</span>
-                  <Button small disabled={!next} onClick={() => next && setCursors([...cursors, next])}>
-                    Next →
-                  </Button>
-                </nav>
-              )}
-            </>
-          )
-        }
-      </Loaded>
-    </Panel>
-  );
-}
-
-function SourceRow(props: {
-  botId: string;
-  source: Source;
-  /** The text, shown from the start (the source the address named). */
-  text?: string;
-  canDelete: boolean;
-  onRemoved: () => void;
-  onEdited: () => void;
-}) {
-  const { source } = props;
-  const [confirming, setConfirming] = useState(false);
-  const [text, setText] = useState<string | undefined>(props.text);
-  /** The text being edited (a written text only: a scanned page is read again from its site). */
-  const [editing, setEditing] = useState<{ title: string; text: string } | undefined>();
-  const remove = useAction();
-  const show = useAction();
-  const save = useAction();
-  const editable = props.canDelete && source.origin !== 'scan';
-
-  async function startEditing() {
-    const res = await show.run(() => agents.source(props.botId, source.source_id));
-    if (res.ok) {
-      setText(undefined);
-      setEditing({ title: res.value.title ?? '', text: res.value.text });
-    }
-  }
-
-  async function saveEdit(event: Event) {
-    event.preventDefault();
-    if (!editing || !editing.text.trim()) return;
-    const res = await save.run(() =>
-      agents.addKnowledge(props.botId, {
-        source_id: source.source_id,
-        title: editing.title.trim() || undefined,
-        text: editing.text,
-      }),
-    );
-    if (res.ok) {
-      setEditing(undefined);
-      props.onEdited();
-    }
-  }
-
-  async function toggleText() {
-    if (text !== undefined) return setText(undefined);
-    const res = await show.run(() => agents.source(props.botId, source.source_id));
-    if (res.ok) setText(res.value.text);
-  }
-
-  async function confirmRemove() {
-    const res = await remove.run(() => agents.removeKnowledge(props.botId, source.source_id));
-    if (res.ok) props.onRemoved();
-  }
-
-  return (
-    <li>
-      <div class="list-row">
-        <div>
-          <span class="cell-main">{source.title || source.source_id}</span>
-          <span class="cell-sub">
-            <Badge tone={source.origin === 'scan' ? 'info' : 'neutral'}>
-              {source.origin === 'scan' ? 'Page' : 'Text'}
-            </Badge>{' '}
-            {source.url ? <span class="break">{source.url}</span> : source.source_id} · {source.fragments} fragment
-            {source.fragments === 1 ? '' : 's'} · updated <Time ms={source.updated_at} relative />
-          </span>
-        </div>
-        <div class="row-actions">
-          <Button
-            small
-            variant="ghost"
-            onClick={() => void toggleText()}
-            busy={Boolean(show.busy)}
-            aria-expanded={text !== undefined}
-          >
-            {text === undefined ? 'Show text' : 'Hide text'}
-          </Button>
-          {editable && !editing && (
-            <Button
-              small
-              variant="ghost"
-              onClick={() => void startEditing()}
-              aria-label={`Edit ${source.title || source.source_id}`}
-            >
-              Edit
-            </Button>
-          )}
-          {props.canDelete && !confirming && (
-            <Button
-              small
-              variant="ghost"
-              onClick={() => setConfirming(true)}
-              aria-label={`Delete ${source.title || source.source_id}`}
-            >
-              Delete
-            </Button>
-          )}
-        </div>
-      </div>
-      {confirming && (
-        <ConfirmDelete
-          what="source"
-          busy={Boolean(remove.busy)}
-          onDelete={() => void confirmRemove()}
-          onKeep={() => setConfirming(false)}
-        >
-          Delete this source? The agent forgets it at once.
-        </ConfirmDelete>
-      )}
-      {show.failure && <ErrorBox failure={show.failure} />}
-      {remove.failure && <ErrorBox failure={remove.failure} />}
-      {text !== undefined && <pre class="source-text">{text}</pre>}
-      {editing && (
-        <form class="source-edit" onSubmit={(e) => void saveEdit(e)} data-testid="source-edit">
-          <Field id={`edit-title-${source.source_id}`} label="Title" optional>
-            <input
-              id={`edit-title-${source.source_id}`}
-              value={editing.title}
-              onInput={(e) => setEditing({ ...editing, title: valueOf(e) })}
-            />
-          </Field>
-          <Field
-            id={`edit-text-${source.source_id}`}
-            label="Text"
-            hint="Saving replaces the text: the agent answers from the new one at once."
-            error={editing.text.trim() ? undefined : 'The text cannot be empty; delete the source instead.'}
-          >
-            <textarea
-              id={`edit-text-${source.source_id}`}
-              rows={8}
-              value={editing.text}
-              onInput={(e) => setEditing({ ...editing, text: valueOf(e) })}
-            />
-          </Field>
-          {save.failure && <ErrorBox failure={save.failure} />}
-          <div class="form-actions">
-            <Button
-              type="submit"
-              variant="primary"
-              busy={Boolean(save.busy)}
-              busyLabel="Saving…"
-              disabled={!editing.text.trim()}
-            >
-              Save text
-            </Button>
-            <Button onClick={() => setEditing(undefined)}>Cancel</Button>
-          </div>
-        </form>
-      )}
-    </li>
   );
 }

@@ -1,0 +1,160 @@
+import { useState } from 'preact/hooks';
+import { type Source, agents } from '../../api/agents';
+import { Badge, Button, ConfirmDelete, ErrorBox, Field, Time, useAction, valueOf } from '../../ui';
+
+/**
+ * One knowledge source in a list: its title, kind and size, its text on demand, and (for admins) editing a written
+ * text in place and deleting it.
+ */
+export function SourceRow(props: {
+  botId: string;
+  source: Source;
+  /** The text, shown from the start (the source the address named). */
+  text?: string;
+  canDelete: boolean;
+  onRemoved: () => void;
+  onEdited: () => void;
+}) {
+  const { source } = props;
+  const [confirming, setConfirming] = useState(false);
+  const [text, setText] = useState<string | undefined>(props.text);
+  /** The text being edited (a written text only: a scanned page is read again from its site). */
+  const [editing, setEditing] = useState<{ title: string; text: string } | undefined>();
+  const remove = useAction();
+  const show = useAction();
+  const save = useAction();
+  const editable = props.canDelete && source.origin !== 'scan';
+
+  async function startEditing() {
+    const res = await show.run(() => agents.source(props.botId, source.source_id));
+    if (res.ok) {
+      setText(undefined);
+      setEditing({ title: res.value.title ?? '', text: res.value.text });
+    }
+  }
+
+  async function saveEdit(event: Event) {
+    event.preventDefault();
+    if (!editing || !editing.text.trim()) return;
+    const res = await save.run(() =>
+      agents.addKnowledge(props.botId, {
+        source_id: source.source_id,
+        title: editing.title.trim() || undefined,
+        text: editing.text,
+      }),
+    );
+    if (res.ok) {
+      setEditing(undefined);
+      props.onEdited();
+    }
+  }
+
+  async function toggleText() {
+    if (text !== undefined) return setText(undefined);
+    const res = await show.run(() => agents.source(props.botId, source.source_id));
+    if (res.ok) setText(res.value.text);
+  }
+
+  async function confirmRemove() {
+    const res = await remove.run(() => agents.removeKnowledge(props.botId, source.source_id));
+    if (res.ok) props.onRemoved();
+  }
+
+  return (
+    <li>
+      <div class="list-row">
+        <div>
+          <span class="cell-main">{source.title || source.source_id}</span>
+          <span class="cell-sub">
+            <Badge tone={source.origin === 'scan' ? 'info' : 'neutral'}>
+              {source.origin === 'scan' ? 'Page' : 'Text'}
+            </Badge>{' '}
+            {source.url ? <span class="break">{source.url}</span> : source.source_id} · {source.fragments} fragment
+            {source.fragments === 1 ? '' : 's'} · updated <Time ms={source.updated_at} relative />
+          </span>
+        </div>
+        <div class="row-actions">
+          <Button
+            small
+            variant="ghost"
+            onClick={() => void toggleText()}
+            busy={Boolean(show.busy)}
+            aria-expanded={text !== undefined}
+          >
+            {text === undefined ? 'Show text' : 'Hide text'}
+          </Button>
+          {editable && !editing && (
+            <Button
+              small
+              variant="ghost"
+              onClick={() => void startEditing()}
+              aria-label={`Edit ${source.title || source.source_id}`}
+            >
+              Edit
+            </Button>
+          )}
+          {props.canDelete && !confirming && (
+            <Button
+              small
+              variant="ghost"
+              onClick={() => setConfirming(true)}
+              aria-label={`Delete ${source.title || source.source_id}`}
+            >
+              Delete
+            </Button>
+          )}
+        </div>
+      </div>
+      {confirming && (
+        <ConfirmDelete
+          what="source"
+          busy={Boolean(remove.busy)}
+          onDelete={() => void confirmRemove()}
+          onKeep={() => setConfirming(false)}
+        >
+          Delete this source? The agent forgets it at once.
+        </ConfirmDelete>
+      )}
+      {show.failure && <ErrorBox failure={show.failure} />}
+      {remove.failure && <ErrorBox failure={remove.failure} />}
+      {text !== undefined && <pre class="source-text">{text}</pre>}
+      {editing && (
+        <form class="source-edit" onSubmit={(e) => void saveEdit(e)} data-testid="source-edit">
+          <Field id={`edit-title-${source.source_id}`} label="Title" optional>
+            <input
+              id={`edit-title-${source.source_id}`}
+              value={editing.title}
+              onInput={(e) => setEditing({ ...editing, title: valueOf(e) })}
+            />
+          </Field>
+          <Field
+            id={`edit-text-${source.source_id}`}
+            label="Text"
+            hint="Saving replaces the text: the agent answers from the new one at once."
+            error={editing.text.trim() ? undefined : 'The text cannot be empty; delete the source instead.'}
+          >
+            <textarea
+              id={`edit-text-${source.source_id}`}
+              rows={8}
+              value={editing.text}
+              onInput={(e) => setEditing({ ...editing, text: valueOf(e) })}
+            />
+          </Field>
+          {save.failure && <ErrorBox failure={save.failure} />}
+          <div class="form-actions">
+            <Button
+              type="submit"
+              variant="primary"
+              busy={Boolean(save.busy)}
+              busyLabel="Saving…"
+              disabled={!editing.text.trim()}
+            >
+              Save text
+            </Button>
+            <Button onClick={() => setEditing(undefined)}>Cancel</Button>
+          </div>
+        </form>
+      )}
+    </li>
+  );
+}
