@@ -1,3 +1,5 @@
+import { Segmented } from './ui';
+
 /** The reports' period: the last 7, 30 or 90 days, chosen with a row of radio buttons (styles/forms.css .segmented). */
 
 export const PERIODS = [7, 30, 90] as const;
@@ -18,20 +20,12 @@ export function PeriodChoice(props: {
   return (
     <fieldset class="period-choice">
       <legend>{props.legend ?? 'Period'}</legend>
-      <div class="segmented">
-        {PERIODS.map((days) => (
-          <label key={days}>
-            <input
-              type="radio"
-              name={props.name}
-              value={days}
-              checked={props.value === days}
-              onChange={() => props.onChange(days)}
-            />
-            Last {days} days
-          </label>
-        ))}
-      </div>
+      <Segmented
+        name={props.name}
+        value={props.value}
+        options={PERIODS.map((days) => ({ value: days, label: `Last ${days} days` }))}
+        onChange={props.onChange}
+      />
     </fieldset>
   );
 }

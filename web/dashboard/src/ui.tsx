@@ -412,6 +412,34 @@ export function OnceSecrets(props: {
   );
 }
 
+/**
+ * One choice among a few, drawn as joined buttons (styles/forms.css .segmented): radio inputs underneath, so keys and
+ * screen readers work as usual. The caller keeps the fieldset and its legend.
+ */
+export function Segmented<T extends string | number | boolean>(props: {
+  name: string;
+  value: T;
+  options: readonly { value: T; label: ComponentChildren }[];
+  onChange: (value: T) => void;
+}) {
+  return (
+    <div class="segmented">
+      {props.options.map((o) => (
+        <label key={String(o.value)}>
+          <input
+            type="radio"
+            name={props.name}
+            value={String(o.value)}
+            checked={props.value === o.value}
+            onChange={() => props.onChange(o.value)}
+          />
+          {o.label}
+        </label>
+      ))}
+    </div>
+  );
+}
+
 export function Empty(props: { title: string; children?: ComponentChildren }) {
   return (
     <div class="empty">

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { type Notification, notificationsApi } from '../api/ops';
 import { Link } from '../router';
 import { useSession } from '../session';
-import { Badge, Button, Empty, ErrorBox, Loaded, Page, Time, useAction, useResource } from '../ui';
+import { Badge, Button, Empty, ErrorBox, Loaded, Page, Segmented, Time, useAction, useResource } from '../ui';
 import { usePolling } from '../use-polling';
 import './notifications.css';
 
@@ -91,16 +91,15 @@ export function NotificationsPage() {
       <div class="ops-toolbar">
         <fieldset>
           <legend class="visually-hidden">Show</legend>
-          <div class="segmented">
-            <label>
-              <input type="radio" name="notif-show" checked={!onlyUnread} onChange={() => setOnlyUnread(false)} />
-              All
-            </label>
-            <label>
-              <input type="radio" name="notif-show" checked={onlyUnread} onChange={() => setOnlyUnread(true)} />
-              Unread{unread > 0 ? ` (${unread})` : ''}
-            </label>
-          </div>
+          <Segmented
+            name="notif-show"
+            value={onlyUnread}
+            options={[
+              { value: false, label: 'All' },
+              { value: true, label: `Unread${unread > 0 ? ` (${unread})` : ''}` },
+            ]}
+            onChange={setOnlyUnread}
+          />
         </fieldset>
         {list.refreshing && <span class="muted small">Refreshing…</span>}
       </div>

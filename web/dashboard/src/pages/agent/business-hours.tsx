@@ -1,5 +1,5 @@
 import { useMemo } from 'preact/hooks';
-import { Button, valueOf } from '../../ui';
+import { Button, Segmented, valueOf } from '../../ui';
 import {
   type HoursDraft,
   MAX_WINDOWS,
@@ -33,16 +33,15 @@ export function BusinessHoursEditor(props: {
         When your team answers handed-over conversations. Outside them a visitor who is handed over is told when the
         team is back and asked for an e-mail or phone number; the conversation still waits in the Inbox.
       </p>
-      <div class="segmented">
-        <label>
-          <input type="radio" name="hours-on" checked={!value.on} onChange={() => onChange({ ...value, on: false })} />
-          Always open
-        </label>
-        <label>
-          <input type="radio" name="hours-on" checked={value.on} onChange={() => onChange({ ...value, on: true })} />
-          Set hours
-        </label>
-      </div>
+      <Segmented
+        name="hours-on"
+        value={value.on}
+        options={[
+          { value: false, label: 'Always open' },
+          { value: true, label: 'Set hours' },
+        ]}
+        onChange={(on) => onChange({ ...value, on })}
+      />
       {value.on && (
         <div class="hours-body">
           <div class="field">

@@ -1,6 +1,6 @@
 import { useRef, useState } from 'preact/hooks';
 import { type SourceOrder, agents } from '../../api/agents';
-import { Button, Empty, Loaded, Panel, RefreshButton, useResource, valueOf } from '../../ui';
+import { Button, Empty, Loaded, Panel, RefreshButton, Segmented, useResource, valueOf } from '../../ui';
 import { useDebounced } from '../../use-debounced';
 import { SourceRow } from './source-row';
 import type { TabProps } from './tab';
@@ -66,20 +66,7 @@ export function Sources(props: TabProps & { version: number }) {
         </div>
         <fieldset>
           <legend class="visually-hidden">Order</legend>
-          <div class="segmented">
-            {ORDERS.map((o) => (
-              <label key={o.value}>
-                <input
-                  type="radio"
-                  name="sources-order"
-                  value={o.value}
-                  checked={order === o.value}
-                  onChange={() => setOrder(o.value)}
-                />
-                {o.label}
-              </label>
-            ))}
-          </div>
+          <Segmented name="sources-order" value={order} options={ORDERS} onChange={setOrder} />
         </fieldset>
       </div>
       <Loaded resource={sources.resource} retry={sources.retry} label="Loading sources…">

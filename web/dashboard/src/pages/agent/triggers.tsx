@@ -10,6 +10,7 @@ import {
   Loaded,
   OnceSecrets,
   Panel,
+  Segmented,
   useAction,
   ConfirmDelete,
   useResource,
@@ -271,20 +272,12 @@ function CreateTrigger(props: {
       </h3>
       <fieldset>
         <legend>Kind</legend>
-        <div class="segmented">
-          {kinds.map((k) => (
-            <label key={k.id}>
-              <input
-                type="radio"
-                name="trigger-kind"
-                value={k.id}
-                checked={kind === k.id}
-                onChange={() => setKind(k.id)}
-              />
-              {k.label}
-            </label>
-          ))}
-        </div>
+        <Segmented
+          name="trigger-kind"
+          value={kind}
+          options={kinds.map((k) => ({ value: k.id, label: k.label }))}
+          onChange={setKind}
+        />
       </fieldset>
       <Field id="trigger-name" label="Name" optional>
         <input id="trigger-name" maxLength={200} value={name} onInput={(e) => setName(valueOf(e))} />
@@ -299,41 +292,29 @@ function CreateTrigger(props: {
       {(kind === 'webhook' || kind === 'manual') && (
         <fieldset>
           <legend>Answer</legend>
-          <div class="segmented">
-            <label>
-              <input type="radio" name="trigger-mode" checked={mode === 'ack'} onChange={() => setMode('ack')} />
-              At once (202), run in the background
-            </label>
-            <label>
-              <input type="radio" name="trigger-mode" checked={mode === 'wait'} onChange={() => setMode('wait')} />
-              Wait for the result
-            </label>
-          </div>
+          <Segmented
+            name="trigger-mode"
+            value={mode}
+            options={[
+              { value: 'ack', label: 'At once (202), run in the background' },
+              { value: 'wait', label: 'Wait for the result' },
+            ]}
+            onChange={setMode}
+          />
         </fieldset>
       )}
       {kind === 'schedule' && (
         <fieldset>
           <legend>Repeat</legend>
-          <div class="segmented">
-            <label>
-              <input
-                type="radio"
-                name="trigger-repeat"
-                checked={repeat === 'every'}
-                onChange={() => setRepeat('every')}
-              />
-              At a fixed interval
-            </label>
-            <label>
-              <input
-                type="radio"
-                name="trigger-repeat"
-                checked={repeat === 'cron'}
-                onChange={() => setRepeat('cron')}
-              />
-              Cron expression
-            </label>
-          </div>
+          <Segmented
+            name="trigger-repeat"
+            value={repeat}
+            options={[
+              { value: 'every', label: 'At a fixed interval' },
+              { value: 'cron', label: 'Cron expression' },
+            ]}
+            onChange={setRepeat}
+          />
         </fieldset>
       )}
       {kind === 'poll' && (

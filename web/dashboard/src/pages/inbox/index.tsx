@@ -3,7 +3,17 @@ import type { Failure } from '../../api/client';
 import { type ThreadSummary, inboxApi } from '../../api/ops';
 import { navigate, usePlace } from '../../router';
 import { useSession } from '../../session';
-import { Badge, Button, ErrorBox, Loading, Page, describeFailure, formatDateTime, formatRelative } from '../../ui';
+import {
+  Badge,
+  Button,
+  ErrorBox,
+  Loading,
+  Page,
+  Segmented,
+  describeFailure,
+  formatDateTime,
+  formatRelative,
+} from '../../ui';
 import { usePolling } from '../../use-polling';
 import './inbox.css';
 import { PersonIcon } from '../../../../shared/icons';
@@ -203,35 +213,16 @@ export function InboxPage() {
             <div class="inbox-filters">
               <fieldset class="inbox-show">
                 <legend class="visually-hidden">Show</legend>
-                <div class="segmented">
-                  <label>
-                    <input
-                      type="radio"
-                      name="inbox-status"
-                      checked={view.status === 'open'}
-                      onChange={() => go({ status: 'open' }, true)}
-                    />
-                    Open
-                  </label>
-                  <label>
-                    <input
-                      type="radio"
-                      name="inbox-status"
-                      checked={view.status === 'mine'}
-                      onChange={() => go({ status: 'mine' }, true)}
-                    />
-                    Mine
-                  </label>
-                  <label>
-                    <input
-                      type="radio"
-                      name="inbox-status"
-                      checked={view.status === 'all'}
-                      onChange={() => go({ status: 'all' }, true)}
-                    />
-                    All recent
-                  </label>
-                </div>
+                <Segmented
+                  name="inbox-status"
+                  value={view.status}
+                  options={[
+                    { value: 'open', label: 'Open' },
+                    { value: 'mine', label: 'Mine' },
+                    { value: 'all', label: 'All recent' },
+                  ]}
+                  onChange={(status) => go({ status }, true)}
+                />
               </fieldset>
               {bots.length > 1 && (
                 <div class="inbox-agent-filter">
