@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createDb } from '../lib/db';
+import type { FakeOpenAI } from '../test/support/fake-openai';
 import {
   benchBot,
   benchOptions,
@@ -25,7 +26,8 @@ request, the last at --total-ms, pieces of --piece characters, answers of about 
 At each number of visitors, all of them send their first message in the same second (a burst of new
 conversations), then run for --warmup seconds, then --seconds are measured:
   turns/s            completed turns, against the ideal (visitors / (total-ms + read-ms))
-  first fragment     time to the first delta frame, over the model's --first-ms (p50, p99)
+  first fragment     time to the first delta frame, over the model's --first-ms (p50, p99), split into the time
+                     from the request to the model, and from the model's first piece to the visitor
   end                time to the end frame, over the model's --total-ms (p50, p99)
   burst              the first fragment of the very first messages, over the model
   CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was
@@ -36,6 +38,10 @@ behind the balancer, which runs in this process and counts as the load generator
 Results: bench/results/load.json.`;
 
 interface Turn {
+  /** The question's number, which the fake model sees in the prompt. */
+  question: number;
+  /** When the request was sent, in epoch milliseconds (the fake model's clock). */
+  sentAt: number;
   startedAt: number;
   firstMs: number;
   endMs: number;
@@ -78,6 +84,30 @@ function perTurn(before: Record<string, number>, after: Record<string, number>, 
   );
 }
 
+/**
+ * Where the first fragment's overhead goes: from the visitor's request to the model receiving it (the API, Temporal,
+ * the workflow, the turn's reads), and from the model's first piece to the visitor (the worker, the notification,
+ * the API's frame). The fake model records when each request arrived; the prompt carries the question's number.
+ */
+function splitAtModel(fake: Pick<FakeOpenAI, 'requests'>, turns: Turn[], firstMs: number) {
+  const received = new Map<number, number>();
+  for (const r of fake.requests) {
+    const messages = (r.body?.messages ?? []) as { role: string; content: unknown }[];
+    const asked = messages.filter((m) => m.role === 'user').at(-1)?.content;
+    const n = typeof asked === 'string' ? /question (\d+) from/.exec(asked) : null;
+    if (n && !received.has(Number(n[1]))) received.set(Number(n[1]), r.receivedAt);
+  }
+  const before: number[] = [];
+  const after: number[] = [];
+  for (const t of turns) {
+    const at = received.get(t.question);
+    if (at === undefined) continue;
+    before.push(at - t.sentAt);
+    after.push(t.sentAt + t.firstMs - (at + firstMs));
+  }
+  return { request_to_model_ms: summarize(before), model_first_piece_to_client_ms: summarize(after) };
+}
+
 async function main() {
   const arg = benchOptions(HELP);
   if (!arg) return;
@@ -96,7 +126,7 @@ async function main() {
     ? await startBenchCluster({ apis: replicas, workers })
     : await startBenchStack().then(async (single) => {
         for (let w = 1; w < workers; w++) await single.platform.startWorker();
-        return { url: single.platform.apiUrl, env: single.platform.env, stop: single.stop };
+        return { url: single.platform.apiUrl, env: single.platform.env, fake: single.fake, stop: single.stop };
       });
   const db = createDb(stack.env.DATABASE_URL, { max: 2 });
   try {
@@ -112,14 +142,16 @@ async function main() {
 
     let asked = 0;
     /** One streamed turn: times to the first delta and to the end frame, from the request's start. */
-    const streamTurn = async (session: string): Promise<{ firstMs: number; endMs: number }> => {
+    const streamTurn = async (session: string): Promise<Omit<Turn, 'startedAt' | 'first'>> => {
       const started = performance.now();
+      const sentAt = Date.now();
+      const question = ++asked;
       const res = await fetch(`${api}/v1/api/chat/stream`, {
         method: 'POST',
         headers,
         body: JSON.stringify({
           session_id: session,
-          message: `[[fake:length-${chars}]] question ${++asked} from ${session.slice(0, 8)}`,
+          message: `[[fake:length-${chars}]] question ${question} from ${session.slice(0, 8)}`,
         }),
       });
       if (res.status !== 200) throw new Error(`stream ${res.status}: ${await res.text()}`);
@@ -139,7 +171,7 @@ async function main() {
         if (cut >= 0) buf = buf.slice(cut + 2);
       }
       if (Number.isNaN(end)) throw new Error('the stream ended without its end frame');
-      return { firstMs: first, endMs: end };
+      return { firstMs: first, endMs: end, question, sentAt };
     };
 
     // Warm up: JIT, pools, workflow caches.
@@ -208,6 +240,7 @@ async function main() {
           turns.filter((t) => t.first && t.startedAt - t0 < 1000).map((t) => t.firstMs),
           firstMs,
         ),
+        ...splitAtModel(stack.fake, inWindow, firstMs),
         cpu_ms_per_turn: cpu,
         platform_cpu_ms_per_turn: Math.round(platformCpu * 10) / 10,
         machine_idle: total ? `${Math.round((1 - busy / total) * 100)} %` : 'unknown',
