@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Context } from '@temporalio/activity';
-import { Client, Connection, WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions, type WorkflowHandle } from '@temporalio/client';
 import { arrayFromPayloads, defaultPayloadConverter } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { randomUUID } from 'node:crypto';
@@ -28,7 +28,10 @@ import {
   statusQuery,
   visitorMessageUpdate,
 } from '../../workflows/contracts/conversation';
+import { updateConversation } from '../../lib/conversations/turn';
 import { stackInfo } from '../support/stack-info';
+
+type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
 
 type FakeActivities = Pick<ConversationActivities, 'applyTransition'> &
   Pick<AgentRunActivities, 'answerMessage' | 'finishRun'>;
@@ -128,6 +131,10 @@ describe('conversationWorkflow lifecycle (fake activities, real dev server)', ()
   let nativeConnection: NativeConnection;
   let connection: Connection;
   let client: Client;
+  /** The API's way to a conversation (lib/conversations/turn.ts), through a client that notes each call it makes. */
+  let api: Parameters<typeof updateConversation>[0];
+  let apiConnection: Connection;
+  const apiCalls: string[] = [];
   let worker: Worker;
   let running: Promise<void>;
 
@@ -146,6 +153,13 @@ describe('conversationWorkflow lifecycle (fake activities, real dev server)', ()
     running = worker.run();
     connection = await Connection.connect({ address: info.temporalAddress });
     client = new Client({ connection, namespace: info.namespace });
+    const noting: GrpcInterceptor = (options, nextCall) => {
+      apiCalls.push(options.method_definition.path.split('/').at(-1)!);
+      return nextCall(options) as ReturnType<GrpcInterceptor>;
+    };
+    apiConnection = await Connection.connect({ address: info.temporalAddress, interceptors: [noting] });
+    const apiClient = new Client({ connection: apiConnection, namespace: info.namespace });
+    api = { temporal: { connection: apiConnection, client: apiClient, taskQueue, namespace: info.namespace } };
   }, 120_000);
 
   afterAll(async () => {
@@ -165,6 +179,7 @@ describe('conversationWorkflow lifecycle (fake activities, real dev server)', ()
       await running;
     }
     await connection?.close();
+    await apiConnection?.close();
     await nativeConnection?.close();
   }, 60_000);
 
@@ -243,6 +258,39 @@ describe('conversationWorkflow lifecycle (fake activities, real dev server)', ()
   it('uses production thresholds of 500 updates and 7 days unless the input shortens them', () => {
     expect(UPDATES_BEFORE_CONTINUE_AS_NEW).toBe(500);
     expect(IDLE_END_MS).toBe(7 * 24 * 60 * 60 * 1000);
+  });
+
+  it('starts a new conversation with Update-with-Start and reaches it afterwards with a plain update', async () => {
+    const input = newInput(undefined);
+    const workflowId = conversationWorkflowId(input.botId, input.sessionId);
+    started.push(workflowId);
+    const conversation = { session_id: input.sessionId, bot_id: input.botId, workspace_id: input.workspaceId };
+    const first = visitorMessage('hello');
+    apiCalls.length = 0;
+    // The request that created the conversation: its workflow cannot be running yet.
+    expect(
+      await updateConversation(
+        api,
+        { ...conversation, status: 'bot', created: true },
+        visitorMessageUpdate,
+        [first],
+        first.messageId,
+      ),
+    ).toEqual({ answer: 'fake answer to hello', runId: first.runId });
+    expect(apiCalls).toEqual(['ExecuteMultiOperation']);
+    const handle = client.workflow.getHandle(workflowId);
+    const run = (await handle.describe()).runId;
+
+    // A conversation that existed: a plain update, so the server tries no start.
+    const next = visitorMessage('still there?');
+    apiCalls.length = 0;
+    expect(
+      await updateConversation(api, { ...conversation, status: 'bot' }, visitorMessageUpdate, [next], next.messageId),
+    ).toEqual({ answer: 'fake answer to still there?', runId: next.runId });
+    expect(apiCalls).toEqual(['UpdateWorkflowExecution']);
+    // The same run took both, each once.
+    expect((await handle.describe()).runId).toBe(run);
+    expect(timesSeen(workflowId, 'answerMessage')).toEqual(once([first.messageId, next.messageId]));
   });
 
   describe('continue-as-new', () => {
@@ -345,26 +393,18 @@ describe('conversationWorkflow lifecycle (fake activities, real dev server)', ()
       expect(last.runId).not.toBe(firstRunId);
     });
 
-    it('loses no message of a steady stream sent as the API does (Update-with-Start, USE_EXISTING)', async () => {
-      const input = newInput({ updatesBeforeContinueAsNew: 3, idleEndMs: 600_000 });
-      const workflowId = conversationWorkflowId(input.botId, input.sessionId);
-      delays.set(workflowId, { answerMs: 100 });
-      started.push(workflowId);
+    it('loses no message of a steady stream sent as the API does (plain updates to whichever run is current)', async () => {
+      const { input, workflowId, firstRunId } = await startConversation(
+        { updatesBeforeContinueAsNew: 3, idleEndMs: 600_000 },
+        { answerMs: 100 },
+      );
       // A message every 150 ms, each answered in 100 ms: runs continue as new while the next messages arrive.
       const stream = Array.from({ length: 15 }, (_, i) => visitorMessage(`message ${i}`));
       const pending = [];
+      const conversation = { session_id: input.sessionId, bot_id: input.botId, workspace_id: input.workspaceId };
       for (const msg of stream) {
         pending.push(
-          client.workflow.executeUpdateWithStart(visitorMessageUpdate, {
-            args: [msg],
-            updateId: msg.messageId,
-            startWorkflowOperation: new WithStartWorkflowOperation(conversationWorkflow, {
-              workflowId,
-              taskQueue,
-              workflowIdConflictPolicy: 'USE_EXISTING',
-              args: [input, { status: 'bot' }],
-            }),
-          }),
+          updateConversation(api, { ...conversation, status: 'bot' }, visitorMessageUpdate, [msg], msg.messageId),
         );
         await sleep(150);
       }
@@ -374,8 +414,6 @@ describe('conversationWorkflow lifecycle (fake activities, real dev server)', ()
         stream.map((m) => ({ status: 'fulfilled', value: { answer: `fake answer to ${m.text}`, runId: m.runId } })),
       );
       expect(timesSeen(workflowId, 'answerMessage')).toEqual(once(stream.map((m) => m.messageId)));
-      const firstRunId = (await client.workflow.getHandle(workflowId).describe()).raw.workflowExecutionInfo!
-        .firstRunId!;
       const runs = await runChain(workflowId, firstRunId);
       expect(runs.length).toBeGreaterThanOrEqual(2);
       for (const run of runs.slice(0, -1)) expect(run.status).toBe('CONTINUED_AS_NEW');
@@ -388,22 +426,12 @@ describe('conversationWorkflow lifecycle (fake activities, real dev server)', ()
     const idleEndMs = 1_500;
 
     it('ends a bot conversation after a whole window without activity; its next message starts it again', async () => {
-      const input = newInput({ idleEndMs });
-      const workflowId = conversationWorkflowId(input.botId, input.sessionId);
-      started.push(workflowId);
-      // As the API does: the first message starts the workflow (Update-with-Start), a later one reaches it or, once
-      // it has ended, starts it again.
+      const { input, workflowId } = await startConversation({ idleEndMs });
+      // As the API does: a message to a conversation that exists is a plain update; once the workflow has ended, the
+      // same update starts it again (Update-with-Start).
+      const row = { session_id: input.sessionId, bot_id: input.botId, workspace_id: input.workspaceId, status: 'bot' };
       const message = (msg: VisitorMessageInput) =>
-        client.workflow.executeUpdateWithStart(visitorMessageUpdate, {
-          args: [msg],
-          updateId: msg.messageId,
-          startWorkflowOperation: new WithStartWorkflowOperation(conversationWorkflow, {
-            workflowId,
-            taskQueue,
-            workflowIdConflictPolicy: 'USE_EXISTING',
-            args: [input, { status: 'bot' }],
-          }),
-        });
+        updateConversation(api, { ...row, status: 'bot' }, visitorMessageUpdate, [msg], msg.messageId);
       const msg = visitorMessage('hello');
       expect(await message(msg)).toEqual({ answer: 'fake answer to hello', runId: msg.runId });
       const handle = client.workflow.getHandle(workflowId);
@@ -420,8 +448,14 @@ describe('conversationWorkflow lifecycle (fake activities, real dev server)', ()
       expect(quiet).toBeGreaterThanOrEqual(idleEndMs - 50);
       expect(quiet).toBeLessThan(2 * idleEndMs + 1_000);
 
+      // The conversation exists, so the API tries its workflow first; it has ended, so it is started again.
       const next = visitorMessage('are you there?');
-      expect(await message(next)).toEqual({ answer: 'fake answer to are you there?', runId: next.runId });
+      apiCalls.length = 0;
+      expect(await message(next)).toEqual({
+        answer: 'fake answer to are you there?',
+        runId: next.runId,
+      });
+      expect(apiCalls).toEqual(['UpdateWorkflowExecution', 'ExecuteMultiOperation']);
       const restarted = await handle.describe();
       expect(restarted.runId).not.toBe(firstRun);
       expect(restarted.status.name).toBe('RUNNING');
