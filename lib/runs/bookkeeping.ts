@@ -48,7 +48,9 @@ export interface RunContext {
 
 /**
  * The start of a run in one statement: the visitor message of a chat turn (if any) joins the transcript, the run is
- * recorded, and the agent, its workspace's credit balance and any earlier attempt's outcome are read.
+ * recorded, and the agent, its workspace's credit balance, any earlier attempt's outcome and the conversation's
+ * recent history are read. The history is the conversation's last messages before this turn's (never the turn's own
+ * message, $15): the statement's reads see the database as it was before its own insert.
  */
 const START_RUN = preparedStatement(
   'start-run',
@@ -63,19 +65,14 @@ const START_RUN = preparedStatement(
          -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
          relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
     SELECT b.name, b.instructions, b.model, b.knowledge_version, b.handoff_enabled, b.when_unanswered, w.plan, w.credit_balance, prev.status AS run_status,
-           prev.answer AS run_answer, pm.sources AS run_sources, prev.unanswered AS run_unanswered
+           prev.answer AS run_answer, pm.sources AS run_sources, prev.unanswered AS run_unanswered,
+           (SELECT COALESCE(json_agg(json_build_object('author', h.author, 'text', h.text) ORDER BY h.seq), '[]'::json)
+              FROM (SELECT seq, author, text FROM messages
+                     WHERE session_id = $6 AND author IN ('visitor', 'bot', 'operator') AND ($15::text IS NULL OR id <> $15)
+                     ORDER BY seq DESC LIMIT ${HISTORY_MESSAGES}) h) AS history
       FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
            LEFT JOIN messages pm ON pm.id = $14 AND prev.status = 'done'
      WHERE b.id = $2`,
-);
-
-/** The conversation's last messages before this turn's, oldest first. */
-const RECENT_HISTORY = preparedStatement(
-  'recent-history',
-  `SELECT author, text FROM (
-    SELECT seq, author, text FROM messages
-     WHERE session_id = $1 AND author IN ('visitor', 'bot', 'operator') AND ($2::text IS NULL OR id <> $2)
-     ORDER BY seq DESC LIMIT ${HISTORY_MESSAGES}) m ORDER BY seq`,
 );
 
 /** The outcome of a run in one statement (see finishRun). */
@@ -125,8 +122,8 @@ export interface StartRunDeps {
 
 /**
  * Records the run as started and gathers what the model needs. One round trip writes (the visitor message of a
- * chat turn, the run row) and reads the agent, the credit balance and any earlier attempt's outcome; the knowledge
- * and history reads do not depend on it and run beside it. Fails with `bot_not_found`, or `no_credits` (spec: every
+ * chat turn, the run row) and reads the agent, the credit balance, any earlier attempt's outcome and the recent
+ * history; the knowledge read does not depend on it and runs beside it. Fails with `bot_not_found`, or `no_credits` (spec: every
  * run is accounted in credits; with none left there is no free work).
  */
 export async function startRun(
@@ -139,7 +136,7 @@ export async function startRun(
   },
 ): Promise<RunContext> {
   const { visitor } = opts;
-  const [started, passages, history, tools] = await Promise.all([
+  const [started, passages, tools] = await Promise.all([
     deps.db.query<{
       name: string;
       instructions: string;
@@ -153,6 +150,7 @@ export async function startRun(
       run_answer: string | null;
       run_sources: AnswerSource[] | null;
       run_unanswered: Unanswered | null;
+      history: { author: string; text: string }[];
     }>(
       START_RUN([
         input.runId,
@@ -169,12 +167,10 @@ export async function startRun(
         visitor?.user ?? null,
         opts.flushedByFinish === true,
         answerMessageId(input.runId),
+        input.messageId ?? null,
       ]),
     ),
     deps.retrieve(input.botId, input.input),
-    input.sessionId
-      ? deps.db.query<{ author: string; text: string }>(RECENT_HISTORY([input.sessionId, input.messageId ?? null]))
-      : Promise.resolve({ rows: [] as { author: string; text: string }[] }),
     input.withTools ? deps.toolsFor(input) : Promise.resolve([] as ToolSpec[]),
   ]);
   const bot = started.rows[0];
@@ -207,7 +203,7 @@ export async function startRun(
     knowledgeVersion: Number(bot.knowledge_version),
     limits: { handoffEnabled: bot.handoff_enabled, whenUnanswered: bot.when_unanswered },
     passages,
-    history: history.rows,
+    history: bot.history,
     tools,
     ...(finished ? { finished } : {}),
   };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { signVisitorConfirmation } from '../../lib/identity';
-import { http, newBot, testDb } from '../support/helpers';
+import { fakeRequests, http, newBot, testDb } from '../support/helpers';
 
 describe('POST /v1/api/chat', () => {
   it('answers through the LLM and keeps the conversation', async () => {
@@ -49,6 +49,38 @@ describe('POST /v1/api/chat', () => {
       const poll = await http(`/v1/api/messages?session_id=${session}`, { key: bot.keys.secret_key });
       expect(poll.body.messages.at(-1)).toMatchObject({ author: 'bot', text: res.body.answer });
     }
+  });
+
+  it("gives the model the conversation so far: its last 12 messages, oldest first, without the turn's own", async () => {
+    const bot = await newBot();
+    const session = randomUUID();
+    const tag = `history-${randomUUID()}`;
+    const said: { visitor: string; bot: string }[] = [];
+    for (let i = 1; i <= 8; i++) {
+      const message = `[[fake:tag:${tag}]] question number ${i}`;
+      const res = await http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message } });
+      expect(res.status).toBe(200);
+      said.push({ visitor: message, bot: res.body.answer });
+    }
+    const requests = await fakeRequests(tag);
+    expect(requests).toHaveLength(8);
+    const conversation = (n: number) => requests[n].body.messages.slice(1) as { role: string; content: string }[];
+    // The first turn: no history, just the question after the system prompt.
+    expect(conversation(0)).toEqual([{ role: 'user', content: said[0].visitor }]);
+    // The second: the first question and its answer, then the question.
+    expect(conversation(1)).toEqual([
+      { role: 'user', content: said[0].visitor },
+      { role: 'assistant', content: said[0].bot },
+      { role: 'user', content: said[1].visitor },
+    ]);
+    // The eighth: the twelve messages before it (turns 2 to 7), in order, then the question once.
+    expect(conversation(7)).toEqual([
+      ...said.slice(1, 7).flatMap((t) => [
+        { role: 'user', content: t.visitor },
+        { role: 'assistant', content: t.bot },
+      ]),
+      { role: 'user', content: said[7].visitor },
+    ]);
   });
 
   it('records the answer as a run with trigger kind message', async () => {
