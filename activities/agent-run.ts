@@ -102,6 +102,10 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
       const stored = <T>(write: () => Promise<T>) => retrying(deps.storageRetryMs ?? 0, write);
       // The common turn records its visitor message inside startRun's statement; anything else goes the long way.
       if (!simple) await stored(() => applyTransition(deps.db, input.visitor));
+      // The turn's stream is claimed beside the run's start rather than after it: one round trip fewer before the
+      // model is asked. A turn that ends before streaming (answered already, no credits) leaves the claim unused.
+      const opened = input.run.streamTurnId ? deps.deltas.open(input.run.streamTurnId, 0) : undefined;
+      opened?.catch(() => undefined); // awaited where the answer is streamed; its failure is reported there
       try {
         const ctx = await stored(() =>
           startRun(startDeps, input.run, {
@@ -127,8 +131,8 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
           : undefined;
         const cached = key ? await stored(() => cachedAnswer(deps.db, input.run.botId, key)) : null;
         const answer = cached
-          ? await replayCached(deps, input.run, cached)
-          : await generateAnswer(deps, input.run, ctx, []);
+          ? await replayCached(deps, input.run, cached, opened)
+          : await generateAnswer(deps, input.run, ctx, [], opened);
         await stored(() =>
           finishRun(deps.db, {
             run: input.run,
