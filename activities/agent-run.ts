@@ -5,7 +5,7 @@ import type { Passage } from '../lib/knowledge/retrieve';
 import { toolsFor } from '../lib/actions/tools';
 import type { ModelCatalogue } from '../lib/billing/models';
 import { type RunContext, finishRun, recordFailedBeforeStart, startRun } from '../lib/runs/bookkeeping';
-import { cacheKey, cachedAnswer } from '../lib/runs/answer-cache';
+import { cacheKey, cachedAnswer, questionKey } from '../lib/runs/answer-cache';
 import { retrying } from '../lib/streams';
 import { type GenerateDeps, generateAnswer, replayCached } from '../lib/runs/generate';
 import { type FailureInfo, failureInfo } from '../workflows/failures';
@@ -106,6 +106,8 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
       // model is asked. A turn that ends before streaming (answered already, no credits) leaves the claim unused.
       const opened = input.run.streamTurnId ? deps.deltas.open(input.run.streamTurnId, 0) : undefined;
       opened?.catch(() => undefined); // awaited where the answer is streamed; its failure is reported there
+      // Without a model there is nothing to cache: extractive answers are computed afresh.
+      const question = deps.llm ? questionKey(input.run.input, input.run.pageContext) : undefined;
       try {
         const ctx = await stored(() =>
           startRun(startDeps, input.run, {
@@ -114,6 +116,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
               ? { id: message.id, text: message.text, at: message.at, user: input.visitor.user }
               : undefined,
             flushedByFinish: true,
+            questionKey: question,
           }),
         );
         // A retry of a turn whose answer was already stored (the worker died before reporting it) repeats nothing.
@@ -129,7 +132,8 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
               history: ctx.history,
             })
           : undefined;
-        const cached = key ? await stored(() => cachedAnswer(deps.db, input.run.botId, key)) : null;
+        // Looked up only when startRun saw an entry for this question (most questions are new).
+        const cached = key && ctx.mayBeCached ? await stored(() => cachedAnswer(deps.db, input.run.botId, key)) : null;
         const answer = cached
           ? await replayCached(deps, input.run, cached, opened)
           : await generateAnswer(deps, input.run, ctx, [], opened);
@@ -140,6 +144,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
             answer,
             // An answer that hands over or offers a person is about this moment, not the question: never cached.
             cacheKey: cached || answer.unanswered ? undefined : key,
+            questionKey: question,
             creditWeight: ctx.creditWeight,
           }),
         );

@@ -47,6 +47,17 @@ export function cacheKey(p: CacheKeyParts): Buffer {
     .digest();
 }
 
+/**
+ * What a turn knows of its cache key before its first statement: the question and the page. The first statement
+ * asks whether any fresh entry answers this question (lib/runs/bookkeeping.ts, START_RUN); only then is the full key
+ * looked up. Most questions are new, and their turn is spared a round trip.
+ */
+export function questionKey(question: string, pageContext?: string): Buffer {
+  return createHash('sha256')
+    .update(JSON.stringify([1, normalizeQuestion(question), pageContext ?? '']))
+    .digest();
+}
+
 const LOOKUP = preparedStatement(
   'answer-cache-lookup',
   `SELECT answer, model, sources FROM answer_cache WHERE bot_id = $1 AND key = $2 AND expires_at > now()`,

@@ -42,6 +42,8 @@ export interface RunContext {
   passages: Passage[];
   history: { author: string; text: string }[];
   tools: ToolSpec[];
+  /** Some fresh answer-cache entry answers this question (`questionKey`): the full key is worth looking up. */
+  mayBeCached: boolean;
   /** Set when an earlier attempt of this run already finished (a retried turn): its answer, not a new one. */
   finished?: { answer: string; sources?: AnswerSource[]; unanswered?: Unanswered };
 }
@@ -69,7 +71,9 @@ const START_RUN = preparedStatement(
            (SELECT COALESCE(json_agg(json_build_object('author', h.author, 'text', h.text) ORDER BY h.seq), '[]'::json)
               FROM (SELECT seq, author, text FROM messages
                      WHERE session_id = $6 AND author IN ('visitor', 'bot', 'operator') AND ($15::text IS NULL OR id <> $15)
-                     ORDER BY seq DESC LIMIT ${HISTORY_MESSAGES}) h) AS history
+                     ORDER BY seq DESC LIMIT ${HISTORY_MESSAGES}) h) AS history,
+           $16::bytea IS NOT NULL AND EXISTS (SELECT 1 FROM answer_cache ac
+                                               WHERE ac.bot_id = $2 AND ac.question_key = $16 AND ac.expires_at > now()) AS may_be_cached
       FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
            LEFT JOIN messages pm ON pm.id = $14 AND prev.status = 'done'
      WHERE b.id = $2`,
@@ -87,11 +91,11 @@ const FINISH_RUN = preparedStatement(
                SELECT $12, $13, $14, 'bot', $3, $15, $19::jsonb WHERE $2::text = 'done' AND $13::text IS NOT NULL
                ON CONFLICT (id) DO NOTHING RETURNING 1),
          c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 RETURNING 1),
-         ac AS (INSERT INTO answer_cache (bot_id, key, answer, model, run_id, expires_at, sources)
-                SELECT $14, $17, $3, $6, $1, now() + make_interval(hours => $18), $19::jsonb WHERE $2::text = 'done' AND $17::bytea IS NOT NULL
+         ac AS (INSERT INTO answer_cache (bot_id, key, answer, model, run_id, expires_at, sources, question_key)
+                SELECT $14, $17, $3, $6, $1, now() + make_interval(hours => $18), $19::jsonb, $21 WHERE $2::text = 'done' AND $17::bytea IS NOT NULL
                 ON CONFLICT (bot_id, key) DO UPDATE
                   SET answer = EXCLUDED.answer, model = EXCLUDED.model, run_id = EXCLUDED.run_id, sources = EXCLUDED.sources,
-                      created_at = now(), expires_at = EXCLUDED.expires_at
+                      question_key = EXCLUDED.question_key, created_at = now(), expires_at = EXCLUDED.expires_at
                 RETURNING 1)
     SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL`,
 );
@@ -133,6 +137,8 @@ export async function startRun(
     workflowId: string;
     visitor?: { id: string; text: string; at: number; user?: string };
     flushedByFinish?: boolean;
+    /** The turn's question key (lib/runs/answer-cache.ts), when it may be answered from the cache. */
+    questionKey?: Buffer;
   },
 ): Promise<RunContext> {
   const { visitor } = opts;
@@ -151,6 +157,7 @@ export async function startRun(
       run_sources: AnswerSource[] | null;
       run_unanswered: Unanswered | null;
       history: { author: string; text: string }[];
+      may_be_cached: boolean;
     }>(
       START_RUN([
         input.runId,
@@ -168,6 +175,7 @@ export async function startRun(
         opts.flushedByFinish === true,
         answerMessageId(input.runId),
         input.messageId ?? null,
+        opts.questionKey ?? null,
       ]),
     ),
     deps.retrieve(input.botId, input.input),
@@ -204,6 +212,7 @@ export async function startRun(
     limits: { handoffEnabled: bot.handoff_enabled, whenUnanswered: bot.when_unanswered },
     passages,
     history: bot.history,
+    mayBeCached: bot.may_be_cached,
     tools,
     ...(finished ? { finished } : {}),
   };
@@ -224,6 +233,8 @@ export async function finishRun(
     error?: string;
     /** A chat turn's answer-cache key: the answer is kept under it (lib/runs/answer-cache.ts). */
     cacheKey?: Buffer;
+    /** Its question key, which tells a later turn's first statement that an entry may answer it. */
+    questionKey?: Buffer;
     /** The run's model's credit weight (RunContext.creditWeight); 1 when absent. */
     creditWeight?: number;
   },
@@ -259,6 +270,7 @@ export async function finishRun(
       LIMITS.answerCacheTtlHours,
       answer?.sources?.length ? JSON.stringify(answer.sources) : null,
       answer?.unanswered ?? null,
+      input.cacheKey ? (input.questionKey ?? null) : null,
     ]),
   );
 }

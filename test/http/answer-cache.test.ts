@@ -103,6 +103,32 @@ describe('answer cache', () => {
     expect(await calls()).toBe(5);
   });
 
+  it("is looked up only for a question an entry answers: one without the question's key is not read", async () => {
+    const bot = await newBot();
+    const tag = `question-${randomUUID()}`;
+    const question = `[[fake:tag:${tag}]] Can I pay by card?`;
+    const calls = async () => (await fakeRequests(tag)).length;
+    const first = await ask(bot, question);
+    await ask(bot, question);
+    expect(await calls()).toBe(1);
+    const entries = () =>
+      testDb().query<{ question_key: Buffer | null }>(`SELECT question_key FROM answer_cache WHERE bot_id = $1`, [
+        bot.bot_id,
+      ]);
+    expect((await entries()).rows.map((r) => r.question_key?.length)).toEqual([32]);
+
+    // An entry whose question is not known (as one written before the question key was): the turn's first statement
+    // finds nothing for this question, so the entry, although its full key matches, is not looked up.
+    await testDb().query(`UPDATE answer_cache SET question_key = NULL WHERE bot_id = $1`, [bot.bot_id]);
+    const again = await ask(bot, question);
+    expect(await calls()).toBe(2);
+    expect(again.body.answer).toBe(first.body.answer);
+    // Answered by the model, the entry is written again with its question key, and read from then on.
+    expect((await entries()).rows.map((r) => r.question_key?.length)).toEqual([32]);
+    await ask(bot, question);
+    expect(await calls()).toBe(2);
+  });
+
   it('a question handed to a person never reaches it', async () => {
     const bot = await newBot();
     const tag = `handoff-${randomUUID()}`;
