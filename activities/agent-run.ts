@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { randomUUID } from 'node:crypto';
 import { applyTransition } from '../lib/conversations/transitions';
 import type { Db } from '../lib/db';
 import type { Passage } from '../lib/knowledge/retrieve';
@@ -102,10 +103,9 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
       const stored = <T>(write: () => Promise<T>) => retrying(deps.storageRetryMs ?? 0, write);
       // The common turn records its visitor message inside startRun's statement; anything else goes the long way.
       if (!simple) await stored(() => applyTransition(deps.db, input.visitor));
-      // The turn's stream is claimed beside the run's start rather than after it: one round trip fewer before the
-      // model is asked. A turn that ends before streaming (answered already, no credits) leaves the claim unused.
-      const opened = input.run.streamTurnId ? deps.deltas.open(input.run.streamTurnId, 0) : undefined;
-      opened?.catch(() => undefined); // awaited where the answer is streamed; its failure is reported there
+      // The turn's stream is claimed by startRun's statement: one round trip fewer before the model is asked. A turn
+      // that ends before streaming (answered already, no credits) leaves the claim unused.
+      const stream = input.run.streamTurnId ? { turnId: input.run.streamTurnId, owner: randomUUID() } : undefined;
       // Without a model there is nothing to cache: extractive answers are computed afresh.
       const question = deps.llm ? questionKey(input.run.input, input.run.pageContext) : undefined;
       try {
@@ -117,8 +117,10 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
               : undefined,
             flushedByFinish: true,
             questionKey: question,
+            stream,
           }),
         );
+        const opened = ctx.stream ? deps.deltas.adopt(ctx.stream) : undefined;
         // A retry of a turn whose answer was already stored (the worker died before reporting it) repeats nothing.
         if (ctx.finished) return ctx.finished;
         // The same question with the same knowledge, settings, model, page and conversation: no model call.

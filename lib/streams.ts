@@ -95,6 +95,30 @@ export interface DeltaPublisher {
    * returned as `prefix`, and this attempt continues after it.
    */
   open(turnId: string, step: number): Promise<TurnStream>;
+  /** The stream of a claim made in another statement (`claimStreamSql`, inside a chat turn's startRun). */
+  adopt(claim: StreamClaim): TurnStream;
+}
+
+/** A claim of a turn's stream by one attempt, and what the row held when it was claimed. */
+export interface StreamClaim {
+  turnId: string;
+  owner: string;
+  /** The turn_streams row as the claim returned it. */
+  row: { text: string; len: number; step_start: number; complete: boolean };
+}
+
+/**
+ * The statement that claims a turn's stream for one attempt of one step, with its parameters' placeholders, typed
+ * (so it can be a part of a larger statement; a null turn id claims nothing): it returns the row's text, len,
+ * step_start and complete.
+ */
+export function claimStreamSql(turnId: string, owner: string, step: string): string {
+  return `INSERT INTO turn_streams (turn_id, owner, step) SELECT ${turnId}, ${owner}, ${step} WHERE ${turnId} IS NOT NULL
+  ON CONFLICT (turn_id) DO UPDATE SET owner = EXCLUDED.owner, updated_at = now(),
+    step_start = CASE WHEN turn_streams.step = EXCLUDED.step THEN turn_streams.step_start ELSE turn_streams.len END,
+    complete = turn_streams.complete AND turn_streams.step = EXCLUDED.step,
+    step = EXCLUDED.step
+  RETURNING text, len, step_start, complete`;
 }
 
 export interface PublisherOptions {
@@ -109,12 +133,7 @@ export interface PublisherOptions {
   retryForMs: number;
 }
 
-const CLAIM = `INSERT INTO turn_streams (turn_id, owner, step) VALUES ($1, $2, $3)
-  ON CONFLICT (turn_id) DO UPDATE SET owner = EXCLUDED.owner, updated_at = now(),
-    step_start = CASE WHEN turn_streams.step = EXCLUDED.step THEN turn_streams.step_start ELSE turn_streams.len END,
-    complete = turn_streams.complete AND turn_streams.step = EXCLUDED.step,
-    step = EXCLUDED.step
-  RETURNING text, len, step_start, complete`;
+const CLAIM = claimStreamSql('$1::text', '$2::uuid', '$3::int');
 
 // Every stream with text waiting goes out in one statement per flush: each stream's text is appended where its
 // owner left it, and one notification carries every fragment that was stored (as a JSON array). The text is kept in
@@ -296,44 +315,46 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
     return done;
   };
 
+  const adopt = ({ turnId, owner, row }: StreamClaim): TurnStream => {
+    const s: OpenStream = {
+      turnId,
+      owner,
+      offset: row.len,
+      queued: '',
+      completing: false,
+      sentAny: false,
+      taken: false,
+      failed: undefined,
+      waiters: [],
+    };
+    return {
+      prefix: row.text.slice(row.step_start),
+      complete: row.complete,
+      push(delta) {
+        if (s.taken || s.failed || !delta) return;
+        // The first piece of a stream goes at once (the visitor is waiting for it); the rest waits for the window.
+        if (!s.sentAny && !s.queued) urgent.add(s);
+        s.queued += delta;
+        pending.add(s);
+        kick();
+      },
+      async finish() {
+        s.completing = true;
+        await stored(s, true);
+      },
+      async close() {
+        await stored(s, true).catch(() => undefined);
+      },
+    };
+  };
+
   return {
     async open(turnId, step) {
       const owner = randomUUID();
-      const claimed = await retrying(opts.retryForMs, () =>
-        db.query<{ text: string; len: number; step_start: number; complete: boolean }>(CLAIM, [turnId, owner, step]),
-      );
-      const row = claimed.rows[0];
-      const s: OpenStream = {
-        turnId,
-        owner,
-        offset: row.len,
-        queued: '',
-        completing: false,
-        sentAny: false,
-        taken: false,
-        failed: undefined,
-        waiters: [],
-      };
-      return {
-        prefix: row.text.slice(row.step_start),
-        complete: row.complete,
-        push(delta) {
-          if (s.taken || s.failed || !delta) return;
-          // The first piece of a stream goes at once (the visitor is waiting for it); the rest waits for the window.
-          if (!s.sentAny && !s.queued) urgent.add(s);
-          s.queued += delta;
-          pending.add(s);
-          kick();
-        },
-        async finish() {
-          s.completing = true;
-          await stored(s, true);
-        },
-        async close() {
-          await stored(s, true).catch(() => undefined);
-        },
-      };
+      const claimed = await retrying(opts.retryForMs, () => db.query<StreamClaim['row']>(CLAIM, [turnId, owner, step]));
+      return adopt({ turnId, owner, row: claimed.rows[0] });
     },
+    adopt,
   };
 }
 

@@ -2,7 +2,7 @@ import type { ModelCatalogue } from '../billing/models';
 import { type Db, preparedStatement } from '../db';
 import { LIMITS } from '../limits';
 import type { Passage } from '../knowledge/retrieve';
-import { DELTA_CHANNEL, answerNotice } from '../streams';
+import { DELTA_CHANNEL, type StreamClaim, answerNotice, claimStreamSql } from '../streams';
 import { failure } from '../../workflows/failures';
 import type {
   AgentRunInput,
@@ -44,6 +44,8 @@ export interface RunContext {
   tools: ToolSpec[];
   /** Some fresh answer-cache entry answers this question (`questionKey`): the full key is worth looking up. */
   mayBeCached: boolean;
+  /** The turn's stream, claimed by this statement for this attempt when the turn streams (opts.stream). */
+  stream?: StreamClaim;
   /** Set when an earlier attempt of this run already finished (a retried turn): its answer, not a new one. */
   finished?: { answer: string; sources?: AnswerSource[]; unanswered?: Unanswered };
 }
@@ -65,6 +67,8 @@ const START_RUN = preparedStatement(
          -- Inside a whole-turn activity ($13), no wait for this commit's WAL flush: the activity's last write
          -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
          -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
+         -- A streamed chat turn claims its stream for this attempt here too (lib/streams.ts): one round trip fewer.
+         claim AS (${claimStreamSql('$17::text', '$18::uuid', '0')}),
          relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
     SELECT b.name, b.instructions, b.model, b.knowledge_version, b.handoff_enabled, b.when_unanswered, w.plan, w.credit_balance, prev.status AS run_status,
            prev.answer AS run_answer, pm.sources AS run_sources, prev.unanswered AS run_unanswered,
@@ -73,7 +77,8 @@ const START_RUN = preparedStatement(
                      WHERE session_id = $6 AND author IN ('visitor', 'bot', 'operator') AND ($15::text IS NULL OR id <> $15)
                      ORDER BY seq DESC LIMIT ${HISTORY_MESSAGES}) h) AS history,
            $16::bytea IS NOT NULL AND EXISTS (SELECT 1 FROM answer_cache ac
-                                               WHERE ac.bot_id = $2 AND ac.question_key = $16 AND ac.expires_at > now()) AS may_be_cached
+                                               WHERE ac.bot_id = $2 AND ac.question_key = $16 AND ac.expires_at > now()) AS may_be_cached,
+           (SELECT json_build_object('text', text, 'len', len, 'step_start', step_start, 'complete', complete) FROM claim) AS stream_claim
       FROM bots b JOIN workspaces w ON w.id = b.workspace_id CROSS JOIN relaxed LEFT JOIN runs prev ON prev.id = $1
            LEFT JOIN messages pm ON pm.id = $14 AND prev.status = 'done'
      WHERE b.id = $2`,
@@ -139,6 +144,8 @@ export async function startRun(
     flushedByFinish?: boolean;
     /** The turn's question key (lib/runs/answer-cache.ts), when it may be answered from the cache. */
     questionKey?: Buffer;
+    /** A streamed chat turn's stream and this attempt's owner id: claimed in the same statement. */
+    stream?: { turnId: string; owner: string };
   },
 ): Promise<RunContext> {
   const { visitor } = opts;
@@ -158,6 +165,7 @@ export async function startRun(
       run_unanswered: Unanswered | null;
       history: { author: string; text: string }[];
       may_be_cached: boolean;
+      stream_claim: StreamClaim['row'] | null;
     }>(
       START_RUN([
         input.runId,
@@ -176,6 +184,8 @@ export async function startRun(
         answerMessageId(input.runId),
         input.messageId ?? null,
         opts.questionKey ?? null,
+        opts.stream?.turnId ?? null,
+        opts.stream?.owner ?? null,
       ]),
     ),
     deps.retrieve(input.botId, input.input),
@@ -213,6 +223,7 @@ export async function startRun(
     passages,
     history: bot.history,
     mayBeCached: bot.may_be_cached,
+    ...(opts.stream && bot.stream_claim ? { stream: { ...opts.stream, row: bot.stream_claim } } : {}),
     tools,
     ...(finished ? { finished } : {}),
   };

@@ -28,10 +28,12 @@ export async function generateAnswer(
   input: AgentRunInput,
   ctx: RunContext,
   transcript: ToolTurn[],
-  /** The turn's stream, claimed already for this step (beside the run's start: see activities/agent-run.ts). */
-  opened?: Promise<TurnStream>,
+  /** The turn's stream, claimed already for this step (by startRun's statement: see activities/agent-run.ts). */
+  opened?: TurnStream,
 ): Promise<GeneratedAnswer> {
-  const stream = input.streamTurnId ? await (opened ?? deps.deltas.open(input.streamTurnId, stepOf(transcript))) : null;
+  const stream = input.streamTurnId
+    ? (opened ?? (await deps.deltas.open(input.streamTurnId, stepOf(transcript))))
+    : null;
   const model = ctx.model ?? deps.defaultModel;
   // A visitor's turn may end in "I cannot answer that" (lib/runs/limits.ts); a trigger's run has no one to offer.
   const chatTurn = input.triggerKind === 'message';
@@ -134,10 +136,10 @@ export async function replayCached(
   deps: Pick<GenerateDeps, 'deltas'>,
   input: AgentRunInput,
   cached: { answer: string; model: string; sources: AnswerSource[] | null },
-  opened?: Promise<TurnStream>,
+  opened?: TurnStream,
 ): Promise<GeneratedAnswer> {
   if (input.streamTurnId) {
-    const stream = await (opened ?? deps.deltas.open(input.streamTurnId, 0));
+    const stream = opened ?? (await deps.deltas.open(input.streamTurnId, 0));
     try {
       await streamKnownText(stream, cached.answer);
     } catch (err) {

@@ -14,9 +14,21 @@ import { createModelCatalogue } from '../../lib/billing/models';
  * The chat turn's activity, run in Temporal's activity test environment against the stack's real Postgres and the
  * fake OpenAI server: what a replacement worker does when it retries a turn, and how the answer is announced.
  */
-function turnActivities() {
-  const db = testDb();
-  const llm = createOpenAiLlm({ apiKey: 'test', baseURL: stackInfo().fakeOpenAIUrl, model: 'fake-model' });
+function turnActivities(seen?: string[]) {
+  const real = testDb();
+  // With `seen`, each statement (a prepared statement by its name) and each model call is noted in order.
+  const db = seen
+    ? (Object.assign(Object.create(real), {
+        query: (q: string | { name?: string; text: string }, ...rest: unknown[]) => {
+          seen.push(typeof q === 'string' ? q.trim().split(/\s+/).slice(0, 3).join(' ') : (q.name ?? q.text));
+          return (real.query as (...a: unknown[]) => unknown)(q, ...rest);
+        },
+      }) as typeof real)
+    : real;
+  const openai = createOpenAiLlm({ apiKey: 'test', baseURL: stackInfo().fakeOpenAIUrl, model: 'fake-model' });
+  const llm: typeof openai = seen
+    ? { ...openai, complete: (input) => (seen.push('the model'), openai.complete(input)) }
+    : openai;
   const deps = {
     db,
     llm,
@@ -100,6 +112,22 @@ describe('the chat turn activity', () => {
       bot.bot_id,
     ]);
     expect(runs.rows).toEqual([{ status: 'done', answer: first.answer }]);
+  });
+
+  it('asks the model of a streamed new question after one statement, and stores its answer in one', async () => {
+    const { run, input } = await newTurn(`A question nobody asked before ${randomUUID()}`);
+    const seen: string[] = [];
+    const streamed = { ...input, run: { ...run, streamTurnId: run.runId } };
+    const out = (await new MockActivityEnvironment().run(
+      turnActivities(seen).answerMessage,
+      streamed,
+    )) as MessageTurnOutcome;
+    expect(out.answer).toContain('A question nobody asked before');
+    // startRun records the visitor message and the run, reads the agent and the history, sees no cached answer for
+    // the question and claims the stream, all in one round trip; then the model, the fragments, and the answer.
+    expect(seen.slice(0, seen.indexOf('the model') + 1)).toEqual(['start-run', 'the model']);
+    expect(seen.at(-1)).toBe('finish-run');
+    expect(seen.filter((q) => q !== 'turn-stream-send-batch')).toEqual(['start-run', 'the model', 'finish-run']);
   });
 
   it('announces the answer on the turn channel once it is committed to the transcript', async () => {
