@@ -5,7 +5,7 @@ import type { Db } from '../lib/db';
 import type { Passage } from '../lib/knowledge/retrieve';
 import { toolsFor } from '../lib/actions/tools';
 import type { ModelCatalogue } from '../lib/billing/models';
-import { type RunContext, finishRun, recordFailedBeforeStart, startRun } from '../lib/runs/bookkeeping';
+import { type RunContext, announcementOf, finishRun, recordFailedBeforeStart, startRun } from '../lib/runs/bookkeeping';
 import { cacheKey, cachedAnswer, questionKey } from '../lib/runs/answer-cache';
 import { retrying } from '../lib/streams';
 import { type GenerateDeps, generateAnswer, replayCached } from '../lib/runs/generate';
@@ -138,7 +138,14 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
         const cached = key && ctx.mayBeCached ? await stored(() => cachedAnswer(deps.db, input.run.botId, key)) : null;
         const answer = cached
           ? await replayCached(deps, input.run, cached, opened)
-          : await generateAnswer(deps, input.run, ctx, [], opened);
+          : await generateAnswer(deps, input.run, ctx, [], { stream: opened, callerEndsStream: true });
+        if (opened && !cached) {
+          // An answer announced at commit carries its whole text, and the API shows what the fragments did not: its
+          // stream's last fragments need no statement of their own. finishRun then stores nothing if another attempt
+          // took the stream over. An answer that is not announced (handed over, too long) ends its stream first.
+          if (announcementOf(input.run, 'done', answer) !== null) opened.drop();
+          else await opened.finish();
+        }
         await stored(() =>
           finishRun(deps.db, {
             run: input.run,
@@ -148,6 +155,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
             cacheKey: cached || answer.unanswered ? undefined : key,
             questionKey: question,
             creditWeight: ctx.creditWeight,
+            stream: ctx.stream,
           }),
         );
         return {

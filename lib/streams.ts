@@ -86,6 +86,11 @@ export interface TurnStream {
   finish(): Promise<void>;
   /** Sends what is queued (what the visitor saw stays what a retry continues) and stops. */
   close(): Promise<void>;
+  /**
+   * Stops without sending what is queued: the caller's own statement ends the turn instead (the announced answer
+   * carries the whole text, and the API shows what the fragments did not; activities/agent-run.ts).
+   */
+  drop(): void;
 }
 
 export interface DeltaPublisher {
@@ -344,6 +349,12 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
       },
       async close() {
         await stored(s, true).catch(() => undefined);
+      },
+      drop() {
+        s.queued = '';
+        urgent.delete(s);
+        // A flush in flight settles it; otherwise it leaves now.
+        if (!s.waiters.length) pending.delete(s);
       },
     };
   };

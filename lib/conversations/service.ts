@@ -369,10 +369,13 @@ export function createConversationService(deps: ConversationServiceDeps) {
               answerExtras = afterHoursField(result);
             } else {
               const final = result.answer;
-              // Fragments published before the turn completed may still be on their way through LISTEN.
+              // Fragments published before the turn completed may still be on their way through LISTEN — unless the
+              // answer's announcement came, after which none will: the worker leaves the end of an announced answer
+              // to it (activities/agent-run.ts), and this writes what the fragments did not show.
               const settleBy = Date.now() + 1_000;
               const shown = () => assembled.shown;
               while (
+                !subscription.answered &&
                 !assembled.diverged &&
                 shown().length < final.length &&
                 final.startsWith(shown()) &&

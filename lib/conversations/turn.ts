@@ -319,6 +319,11 @@ async function turnBegan(db: Db, runId: string): Promise<boolean> {
 export interface TurnSubscription {
   /** Resolves with the bot's answer once it is in the transcript; never, if it is not announced. */
   announced: Promise<TurnResult>;
+  /**
+   * The answer's announcement has arrived. Notifications arrive in commit order, so every fragment published before
+   * the answer was stored has arrived too: what the stream has not shown of the answer will not come as fragments.
+   */
+  readonly answered: boolean;
   close(): void;
 }
 
@@ -336,9 +341,11 @@ export async function subscribeTurn(
   );
   if (!listening) return null;
   let close = () => {};
+  let answered = false;
   const announced = new Promise<TurnResult>((resolve) => {
     close = hub.subscribe(turnId, (msg) => {
       if (isAnswer(msg)) {
+        answered = true;
         resolve({
           answer: msg.a,
           runId: turnId,
@@ -348,7 +355,13 @@ export async function subscribeTurn(
       } else onFragment?.(msg);
     });
   });
-  return { announced, close: () => close() };
+  return {
+    announced,
+    get answered() {
+      return answered;
+    },
+    close: () => close(),
+  };
 }
 
 /**

@@ -2,7 +2,7 @@ import type { ModelCatalogue } from '../billing/models';
 import { type Db, preparedStatement } from '../db';
 import { LIMITS } from '../limits';
 import type { Passage } from '../knowledge/retrieve';
-import { DELTA_CHANNEL, type StreamClaim, answerNotice, claimStreamSql } from '../streams';
+import { DELTA_CHANNEL, type StreamClaim, StreamTakenOver, answerNotice, claimStreamSql } from '../streams';
 import { failure } from '../../workflows/failures';
 import type {
   AgentRunInput,
@@ -87,22 +87,25 @@ const START_RUN = preparedStatement(
 /** The outcome of a run in one statement (see finishRun). */
 const FINISH_RUN = preparedStatement(
   'finish-run',
-  `WITH r AS (UPDATE runs SET status = $2, answer = $3, error_code = $4, error = $5, model = $6, prompt_tokens = $7,
-                      completion_tokens = $8, credits = $9, unanswered = $20, finished_at = now() WHERE id = $1 RETURNING 1),
+  `-- A streamed turn's attempt writes only while it owns the turn's stream ($22, $23): one that another attempt took
+   -- over stores nothing (lib/streams.ts, the fencing owner).
+   WITH own AS (SELECT $22::text IS NULL OR NOT EXISTS (SELECT 1 FROM turn_streams WHERE turn_id = $22 AND owner <> $23::uuid) AS ok),
+         r AS (UPDATE runs SET status = $2, answer = $3, error_code = $4, error = $5, model = $6, prompt_tokens = $7,
+                      completion_tokens = $8, credits = $9, unanswered = $20, finished_at = now() WHERE id = $1 AND (SELECT ok FROM own) RETURNING 1),
          l AS (INSERT INTO credit_ledger (workspace_id, amount, reason, run_id)
-               SELECT $10, -$9::int, $11, $1 WHERE $2::text = 'done' ON CONFLICT (run_id) DO NOTHING RETURNING amount),
+               SELECT $10, -$9::int, $11, $1 WHERE $2::text = 'done' AND (SELECT ok FROM own) ON CONFLICT (run_id) DO NOTHING RETURNING amount),
          w AS (UPDATE workspaces SET credit_balance = credit_balance + l.amount FROM l WHERE workspaces.id = $10 RETURNING 1),
          m AS (INSERT INTO messages (id, session_id, bot_id, author, text, at, sources)
-               SELECT $12, $13, $14, 'bot', $3, $15, $19::jsonb WHERE $2::text = 'done' AND $13::text IS NOT NULL
+               SELECT $12, $13, $14, 'bot', $3, $15, $19::jsonb WHERE $2::text = 'done' AND $13::text IS NOT NULL AND (SELECT ok FROM own)
                ON CONFLICT (id) DO NOTHING RETURNING 1),
-         c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 RETURNING 1),
+         c AS (UPDATE conversations SET last_message_at = now() WHERE $2::text = 'done' AND session_id = $13 AND (SELECT ok FROM own) RETURNING 1),
          ac AS (INSERT INTO answer_cache (bot_id, key, answer, model, run_id, expires_at, sources, question_key)
-                SELECT $14, $17, $3, $6, $1, now() + make_interval(hours => $18), $19::jsonb, $21 WHERE $2::text = 'done' AND $17::bytea IS NOT NULL
+                SELECT $14, $17, $3, $6, $1, now() + make_interval(hours => $18), $19::jsonb, $21 WHERE $2::text = 'done' AND $17::bytea IS NOT NULL AND (SELECT ok FROM own)
                 ON CONFLICT (bot_id, key) DO UPDATE
                   SET answer = EXCLUDED.answer, model = EXCLUDED.model, run_id = EXCLUDED.run_id, sources = EXCLUDED.sources,
                       question_key = EXCLUDED.question_key, created_at = now(), expires_at = EXCLUDED.expires_at
                 RETURNING 1)
-    SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL`,
+    SELECT (SELECT ok FROM own) AS owned, (SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL AND (SELECT ok FROM own)) AS notified`,
 );
 
 /**
@@ -248,6 +251,8 @@ export async function finishRun(
     questionKey?: Buffer;
     /** The run's model's credit weight (RunContext.creditWeight); 1 when absent. */
     creditWeight?: number;
+    /** A streamed turn's stream and this attempt's owner id: nothing is stored once another attempt took it over. */
+    stream?: { turnId: string; owner: string };
   },
 ): Promise<void> {
   const { run, answer } = input;
@@ -255,7 +260,7 @@ export async function finishRun(
     input.status === 'done'
       ? creditsFor(answer?.promptTokens ?? 0, answer?.completionTokens ?? 0, input.creditWeight ?? 1)
       : 0;
-  await db.query(
+  const res = await db.query<{ owned: boolean }>(
     FINISH_RUN([
       run.runId,
       input.status,
@@ -272,18 +277,32 @@ export async function finishRun(
       run.sessionId ?? null,
       run.botId,
       Date.now(),
-      // A message run's answer is announced at commit to the API process waiting for the turn (lib/streams).
-      // Not an answer that hands the conversation over: its turn result (handoff) comes after the handover is recorded.
-      input.status === 'done' && run.sessionId && answer?.unanswered !== 'hand_over'
-        ? answerNotice(run.runId, answer?.text ?? '', answer?.sources, answer?.unanswered === 'offer')
-        : null,
+      announcementOf(run, input.status, answer),
       input.cacheKey ?? null,
       LIMITS.answerCacheTtlHours,
       answer?.sources?.length ? JSON.stringify(answer.sources) : null,
       answer?.unanswered ?? null,
       input.cacheKey ? (input.questionKey ?? null) : null,
+      input.stream?.turnId ?? null,
+      input.stream?.owner ?? null,
     ]),
   );
+  if (input.stream && !res.rows[0]?.owned) throw new StreamTakenOver(input.stream.turnId);
+}
+
+/**
+ * How a message run's answer is announced at commit to the API process waiting for the turn (lib/streams), or null
+ * when it is not: not an answer that hands the conversation over (its turn result, the handoff, comes after the
+ * handover is recorded), nor one too long for a notification.
+ */
+export function announcementOf(
+  run: Pick<AgentRunInput, 'runId' | 'sessionId'>,
+  status: 'done' | 'failed',
+  answer: GeneratedAnswer | undefined,
+): string | null {
+  return status === 'done' && run.sessionId && answer?.unanswered !== 'hand_over'
+    ? answerNotice(run.runId, answer?.text ?? '', answer?.sources, answer?.unanswered === 'offer')
+    : null;
 }
 
 /** A run that failed before it could start (a poll that could not fetch its address): recorded for the log. */

@@ -28,12 +28,19 @@ export async function generateAnswer(
   input: AgentRunInput,
   ctx: RunContext,
   transcript: ToolTurn[],
-  /** The turn's stream, claimed already for this step (by startRun's statement: see activities/agent-run.ts). */
-  opened?: TurnStream,
+  opts: {
+    /** The turn's stream, claimed already for this step (by startRun's statement: see activities/agent-run.ts). */
+    stream?: TurnStream;
+    /** The model's answer leaves its stream open: the caller ends it (activities/agent-run.ts, answerMessage). */
+    callerEndsStream?: boolean;
+  } = {},
 ): Promise<GeneratedAnswer> {
   const stream = input.streamTurnId
-    ? (opened ?? (await deps.deltas.open(input.streamTurnId, stepOf(transcript))))
+    ? (opts.stream ?? (await deps.deltas.open(input.streamTurnId, stepOf(transcript))))
     : null;
+  const endStream = async () => {
+    if (!opts.callerEndsStream) await stream?.finish();
+  };
   const model = ctx.model ?? deps.defaultModel;
   // A visitor's turn may end in "I cannot answer that" (lib/runs/limits.ts); a trigger's run has no one to offer.
   const chatTurn = input.triggerKind === 'message';
@@ -86,10 +93,10 @@ export async function generateAnswer(
       const unanswered = unansweredOutcome(ctx.limits);
       const text = storableText(unansweredText(unanswered, prefix + result.text));
       stream?.push(text.slice((prefix + result.text).length));
-      await stream?.finish();
+      await endStream();
       return { text, unanswered, ...usage };
     }
-    await stream?.finish();
+    await endStream();
     // The model's text goes into Postgres: a NUL or an unpaired surrogate in it must not fail the run.
     const text = storableText(prefix + result.text);
     return {

@@ -14,7 +14,7 @@ import { createModelCatalogue } from '../../lib/billing/models';
  * The chat turn's activity, run in Temporal's activity test environment against the stack's real Postgres and the
  * fake OpenAI server: what a replacement worker does when it retries a turn, and how the answer is announced.
  */
-function turnActivities(seen?: string[]) {
+function turnActivities(seen?: string[], coalesceMs = 0) {
   const real = testDb();
   // With `seen`, each statement (a prepared statement by its name) and each model call is noted in order.
   const db = seen
@@ -35,7 +35,7 @@ function turnActivities(seen?: string[]) {
     defaultModel: 'fake-model',
     models: createModelCatalogue({ defaultModel: 'fake-model' }),
     retrieve: async () => [],
-    deltas: createDeltaPublisher(db, { coalesceMs: 0, retryForMs: 0 }),
+    deltas: createDeltaPublisher(db, { coalesceMs, retryForMs: 0 }),
   };
   return createAgentRunActivities(deps);
 }
@@ -128,6 +128,47 @@ describe('the chat turn activity', () => {
     expect(seen.slice(0, seen.indexOf('the model') + 1)).toEqual(['start-run', 'the model']);
     expect(seen.at(-1)).toBe('finish-run');
     expect(seen.filter((q) => q !== 'turn-stream-send-batch')).toEqual(['start-run', 'the model', 'finish-run']);
+  });
+
+  it("leaves an announced answer's last fragments to its announcement: no statement ends the stream", async () => {
+    // Paced like a real model: the first piece after 20 ms, the rest over the next 300.
+    const { run, input } = await newTurn(`[[fake:pace-20-320-8]] Another new question ${randomUUID()}`);
+    const seen: string[] = [];
+    // A window longer than the turn: after the first piece (which goes at once), fragments wait for the window.
+    const activities = turnActivities(seen, 60_000);
+    const streamed = { ...input, run: { ...run, streamTurnId: run.runId } };
+    const out = (await new MockActivityEnvironment().run(activities.answerMessage, streamed)) as MessageTurnOutcome;
+    expect(out.answer).toContain('Another new question');
+    // The first piece, then the answer (announced with its whole text): the rest of the stream is never sent alone.
+    expect(seen).toEqual(['start-run', 'the model', 'turn-stream-send-batch', 'finish-run']);
+    const row = await testDb().query<{ text: string }>(`SELECT text FROM turn_streams WHERE turn_id = $1`, [run.runId]);
+    expect(out.answer!.startsWith(row.rows[0].text)).toBe(true);
+    expect(row.rows[0].text.length).toBeLessThan(out.answer!.length);
+  });
+
+  it('stores nothing when another attempt took its stream over before it finished', async () => {
+    const { session, run, input } = await newTurn(`[[fake:pace-20-600-8]] A question for two attempts ${randomUUID()}`);
+    const streamed = { ...input, run: { ...run, streamTurnId: run.runId } };
+    const first = new MockActivityEnvironment().run(turnActivities(undefined, 60_000).answerMessage, streamed);
+    first.catch(() => undefined);
+    // Once its first piece is stored, a replacement attempt claims the stream (as after the first was thought dead).
+    const db = testDb();
+    for (let i = 0; i < 100; i++) {
+      const row = await db.query<{ len: number }>(`SELECT len FROM turn_streams WHERE turn_id = $1`, [run.runId]);
+      if ((row.rows[0]?.len ?? 0) > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await db.query(`UPDATE turn_streams SET owner = gen_random_uuid() WHERE turn_id = $1`, [run.runId]);
+
+    await expect(first).rejects.toThrow(/taken over/);
+    const runs = await db.query(`SELECT status FROM runs WHERE id = $1`, [run.runId]);
+    expect(runs.rows).toEqual([{ status: 'running' }]);
+    const answers = await db.query(`SELECT 1 FROM messages WHERE session_id = $1 AND id = $2`, [
+      session,
+      `msg_${run.runId.slice(4)}`,
+    ]);
+    expect(answers.rowCount).toBe(0);
+    expect((await db.query(`SELECT 1 FROM credit_ledger WHERE run_id = $1`, [run.runId])).rowCount).toBe(0);
   });
 
   it('announces the answer on the turn channel once it is committed to the transcript', async () => {
