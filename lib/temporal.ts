@@ -48,6 +48,23 @@ export function temporalConnectionOptions(config: TemporalConfig) {
   };
 }
 
+/** The server's words for an operation sent to a run that is closing (continuing as new, ending). */
+const WORKFLOW_CLOSING = /workflow is closing/i;
+
+/**
+ * The workflow's current run is closing: a plain update to it is refused (RESOURCE_EXHAUSTED). Update-with-Start
+ * reaches the run that follows (lib/conversations/turn.ts, updateConversation).
+ */
+export function isWorkflowClosing(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const { message, details } = e as { message?: unknown; details?: unknown };
+    if (WORKFLOW_CLOSING.test(String(details ?? '')) || WORKFLOW_CLOSING.test(String(message ?? ''))) return true;
+  }
+  return false;
+}
+
+const retryOptions = defaultGrpcRetryOptions({ maxAttempts: 5 });
+
 /**
  * How the API and agentctl's client behave when Temporal is down (docs/decisions.md, "Outages of a dependency"):
  * - a call retries an unavailable server 5 times over about 2 s (the SDK's default is 10 times over about 20 s), so
@@ -57,7 +74,15 @@ export function temporalConnectionOptions(config: TemporalConfig) {
  *   minutes), so the API reaches Temporal again within seconds of its return.
  */
 const OUTAGE_BEHAVIOUR = {
-  interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 5 }))],
+  interceptors: [
+    makeGrpcRetryInterceptor({
+      ...retryOptions,
+      // A run that is closing refuses an update with RESOURCE_EXHAUSTED, which the SDK retries after a second; the
+      // caller goes to the run that follows at once instead.
+      retryableDecider: (attempt, status) =>
+        !WORKFLOW_CLOSING.test(status.details ?? '') && retryOptions.retryableDecider(attempt, status),
+    }),
+  ],
   channelArgs: {
     'grpc.initial_reconnect_backoff_ms': 250,
     'grpc.min_reconnect_backoff_ms': 250,

@@ -18,7 +18,7 @@ import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
 import type { SecretBox } from '../secret-box';
 import { type DeltaHub, type DeltaMessage, isAnswer } from '../streams';
-import { type Temporal, resendUnprocessedUpdate } from '../temporal';
+import { type Temporal, isWorkflowClosing, resendUnprocessedUpdate } from '../temporal';
 import { MONTHLY_QUOTA_SQL } from '../billing/service';
 import { asksForHuman } from './escalation';
 import { type BusinessHours, awayNow } from '../bots/hours';
@@ -134,8 +134,9 @@ export function updateConversation<Ret, Args extends [unknown, ...unknown[]]>(
           .getHandle(conversationWorkflowId(conversation.bot_id, conversation.session_id))
           .executeUpdate(update, options);
       } catch (err) {
-        // Not running: nothing of the update was applied, so the same update id starts it below.
-        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        // Not running, or its run is closing (continuing as new): nothing of the update was applied, so the same
+        // update id goes with a start below, which reaches the run that follows or starts one.
+        if (!(err instanceof WorkflowNotFoundError) && !isWorkflowClosing(err)) throw err;
       }
     }
     return workflow.executeUpdateWithStart(update, {
