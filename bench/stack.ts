@@ -99,7 +99,8 @@ function tuningFromEnvironment(): Record<string, string> {
     Object.entries(process.env).filter(
       (e): e is [string, string] =>
         e[1] !== undefined &&
-        (e[0].startsWith('WORKER_') || ['STREAM_COALESCE_MS', 'DATABASE_POOL_SIZE'].includes(e[0])),
+        (e[0].startsWith('WORKER_') ||
+          ['STREAM_COALESCE_MS', 'DATABASE_POOL_SIZE', 'TEMPORAL_GRPC_COMPRESSION'].includes(e[0])),
     ),
   );
 }

@@ -62,6 +62,12 @@ export const configSchema = z.object({
   /** The name the server's certificate is for, when it differs from TEMPORAL_ADDRESS's host (SNI and verification). */
   TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
   TEMPORAL_API_KEY: z.string().optional(),
+  /**
+   * The worker's gRPC compression towards Temporal (the SDK's default is gzip). None by default: the worker and the
+   * server are near each other, where compressing every workflow task's call only costs CPU on both sides
+   * (docs/decisions.md, "The CPU a streamed turn costs"); `gzip` for a slow link.
+   */
+  TEMPORAL_GRPC_COMPRESSION: z.enum(['none', 'gzip']).default('none'),
 
   /** AES-256-GCM key (64 hex chars) for secrets the platform must be able to use again (signing secrets). */
   SECRET_ENCRYPTION_KEY: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex characters (32 bytes)'),

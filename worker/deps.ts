@@ -8,7 +8,7 @@ import { retrievePassages } from '../lib/knowledge/retrieve';
 import type { Embedder } from '../lib/knowledge/store';
 import { LlmError, createOpenAiLlm } from '../lib/llm';
 import { createMailer } from '../lib/mailer';
-import type { Temporal } from '../lib/temporal';
+import { type Temporal, temporalConnectionOptions } from '../lib/temporal';
 import { createSecretBox } from '../lib/secret-box';
 import { createDeltaPublisher } from '../lib/streams';
 import { createServices } from '../lib/services';
@@ -120,6 +120,11 @@ export function buildActivityDeps(
       redeliverApprovals: () => services.actions.redeliverStale(),
     },
   };
+}
+
+/** The worker's own connection to Temporal: the shared options (address, TLS, API key) and its compression. */
+export function workerConnectionOptions(config: Config) {
+  return { ...temporalConnectionOptions(config), grpcCompression: { codec: config.TEMPORAL_GRPC_COMPRESSION } };
 }
 
 /** The worker's slots, pollers and cache, from configuration (WORKER_*). */

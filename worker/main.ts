@@ -3,8 +3,8 @@ import { createActivities } from '../activities';
 import { loadConfig } from '../lib/config';
 import { createDb } from '../lib/db';
 import { createLogger } from '../lib/logger';
-import { NamespaceMissingError, createTemporal, pingTemporal, temporalConnectionOptions } from '../lib/temporal';
-import { buildActivityDeps, workerCapacity } from './deps';
+import { NamespaceMissingError, createTemporal, pingTemporal } from '../lib/temporal';
+import { buildActivityDeps, workerCapacity, workerConnectionOptions } from './deps';
 import { ensurePlatformSchedules } from './schedules';
 import { SearchAttributesMissingError, ensureSearchAttributes } from './search-attributes';
 
@@ -58,7 +58,7 @@ async function main() {
   await ensurePlatformSchedules(temporal);
 
   // The same address, TLS (with the mTLS pair) and API key as every other client of this platform.
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
+  const connection = await NativeConnection.connect(workerConnectionOptions(config));
   const worker = await Worker.create({
     connection,
     namespace: config.TEMPORAL_NAMESPACE,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { parseConfig } from '../../lib/config';
-import { workerCapacity } from '../../worker/deps';
+import { workerCapacity, workerConnectionOptions } from '../../worker/deps';
 
 const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) };
 
@@ -36,5 +36,14 @@ describe('worker capacity', () => {
       maxCachedWorkflows: 50,
     });
     expect(() => parseConfig({ ...base, WORKER_WORKFLOW_TASK_SLOTS: '1' })).toThrow(/WORKER_WORKFLOW_TASK_SLOTS/);
+  });
+
+  it('talks to Temporal uncompressed unless TEMPORAL_GRPC_COMPRESSION=gzip, with the shared address and TLS', () => {
+    const plain = workerConnectionOptions(parseConfig({ ...base, TEMPORAL_ADDRESS: 'temporal.internal:7233' }));
+    expect(plain).toMatchObject({ address: 'temporal.internal:7233', grpcCompression: { codec: 'none' } });
+    expect(
+      workerConnectionOptions(parseConfig({ ...base, TEMPORAL_GRPC_COMPRESSION: 'gzip' })).grpcCompression,
+    ).toEqual({ codec: 'gzip' });
+    expect(() => parseConfig({ ...base, TEMPORAL_GRPC_COMPRESSION: 'brotli' })).toThrow(/TEMPORAL_GRPC_COMPRESSION/);
   });
 });
