@@ -49,7 +49,9 @@ describe('Temporal connection options', () => {
 
   it('is what the worker, the API and agentctl connect with', () => {
     const source = (file: string) => readFileSync(path.join(__dirname, '..', '..', file), 'utf8');
-    expect(source('worker/main.ts')).toMatch(/NativeConnection\.connect\(temporalConnectionOptions\(config\)\)/);
+    // The worker's own connection adds only its compression to the shared options (test/unit/worker-capacity.test.ts).
+    expect(source('worker/main.ts')).toMatch(/NativeConnection\.connect\(workerConnectionOptions\(config\)\)/);
+    expect(source('worker/deps.ts')).toMatch(/return \{ \.\.\.temporalConnectionOptions\(config\), grpcCompression:/);
     expect(source('lib/temporal.ts')).toMatch(/const options = \{ \.\.\.temporalConnectionOptions\(config\)/);
     for (const entry of ['api/server.ts', 'cli/agentctl.ts', 'worker/main.ts'])
       expect(source(entry)).toMatch(/createTemporal\(config/);
