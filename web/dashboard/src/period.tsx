@@ -18,14 +18,13 @@ export function PeriodChoice(props: {
   legend?: string;
 }) {
   return (
-    <fieldset class="period-choice">
-      <legend>{props.legend ?? 'Period'}</legend>
-      <Segmented
-        name={props.name}
-        value={props.value}
-        options={PERIODS.map((days) => ({ value: days, label: `Last ${days} days` }))}
-        onChange={props.onChange}
-      />
-    </fieldset>
+    <Segmented
+      class="period-choice"
+      legend={props.legend ?? 'Period'}
+      name={props.name}
+      value={props.value}
+      options={PERIODS.map((days) => ({ value: days, label: `Last ${days} days` }))}
+      onChange={props.onChange}
+    />
   );
 }

@@ -414,14 +414,28 @@ export function OnceSecrets(props: {
 
 /**
  * One choice among a few, drawn as joined buttons (styles/forms.css .segmented): radio inputs underneath, so keys and
- * screen readers work as usual. The caller keeps the fieldset and its legend.
+ * screen readers work as usual. With a `legend` it is its own fieldset, the legend shown or (`legendHidden`) read
+ * only by screen readers; without, the caller's fieldset holds it with more.
  */
 export function Segmented<T extends string | number | boolean>(props: {
   name: string;
   value: T;
   options: readonly { value: T; label: ComponentChildren }[];
   onChange: (value: T) => void;
+  legend?: string;
+  legendHidden?: boolean;
+  /** The fieldset's class, with a legend. */
+  class?: string;
 }) {
+  if (props.legend !== undefined) {
+    const { legend, legendHidden, class: cls, ...choice } = props;
+    return (
+      <fieldset class={cls}>
+        <legend class={legendHidden ? 'visually-hidden' : undefined}>{legend}</legend>
+        <Segmented {...choice} />
+      </fieldset>
+    );
+  }
   return (
     <div class="segmented">
       {props.options.map((o) => (

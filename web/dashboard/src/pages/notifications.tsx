@@ -89,18 +89,17 @@ export function NotificationsPage() {
       }
     >
       <div class="ops-toolbar">
-        <fieldset>
-          <legend class="visually-hidden">Show</legend>
-          <Segmented
-            name="notif-show"
-            value={onlyUnread}
-            options={[
-              { value: false, label: 'All' },
-              { value: true, label: `Unread${unread > 0 ? ` (${unread})` : ''}` },
-            ]}
-            onChange={setOnlyUnread}
-          />
-        </fieldset>
+        <Segmented
+          legend="Show"
+          legendHidden
+          name="notif-show"
+          value={onlyUnread}
+          options={[
+            { value: false, label: 'All' },
+            { value: true, label: `Unread${unread > 0 ? ` (${unread})` : ''}` },
+          ]}
+          onChange={setOnlyUnread}
+        />
         {list.refreshing && <span class="muted small">Refreshing…</span>}
       </div>
       {marking.failure && <ErrorBox failure={marking.failure} title="Not marked as read." />}

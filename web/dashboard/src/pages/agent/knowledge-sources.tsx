@@ -64,10 +64,14 @@ export function Sources(props: TabProps & { version: number }) {
             onInput={(e) => setTyped(valueOf(e))}
           />
         </div>
-        <fieldset>
-          <legend class="visually-hidden">Order</legend>
-          <Segmented name="sources-order" value={order} options={ORDERS} onChange={setOrder} />
-        </fieldset>
+        <Segmented
+          legend="Order"
+          legendHidden
+          name="sources-order"
+          value={order}
+          options={ORDERS}
+          onChange={setOrder}
+        />
       </div>
       <Loaded resource={sources.resource} retry={sources.retry} label="Loading sources…">
         {(data) =>

@@ -270,15 +270,13 @@ function CreateTrigger(props: {
       <h3 id="new-trigger-title" class="subheading">
         New trigger
       </h3>
-      <fieldset>
-        <legend>Kind</legend>
-        <Segmented
-          name="trigger-kind"
-          value={kind}
-          options={kinds.map((k) => ({ value: k.id, label: k.label }))}
-          onChange={setKind}
-        />
-      </fieldset>
+      <Segmented
+        legend="Kind"
+        name="trigger-kind"
+        value={kind}
+        options={kinds.map((k) => ({ value: k.id, label: k.label }))}
+        onChange={setKind}
+      />
       <Field id="trigger-name" label="Name" optional>
         <input id="trigger-name" maxLength={200} value={name} onInput={(e) => setName(valueOf(e))} />
       </Field>
@@ -290,32 +288,28 @@ function CreateTrigger(props: {
         <textarea id="trigger-task" rows={3} required value={task} onInput={(e) => setTask(valueOf(e))} />
       </Field>
       {(kind === 'webhook' || kind === 'manual') && (
-        <fieldset>
-          <legend>Answer</legend>
-          <Segmented
-            name="trigger-mode"
-            value={mode}
-            options={[
-              { value: 'ack', label: 'At once (202), run in the background' },
-              { value: 'wait', label: 'Wait for the result' },
-            ]}
-            onChange={setMode}
-          />
-        </fieldset>
+        <Segmented
+          legend="Answer"
+          name="trigger-mode"
+          value={mode}
+          options={[
+            { value: 'ack', label: 'At once (202), run in the background' },
+            { value: 'wait', label: 'Wait for the result' },
+          ]}
+          onChange={setMode}
+        />
       )}
       {kind === 'schedule' && (
-        <fieldset>
-          <legend>Repeat</legend>
-          <Segmented
-            name="trigger-repeat"
-            value={repeat}
-            options={[
-              { value: 'every', label: 'At a fixed interval' },
-              { value: 'cron', label: 'Cron expression' },
-            ]}
-            onChange={setRepeat}
-          />
-        </fieldset>
+        <Segmented
+          legend="Repeat"
+          name="trigger-repeat"
+          value={repeat}
+          options={[
+            { value: 'every', label: 'At a fixed interval' },
+            { value: 'cron', label: 'Cron expression' },
+          ]}
+          onChange={setRepeat}
+        />
       )}
       {kind === 'poll' && (
         <Field

@@ -211,19 +211,19 @@ export function InboxPage() {
               {list.state === 'ready' && <span class="count-pill">{list.threads.length}</span>}
             </h2>
             <div class="inbox-filters">
-              <fieldset class="inbox-show">
-                <legend class="visually-hidden">Show</legend>
-                <Segmented
-                  name="inbox-status"
-                  value={view.status}
-                  options={[
-                    { value: 'open', label: 'Open' },
-                    { value: 'mine', label: 'Mine' },
-                    { value: 'all', label: 'All recent' },
-                  ]}
-                  onChange={(status) => go({ status }, true)}
-                />
-              </fieldset>
+              <Segmented
+                class="inbox-show"
+                legend="Show"
+                legendHidden
+                name="inbox-status"
+                value={view.status}
+                options={[
+                  { value: 'open', label: 'Open' },
+                  { value: 'mine', label: 'Mine' },
+                  { value: 'all', label: 'All recent' },
+                ]}
+                onChange={(status) => go({ status }, true)}
+              />
               {bots.length > 1 && (
                 <div class="inbox-agent-filter">
                   <label for="inbox-agent" class="visually-hidden">
