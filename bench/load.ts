@@ -10,6 +10,7 @@ import {
   cpuByRole,
   cpuPerOperation,
   liftRateLimits,
+  readingTime,
   startBenchCluster,
   startBenchStack,
   summarize,
@@ -17,15 +18,19 @@ import {
 
 const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1] [--cluster N]
                              [--first-ms 400] [--total-ms 2000] [--piece 4] [--chars 480] [--read-ms 1000]
+                             [--read-jitter 0.5]
 
 The load the platform exists for: many visitors at once on a model that takes seconds. Each visitor streams a
 message (POST /v1/api/chat/stream, every message different so no answer cache stands in), reads the answer for
---read-ms, and sends the next. The fake model is paced like a real one: the first piece --first-ms after the
+--read-ms on average (each reading between (1 - jitter) and (1 + jitter) times it, so visitors who began together
+drift apart as people do; --read-jitter 0 keeps them in step, every turn in a burst of all of them), and sends the
+next. The fake model is paced like a real one: the first piece --first-ms after the
 request, the last at --total-ms, pieces of --piece characters, answers of about --chars characters.
 
 At each number of visitors, all of them send their first message in the same second (a burst of new
 conversations), then run for --warmup seconds, then --seconds are measured:
   turns/s            completed turns, against the ideal (visitors / (total-ms + read-ms))
+  (npm run bench -- floor measures the same load on a bare workflow: the least a turn costs through Temporal)
   first fragment     time to the first delta frame, over the model's --first-ms (p50, p99), split into the time
                      from the request to the model, and from the model's first piece to the visitor
   end                time to the end frame, over the model's --total-ms (p50, p99)
@@ -120,6 +125,7 @@ async function main() {
   const piece = Number(arg('--piece', '4'));
   const chars = Number(arg('--chars', '480'));
   const readMs = Number(arg('--read-ms', '1000'));
+  const jitter = Number(arg('--read-jitter', '0.5'));
   const replicas = Number(arg('--cluster', '0'));
 
   const stack = replicas
@@ -196,7 +202,7 @@ async function main() {
             errors.push((err as Error).message);
           }
           first = false;
-          await new Promise((r) => setTimeout(r, readMs));
+          await new Promise((r) => setTimeout(r, readingTime(readMs, jitter)));
         }
       });
       await new Promise((r) => setTimeout(r, warmup * 1000));

@@ -175,6 +175,16 @@ export function benchOptions(help: string): ((name: string, fallback: string) =>
   return (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
 }
 
+/** What a process is, by a part of its command line; the first that matches (the floor's worker before Temporal). */
+const ROLES: [string, string][] = [
+  ['bench/floor/worker', 'floor worker'],
+  ['postgres', 'postgres'],
+  ['temporal', 'temporal'],
+  ['worker/main', 'worker'],
+  ['api/server', 'api'],
+  ['bench/baseline', 'baseline'],
+];
+
 /**
  * CPU time used so far by this process and every process under it (the platform's Postgres, Temporal dev server,
  * worker and API), grouped by what they are, in milliseconds. Linux only (reads /proc); elsewhere, empty.
@@ -209,19 +219,7 @@ export function cpuByRole(): Record<string, number> {
   const out: Record<string, number> = {};
   const walk = (pid: number, inherited?: string) => {
     for (const p of children.get(pid) ?? []) {
-      const role =
-        inherited ??
-        (p.cmd.includes('postgres')
-          ? 'postgres'
-          : p.cmd.includes('temporal')
-            ? 'temporal'
-            : p.cmd.includes('worker/main')
-              ? 'worker'
-              : p.cmd.includes('api/server')
-                ? 'api'
-                : p.cmd.includes('bench/baseline')
-                  ? 'baseline'
-                  : undefined);
+      const role = inherited ?? ROLES.find(([part]) => p.cmd.includes(part))?.[1];
       out[role ?? 'other'] = (out[role ?? 'other'] ?? 0) + p.ticks * TICK_MS;
       walk(p.pid, role);
     }
@@ -243,4 +241,14 @@ export function cpuPerOperation(
       .filter((k) => after[k] - (before[k] ?? 0) > 0)
       .map((k) => [k, Math.round(((after[k] - (before[k] ?? 0)) / operations) * 1000) / 1000]),
   );
+}
+
+/**
+ * How long a visitor reads an answer before the next message: `readMs` on average, spread evenly over ±`jitter` of
+ * it. Without the spread, visitors who all began in the same second stay in step for the whole run (every answer and
+ * every reading takes the same time), so each of their turns lands in a burst of all of them; people read at their
+ * own pace, and drift apart after a burst.
+ */
+export function readingTime(readMs: number, jitter: number): number {
+  return readMs * (1 + jitter * (2 * Math.random() - 1));
 }

@@ -1,0 +1,122 @@
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startTemporalDev } from '../lib/stack/temporal-dev';
+import { freePort, startProcess } from '../lib/stack/processes';
+import { benchOptions, cpuByRole, cpuPerOperation, readingTime, summarize } from './stack';
+import { endSignal, floorConversation, turnUpdate } from './floor/workflow';
+
+const HELP = `Usage: npm run bench -- floor [--visitors 150] [--seconds 30] [--warmup 10] [--total-ms 2000] [--read-ms 1000]
+                              [--chars 480]
+
+The least CPU a chat turn can cost through Temporal on this machine, the baseline of the load benchmark's CPU per
+turn: the same pattern as the platform's turn (an update to a conversation workflow whose handler runs a local
+activity for as long as the model answers) with nothing else — no database, no model, no HTTP. N visitors each send
+an update that waits --total-ms and returns --chars characters, read for --read-ms, and send the next, as the load
+benchmark's visitors do.
+
+Starts its own Temporal dev server (as the platform's tests and benchmarks do) and a worker process with the
+platform's slots, pollers and compression (WORKER_*, TEMPORAL_GRPC_COMPRESSION from the environment). This process
+is the client (as the API is, through the same @temporalio/client). Reports updates/s against the ideal and the CPU
+per update of the Temporal server, the worker and the client, and how long an update took over the model's time. Results: bench/results/floor.json.`;
+
+async function main() {
+  const arg = benchOptions(HELP);
+  if (!arg) return;
+  const visitors = Number(arg('--visitors', '150'));
+  const seconds = Number(arg('--seconds', '30'));
+  const warmup = Number(arg('--warmup', '10'));
+  const totalMs = Number(arg('--total-ms', '2000'));
+  const readMs = Number(arg('--read-ms', '1000'));
+  const chars = Number(arg('--chars', '480'));
+  const jitter = Number(arg('--read-jitter', '0.5'));
+  const taskQueue = 'floor';
+
+  const temporal = await startTemporalDev({ port: await freePort(), headless: true, quiet: true });
+  const worker = startProcess(
+    'floor-worker',
+    process.execPath,
+    ['--import', 'tsx', path.join(__dirname, 'floor', 'worker.ts'), temporal.address, taskQueue, String(chars)],
+    { quiet: !process.env.BENCH_VERBOSE },
+  );
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection });
+  const handles: WorkflowHandle<typeof floorConversation>[] = [];
+  try {
+    let stopAt = Infinity;
+    const turns: { endedAt: number; overMs: number }[] = [];
+    const errors: string[] = [];
+    const loops = Array.from({ length: visitors }, async (_, i) => {
+      const handle = await client.workflow.start(floorConversation, { taskQueue, workflowId: `floor-${i}` });
+      handles.push(handle);
+      while (performance.now() < stopAt) {
+        try {
+          const sent = performance.now();
+          await handle.executeUpdate(turnUpdate, { args: [totalMs] });
+          turns.push({ endedAt: performance.now(), overMs: performance.now() - sent - totalMs });
+        } catch (err) {
+          errors.push((err as Error).message);
+        }
+        await new Promise((r) => setTimeout(r, readingTime(readMs, jitter)));
+      }
+    });
+    await new Promise((r) => setTimeout(r, warmup * 1000));
+    const cpuBefore = cpuByRole();
+    const from = performance.now();
+    await new Promise((r) => setTimeout(r, seconds * 1000));
+    const to = performance.now();
+    const cpuAfter = cpuByRole();
+    stopAt = 0;
+    await Promise.all(loops);
+
+    const inWindow = turns.filter((t) => t.endedAt >= from && t.endedAt < to);
+    const updates = inWindow.length;
+    const rate = updates / ((to - from) / 1000);
+    const ideal = visitors / ((totalMs + readMs) / 1000);
+    const cpu = cpuPerOperation(cpuBefore, cpuAfter, Math.max(1, updates));
+    const byRole = {
+      temporal: cpu.temporal ?? 0,
+      worker: cpu['floor worker'] ?? 0,
+      client: cpu['load generator + fake LLM'] ?? 0,
+    };
+    const row = {
+      visitors,
+      updates_per_s: Math.round(rate * 10) / 10,
+      ideal_updates_per_s: Math.round(ideal * 10) / 10,
+      of_ideal: `${Math.round((rate / ideal) * 100)} %`,
+      update_over_model_ms: summarize(inWindow.map((t) => t.overMs)),
+      cpu_ms_per_update: byRole,
+      floor_cpu_ms_per_turn: Math.round((byRole.temporal + byRole.worker + byRole.client) * 10) / 10,
+      errors: errors.length,
+      ...(errors.length ? { first_error: errors[0] } : {}),
+    };
+    console.log(JSON.stringify(row));
+    mkdirSync(path.join(__dirname, 'results'), { recursive: true });
+    writeFileSync(
+      path.join(__dirname, 'results', 'floor.json'),
+      JSON.stringify(
+        {
+          benchmark: 'floor',
+          at: new Date().toISOString(),
+          machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model },
+          model: { total_ms: totalMs, answer_chars: chars },
+          read_ms: readMs,
+          results: [row],
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    await Promise.all(handles.map((h) => h.signal(endSignal).catch(() => undefined)));
+    await connection.close();
+    await worker.stop();
+    await temporal.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
