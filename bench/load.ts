@@ -3,6 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createDb } from '../lib/db';
 import type { FakeOpenAI } from '../test/support/fake-openai';
 import {
@@ -94,8 +95,16 @@ function perTurn(before: Record<string, number>, after: Record<string, number>, 
  * Where the first fragment's overhead goes: from the visitor's request to the model receiving it (the API, Temporal,
  * the workflow, the turn's reads), and from the model's first piece to the visitor (the worker, the notification,
  * the API's frame). The fake model records when each request arrived; the prompt carries the question's number.
+ * Before the model, three hops: to the API's update (HTTP, the key and conversation statements), from the update to
+ * the turn's start in the worker (Temporal, the workflow task, the activation), and from there to the model (the
+ * turn's first statement, the request).
  */
-function splitAtModel(fake: Pick<FakeOpenAI, 'requests'>, turns: Turn[], firstMs: number) {
+async function splitAtModel(
+  fake: Pick<FakeOpenAI, 'requests'>,
+  db: { query: ReturnType<typeof createDb>['query'] },
+  turns: Turn[],
+  firstMs: number,
+) {
   const received = new Map<number, number>();
   for (const r of fake.requests) {
     const messages = (r.body?.messages ?? []) as { role: string; content: unknown }[];
@@ -103,15 +112,40 @@ function splitAtModel(fake: Pick<FakeOpenAI, 'requests'>, turns: Turn[], firstMs
     const n = typeof asked === 'string' ? /question (\d+) from/.exec(asked) : null;
     if (n && !received.has(Number(n[1]))) received.set(Number(n[1]), r.receivedAt);
   }
+  // The hops before the model, from what the turn stored: the visitor message's `at` is when the API sent the update
+  // (after its key, rate and conversation statements); the run's `started_at` is when the worker's turn began its
+  // first statement. The same machine's clock throughout.
+  const stored = await db.query<{ text: string; sent_at: string; started_at: string }>(
+    `SELECT m.text, m.at AS sent_at, extract(epoch FROM r.started_at) * 1000 AS started_at
+       FROM runs r JOIN messages m ON m.session_id = r.session_id AND m.author = 'visitor' AND m.text = r.input
+      WHERE r.trigger_kind = 'message'`,
+  );
+  const hops = new Map<number, { updateAt: number; turnAt: number }>();
+  for (const row of stored.rows) {
+    const n = /question (\d+) from/.exec(row.text);
+    if (n) hops.set(Number(n[1]), { updateAt: Number(row.sent_at), turnAt: Number(row.started_at) });
+  }
   const before: number[] = [];
   const after: number[] = [];
+  const [toUpdate, updateToTurn, turnToModel]: number[][] = [[], [], []];
   for (const t of turns) {
     const at = received.get(t.question);
     if (at === undefined) continue;
     before.push(at - t.sentAt);
     after.push(t.sentAt + t.firstMs - (at + firstMs));
+    const hop = hops.get(t.question);
+    if (!hop) continue;
+    toUpdate.push(hop.updateAt - t.sentAt);
+    updateToTurn.push(hop.turnAt - hop.updateAt);
+    turnToModel.push(at - hop.turnAt);
   }
-  return { request_to_model_ms: summarize(before), model_first_piece_to_client_ms: summarize(after) };
+  return {
+    request_to_model_ms: summarize(before),
+    request_to_update_ms: summarize(toUpdate),
+    update_to_turn_start_ms: summarize(updateToTurn),
+    turn_start_to_model_ms: summarize(turnToModel),
+    model_first_piece_to_client_ms: summarize(after),
+  };
 }
 
 async function main() {
@@ -225,12 +259,16 @@ async function main() {
       await new Promise((r) => setTimeout(r, warmup * 1000));
       const cpuBefore = cpuByRole();
       const ticksBefore = machineTicks();
+      // The load generator's own lag: when its event loop is late, so are its requests and its clock.
+      const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+      loopDelay.enable();
       const dbBefore = await databaseWork(db);
       const measureFrom = performance.now();
       await new Promise((r) => setTimeout(r, seconds * 1000));
       const measureTo = performance.now();
       const cpuAfter = cpuByRole();
       const ticksAfter = machineTicks();
+      loopDelay.disable();
       const dbAfter = await databaseWork(db);
       stopAt = 0;
       await Promise.all(loops);
@@ -263,10 +301,15 @@ async function main() {
           turns.filter((t) => t.first && t.startedAt - t0 < 1000).map((t) => t.firstMs),
           firstMs,
         ),
-        ...splitAtModel(stack.fake, inWindow, firstMs),
+        ...(await splitAtModel(stack.fake, db, inWindow, firstMs)),
         cpu_ms_per_turn: cpu,
         platform_cpu_ms_per_turn: Math.round(platformCpu * 10) / 10,
         machine_idle: total ? `${Math.round((1 - busy / total) * 100)} %` : 'unknown',
+        load_generator_lag_ms: {
+          p50: Math.round(loopDelay.percentile(50) / 1e5) / 10,
+          p99: Math.round(loopDelay.percentile(99) / 1e5) / 10,
+          max: Math.round(loopDelay.max / 1e5) / 10,
+        },
         database_per_turn: perTurn(dbBefore, dbAfter, inWindow.length),
         errors: errors.length,
         ...(errors.length ? { first_error: errors[0] } : {}),
