@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createDb } from '../lib/db';
@@ -20,7 +21,7 @@ import {
 
 const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1] [--cluster N]
                              [--first-ms 400] [--total-ms 2000] [--piece 4] [--chars 480] [--read-ms 1000]
-                             [--read-jitter 0.5]
+                             [--read-jitter 0.5] [--floor]
 
 The load the platform exists for: many visitors at once on a model that takes seconds. Each visitor streams a
 message (POST /v1/api/chat/stream, every message different so no answer cache stands in), reads the answer for
@@ -32,12 +33,15 @@ request, the last at --total-ms, pieces of --piece characters, answers of about 
 At each number of visitors, all of them send their first message in the same second (a burst of new
 conversations), then run for --warmup seconds, then --seconds are measured:
   turns/s            completed turns, against the ideal (visitors / (total-ms + read-ms))
-  (npm run bench -- floor measures the same load on a bare workflow: the least a turn costs through Temporal)
-  first fragment     time to the first delta frame, over the model's --first-ms (p50, p99), split into the time
-                     from the request to the model, and from the model's first piece to the visitor
+  first fragment     time to the first delta frame, over the model's --first-ms (p50, p99); the time before the
+                     model split by hop (to the API's update, to the turn's start in the worker, to the model), and
+                     the time from the model's first piece to the visitor
   end                time to the end frame, over the model's --total-ms (p50, p99)
   burst              the first fragment of the very first messages, over the model
   CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was
+  floor              with --floor, after each level: npm run bench -- floor at the same load (a bare workflow's
+                     update and local activity, the least a turn costs through Temporal) and the platform's CPU
+                     per turn over it, which moves less with the machine's hour than either
 
 --workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do): the Temporal dev
 server, one API — or with --cluster N the production shape (npm run cluster: a real Temporal server, N API replicas
@@ -148,6 +152,29 @@ async function splitAtModel(
   };
 }
 
+interface FloorRow {
+  cpu_ms_per_update: Record<string, number>;
+  floor_cpu_ms_per_turn: number;
+  update_over_model_ms: ReturnType<typeof summarize>;
+}
+
+/** Runs `npm run bench -- floor` with these options in a process of its own (its own dev server), and reads its row. */
+function runFloor(args: string[]): Promise<FloorRow> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path.join(__dirname, 'floor.ts'), ...args],
+      { maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`bench floor failed: ${err.message}\n${stderr}`));
+        const line = stdout.split('\n').find((l) => l.startsWith('{'));
+        if (!line) return reject(new Error(`bench floor printed no result:\n${stdout}${stderr}`));
+        resolve(JSON.parse(line) as FloorRow);
+      },
+    );
+  });
+}
+
 async function main() {
   const arg = benchOptions(HELP);
   if (!arg) return;
@@ -162,6 +189,7 @@ async function main() {
   const readMs = Number(arg('--read-ms', '1000'));
   const jitter = Number(arg('--read-jitter', '0.5'));
   const replicas = Number(arg('--cluster', '0'));
+  const withFloor = process.argv.includes('--floor');
 
   const stack = replicas
     ? await startBenchCluster({ apis: replicas, workers })
@@ -314,9 +342,25 @@ async function main() {
         errors: errors.length,
         ...(errors.length ? { first_error: errors[0] } : {}),
       };
+      await new Promise((r) => setTimeout(r, 3000)); // let the last turns' work settle before the next level
+      if (withFloor) {
+        // The floor at the same load, right after: the machine's hour shows in both, their difference much less.
+        const floor = await runFloor([
+          ...['--visitors', String(visitors), '--seconds', String(seconds), '--warmup', String(warmup)],
+          ...['--total-ms', String(totalMs), '--read-ms', String(readMs), '--read-jitter', String(jitter)],
+          ...['--chars', String(chars)],
+        ]);
+        Object.assign(row, {
+          floor: {
+            cpu_ms_per_update: floor.cpu_ms_per_update,
+            cpu_ms_per_turn: floor.floor_cpu_ms_per_turn,
+            update_over_model_ms: floor.update_over_model_ms,
+          },
+          platform_cpu_over_floor_ms: Math.round((platformCpu - floor.floor_cpu_ms_per_turn) * 10) / 10,
+        });
+      }
       results.push(row);
       console.log(JSON.stringify(row));
-      await new Promise((r) => setTimeout(r, 3000)); // let the last turns' work settle before the next level
     }
     const out = {
       benchmark: 'load',
