@@ -41,7 +41,7 @@ conversations), then run for --warmup seconds, then --seconds are measured:
   CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was
   floor              with --floor, after each level: npm run bench -- floor at the same load (a bare workflow's
                      update and local activity, the least a turn costs through Temporal) and the platform's CPU
-                     per turn over it, which moves less with the machine's hour than either
+                     per turn over it: the machine's hour moves both, so compare the difference across runs
 
 --workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do): the Temporal dev
 server, one API — or with --cluster N the production shape (npm run cluster: a real Temporal server, N API replicas
@@ -344,7 +344,7 @@ async function main() {
       };
       await new Promise((r) => setTimeout(r, 3000)); // let the last turns' work settle before the next level
       if (withFloor) {
-        // The floor at the same load, right after: the machine's hour shows in both, their difference much less.
+        // The floor at the same load, right after: the machine's hour shows in both, so the difference is comparable.
         const floor = await runFloor([
           ...['--visitors', String(visitors), '--seconds', String(seconds), '--warmup', String(warmup)],
           ...['--total-ms', String(totalMs), '--read-ms', String(readMs), '--read-jitter', String(jitter)],
