@@ -139,11 +139,12 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
         const answer = cached
           ? await replayCached(deps, input.run, cached, opened)
           : await generateAnswer(deps, input.run, ctx, [], { stream: opened, callerEndsStream: true });
+        const announcement = announcementOf(input.run, 'done', answer);
         if (opened && !cached) {
           // An answer announced at commit carries its whole text, and the API shows what the fragments did not: its
           // stream's last fragments need no statement of their own. finishRun then stores nothing if another attempt
           // took the stream over. An answer that is not announced (handed over, too long) ends its stream first.
-          if (announcementOf(input.run, 'done', answer) !== null) opened.drop();
+          if (announcement !== null) opened.drop();
           else await opened.finish();
         }
         await stored(() =>
@@ -156,6 +157,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
             questionKey: question,
             creditWeight: ctx.creditWeight,
             stream: ctx.stream,
+            announcement,
           }),
         );
         return {

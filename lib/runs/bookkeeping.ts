@@ -135,8 +135,8 @@ export interface StartRunDeps {
 /**
  * Records the run as started and gathers what the model needs. One round trip writes (the visitor message of a
  * chat turn, the run row) and reads the agent, the credit balance, any earlier attempt's outcome and the recent
- * history; the knowledge read does not depend on it and runs beside it. Fails with `bot_not_found`, or `no_credits` (spec: every
- * run is accounted in credits; with none left there is no free work).
+ * history; the knowledge read does not depend on it and runs beside it. Fails with `bot_not_found`, or `no_credits`
+ * (spec: every run is accounted in credits; with none left there is no free work).
  */
 export async function startRun(
   deps: StartRunDeps,
@@ -148,7 +148,7 @@ export async function startRun(
     /** The turn's question key (lib/runs/answer-cache.ts), when it may be answered from the cache. */
     questionKey?: Buffer;
     /** A streamed chat turn's stream and this attempt's owner id: claimed in the same statement. */
-    stream?: { turnId: string; owner: string };
+    stream?: Pick<StreamClaim, 'turnId' | 'owner'>;
   },
 ): Promise<RunContext> {
   const { visitor } = opts;
@@ -252,7 +252,9 @@ export async function finishRun(
     /** The run's model's credit weight (RunContext.creditWeight); 1 when absent. */
     creditWeight?: number;
     /** A streamed turn's stream and this attempt's owner id: nothing is stored once another attempt took it over. */
-    stream?: { turnId: string; owner: string };
+    stream?: Pick<StreamClaim, 'turnId' | 'owner'>;
+    /** The answer's announcement, when the caller has computed it already (`announcementOf`). */
+    announcement?: string | null;
   },
 ): Promise<void> {
   const { run, answer } = input;
@@ -277,7 +279,7 @@ export async function finishRun(
       run.sessionId ?? null,
       run.botId,
       Date.now(),
-      announcementOf(run, input.status, answer),
+      input.announcement !== undefined ? input.announcement : announcementOf(run, input.status, answer),
       input.cacheKey ?? null,
       LIMITS.answerCacheTtlHours,
       answer?.sources?.length ? JSON.stringify(answer.sources) : null,
