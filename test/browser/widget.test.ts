@@ -371,10 +371,18 @@ describe('the widget on an integrator’s page', () => {
       expect(await p.locator('.msg-visitor').count()).toBe(0);
       await shot(p, '13-network-failure');
       await p.unroute('**/v1/widget/chat/stream**');
+      // The retry's answer is paced (first piece after 100 ms, the last at 1.5 s): the failure's notice goes as soon
+      // as the answer starts, not when it ends.
+      const { rows } = await testDb().query(`SELECT instructions FROM bots WHERE id = $1`, [bot.bot_id]);
+      await testDb().query(`UPDATE bots SET instructions = '[[fake:pace-100-1500-6]]' WHERE id = $1`, [bot.bot_id]);
       await log(p).getByRole('button', { name: 'Retry' }).click();
+      await p.locator('.msg-bot .bubble').waitFor();
+      expect(await p.locator('.msg-bot .rating').count()).toBe(0);
+      expect(await log(p).getByText('cannot be reached', { exact: false }).count()).toBe(0);
       await log(p).getByText('Fake answer: Do you ship to Norway?').waitFor();
       expect(await messageBox(p).inputValue()).toBe('');
       expect(await log(p).getByText('cannot be reached', { exact: false }).count()).toBe(0);
+      await testDb().query(`UPDATE bots SET instructions = $2 WHERE id = $1`, [bot.bot_id, rows[0].instructions]);
 
       // The model's key is refused: an error frame, shown as an alert apart from the replies, with nothing to rate.
       // (Last: the marker stays in the conversation's history, which every later turn sends to the model.)

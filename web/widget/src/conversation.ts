@@ -217,7 +217,13 @@ export class Conversation extends Store {
     let error: Extract<StreamFrame, { type: 'error' }> | undefined;
     let end: Extract<StreamFrame, { type: 'end' }> | undefined;
 
+    let answered = false;
     const onFrame = (frame: StreamFrame) => {
+      // The API took the message: the notices of earlier failures go now, not when the answer ends.
+      if (!answered) {
+        answered = true;
+        this.clearTransient();
+      }
       if (frame.type === 'delta') {
         this.set({ awaitingAnswer: false });
         if (frame.outage) {
