@@ -37,7 +37,7 @@ conversations), then run for --warmup seconds, then --seconds are measured:
                      model split by hop (to the API's update, to the turn's start in the worker, to the model), and
                      the time from the model's first piece to the visitor
   end                time to the end frame, over the model's --total-ms (p50, p99)
-  burst              the first fragment of the very first messages, over the model
+  burst              the first fragment of the very first messages, over the model, and its split by hop
   CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was
   floor              with --floor, after each level: npm run bench -- floor at the same load (a bare workflow's
                      update and local activity, the least a turn costs through Temporal) and the platform's CPU
@@ -301,6 +301,8 @@ async function main() {
       stopAt = 0;
       await Promise.all(loops);
 
+      // The very first messages, sent in the same second: the burst of new conversations.
+      const burst = turns.filter((t) => t.first && t.startedAt - t0 < 1000);
       // Turns that ended inside the measured window.
       const inWindow = turns.filter((t) => t.startedAt + t.endMs >= measureFrom && t.startedAt + t.endMs < measureTo);
       const rate = inWindow.length / ((measureTo - measureFrom) / 1000);
@@ -326,10 +328,11 @@ async function main() {
           totalMs,
         ),
         burst_first_fragment_over_model_ms: over(
-          turns.filter((t) => t.first && t.startedAt - t0 < 1000).map((t) => t.firstMs),
+          burst.map((t) => t.firstMs),
           firstMs,
         ),
         ...(await splitAtModel(stack.fake, db, inWindow, firstMs)),
+        burst_hops_ms: await splitAtModel(stack.fake, db, burst, firstMs),
         cpu_ms_per_turn: cpu,
         platform_cpu_ms_per_turn: Math.round(platformCpu * 10) / 10,
         machine_idle: total ? `${Math.round((1 - busy / total) * 100)} %` : 'unknown',
