@@ -14,6 +14,8 @@ export interface Convergence {
 /** Periodic work of the services that own it (billing's monthly grants, expired pairings). */
 export interface Periodic {
   grantIncludedCredits(): Promise<number>;
+  /** Brings each workspace's tally of this month's conversations up to date (what a new conversation's quota reads). */
+  tallyConversations(): Promise<number>;
   sweepPairings(): Promise<void>;
   /** Visitors' images past their retention (MEDIA_RETENTION_DAYS), from the bucket and the database. */
   expireMedia(): Promise<number>;
@@ -28,14 +30,16 @@ export interface MaintenanceDeps {
 export function createMaintenanceActivities({ db, convergence, periodic }: MaintenanceDeps) {
   return {
     /**
-     * Each workspace's included credits for a new month (once per month: the billing service marks the month), and
-     * pairings that expired (an approved key never collected is revoked), and visitors' images past their retention.
+     * Each workspace's included credits for a new month (once per month: the billing service marks the month), the
+     * tally of each workspace's conversations this month, pairings that expired (an approved key never collected is
+     * revoked), and visitors' images past their retention.
      */
-    async runPeriodicWork(): Promise<{ creditGrants: number; expiredMedia: number }> {
+    async runPeriodicWork(): Promise<{ creditGrants: number; expiredMedia: number; conversationTallies: number }> {
       const creditGrants = await periodic.grantIncludedCredits();
+      const conversationTallies = await periodic.tallyConversations();
       await periodic.sweepPairings();
       const expiredMedia = await periodic.expireMedia();
-      return { creditGrants, expiredMedia };
+      return { creditGrants, expiredMedia, conversationTallies };
     },
 
     /**

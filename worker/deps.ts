@@ -111,6 +111,7 @@ export function buildActivityDeps(
     },
     periodic: {
       grantIncludedCredits: () => services.billing.grantIncludedCredits(),
+      tallyConversations: () => services.billing.tallyConversations(),
       sweepPairings: () => services.pairing.sweep(),
       expireMedia: () => services.media.expire(),
     },

@@ -18,7 +18,7 @@ export async function maintenanceWorkflow(): Promise<{
   rateWindows: number;
   cachedAnswers: number;
   converged: { triggers: number; scans: number; approvals: number };
-  periodic?: { creditGrants: number; expiredMedia?: number };
+  periodic?: { creditGrants: number; expiredMedia?: number; conversationTallies?: number };
 }> {
   const expired = await expireStaleRecords();
   const converged = await convergeWrites();

@@ -19,7 +19,7 @@ import { newId } from '../ids';
 import type { SecretBox } from '../secret-box';
 import { type DeltaHub, type DeltaMessage, isAnswer } from '../streams';
 import { type Temporal, isWorkflowClosing, resendUnprocessedUpdate } from '../temporal';
-import { MONTHLY_QUOTA_SQL } from '../billing/service';
+import { MONTHLY_QUOTA_SQL, conversationsThisMonthSql } from '../billing/service';
 import { asksForHuman } from './escalation';
 import { type BusinessHours, awayNow } from '../bots/hours';
 
@@ -86,9 +86,9 @@ export async function findConversation(db: Db, botId: string, sessionId: string)
 
 /**
  * Starts a conversation for this bot, unless the workspace's monthly quota (with this month's top-ups) is used up
- * (then null). The count and
- * the insert are one statement; two simultaneous first messages may together pass the quota by one, which we
- * accept rather than serialize every new conversation of a workspace.
+ * (then null). The count (the month's tally and the conversations since, lib/billing/service.ts) and the insert are
+ * one statement; two simultaneous first messages may together pass the quota by one, which we accept rather than
+ * serialize every new conversation of a workspace.
  */
 export async function startConversation(
   db: Db,
@@ -99,8 +99,7 @@ export async function startConversation(
   const inserted = await db.query(
     `INSERT INTO conversations (session_id, bot_id, workspace_id)
      SELECT $1, $2, $3
-      WHERE NOT $4 OR (SELECT count(*) FROM conversations WHERE workspace_id = $3 AND created_at >= date_trunc('month', now()))
-                     < (SELECT ${MONTHLY_QUOTA_SQL} FROM workspaces w WHERE w.id = $3)
+      WHERE NOT $4 OR ${conversationsThisMonthSql('$3')} < (SELECT ${MONTHLY_QUOTA_SQL} FROM workspaces w WHERE w.id = $3)
      ON CONFLICT (session_id) DO NOTHING RETURNING 1`,
     [sessionId, bot.id, bot.workspace_id, opts.checkQuota],
   );

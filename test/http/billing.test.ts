@@ -93,6 +93,56 @@ describe('the monthly conversation quota', () => {
     ]);
   });
 
+  it('is counted from the tally the maintenance keeps plus the conversations since, each counted once', async () => {
+    const bot = await newBot({ monthlyConversationQuota: 3 });
+    const cookie = await ownerSession(bot);
+    const db = testDb();
+    for (let i = 0; i < 2; i++)
+      expect((await chat(bot.keys.secret_key, randomUUID())).body.quota_exceeded).toBeUndefined();
+    // Started two minutes ago: past the tally's lag, so the tally counts them (this month unless it began just now).
+    await db.query(`UPDATE conversations SET created_at = created_at - interval '2 minutes' WHERE workspace_id = $1`, [
+      bot.workspace_id,
+    ]);
+    const billing = createBillingService({ db });
+    await Promise.all([billing.tallyConversations(), billing.tallyConversations()]);
+    await billing.tallyConversations();
+    const tally = async () =>
+      (
+        await db.query(
+          `SELECT counted, period = date_trunc('month', now())::date AS this_month FROM conversation_tallies WHERE workspace_id = $1`,
+          [bot.workspace_id],
+        )
+      ).rows;
+    expect(await tally()).toEqual([{ counted: 2, this_month: true }]);
+    const used = async () => (await http('/v1/billing/usage', { headers: cookie })).body.conversations.used;
+    expect(await used()).toBe(2);
+
+    // The check reads the tally, not the month's rows: a tally of 3 (say, a counted conversation was erased since)
+    // leaves no room, though two rows are there.
+    await db.query(`UPDATE conversation_tallies SET counted = 3 WHERE workspace_id = $1`, [bot.workspace_id]);
+    expect((await chat(bot.keys.secret_key, randomUUID())).body.quota_exceeded).toBe(true);
+    expect(await used()).toBe(3);
+    // Last month's tally is not this month's: the month's rows are counted from its start.
+    await db.query(
+      `UPDATE conversation_tallies SET period = (date_trunc('month', now()) - interval '1 month')::date WHERE workspace_id = $1`,
+      [bot.workspace_id],
+    );
+    expect(await used()).toBe(2);
+    // Back to the true tally: a conversation started since is counted on top of it, and fills the quota.
+    await db.query(
+      `UPDATE conversation_tallies SET period = date_trunc('month', now())::date WHERE workspace_id = $1`,
+      [bot.workspace_id],
+    );
+    await db.query(`UPDATE conversation_tallies SET counted = 2 WHERE workspace_id = $1`, [bot.workspace_id]);
+    expect((await chat(bot.keys.secret_key, randomUUID())).body.quota_exceeded).toBeUndefined();
+    expect(await used()).toBe(3);
+    expect((await chat(bot.keys.secret_key, randomUUID())).body.quota_exceeded).toBe(true);
+    // Within the lag it stays uncounted by the tally (it is counted as one started since).
+    await billing.tallyConversations();
+    expect(await tally()).toEqual([{ counted: 2, this_month: true }]);
+    expect(await used()).toBe(3);
+  });
+
   it('agentctl records plans and credit top-ups; its input is checked', async () => {
     const bot = await newBot();
     const cookie = await ownerSession(bot);

@@ -2,15 +2,21 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { maintenanceWorkflow } from '../../workflows/maintenance';
-import { testDb } from '../support/helpers';
+import { newBot, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 describe('maintenanceWorkflow on the real dev server and worker', () => {
   let connection: Connection | undefined;
   afterAll(async () => connection?.close());
 
-  it('expires idempotency keys past their 24 hours and keeps the live ones', async () => {
+  it('expires idempotency keys past their 24 hours and keeps the live ones, and tallies the month’s conversations', async () => {
     const db = testDb();
+    const bot = await newBot();
+    // A conversation started two minutes ago, past the tally's lag.
+    await db.query(
+      `INSERT INTO conversations (session_id, bot_id, workspace_id, created_at) VALUES ($1, $2, $3, now() - interval '2 minutes')`,
+      [randomUUID(), bot.bot_id, bot.workspace_id],
+    );
     const keyId = `key_test_${randomUUID()}`;
     await db.query(
       `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_hash, state, expires_at)
@@ -31,5 +37,10 @@ describe('maintenanceWorkflow on the real dev server and worker', () => {
     expect(result.idempotencyKeys).toBeGreaterThanOrEqual(1);
     const left = await db.query(`SELECT idempotency_key FROM idempotency_keys WHERE api_key_id = $1`, [keyId]);
     expect(left.rows.map((r) => r.idempotency_key)).toEqual(['live']);
+    expect(result.periodic?.conversationTallies).toBeGreaterThanOrEqual(1);
+    const tally = await db.query(`SELECT counted FROM conversation_tallies WHERE workspace_id = $1`, [
+      bot.workspace_id,
+    ]);
+    expect(tally.rows).toEqual([{ counted: 1 }]);
   });
 });
