@@ -126,6 +126,7 @@ export function createServices(deps: ServiceDeps) {
       secrets,
       llmConfigured: Boolean(config.OPENAI_API_KEY),
       queueWaitMs: config.BUILDER_QUEUE_WAIT_MS,
+      deltaHub: deps.deltaHub,
     }),
     conversations: createConversationService({
       db,

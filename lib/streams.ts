@@ -426,7 +426,16 @@ export function createStreamAssembler() {
   };
 }
 
+/**
+ * Wakes whoever subscribed to `key` on any API process's hub: a notification on the stream channel that carries
+ * nothing but the key. How one replica tells the one holding a request that it was cancelled (lib/builder/service.ts).
+ */
+export async function notifyHolder(db: Queryable, key: string): Promise<void> {
+  await db.query(`SELECT pg_notify('${DELTA_CHANNEL}', $1)`, [JSON.stringify({ t: key })]);
+}
+
 export interface DeltaHub {
+  /** The messages of one turn (by its run id), or the wake-up of `notifyHolder` for another key. */
   subscribe(turnId: string, onMessage: (msg: TurnMessage) => void): () => void;
   /** Resolves once LISTEN is active, so a subscriber cannot miss the first fragment. */
   ready(): Promise<void>;

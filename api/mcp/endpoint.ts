@@ -26,26 +26,34 @@ export function createBuilderMcpEndpoint(deps: { services: Services; logger: Log
    * Tool calls in flight in this process, by the key that sent them and their JSON-RPC id. Each POST gets a fresh
    * server, so the SDK's own handling of `notifications/cancelled` (aborting the named request in the server that
    * received the notification) never reaches the call, which another POST holds: a cancellation from the same key
-   * aborts the call's `cancelled` signal here. Only in the process that holds the call (another replica's call
-   * still counts as received).
+   * aborts the call's `cancelled` signal here, and through the builder service in whichever replica holds it (behind a
+   * balancer the cancellation's POST rarely lands where the call's did).
    */
   const inFlight = new Map<string, Set<AbortController>>();
   const inFlightKey = (clientId: string, id: unknown) => `${clientId}\n${JSON.stringify(id)}`;
 
-  function track(clientId: string, messages: JsonRpcMessage[], call: McpCall): () => void {
+  async function track(clientId: string, messages: JsonRpcMessage[], call: McpCall): Promise<() => void> {
     for (const m of messages) {
       if (m.method === 'notifications/cancelled') {
-        for (const c of inFlight.get(inFlightKey(clientId, m.params?.requestId)) ?? []) c.abort();
+        const requestId = m.params?.requestId;
+        for (const c of inFlight.get(inFlightKey(clientId, requestId)) ?? []) c.abort();
+        // Best effort, as the protocol's cancellation is: without it the other replica's call counts as received.
+        await deps.services.builder
+          .cancelCall(clientId, requestId)
+          .catch((err: unknown) => deps.logger.warn({ err }, 'an MCP cancellation could not reach the other replicas'));
       }
     }
-    const keys = messages
+    const ids = messages
       .filter((m) => m.method === 'tools/call' && (typeof m.id === 'string' || typeof m.id === 'number'))
-      .map((m) => inFlightKey(clientId, m.id));
-    if (keys.length === 0) return () => undefined;
+      .map((m) => m.id);
+    if (ids.length === 0) return () => undefined;
     const controller = new AbortController();
     call.cancelled = controller.signal;
+    const keys = ids.map((id) => inFlightKey(clientId, id));
     for (const key of keys) inFlight.set(key, (inFlight.get(key) ?? new Set()).add(controller));
+    const unsubscribe = ids.map((id) => deps.services.builder.onCallCancelled(clientId, id, () => controller.abort()));
     return () => {
+      for (const stop of unsubscribe) stop();
       for (const key of keys) {
         const set = inFlight.get(key);
         set?.delete(controller);
@@ -81,7 +89,7 @@ export function createBuilderMcpEndpoint(deps: { services: Services; logger: Log
     async handle(request, call, clientId) {
       const authInfo: AuthInfo = { token: 'builder-key', clientId, scopes: [], extra: { call } };
       const legacy = await isLegacyRequest(request.clone(), undefined, { maxRequestBodySize: LIMITS.bodyBytes });
-      const untrack = track(clientId, await jsonRpcMessages(request), call);
+      const untrack = await track(clientId, await jsonRpcMessages(request), call);
       try {
         return await (legacy ? serveLegacy(request, authInfo) : modern.fetch(request, { authInfo }));
       } finally {

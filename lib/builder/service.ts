@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { Db } from '../db';
 import { LIMITS } from '../limits';
 import { countInWindows } from '../rate-windows';
 import type { SecretBox } from '../secret-box';
+import { type DeltaHub, notifyHolder } from '../streams';
 import { type Temporal, resendUnprocessedUpdate } from '../temporal';
 import { builderThreadWorkflow } from '../../workflows/builder-thread';
 import {
@@ -49,6 +50,15 @@ export interface BuilderServiceDeps {
   llmConfigured: boolean;
   /** A call queued behind a running turn of its thread answers "busy" after this long. */
   queueWaitMs?: number;
+  /** API processes: hears cancellations of the calls this process holds, sent from any replica. */
+  deltaHub?: DeltaHub;
+}
+
+/** The hub key of one client's call (its JSON-RPC id): hashed, so a notification names neither. */
+function callKey(clientId: string, requestId: unknown): string {
+  return `builder-call:${createHash('sha256')
+    .update(`${clientId}\n${JSON.stringify(requestId)}`)
+    .digest('base64url')}`;
 }
 
 /**
@@ -72,6 +82,24 @@ export function createBuilderService(deps: BuilderServiceDeps) {
 
   return {
     overview,
+
+    /**
+     * Calls `onCancel` when the client cancels its call `requestId` (`notifications/cancelled`) on any API replica:
+     * behind a balancer the cancellation rarely reaches the process that holds the call. Returns the unsubscribe.
+     */
+    onCallCancelled(clientId: string, requestId: unknown, onCancel: () => void): () => void {
+      const hub = deps.deltaHub;
+      if (!hub) return () => undefined;
+      const unsubscribe = hub.subscribe(callKey(clientId, requestId), onCancel);
+      // Listening by the time a cancellation comes (seconds later); when Postgres is down, the call fails anyway.
+      hub.ready().catch(() => undefined);
+      return unsubscribe;
+    },
+
+    /** Tells the process holding the client's call `requestId`, whichever it is, that the call was cancelled. */
+    async cancelCall(clientId: string, requestId: unknown): Promise<void> {
+      await notifyHolder(deps.db, callKey(clientId, requestId));
+    },
 
     /**
      * Counts a request in the workspace's builder budget: `messages` (12 a minute) or `reads` (handshakes, tool
