@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { http, newBot } from '../support/helpers';
+import { randomUUID } from 'node:crypto';
+import { http, newBot, sseFrames, testDb } from '../support/helpers';
+import { startInProcessApi } from '../support/in-process-api';
 
 describe('service endpoints', () => {
   it('GET /healthz answers 200 with a status', async () => {
@@ -20,6 +22,38 @@ describe('service endpoints', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     expect(res.text).toMatch(/http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+  });
+
+  it('GET /metrics times what a streamed answer is waited for: its first frame and its end', async () => {
+    // An API of its own, so that its metrics hold this test's streams only.
+    const api = await startInProcessApi({});
+    try {
+      const bot = await newBot();
+      // The model's first piece after 300 ms, its last at 600 ms.
+      await testDb().query(`UPDATE bots SET model = 'fake-pace-300-600' WHERE id = $1`, [bot.bot_id]);
+      const streamed = await sseFrames('/v1/api/chat/stream', {
+        key: bot.keys.secret_key,
+        body: { session_id: randomUUID(), message: 'How long does delivery take?' },
+        baseUrl: api.url,
+      });
+      expect(streamed.frames.at(0)).toHaveProperty('delta');
+      const metrics = (await http('/metrics', { baseUrl: api.url })).text;
+      const sample = (name: string, labels: string) =>
+        Number(new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, 'm').exec(metrics)?.[1]);
+      const first = 'route="/v1/api/chat/stream",frame="delta"';
+      expect(sample('http_stream_first_frame_seconds_count', first)).toBe(1);
+      expect(sample('http_stream_first_frame_seconds_sum', first)).toBeGreaterThanOrEqual(0.3);
+      expect(sample('http_stream_first_frame_seconds_bucket', `le="0.25",${first}`)).toBe(0);
+      const end = 'route="/v1/api/chat/stream"';
+      expect(sample('http_stream_duration_seconds_count', end)).toBe(1);
+      expect(sample('http_stream_duration_seconds_sum', end)).toBeGreaterThanOrEqual(0.6);
+      // The response itself was set before the turn ran: its duration is not the answer's.
+      expect(sample('http_request_duration_seconds_sum', 'method="POST",route="/v1/api/chat/stream"')).toBeLessThan(
+        sample('http_stream_first_frame_seconds_sum', first),
+      );
+    } finally {
+      await api.close();
+    }
   });
 });
 
