@@ -122,6 +122,14 @@ export const configSchema = z.object({
    * streamed turn costs"); off unless set, read by the SDK's workflow thread through patches/.
    */
   WORKER_WORKFLOW_STACK_TRACES: z.enum(['true', 'false']).default('false'),
+  /**
+   * Where the worker serves its Temporal SDK metrics for Prometheus (`host:port`, `/metrics`): its slots in use, how
+   * long tasks waited for it (schedule-to-start), how long they ran. Off unless set.
+   */
+  WORKER_METRICS_ADDRESS: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:]+\]|[^\s:[\]]+):\d{1,5}$/, 'host:port, e.g. 0.0.0.0:9464')
+    .optional(),
   /** Embedding model at the same endpoint; with OPENAI_API_KEY, knowledge is embedded and retrieval is hybrid. */
   EMBEDDING_MODEL: z.string().min(1).optional(),
 

@@ -129,6 +129,25 @@ export function workerConnectionOptions(config: Config) {
 }
 
 /** The worker's slots, pollers and cache, from configuration (WORKER_*). */
+/**
+ * The SDK's metrics for Prometheus at WORKER_METRICS_ADDRESS, if set (slots in use and free, schedule-to-start and
+ * execution latencies: what says a worker is short of CPU or slots), named as Prometheus expects: counters end in
+ * `_total`, durations are in seconds and say so.
+ */
+export function workerMetrics(config: Pick<Config, 'WORKER_METRICS_ADDRESS'>) {
+  if (!config.WORKER_METRICS_ADDRESS) return {};
+  return {
+    metrics: {
+      prometheus: {
+        bindAddress: config.WORKER_METRICS_ADDRESS,
+        countersTotalSuffix: true,
+        unitSuffix: true,
+        useSecondsForDurations: true,
+      },
+    },
+  };
+}
+
 export function workerCapacity(config: Config) {
   return {
     maxConcurrentWorkflowTaskExecutions: config.WORKER_WORKFLOW_TASK_SLOTS,

@@ -4,7 +4,7 @@ import { loadConfig } from '../lib/config';
 import { createDb } from '../lib/db';
 import { createLogger } from '../lib/logger';
 import { NamespaceMissingError, createTemporal, pingTemporal } from '../lib/temporal';
-import { buildActivityDeps, workerCapacity, workerConnectionOptions } from './deps';
+import { buildActivityDeps, workerCapacity, workerConnectionOptions, workerMetrics } from './deps';
 import { ensurePlatformSchedules } from './schedules';
 import { SearchAttributesMissingError, ensureSearchAttributes } from './search-attributes';
 
@@ -32,7 +32,10 @@ async function main() {
       warn: (m, meta) => logger.warn(meta ?? {}, m),
       error: (m, meta) => logger.error(meta ?? {}, m),
     },
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} },
+      ...workerMetrics(config),
+    },
   });
 
   const db = createDb(config.DATABASE_URL, {

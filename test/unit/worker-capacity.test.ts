@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { parseConfig } from '../../lib/config';
-import { workerCapacity, workerConnectionOptions } from '../../worker/deps';
+import { workerCapacity, workerConnectionOptions, workerMetrics } from '../../worker/deps';
 
 const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) };
 
@@ -45,5 +45,27 @@ describe('worker capacity', () => {
       workerConnectionOptions(parseConfig({ ...base, TEMPORAL_GRPC_COMPRESSION: 'gzip' })).grpcCompression,
     ).toEqual({ codec: 'gzip' });
     expect(() => parseConfig({ ...base, TEMPORAL_GRPC_COMPRESSION: 'brotli' })).toThrow(/TEMPORAL_GRPC_COMPRESSION/);
+  });
+});
+
+describe('worker metrics', () => {
+  it('are off unless WORKER_METRICS_ADDRESS names where to serve them; a bad address is refused', () => {
+    expect(workerMetrics(parseConfig(base))).toEqual({});
+    expect(workerMetrics(parseConfig({ ...base, WORKER_METRICS_ADDRESS: '0.0.0.0:9464' }))).toEqual({
+      metrics: {
+        prometheus: {
+          bindAddress: '0.0.0.0:9464',
+          countersTotalSuffix: true,
+          unitSuffix: true,
+          useSecondsForDurations: true,
+        },
+      },
+    });
+    expect(workerMetrics(parseConfig({ ...base, WORKER_METRICS_ADDRESS: '[::1]:9464' }))).toMatchObject({
+      metrics: { prometheus: { bindAddress: '[::1]:9464' } },
+    });
+    for (const bad of ['9464', 'http://0.0.0.0:9464', 'localhost:', 'a b:1']) {
+      expect(() => parseConfig({ ...base, WORKER_METRICS_ADDRESS: bad })).toThrow(/WORKER_METRICS_ADDRESS/);
+    }
   });
 });
