@@ -27,7 +27,7 @@ export function createBuilderMcpEndpoint(deps: { services: Services; logger: Log
    * server, so the SDK's own handling of `notifications/cancelled` (aborting the named request in the server that
    * received the notification) never reaches the call, which another POST holds: a cancellation from the same key
    * aborts the call's `cancelled` signal here, and through the builder service in whichever replica holds it (behind a
-   * balancer the cancellation's POST rarely lands where the call's did).
+   * balancer the cancellation's POST often lands elsewhere than the call's).
    */
   const inFlight = new Map<string, Set<AbortController>>();
   const inFlightKey = (clientId: string, id: unknown) => `${clientId}\n${JSON.stringify(id)}`;
