@@ -17,7 +17,7 @@ export const MONTHLY_QUOTA_SQL = `(w.monthly_conversation_quota + COALESCE((SELE
  * How far behind now the tally counts (tallyConversations): a conversation's `created_at` is its statement's start,
  * so one still being inserted when the tally reads could otherwise fall before the mark and be counted by neither.
  */
-const TALLY_LAG = '1 minute';
+const TALLY_LAG_MS = 60_000;
 
 /**
  * The conversations a workspace started this month (the quota's `used`), `ws` being an SQL expression of its id: the
@@ -56,8 +56,14 @@ export interface LedgerEntry {
  * included credits granted each month, and a plan paid through a payment provider (lib/billing/payments.ts) when one
  * is configured. Otherwise plans and top-ups are recorded by the platform's operators (agentctl).
  */
-export function createBillingService(deps: { db: Db; payments?: PaymentProvider | null }) {
+export function createBillingService(deps: {
+  db: Db;
+  payments?: PaymentProvider | null;
+  /** How far behind now the tally counts (TALLY_LAG_MS unless set). */
+  tallyLagMs?: number;
+}) {
   const { db } = deps;
+  const tallyLagMs = deps.tallyLagMs ?? TALLY_LAG_MS;
   const payments = deps.payments ?? null;
 
   const service = {
@@ -286,7 +292,7 @@ export function createBillingService(deps: { db: Db; payments?: PaymentProvider 
 
     /**
      * Adds to each workspace's tally of this month's conversations those created since it last counted, up to a
-     * minute ago (TALLY_LAG); run by the maintenance schedule every few minutes, so that a new conversation's quota
+     * minute ago (TALLY_LAG_MS); run by the maintenance schedule every few minutes, so that a new conversation's quota
      * check counts minutes of rows, not the month's. One tally at a time (a retry, two workers): the table lock
      * conflicts only with itself and writers, never with the checks that read it. Returns the workspaces counted.
      */
@@ -294,7 +300,7 @@ export function createBillingService(deps: { db: Db; payments?: PaymentProvider 
       return withTransaction(db, async (tx) => {
         await tx.query(`LOCK TABLE conversation_tallies IN SHARE ROW EXCLUSIVE MODE`);
         const res = await tx.query(
-          `WITH p AS (SELECT date_trunc('month', now()) AS start, now() - interval '${TALLY_LAG}' AS upto)
+          `WITH p AS (SELECT date_trunc('month', now()) AS start, now() - make_interval(secs => $1::float8 / 1000) AS upto)
            INSERT INTO conversation_tallies AS t (workspace_id, period, counted, counted_through)
            SELECT w.id, p.start::date, n.count, p.upto
              FROM p CROSS JOIN workspaces w
@@ -305,6 +311,7 @@ export function createBillingService(deps: { db: Db; payments?: PaymentProvider 
             WHERE n.count > 0
            ON CONFLICT (workspace_id, period)
            DO UPDATE SET counted = t.counted + EXCLUDED.counted, counted_through = EXCLUDED.counted_through`,
+          [tallyLagMs],
         );
         return res.rowCount ?? 0;
       });

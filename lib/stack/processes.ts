@@ -14,6 +14,21 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The last lines each child wrote (quiet or not), and when its output ended: what an error about it quotes. */
+const tails = new WeakMap<ChildProcess, { lines: string[]; closed: Promise<void> }>();
+const TAIL_LINES = 15;
+
+/**
+ * A child's last lines of output, for an error that says it died (empty when it wrote nothing). A child that exited
+ * may still have output in its pipes: this waits for them to close (a second at most).
+ */
+export async function outputTail(child: ChildProcess): Promise<string> {
+  const tail = tails.get(child);
+  if (!tail) return '';
+  await Promise.race([tail.closed, new Promise((r) => setTimeout(r, 1000).unref())]);
+  return tail.lines.join('\n');
+}
+
 export async function waitFor(
   what: string,
   probe: () => Promise<boolean>,
@@ -22,7 +37,12 @@ export async function waitFor(
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child && child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode} while starting`);
+    if (child && child.exitCode !== null) {
+      const tail = await outputTail(child);
+      throw new Error(
+        `${what} exited with code ${child.exitCode} while starting${tail ? `; its last output:\n${tail}` : ''}`,
+      );
+    }
     if (await probe().catch(() => false)) return;
     if (Date.now() > deadline) throw new Error(`${what} did not become ready within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 200));
@@ -71,6 +91,8 @@ export function startProcess(
 ): ManagedProcess {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
   killOnExit(child);
+  const tail: string[] = [];
+  tails.set(child, { lines: tail, closed: new Promise((resolve) => child.once('close', () => resolve())) });
   const pipe = (stream: NodeJS.ReadableStream | null, out: NodeJS.WriteStream) => {
     let buf = '';
     stream?.on('data', (chunk: Buffer) => {
@@ -80,6 +102,8 @@ export function startProcess(
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         opts.onLine?.(line);
+        tail.push(line);
+        if (tail.length > TAIL_LINES) tail.shift();
         if (!opts.quiet) out.write(`[${name}] ${line}\n`);
       }
     });

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { startProcess, waitFor } from '../../lib/stack/processes';
 
 const run = promisify(execFile);
 /** Running (a killed child whose new parent has not reaped it yet is a zombie: not running). */
@@ -32,5 +33,17 @@ describe('children of lib/stack (lib/stack/processes.ts)', () => {
     // Killed on the way out (SIGKILL is delivered at once; give the kernel a moment to reap it).
     for (let i = 0; i < 20 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
     expect(alive(pid)).toBe(false);
+  });
+
+  it('that die while starting are reported with their last lines of output, quiet or not', async () => {
+    const lines = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`);
+    const script = `console.log(${JSON.stringify(lines.slice(0, 10).join('\n'))}); console.error(${JSON.stringify(lines.slice(10).join('\n'))}); process.exit(2);`;
+    const dying = startProcess('dying', process.execPath, ['-e', script], { quiet: true });
+    const error = await waitFor('dying', async () => false, 10_000, dying.child).catch((err: Error) => err);
+    expect(error).toBeInstanceOf(Error);
+    const message = (error as Error).message;
+    expect(message).toMatch(/^dying exited with code 2 while starting; its last output:\n/);
+    // The last 15 lines, in order (stdout's and stderr's as they came: here all of one, then all of the other).
+    expect(message.split('\n').slice(1)).toEqual(lines.slice(5));
   });
 });
