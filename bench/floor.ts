@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTemporalDev } from '../lib/stack/temporal-dev';
 import { freePort, startProcess } from '../lib/stack/processes';
-import { benchOptions, cpuByRole, cpuPerOperation, readingTime, summarize } from './stack';
+import { benchOptions, cpuByRole, cpuPerOperation, summarize, visitorsTakingTurns } from './stack';
 import { endSignal, floorConversation, turnUpdate } from './floor/workflow';
 
 const HELP = `Usage: npm run bench -- floor [--visitors 150] [--seconds 30] [--warmup 10] [--total-ms 2000] [--read-ms 1000]
@@ -56,7 +56,6 @@ async function main() {
       }),
     });
   try {
-    let stopAt = Infinity;
     // Warm up as the load benchmark does (8 turns): the worker's bundle, JIT, the first workflows.
     await Promise.all(
       Array.from({ length: 8 }, async (_, i) => {
@@ -67,40 +66,33 @@ async function main() {
     );
     const turns: { endedAt: number; overMs: number }[] = [];
     const burst: number[] = [];
-    const errors: string[] = [];
     const t0 = performance.now();
+    const workflowIds = Array.from({ length: visitors }, (_, i) => `floor-${i}`);
+    for (const id of workflowIds) handles.push(client.workflow.getHandle<typeof floorConversation>(id));
     // Every visitor's first update starts its workflow (Update-with-Start, as a new conversation's first message
     // does), all in the same second: the burst of new conversations. Later ones are plain updates.
-    const loops = Array.from({ length: visitors }, async (_, i) => {
-      const workflowId = `floor-${i}`;
-      const handle = client.workflow.getHandle<typeof floorConversation>(workflowId);
-      handles.push(handle);
-      let first = true;
-      while (performance.now() < stopAt) {
-        try {
-          const sent = performance.now();
-          if (first) {
-            await updateWithStart(workflowId, totalMs);
-            if (sent - t0 < 1000) burst.push(performance.now() - sent - totalMs);
-          } else {
-            await handle.executeUpdate(turnUpdate, { args: [totalMs] });
-          }
-          turns.push({ endedAt: performance.now(), overMs: performance.now() - sent - totalMs });
-        } catch (err) {
-          errors.push((err as Error).message);
+    const audience = visitorsTakingTurns(
+      visitors,
+      async (i, first) => {
+        const sent = performance.now();
+        if (first) {
+          await updateWithStart(workflowIds[i], totalMs);
+          if (sent - t0 < 1000) burst.push(performance.now() - sent - totalMs);
+        } else {
+          await client.workflow.getHandle(workflowIds[i]).executeUpdate(turnUpdate, { args: [totalMs] });
         }
-        first = false;
-        await new Promise((r) => setTimeout(r, readingTime(readMs, jitter)));
-      }
-    });
+        turns.push({ endedAt: performance.now(), overMs: performance.now() - sent - totalMs });
+      },
+      { readMs, jitter },
+    );
     await new Promise((r) => setTimeout(r, warmup * 1000));
     const cpuBefore = cpuByRole();
     const from = performance.now();
     await new Promise((r) => setTimeout(r, seconds * 1000));
     const to = performance.now();
     const cpuAfter = cpuByRole();
-    stopAt = 0;
-    await Promise.all(loops);
+    await audience.stop();
+    const { errors } = audience;
 
     const inWindow = turns.filter((t) => t.endedAt >= from && t.endedAt < to);
     const updates = inWindow.length;

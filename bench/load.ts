@@ -13,10 +13,10 @@ import {
   cpuByRole,
   cpuPerOperation,
   liftRateLimits,
-  readingTime,
   startBenchCluster,
   startBenchStack,
   summarize,
+  visitorsTakingTurns,
 } from './stack';
 
 const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1] [--cluster N]
@@ -265,25 +265,17 @@ async function main() {
     const results: Record<string, unknown>[] = [];
     for (const visitors of levels) {
       const turns: Turn[] = [];
-      const errors: string[] = [];
-      let stopAt = Infinity;
       const t0 = performance.now();
       // Every visitor sends their first message at once: a burst of new conversations.
-      const loops = Array.from({ length: visitors }, async () => {
-        const session = randomUUID();
-        let first = true;
-        while (performance.now() < stopAt) {
+      const sessions = Array.from({ length: visitors }, () => randomUUID());
+      const audience = visitorsTakingTurns(
+        visitors,
+        async (i, first) => {
           const startedAt = performance.now();
-          try {
-            const t = await streamTurn(session);
-            turns.push({ startedAt, ...t, first });
-          } catch (err) {
-            errors.push((err as Error).message);
-          }
-          first = false;
-          await new Promise((r) => setTimeout(r, readingTime(readMs, jitter)));
-        }
-      });
+          turns.push({ startedAt, ...(await streamTurn(sessions[i])), first });
+        },
+        { readMs, jitter },
+      );
       await new Promise((r) => setTimeout(r, warmup * 1000));
       const cpuBefore = cpuByRole();
       const ticksBefore = machineTicks();
@@ -298,8 +290,8 @@ async function main() {
       const ticksAfter = machineTicks();
       loopDelay.disable();
       const dbAfter = await databaseWork(db);
-      stopAt = 0;
-      await Promise.all(loops);
+      await audience.stop();
+      const { errors } = audience;
 
       // The very first messages, sent in the same second: the burst of new conversations.
       const burst = turns.filter((t) => t.first && t.startedAt - t0 < 1000);

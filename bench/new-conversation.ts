@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bootstrapWorkspace } from '../lib/accounts/service';
 import { createBillingService } from '../lib/billing/service';
-import { type BotRow, startConversation } from '../lib/conversations/turn';
+import { loadBot, startConversation } from '../lib/conversations/turn';
 import { createDb } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { createSecretBox } from '../lib/secret-box';
@@ -37,12 +37,7 @@ async function main() {
       workspaceName: 'bench-new-conversation',
       monthlyConversationQuota: 10_000_000,
     });
-    const bot: BotRow = (
-      await db.query<BotRow>(
-        `SELECT id, workspace_id, handoff_enabled, identity_secret_sealed, business_hours FROM bots WHERE id = $1`,
-        [made.bot_id],
-      )
-    ).rows[0];
+    const bot = await loadBot(db, made.bot_id);
     const billing = createBillingService({ db });
     const timed = async () => {
       const ms: number[] = [];

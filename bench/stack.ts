@@ -252,3 +252,34 @@ export function cpuPerOperation(
 export function readingTime(readMs: number, jitter: number): number {
   return readMs * (1 + jitter * (2 * Math.random() - 1));
 }
+
+/**
+ * The load and floor benchmarks' audience: `count` visitors, each taking a turn, reading (readingTime), and taking
+ * the next, until stopped. Every visitor's first turn goes at once: the burst of new conversations. A failed turn is
+ * recorded in `errors` and the visitor goes on.
+ */
+export function visitorsTakingTurns(
+  count: number,
+  turn: (visitor: number, first: boolean) => Promise<void>,
+  reading: { readMs: number; jitter: number },
+): { errors: string[]; stop(): Promise<void> } {
+  let stopAt = Infinity;
+  const errors: string[] = [];
+  const loops = Array.from({ length: count }, async (_, visitor) => {
+    for (let first = true; performance.now() < stopAt; first = false) {
+      try {
+        await turn(visitor, first);
+      } catch (err) {
+        errors.push((err as Error).message);
+      }
+      await new Promise((r) => setTimeout(r, readingTime(reading.readMs, reading.jitter)));
+    }
+  });
+  return {
+    errors,
+    async stop() {
+      stopAt = 0;
+      await Promise.all(loops);
+    },
+  };
+}

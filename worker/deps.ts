@@ -128,7 +128,6 @@ export function workerConnectionOptions(config: Config) {
   return { ...temporalConnectionOptions(config), grpcCompression: { codec: config.TEMPORAL_GRPC_COMPRESSION } };
 }
 
-/** The worker's slots, pollers and cache, from configuration (WORKER_*). */
 /**
  * The SDK's metrics for Prometheus at WORKER_METRICS_ADDRESS, if set (slots in use and free, schedule-to-start and
  * execution latencies: what says a worker is short of CPU or slots), named as Prometheus expects: counters end in
@@ -148,6 +147,7 @@ export function workerMetrics(config: Pick<Config, 'WORKER_METRICS_ADDRESS'>) {
   };
 }
 
+/** The worker's slots, pollers and cache, from configuration (WORKER_*). */
 export function workerCapacity(config: Config) {
   return {
     maxConcurrentWorkflowTaskExecutions: config.WORKER_WORKFLOW_TASK_SLOTS,

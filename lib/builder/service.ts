@@ -85,7 +85,8 @@ export function createBuilderService(deps: BuilderServiceDeps) {
 
     /**
      * Calls `onCancel` when the client cancels its call `requestId` (`notifications/cancelled`) on any API replica:
-     * behind a balancer the cancellation often reaches another process than the one that holds the call. Returns the unsubscribe.
+     * behind a balancer the cancellation often reaches another process than the one that holds the call. Returns
+     * the unsubscribe.
      */
     onCallCancelled(clientId: string, requestId: unknown, onCancel: () => void): () => void {
       const hub = deps.deltaHub;

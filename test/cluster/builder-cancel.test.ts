@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { type FakeScriptStep, newBot, scriptFakeModel } from '../support/helpers';
+import { type FakeScriptStep, newBot, scriptFakeModel, toolCall as call, toolText as textOf } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -11,10 +11,6 @@ import { stackInfo } from '../support/stack-info';
  * replica holding the call must hear of it, or the results count as received and the program never sees them.
  */
 const replicas = () => (stackInfo() as ReturnType<typeof stackInfo> & { replicas: string[] }).replicas;
-
-const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
-const textOf = (result: { content?: unknown }) =>
-  ((result.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('');
 
 describe('a builder call cancelled on another replica', () => {
   it('is not acknowledged by the replica that holds it: its results lead the next answer', async () => {

@@ -8,6 +8,7 @@ import {
   waitUntil,
   type FakeScriptStep,
   scriptFakeModel,
+  toolText as textOf,
 } from '../support/helpers';
 
 /** Builder tests that need a platform of their own: a worker that dies mid-turn, and no LLM at all. */
@@ -21,9 +22,6 @@ async function connect(baseUrl: string, key: string): Promise<Client> {
   );
   return client;
 }
-
-const textOf = (r: { content?: unknown }) =>
-  ((r.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('');
 
 async function script(steps: FakeScriptStep[]): Promise<string> {
   return (await scriptFakeModel(steps, 'builder-crash')).marker;

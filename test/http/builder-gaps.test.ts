@@ -1,5 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { fakeRequests, http, newBot, ownerSession, type FakeScriptStep, scriptFakeModel } from '../support/helpers';
+import {
+  fakeRequests,
+  http,
+  newBot,
+  ownerSession,
+  type FakeScriptStep,
+  scriptFakeModel,
+  toolCall as call,
+} from '../support/helpers';
 
 /**
  * The builder reads what an agent could not answer and answers it (issue 21, item 5, for builder users): the
@@ -7,7 +15,6 @@ import { fakeRequests, http, newBot, ownerSession, type FakeScriptStep, scriptFa
  * that read untrusted content.
  */
 const script = (steps: FakeScriptStep[]) => scriptFakeModel(steps, 'gaps');
-const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
 
 describe('the builder and what is missing', () => {
   it('lists the unanswered questions, and answers them after the owner says yes', async () => {

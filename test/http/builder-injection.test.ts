@@ -10,6 +10,7 @@ import {
   testDb,
   type FakeScriptStep,
   scriptFakeModel,
+  toolCall as call,
 } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
@@ -22,8 +23,6 @@ import { stackInfo } from '../support/stack-info';
  */
 
 const script = (steps: FakeScriptStep[]) => scriptFakeModel(steps, 'inject');
-
-const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
 
 function textOf(result: { content?: unknown }): string {
   return ((result.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('');

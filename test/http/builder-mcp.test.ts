@@ -15,6 +15,7 @@ import {
   waitUntil,
   type FakeScriptStep,
   scriptFakeModel,
+  toolCall as call,
 } from '../support/helpers';
 
 /**
@@ -39,8 +40,6 @@ async function connect(key: string, mode: Era): Promise<Client> {
 async function script(steps: FakeScriptStep[]): Promise<string> {
   return (await scriptFakeModel(steps, 'builder')).marker;
 }
-
-const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
 
 function textOf(result: { content?: unknown }): string {
   const content = (result.content ?? []) as { type: string; text?: string }[];

@@ -3,7 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { insertApiKey } from '../../lib/bots/service';
-import { fakeRequests, newBot, testDb, waitUntil, type FakeScriptStep, scriptFakeModel } from '../support/helpers';
+import {
+  fakeRequests,
+  newBot,
+  testDb,
+  waitUntil,
+  type FakeScriptStep,
+  scriptFakeModel,
+  toolCall as call,
+  toolText as textOf,
+} from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -14,10 +23,6 @@ import { stackInfo } from '../support/stack-info';
  */
 
 const script = (steps: FakeScriptStep[]) => scriptFakeModel(steps, 'principals');
-
-const call = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
-const textOf = (result: { content?: unknown }) =>
-  ((result.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('');
 
 async function connect(key: string, mode: 'legacy' | 'auto' = 'legacy', observe?: typeof fetch): Promise<Client> {
   const client = new Client({ name: 'principals-test', version: '1.0.0' }, { versionNegotiation: { mode } });

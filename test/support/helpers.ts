@@ -134,6 +134,13 @@ export async function fakeRequests(tag: string): Promise<{ body: Record<string, 
   return Array.isArray(json) ? json : json.requests;
 }
 
+/** A tool call of a scripted fake model's answer (FakeScriptStep.toolCalls): its arguments as the model sends them. */
+export const toolCall = (name: string, args: Record<string, unknown>) => ({ name, arguments: JSON.stringify(args) });
+
+/** The text of an MCP tool result (its text contents, joined). */
+export const toolText = (result: { content?: unknown }) =>
+  ((result.content ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('');
+
 /** One answer of a scripted fake model: text, tool calls, a delay or a failure status (test/support/fake-openai.ts). */
 export interface FakeScriptStep {
   text?: string;
