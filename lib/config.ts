@@ -123,6 +123,13 @@ export const configSchema = z.object({
    */
   WORKER_WORKFLOW_STACK_TRACES: z.enum(['true', 'false']).default('false'),
   /**
+   * The SDK's deadlock guard on every call into a workflow's sandbox, which costs a thread started and joined per
+   * call; by default the worker watches its workflow thread as a whole instead, and exits (code 70, naming the run)
+   * when a workflow holds it past 5 s (docs/decisions.md, "The workflow thread's deadlock guard"). Read by the SDK
+   * through patches/.
+   */
+  WORKER_WORKFLOW_TIMEOUT_PER_CALL: z.enum(['true', 'false']).default('false'),
+  /**
    * Where the worker serves its Temporal SDK metrics for Prometheus (`host:port`, `/metrics`): its slots in use, how
    * long tasks waited for it (schedule-to-start), how long they ran. Off unless set.
    */

@@ -1,0 +1,12 @@
+/**
+ * A workflow that, when asked to, never yields: the bug the workflow thread's deadlock guard is for (patches/,
+ * docs/decisions.md "The workflow thread's deadlock guard"). Test only; run by test/support/spinning-worker.ts.
+ */
+export async function spinningWorkflow(spin: boolean): Promise<string> {
+  if (spin) {
+    for (;;) {
+      // A loop that never awaits: the thread running it answers nothing else.
+    }
+  }
+  return 'answered';
+}
