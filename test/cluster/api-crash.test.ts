@@ -116,10 +116,11 @@ describe('an API replica killed mid-stream, behind the balancer', () => {
     expect(leaseLeft).toBeGreaterThan(0);
     expect(leaseLeft).toBeLessThanOrEqual(15_000);
 
+    let hangTimer: NodeJS.Timeout | undefined;
     const ending = await Promise.race([
       read(() => false),
-      new Promise<'hung'>((r) => setTimeout(() => r('hung'), 10_000)),
-    ]);
+      new Promise<'hung'>((r) => (hangTimer = setTimeout(() => r('hung'), 10_000))),
+    ]).finally(() => clearTimeout(hangTimer));
     expect(ending).not.toBe('hung');
     expect(Date.now() - killedAt).toBeLessThan(5_000);
     expect(frames.filter((f) => f.done)).toEqual([]);
