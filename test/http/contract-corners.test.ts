@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { describe, expect, it } from '@jest/globals';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +21,7 @@ import {
   startActionTarget,
   testDb,
   waitUntil,
+  useTemporalClient,
 } from '../support/helpers';
 import { startInProcessApi } from '../support/in-process-api';
 import { stackInfo } from '../support/stack-info';
@@ -33,13 +34,7 @@ import { stackInfo } from '../support/stack-info';
 const chat = (bot: BootstrapResult, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
   http('/v1/api/chat', { key: bot.keys.secret_key, body, headers });
 
-let connection: Connection;
-let client: Client;
-beforeAll(async () => {
-  connection = await Connection.connect({ address: stackInfo().temporalAddress });
-  client = new Client({ connection, namespace: stackInfo().namespace });
-});
-afterAll(async () => connection?.close());
+const client = useTemporalClient();
 
 describe('visitor typing reaches the operators', () => {
   it('shows in the thread list and the transcript, and drops about 6 seconds after the last signal', async () => {

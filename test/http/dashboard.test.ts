@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
+import { ScheduleNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { signVisitorConfirmation } from '../../lib/identity';
 import { fingerprint } from '../../lib/keys';
 import { triggerScheduleId } from '../../workflows/contracts/trigger-health';
 import { type FakeSite, startFakeSite } from '../support/fake-site';
-import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
+import { http, newBot, ownerSession, testDb, waitUntil, useTemporalClient } from '../support/helpers';
 import { addMember, sessionOf } from '../support/members';
-import { stackInfo } from '../support/stack-info';
 import { startWebhookReceiver, verifyDelivery } from '../support/webhook-receiver';
 import { PNG_1X1, widgetCall, widgetSession } from '../support/widget';
 
@@ -16,13 +15,7 @@ import { PNG_1X1, widgetCall, widgetSession } from '../support/widget';
  * knowledge and scans for signed-in people, deleting a bot with everything outside Postgres, the operator inbox across
  * a workspace's bots, notifications, and the builder's panel.
  */
-let connection: Connection;
-let temporal: Client;
-beforeAll(async () => {
-  connection = await Connection.connect({ address: stackInfo().temporalAddress });
-  temporal = new Client({ connection, namespace: stackInfo().namespace });
-});
-afterAll(() => connection?.close());
+const temporal = useTemporalClient();
 
 describe('bots and their keys', () => {
   it('creates a bot with its keys shown once; afterwards only fingerprints', async () => {

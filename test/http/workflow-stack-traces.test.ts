@@ -4,20 +4,12 @@
  * CPU a streamed turn costs"); on with WORKER_WORKFLOW_STACK_TRACES=true, for the time someone debugs a stuck workflow.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { conversationWorkflowId } from '../../workflows/contracts/conversation';
-import { type OwnPlatform, http, newBot, startOwnPlatform } from '../support/helpers';
-import { stackInfo } from '../support/stack-info';
+import { type OwnPlatform, http, newBot, startOwnPlatform, useTemporalClient } from '../support/helpers';
 
-let connection: Connection;
-let client: Client;
-beforeAll(async () => {
-  connection = await Connection.connect({ address: stackInfo().temporalAddress });
-  client = new Client({ connection, namespace: stackInfo().namespace });
-});
-afterAll(() => connection.close());
+const client = useTemporalClient();
 
 /** A conversation with one answered turn, on the given API; its workflow stays open for the next message. */
 async function conversation(bot: BootstrapResult, baseUrl?: string): Promise<string> {

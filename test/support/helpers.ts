@@ -1,4 +1,5 @@
-import { afterAll } from '@jest/globals';
+import { afterAll, beforeAll } from '@jest/globals';
+import { Client, Connection } from '@temporalio/client';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -16,6 +17,26 @@ afterAll(async () => {
   await sharedDb?.end();
   sharedDb = undefined;
 });
+
+/**
+ * A Temporal client on the test stack for the file (or describe block) that calls this: connected before its tests,
+ * closed after. It stands for the client from the start, so a file can name it once at the top.
+ */
+export function useTemporalClient(): Client {
+  let connection: Connection | undefined;
+  let client: Client | undefined;
+  beforeAll(async () => {
+    connection = await Connection.connect({ address: stackInfo().temporalAddress });
+    client = new Client({ connection, namespace: stackInfo().namespace });
+  });
+  afterAll(async () => connection?.close());
+  return new Proxy({} as Client, {
+    get(_, name) {
+      if (!client) throw new Error('useTemporalClient: the client is there once the tests run, not before');
+      return Reflect.get(client, name, client);
+    },
+  });
+}
 
 /** A pool on the test stack's database. */
 export function testDb(): Db {

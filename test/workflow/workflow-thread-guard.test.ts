@@ -6,20 +6,13 @@
  * WORKER_WORKFLOW_TIMEOUT_PER_CALL=true the SDK's own guard fails the stuck workflow task and the worker stays up.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { Client, Connection } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { type ManagedProcess, startProcess, waitFor } from '../../lib/stack/processes';
-import { waitUntil } from '../support/helpers';
+import { waitUntil, useTemporalClient } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
-let connection: Connection;
-let client: Client;
-beforeAll(async () => {
-  connection = await Connection.connect({ address: stackInfo().temporalAddress });
-  client = new Client({ connection, namespace: stackInfo().namespace });
-});
-afterAll(() => connection.close());
+const client = useTemporalClient();
 
 const started: string[] = [];
 afterEach(async () => {
