@@ -223,18 +223,26 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
       });
   };
 
+  /** With nothing pending, no window timer is left behind (it would hold a process that has nothing else to do). */
+  const leave = (s: OpenStream) => {
+    pending.delete(s);
+    urgent.delete(s);
+    if (!pending.size && timer) {
+      clearTimeout(timer);
+      timer = null;
+    }
+  };
+
   /** A stream whose text is all stored (and completed if asked) leaves the pending set; its waiters resume. */
   const settle = (s: OpenStream) => {
     if (s.taken || s.failed) {
-      pending.delete(s);
-      urgent.delete(s);
+      leave(s);
       const err = s.failed ?? new StreamTakenOver(s.turnId);
       for (const w of s.waiters.splice(0)) w.reject(err);
       return;
     }
     if (!s.queued && !s.completing) {
-      pending.delete(s);
-      urgent.delete(s);
+      leave(s);
       for (const w of s.waiters.splice(0)) w.resolve();
     } else if (s.completing) {
       urgent.add(s); // its end did not fit in one notification: the rest goes at once too
@@ -354,7 +362,7 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
         s.queued = '';
         urgent.delete(s);
         // A flush in flight settles it; otherwise it leaves now.
-        if (!s.waiters.length) pending.delete(s);
+        if (!s.waiters.length) leave(s);
       },
     };
   };

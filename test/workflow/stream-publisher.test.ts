@@ -85,4 +85,22 @@ describe('the stream publisher', () => {
     await waitUntil('B’s end', async () => (ours().length === 4 ? true : undefined));
     expect(ours()[3]).toEqual([{ t: b, o: 3, d: 'B2' }]);
   });
+
+  it('leaves no window timer behind once nothing is pending (a dropped stream, an answer announced whole)', async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    const publisher = createDeltaPublisher(testDb(), { coalesceMs: 60_000, retryForMs: 0 });
+    const turn = randomUUID();
+    const stream = await publisher.open(turn, 0);
+    stream.push('first '); // goes at once
+    await waitUntil('the first piece stored', async () => {
+      const row = await testDb().query<{ len: number }>(`SELECT len FROM turn_streams WHERE turn_id = $1`, [turn]);
+      return row.rows[0]?.len > 0 ? true : undefined;
+    });
+    await new Promise((r) => setImmediate(r)); // the flush's end has run
+    stream.push('waits for the window');
+    expect(timers()).toBe(before + 1);
+    stream.drop();
+    expect(timers()).toBe(before);
+  });
 });
