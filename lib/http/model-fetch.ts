@@ -21,10 +21,26 @@ export interface ModelFetch {
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
+/**
+ * How long a kept-alive connection may wait unused before this side closes it. Node's agent also closes it a second
+ * before the time a server announces (`Keep-Alive: timeout=5` from a Node server), but only when this is set.
+ */
+const IDLE_CONNECTION_MS = 30_000;
+
+/**
+ * A request written to a kept-alive connection that the server was closing at that moment fails before any answer
+ * (`ECONNRESET`, "socket hang up"): the server never read it, so it goes once more on a new connection (Node's
+ * documentation, `request.reusedSocket`). Under load, with hundreds of connections idle for seconds, this race is
+ * met every few thousand turns, and each was an error frame to a visitor.
+ */
+function closedUnderUs(request: http.ClientRequest, err: NodeJS.ErrnoException): boolean {
+  return request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
+}
+
 export function createModelFetch(): ModelFetch {
   const agents = {
-    'http:': new http.Agent({ keepAlive: true }),
-    'https:': new https.Agent({ keepAlive: true }),
+    'http:': new http.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
+    'https:': new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS }),
   };
   const bodies = new WeakMap<Response, IncomingMessage>();
 
@@ -42,29 +58,37 @@ export function createModelFetch(): ModelFetch {
     if (body != null) headers['content-length'] = String(Buffer.byteLength(body));
 
     return new Promise<Response>((resolve, reject) => {
-      const request = (url.protocol === 'https:' ? https : http).request(
-        url,
-        { method: init.method ?? 'GET', headers, agent: agents[url.protocol as keyof typeof agents] },
-        (res) => {
-          const responseHeaders = new Headers();
-          for (let i = 0; i < res.rawHeaders.length; i += 2)
-            responseHeaders.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
-          const status = res.statusCode ?? 0;
-          const response = new Response(NULL_BODY_STATUSES.has(status) ? null : bridged(res), {
-            status,
-            statusText: res.statusMessage,
-            headers: responseHeaders,
-          });
-          if (NULL_BODY_STATUSES.has(status)) res.resume();
-          else bodies.set(response, res);
-          // An abort after the answer began stops its body: the reader sees the stream fail.
-          signal?.addEventListener('abort', () => res.destroy(abortError()), { once: true });
-          resolve(response);
-        },
-      );
-      request.on('error', reject);
-      signal?.addEventListener('abort', () => request.destroy(abortError()), { once: true });
-      request.end(body ?? undefined);
+      let answered = false;
+      const send = (retried: boolean) => {
+        const request = (url.protocol === 'https:' ? https : http).request(
+          url,
+          { method: init.method ?? 'GET', headers, agent: agents[url.protocol as keyof typeof agents] },
+          (res) => {
+            answered = true;
+            const responseHeaders = new Headers();
+            for (let i = 0; i < res.rawHeaders.length; i += 2)
+              responseHeaders.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
+            const status = res.statusCode ?? 0;
+            const response = new Response(NULL_BODY_STATUSES.has(status) ? null : bridged(res), {
+              status,
+              statusText: res.statusMessage,
+              headers: responseHeaders,
+            });
+            if (NULL_BODY_STATUSES.has(status)) res.resume();
+            else bodies.set(response, res);
+            // An abort after the answer began stops its body: the reader sees the stream fail.
+            signal?.addEventListener('abort', () => res.destroy(abortError()), { once: true });
+            resolve(response);
+          },
+        );
+        request.on('error', (err: NodeJS.ErrnoException) => {
+          if (!answered && !retried && !signal?.aborted && closedUnderUs(request, err)) send(true);
+          else reject(err);
+        });
+        signal?.addEventListener('abort', () => request.destroy(abortError()), { once: true });
+        request.end(body ?? undefined);
+      };
+      send(false);
     });
   };
 

@@ -202,3 +202,85 @@ describe('a stream written by hand', () => {
     expect(connections - before).toBe(1);
   });
 });
+
+describe('kept-alive connections to the model', () => {
+  const chunk = JSON.stringify({
+    id: 'c',
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta: { content: 'Hi' } }],
+  });
+  const answer = (res: import('node:http').ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(`data: ${chunk}\n\ndata: [DONE]\n\n`);
+  };
+  /** A model server on loopback; `handle` answers or not, told the how-manieth request on its connection it is. */
+  async function modelServer(handle: (res: import('node:http').ServerResponse, nthOnConnection: number) => void) {
+    const seen = new WeakMap<object, number>();
+    let requests = 0;
+    let connections = 0;
+    const server = createServer((req, res) => {
+      requests++;
+      req.resume();
+      const n = (seen.get(req.socket) ?? 0) + 1;
+      seen.set(req.socket, n);
+      handle(res, n);
+    });
+    server.on('connection', () => connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return {
+      server,
+      counts: () => ({ requests, connections }),
+      llm: () =>
+        createOpenAiLlm({
+          apiKey: 'test',
+          baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+          model: 'gpt-test',
+        }),
+      close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+    };
+  }
+  const ask = (llm: ReturnType<typeof createOpenAiLlm>) =>
+    llm.complete({ messages: [{ role: 'user', content: 'hi' }], timeoutMs: 5000, onDelta: () => undefined });
+
+  it('sends a request again on a new connection when the kept-alive one was closed as it went out', async () => {
+    // The server drops its connection when the next request arrives on it, as a server closing an idle connection
+    // does when the request crosses its close: the request was never read.
+    const model = await modelServer((res, n) => (n === 1 ? answer(res) : res.socket?.destroy()));
+    try {
+      const llm = model.llm();
+      expect((await ask(llm)).text).toBe('Hi');
+      expect((await ask(llm)).text).toBe('Hi');
+      expect(model.counts()).toEqual({ requests: 3, connections: 2 });
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('does not send again a request that failed on a new connection (the model may have begun on it)', async () => {
+    const model = await modelServer((res) => res.socket?.destroy());
+    try {
+      const err = await ask(model.llm()).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LlmError);
+      expect((err as LlmError).kind).toBe('llm_overloaded');
+      expect(model.counts()).toEqual({ requests: 1, connections: 1 });
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('closes an unused connection before the time the server announced it would close it', async () => {
+    const model = await modelServer(answer);
+    model.server.keepAliveTimeout = 2_500; // announced as `Keep-Alive: timeout=2`: the client closes after 1 s
+    const closedByClient = new Promise<number>((resolve) =>
+      model.server.once('connection', (socket) => socket.once('end', () => resolve(Date.now()))),
+    );
+    try {
+      expect((await ask(model.llm())).text).toBe('Hi');
+      const answeredAt = Date.now();
+      const serverWouldHaveClosed = new Promise<number>((r) => setTimeout(() => r(Infinity), 3_000).unref());
+      expect((await Promise.race([closedByClient, serverWouldHaveClosed])) - answeredAt).toBeLessThan(2_000);
+    } finally {
+      await model.close();
+    }
+  });
+});
