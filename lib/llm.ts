@@ -85,8 +85,11 @@ export function classifyLlmError(err: unknown): LlmError | undefined {
   }
   if (status === 400)
     return new LlmError('llm_unavailable', `The AI backend rejected the request: ${e?.message ?? ''}`.trim());
-  // APIConnectionError and its timeout subclass have no status: the backend could not be reached in time.
-  return new LlmError('llm_overloaded', 'The AI backend could not be reached', 5);
+  // APIConnectionError and its timeout subclass have no status: the backend could not be reached in time. The
+  // network's own reason (ECONNRESET, ENOTFOUND…) goes with it, for the run's record and the Temporal UI.
+  const reason = (e as { cause?: { code?: unknown } })?.cause?.code ?? code;
+  const named = typeof reason === 'string' && /^E[A-Z_]+$/.test(reason) ? ` (${reason})` : '';
+  return new LlmError('llm_overloaded', `The AI backend could not be reached${named}`, 5);
 }
 
 /**

@@ -83,7 +83,7 @@ export function createModelFetch(): ModelFetch {
         );
         request.on('error', (err: NodeJS.ErrnoException) => {
           if (!answered && !retried && !signal?.aborted && closedUnderUs(request, err)) send(true);
-          else reject(err);
+          else reject(requestError(err));
         });
         signal?.addEventListener('abort', () => request.destroy(abortError()), { once: true });
         request.end(body ?? undefined);
@@ -111,6 +111,15 @@ function bridged(res: IncomingMessage): ReadableStream<Uint8Array> {
     },
     { highWaterMark: 0 },
   );
+}
+
+/**
+ * A failed request as an `Error` of this module's realm, keeping the network's code (ECONNRESET…) for the error the
+ * client raises: the client keeps an `instanceof Error` as it is and copies anything else without its code (see
+ * abortError on realms).
+ */
+function requestError(err: NodeJS.ErrnoException): Error {
+  return Object.assign(new Error(err.message), { name: err.name, code: err.code });
 }
 
 /**

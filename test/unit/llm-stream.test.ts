@@ -262,6 +262,8 @@ describe('kept-alive connections to the model', () => {
       const err = await ask(model.llm()).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(LlmError);
       expect((err as LlmError).kind).toBe('llm_overloaded');
+      // The network's reason is kept for the run's record and the Temporal UI.
+      expect((err as LlmError).message).toBe('The AI backend could not be reached (ECONNRESET)');
       expect(model.counts()).toEqual({ requests: 1, connections: 1 });
     } finally {
       await model.close();
