@@ -3,7 +3,7 @@
  * format, and the streamed `complete` against the fake OpenAI server and hand-written streams on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LlmError, createOpenAiLlm } from '../../lib/llm';
 import { SseDecoder, type ServerSentEvent } from '../../lib/sse-decoder';
@@ -209,12 +209,12 @@ describe('kept-alive connections to the model', () => {
     object: 'chat.completion.chunk',
     choices: [{ index: 0, delta: { content: 'Hi' } }],
   });
-  const answer = (res: import('node:http').ServerResponse) => {
+  const answer = (res: ServerResponse) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end(`data: ${chunk}\n\ndata: [DONE]\n\n`);
   };
   /** A model server on loopback; `handle` answers or not, told the how-manieth request on its connection it is. */
-  async function modelServer(handle: (res: import('node:http').ServerResponse, nthOnConnection: number) => void) {
+  async function modelServer(handle: (res: ServerResponse, nthOnConnection: number) => void) {
     const seen = new WeakMap<object, number>();
     let requests = 0;
     let connections = 0;
