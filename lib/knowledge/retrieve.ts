@@ -37,7 +37,9 @@ function queryText(query: string): string {
 }
 
 /**
- * The retrieval statement, exported so tests can EXPLAIN exactly what runs. Full text alone: one bitmap scan of
+ * The retrieval statement, exported so tests can EXPLAIN exactly what runs. It is prepared (named, once per
+ * connection and shape): a chat turn runs it, and parsing and planning it each time cost Postgres ≈ 0.3 ms of CPU
+ * against ≈ 0.06 ms prepared (the planner also evaluated the question's tsquery, twice, for each custom plan). Full text alone: one bitmap scan of
  * `knowledge_fragments_search_idx` (bot id and words together), ranked by ts_rank. With a query embedding, the
  * top full-text and the top cosine candidates are fused by reciprocal rank, still in one statement. Plain Postgres
  * has no vector index: the bot's embedded fragments are ranked by Hamming distance over their sign bits (a cheap
@@ -47,11 +49,12 @@ export function buildRetrievalQuery(
   botId: string,
   query: string,
   opts: RetrieveOptions = {},
-): { text: string; values: unknown[] } {
+): { name: string; text: string; values: unknown[] } {
   const limit = Math.min(MAX_LIMIT, Math.max(1, Math.trunc(opts.limit ?? DEFAULT_LIMIT)));
   const search = queryText(query);
   if (!opts.queryEmbedding?.length) {
     return {
+      name: 'retrieve-full-text',
       // Rank and cut first, then fetch titles for the few rows left.
       text: `WITH top AS (
         SELECT f.source_id, f.ordinal, f.text, ts_rank(f.tsv, knowledge_tsquery($2))::float8 AS score
@@ -69,6 +72,7 @@ export function buildRetrievalQuery(
   const norm = Math.sqrt(opts.queryEmbedding.reduce((sum, x) => sum + x * x, 0)) || 1;
   const unit = opts.queryEmbedding.map((x) => x / norm);
   return {
+    name: `retrieve-fused-${pool}`, // the pool is in the text, so each pool size is a statement of its own
     text: `WITH lexical AS (
         SELECT f.source_id, f.ordinal,
                row_number() OVER (ORDER BY ts_rank(f.tsv, knowledge_tsquery($2)) DESC, f.source_id, f.ordinal) AS rnk
@@ -109,10 +113,8 @@ export async function retrievePassages(
   query: string,
   opts: RetrieveOptions = {},
 ): Promise<Passage[]> {
-  const { text, values } = buildRetrievalQuery(botId, query, opts);
   const res = await db.query<{ source_id: string; title: string; url: string | null; text: string; score: number }>(
-    text,
-    values,
+    buildRetrievalQuery(botId, query, opts),
   );
   return res.rows.map((r) => ({
     sourceId: r.source_id,

@@ -1,7 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildRetrievalQuery, retrievePassages } from '../../lib/knowledge/retrieve';
 import { deleteSource, knowledgeVersion, upsertSource, type Embedder } from '../../lib/knowledge/store';
+import { createDb } from '../../lib/db';
 import { http, newBot, testDb } from '../support/helpers';
+import { stackInfo } from '../support/stack-info';
 
 type Bot = Awaited<ReturnType<typeof newBot>>;
 
@@ -245,21 +247,47 @@ describe('the retrieval query and its index', () => {
     await db.query('ANALYZE knowledge_sources');
 
     const { text, values } = buildRetrievalQuery(bots[0].bot_id, 'What is the company mascot?');
-    const plan = await db.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
-    const nodes: { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string }[] = [];
-    const walk = (n: Record<string, unknown>) => {
-      nodes.push(n as (typeof nodes)[number]);
-      for (const child of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-    };
-    walk(plan.rows[0]['QUERY PLAN'][0].Plan);
-    expect(nodes).toContainEqual(
-      expect.objectContaining({ 'Node Type': 'Bitmap Index Scan', 'Index Name': 'knowledge_fragments_search_idx' }),
-    );
-    expect(nodes.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'knowledge_fragments')).toEqual(
-      [],
-    );
+    // The plan for these values, and the generic plan a prepared statement settles on after five runs (the statement
+    // is prepared: next test).
+    const client = await db.connect();
+    try {
+      await client.query('BEGIN');
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+        await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
+        const plan = await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
+        const nodes: { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string }[] = [];
+        const walk = (n: Record<string, unknown>) => {
+          nodes.push(n as (typeof nodes)[number]);
+          for (const child of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+        };
+        walk(plan.rows[0]['QUERY PLAN'][0].Plan);
+        expect(nodes).toContainEqual(
+          expect.objectContaining({ 'Node Type': 'Bitmap Index Scan', 'Index Name': 'knowledge_fragments_search_idx' }),
+        );
+        expect(
+          nodes.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'knowledge_fragments'),
+        ).toEqual([]);
+      }
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
     // And it finds the one fragment that answers.
     const passages = await retrievePassages(db, bots[0].bot_id, 'What is the company mascot?');
     expect(new Set(passages.map((p) => p.sourceId))).toEqual(new Set(['s3']));
+  });
+
+  it('is prepared once per connection, not parsed and planned for every question', async () => {
+    // A chat turn runs it: unprepared, Postgres spent ≈ 0.3 ms of CPU on each, ≈ 0.06 prepared.
+    const db = createDb(stackInfo().databaseUrl, { max: 1, applicationName: 'jest' });
+    try {
+      const bot = await newBot();
+      for (const question of ['Where is the office?', 'Who is the mascot?'])
+        await retrievePassages(db, bot.bot_id, question);
+      const prepared = await db.query<{ name: string }>(`SELECT name FROM pg_prepared_statements`);
+      expect(prepared.rows.map((r) => r.name)).toEqual(['retrieve-full-text']);
+    } finally {
+      await db.end();
+    }
   });
 });
