@@ -11,6 +11,7 @@ import {
   benchBot,
   benchOptions,
   cpuByRole,
+  processCpuMs,
   cpuPerOperation,
   liftRateLimits,
   startBenchCluster,
@@ -39,6 +40,8 @@ conversations), then run for --warmup seconds, then --seconds are measured:
   end                time to the end frame, over the model's --total-ms (p50, p99)
   burst              the first fragment of the very first messages, over the model, and its split by hop
   CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was
+  database per turn  transactions, row writes by table, and Postgres's CPU by whom it served (cpu_ms:<the
+                     client's application name>: the worker, the API, the stream listener; or a background process)
   floor              with --floor, after each level: npm run bench -- floor at the same load (a bare workflow's
                      update and local activity, the least a turn costs through Temporal) and the platform's CPU
                      per turn over it: the machine's hour moves both, so compare the difference across runs
@@ -72,7 +75,11 @@ function machineTicks(): { busy: number; total: number } {
   }
 }
 
-/** Transactions and row writes by table so far (pg_stat views): what the database did, to divide by turns. */
+/**
+ * Transactions, row writes by table, and the CPU of Postgres's processes by whom they serve (the application name
+ * of a client's connections: the worker's, the API's, the stream listener's; else the kind of background process)
+ * so far: what the database did, and for whom, to divide by turns.
+ */
 async function databaseWork(db: { query: ReturnType<typeof createDb>['query'] }): Promise<Record<string, number>> {
   const tx = await db.query<{ n: string }>(
     `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`,
@@ -80,9 +87,18 @@ async function databaseWork(db: { query: ReturnType<typeof createDb>['query'] })
   const tables = await db.query<{ relname: string; n: string }>(
     `SELECT relname, n_tup_ins + n_tup_upd + n_tup_del AS n FROM pg_stat_user_tables`,
   );
+  const backends = await db.query<{ pid: number; serves: string }>(
+    `SELECT pid, COALESCE(NULLIF(application_name, ''), backend_type) AS serves FROM pg_stat_activity`,
+  );
+  const cpuMs: Record<string, number> = {};
+  for (const { pid, serves } of backends.rows) {
+    const ms = processCpuMs(pid);
+    if (ms !== undefined) cpuMs[`cpu_ms:${serves}`] = (cpuMs[`cpu_ms:${serves}`] ?? 0) + ms;
+  }
   return {
     transactions: Number(tx.rows[0].n),
     ...Object.fromEntries(tables.rows.map((r) => [`writes:${r.relname}`, Number(r.n)])),
+    ...cpuMs,
   };
 }
 

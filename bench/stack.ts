@@ -189,9 +189,27 @@ const ROLES: [string, string][] = [
  * CPU time used so far by this process and every process under it (the platform's Postgres, Temporal dev server,
  * worker and API), grouped by what they are, in milliseconds. Linux only (reads /proc); elsewhere, empty.
  */
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** A process's parent and its CPU so far (user + system) from /proc; undefined once it is gone. */
+function processStat(pid: number | string): { ppid: number; cpuMs: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields after the name: state, ppid, …, utime (12th), stime (13th), cutime, cstime.
+    return { ppid: Number(fields[1]), cpuMs: (Number(fields[11]) + Number(fields[12])) * TICK_MS };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Milliseconds of CPU a process has used so far; undefined once it is gone. */
+export function processCpuMs(pid: number): number | undefined {
+  return processStat(pid)?.cpuMs;
+}
+
 export function cpuByRole(): Record<string, number> {
-  const TICK_MS = 10; // USER_HZ is 100 on Linux
-  const procs: { pid: number; ppid: number; ticks: number; cmd: string }[] = [];
+  const procs: { pid: number; ppid: number; cpuMs: number; cmd: string }[] = [];
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
@@ -199,17 +217,10 @@ export function cpuByRole(): Record<string, number> {
     return {};
   }
   for (const pid of pids) {
+    const stat = processStat(pid);
+    if (!stat) continue; // gone meanwhile
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // Fields after the name: state, ppid, …, utime (12th), stime (13th), cutime, cstime.
-      const ticks = Number(fields[11]) + Number(fields[12]);
-      procs.push({
-        pid: Number(pid),
-        ppid: Number(fields[1]),
-        ticks,
-        cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' '),
-      });
+      procs.push({ pid: Number(pid), ...stat, cmd: readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ') });
     } catch {
       // gone meanwhile
     }
@@ -220,12 +231,12 @@ export function cpuByRole(): Record<string, number> {
   const walk = (pid: number, inherited?: string) => {
     for (const p of children.get(pid) ?? []) {
       const role = inherited ?? ROLES.find(([part]) => p.cmd.includes(part))?.[1];
-      out[role ?? 'other'] = (out[role ?? 'other'] ?? 0) + p.ticks * TICK_MS;
+      out[role ?? 'other'] = (out[role ?? 'other'] ?? 0) + p.cpuMs;
       walk(p.pid, role);
     }
   };
   const self = procs.find((p) => p.pid === process.pid);
-  if (self) out['load generator + fake LLM'] = self.ticks * TICK_MS;
+  if (self) out['load generator + fake LLM'] = self.cpuMs;
   walk(process.pid);
   return out;
 }
