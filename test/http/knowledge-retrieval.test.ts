@@ -252,15 +252,30 @@ describe('the retrieval query and its index', () => {
     const client = await db.connect();
     try {
       await client.query('BEGIN');
+      await client.query(`PREPARE retrieval_plan AS ${text}`);
       for (const mode of ['force_custom_plan', 'force_generic_plan']) {
         await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
-        const plan = await client.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
-        const nodes: { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string }[] = [];
-        const walk = (n: Record<string, unknown>) => {
-          nodes.push(n as (typeof nodes)[number]);
-          for (const child of (n.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+        // EXECUTE takes no bound parameters: the values go in as literals.
+        const args = values.map((v) => (typeof v === 'number' ? String(v) : client.escapeLiteral(String(v))));
+        const plan = await client.query(`EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE retrieval_plan(${args.join(', ')})`);
+        type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string } & Record<
+          string,
+          unknown
+        >;
+        const nodes: PlanNode[] = [];
+        /** What a node computes for each row it passes (its output, conditions and sort keys), outside InitPlans. */
+        const perRow: string[] = [];
+        const walk = (n: PlanNode, once: boolean) => {
+          nodes.push(n);
+          if (!once)
+            for (const key of ['Output', 'Filter', 'Index Cond', 'Recheck Cond', 'Sort Key', 'Hash Cond'])
+              perRow.push(...[n[key] ?? []].flat().map(String));
+          for (const child of (n.Plans as PlanNode[] | undefined) ?? [])
+            walk(child, once || child['Parent Relationship'] === 'InitPlan');
         };
-        walk(plan.rows[0]['QUERY PLAN'][0].Plan);
+        walk(plan.rows[0]['QUERY PLAN'][0].Plan, false);
+        // The question's tsquery is computed once per retrieval, not once for every fragment it ranks.
+        expect(perRow.filter((e) => e.includes('knowledge_tsquery'))).toEqual([]);
         expect(nodes).toContainEqual(
           expect.objectContaining({ 'Node Type': 'Bitmap Index Scan', 'Index Name': 'knowledge_fragments_search_idx' }),
         );
@@ -270,6 +285,7 @@ describe('the retrieval query and its index', () => {
       }
     } finally {
       await client.query('ROLLBACK');
+      await client.query('DEALLOCATE retrieval_plan');
       client.release();
     }
     // And it finds the one fragment that answers.
