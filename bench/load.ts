@@ -5,7 +5,8 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createDb } from '../lib/db';
+import { type Db, createDb } from '../lib/db';
+import { upsertSource } from '../lib/knowledge/store';
 import type { FakeOpenAI } from '../test/support/fake-openai';
 import {
   benchBot,
@@ -22,7 +23,7 @@ import {
 
 const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1] [--cluster N]
                              [--first-ms 400] [--total-ms 2000] [--piece 4] [--chars 480] [--read-ms 1000]
-                             [--read-jitter 0.5] [--floor]
+                             [--read-jitter 0.5] [--knowledge 0] [--floor]
 
 The load the platform exists for: many visitors at once on a model that takes seconds. Each visitor streams a
 message (POST /v1/api/chat/stream, every message different so no answer cache stands in), reads the answer for
@@ -30,6 +31,8 @@ message (POST /v1/api/chat/stream, every message different so no answer cache st
 drift apart as people do; --read-jitter 0 keeps them in step, every turn in a burst of all of them), and sends the
 next. The fake model is paced like a real one: the first piece --first-ms after the
 request, the last at --total-ms, pieces of --piece characters, answers of about --chars characters.
+--knowledge N gives the agent N knowledge sources (about 120 fragments each) and each message a question about
+them, so every turn's retrieval ranks real fragments (without it the agent has no knowledge base).
 
 At each number of visitors, all of them send their first message in the same second (a burst of new
 conversations), then run for --warmup seconds, then --seconds are measured:
@@ -191,6 +194,35 @@ function runFloor(args: string[]): Promise<FloorRow> {
   });
 }
 
+/**
+ * The words of the benchmark's knowledge base: 400 made-up four-letter words (too short for the prefix matches
+ * retrieval adds to longer ones), each in about one sentence in 400.
+ */
+const KNOWLEDGE_WORDS = Array.from(
+  { length: 400 },
+  (_, n) =>
+    `q${[n % 26, Math.floor(n / 26) % 26, Math.floor(n / 676)].map((d) => String.fromCharCode(97 + d)).join('')}`,
+);
+
+/** A visitor's question about the knowledge base: two of its words, a different pair from one question to the next. */
+function topicOf(question: number): string {
+  const w = KNOWLEDGE_WORDS;
+  return `where is the ${w[question % w.length]} near the ${w[(question * 7 + 3) % w.length]}?`;
+}
+
+/**
+ * `--knowledge N`: N sources of about 120 fragments each (4 000 short sentences), written as the API writes them,
+ * so every turn's retrieval ranks real fragments (each of a question's two words is in about ten fragments a source).
+ */
+async function writeKnowledge(db: Db, botId: string, sources: number): Promise<void> {
+  const w = KNOWLEDGE_WORDS;
+  for (let s = 0; s < sources; s++) {
+    const text = Array.from({ length: 4000 }, (_, i) => `The ${w[(i * 7 + s) % w.length]} is number ${i}.`).join(' ');
+    await upsertSource(db, { botId, sourceId: `bench-${s}`, text });
+  }
+  if (sources) await db.query('ANALYZE knowledge_fragments');
+}
+
 async function main() {
   const arg = benchOptions(HELP);
   if (!arg) return;
@@ -206,6 +238,7 @@ async function main() {
   const jitter = Number(arg('--read-jitter', '0.5'));
   const replicas = Number(arg('--cluster', '0'));
   const withFloor = process.argv.includes('--floor');
+  const knowledgeSources = Number(arg('--knowledge', '0'));
 
   const stack = replicas
     ? await startBenchCluster({ apis: replicas, workers })
@@ -223,6 +256,7 @@ async function main() {
       `fake-pace-${firstMs}-${totalMs}-${piece}`,
     ]);
     await liftRateLimits(db);
+    await writeKnowledge(db, bot.bot_id, knowledgeSources);
     const api = stack.url;
     const headers = { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' };
 
@@ -236,7 +270,9 @@ async function main() {
       const question = ++asked;
       const body = JSON.stringify({
         session_id: session,
-        message: `[[fake:length-${chars}]] question ${question} from ${session.slice(0, 8)}`,
+        message:
+          `[[fake:length-${chars}]] question ${question} from ${session.slice(0, 8)}` +
+          (knowledgeSources ? `: ${topicOf(question)}` : ''),
       });
       return new Promise((resolve, reject) => {
         const req = http.request(
