@@ -58,8 +58,10 @@ export function createMaintenanceActivities({ db, convergence, periodic }: Maint
       const rate = await db.query(`DELETE FROM rate_windows WHERE window_start < now() - interval '2 minutes'`);
       // Expired answers are never read; removing them only keeps the table small.
       const cache = await db.query(`DELETE FROM answer_cache WHERE expires_at < now()`);
-      // A turn's stream is read only by a retry of that turn, which comes within its turn budget (minutes at most).
-      const streams = await db.query(`DELETE FROM turn_streams WHERE updated_at < now() - interval '1 hour'`);
+      // A turn's stream is read only by a retry of that turn, which comes within its turn budget (minutes at most):
+      // an hour after its last claim nobody reads it. (Not the time of its last send: sends leave every indexed
+      // column alone, so that they are HOT updates; migrations/1763803400000_turn_streams_hot_sends.sql.)
+      const streams = await db.query(`DELETE FROM turn_streams WHERE claimed_at < now() - interval '1 hour'`);
       // Failures older than the longest slow-down are forgotten at the next attempt anyway (lib/accounts/service.ts).
       const throttles = await db.query(
         `DELETE FROM login_throttle WHERE updated_at < now() - interval '1 day' AND COALESCE(locked_until, now()) <= now()`,

@@ -119,7 +119,7 @@ export interface StreamClaim {
  */
 export function claimStreamSql(turnId: string, owner: string, step: string): string {
   return `INSERT INTO turn_streams (turn_id, owner, step) SELECT ${turnId}, ${owner}, ${step} WHERE ${turnId} IS NOT NULL
-  ON CONFLICT (turn_id) DO UPDATE SET owner = EXCLUDED.owner, updated_at = now(),
+  ON CONFLICT (turn_id) DO UPDATE SET owner = EXCLUDED.owner, claimed_at = now(),
     step_start = CASE WHEN turn_streams.step = EXCLUDED.step THEN turn_streams.step_start ELSE turn_streams.len END,
     complete = turn_streams.complete AND turn_streams.step = EXCLUDED.step,
     step = EXCLUDED.step
@@ -142,14 +142,15 @@ const CLAIM = claimStreamSql('$1::text', '$2::uuid', '$3::int');
 
 // Every stream with text waiting goes out in one statement per flush: each stream's text is appended where its
 // owner left it, and one notification carries every fragment that was stored (as a JSON array). The text is kept in
-// the statement that notifies it, so what any listener has seen is always what a retry reads.
+// the statement that notifies it, so what any listener has seen is always what a retry reads. It changes no indexed
+// column, so each send is a HOT update (migrations/1763803400000_turn_streams_hot_sends.sql).
 const SEND_BATCH = preparedStatement(
   'turn-stream-send-batch',
   `WITH b AS (
      SELECT * FROM unnest($1::text[], $2::uuid[], $3::text[], $4::int[], $5::bool[], $6::int[])
        AS b(turn_id, owner, d, n, complete, expected)),
    u AS (
-     UPDATE turn_streams t SET text = t.text || b.d, len = t.len + b.n, complete = b.complete, updated_at = now()
+     UPDATE turn_streams t SET text = t.text || b.d, len = t.len + b.n, complete = b.complete
        FROM b WHERE t.turn_id = b.turn_id AND t.owner = b.owner AND t.len = b.expected
      RETURNING t.turn_id),
    n AS (

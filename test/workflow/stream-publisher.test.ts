@@ -86,6 +86,36 @@ describe('the stream publisher', () => {
     expect(ours()[3]).toEqual([{ t: b, o: 3, d: 'B2' }]);
   });
 
+  it('stores each send as a HOT update: no new index entries, no dead index tuples, for every window', async () => {
+    // A connection of its own, so that its statistics can be flushed when the sends are done.
+    const conn = new pg.Client({ connectionString: stackInfo().databaseUrl });
+    clients.push(conn);
+    await conn.connect();
+    const counts = async () =>
+      (
+        await testDb().query<{ updates: number; hot: number }>(
+          `SELECT n_tup_upd::int AS updates, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables
+            WHERE relname = 'turn_streams'`,
+        )
+      ).rows[0];
+    const before = await counts();
+    const publisher = createDeltaPublisher(conn, { coalesceMs: 1, retryForMs: 0 });
+    const stream = await publisher.open(randomUUID(), 0);
+    const sends = 20;
+    for (let i = 0; i < sends; i++) {
+      stream.push(`piece ${i} `);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await stream.finish();
+    await conn.query('SELECT pg_stat_force_next_flush()');
+    // Other test files stream meanwhile: their sends only add to both counts.
+    const after = await waitUntil('the sends counted', async () => {
+      const now = await counts();
+      return now.updates - before.updates >= sends ? now : undefined;
+    });
+    expect(after.hot - before.hot).toBeGreaterThanOrEqual(sends / 2);
+  });
+
   it('leaves no window timer behind once nothing is pending (a dropped stream, an answer announced whole)', async () => {
     const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const before = timers();
