@@ -185,10 +185,6 @@ const ROLES: [string, string][] = [
   ['bench/baseline', 'baseline'],
 ];
 
-/**
- * CPU time used so far by this process and every process under it (the platform's Postgres, Temporal dev server,
- * worker and API), grouped by what they are, in milliseconds. Linux only (reads /proc); elsewhere, empty.
- */
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 /** A process's parent and its CPU so far (user + system) from /proc; undefined once it is gone. */
@@ -208,6 +204,10 @@ export function processCpuMs(pid: number): number | undefined {
   return processStat(pid)?.cpuMs;
 }
 
+/**
+ * CPU time used so far by this process and every process under it (the platform's Postgres, Temporal dev server,
+ * worker and API), grouped by what they are, in milliseconds. Linux only (reads /proc); elsewhere, empty.
+ */
 export function cpuByRole(): Record<string, number> {
   const procs: { pid: number; ppid: number; cpuMs: number; cmd: string }[] = [];
   let pids: string[];

@@ -30,8 +30,8 @@ const IDLE_CONNECTION_MS = 30_000;
 /**
  * A request written to a kept-alive connection that the server was closing at that moment fails before any answer
  * (`ECONNRESET`, "socket hang up"): the server never read it, so it goes once more on a new connection (Node's
- * documentation, `request.reusedSocket`). Under load, with hundreds of connections idle for seconds, this race is
- * met every few thousand turns, and each was an error frame to a visitor.
+ * documentation, `request.reusedSocket`). Under load, with hundreds of connections idle for seconds, the race is
+ * met now and then: the likely cause of rare error frames in the load benchmark (docs/decisions.md).
  */
 function closedUnderUs(request: http.ClientRequest, err: NodeJS.ErrnoException): boolean {
   return request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');

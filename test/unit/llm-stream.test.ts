@@ -213,7 +213,7 @@ describe('kept-alive connections to the model', () => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end(`data: ${chunk}\n\ndata: [DONE]\n\n`);
   };
-  /** A model server on loopback; `handle` answers or not, told the how-manieth request on its connection it is. */
+  /** A model server on loopback; `handle` answers or not, told which request on its connection this is (1, 2…). */
   async function modelServer(handle: (res: ServerResponse, nthOnConnection: number) => void) {
     const seen = new WeakMap<object, number>();
     let requests = 0;
