@@ -101,6 +101,11 @@ export function createOpenAiLlm(opts: {
   baseURL?: string;
   model: string;
   embeddingModel?: string;
+  /**
+   * After a network read that brought text, a streamed answer's connection rests this long before the next read
+   * (lib/http/model-fetch.ts, readText): what the model sends meanwhile comes in one read. 0 reads at once.
+   */
+  readRestMs?: number;
 }): Llm {
   const transport = createModelFetch();
   const client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, fetch: transport.fetch });
@@ -153,7 +158,7 @@ export function createOpenAiLlm(opts: {
         const calls = new Map<number, { id: string; name: string; arguments: string }>();
         const decoder = new SseDecoder();
         let finished = false; // `[DONE]` came: what follows it is read and ignored, as the `openai` package does
-        await readText(body, (read) => {
+        await readText(body, (read, rest) => {
           if (finished) return;
           let piece = '';
           for (const sse of decoder.push(read)) {
@@ -182,6 +187,8 @@ export function createOpenAiLlm(opts: {
           }
           if (!piece) return;
           text += piece;
+          // Text came: what the model sends next can wait a little and come in one read (the first piece did not).
+          rest(opts.readRestMs ?? 0);
           return onDelta(piece);
         });
         decoder.end();

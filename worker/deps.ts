@@ -57,6 +57,9 @@ export function buildActivityDeps(
         baseURL: config.OPENAI_BASE_URL,
         model: config.LLM_MODEL,
         embeddingModel,
+        // Reading the model faster than the publisher sends is work nobody sees: the text read within half a window
+        // still goes out with that window or the next.
+        readRestMs: config.STREAM_COALESCE_MS / 2,
       })
     : null;
   const rawEmbed = embeddingModel ? llm?.embed : undefined;

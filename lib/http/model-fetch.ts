@@ -134,33 +134,52 @@ function abortError(): Error {
 }
 
 /**
- * Reads a response's body to its end as UTF-8 text, handing each network read to `onText` as it comes (a character
- * split between reads is kept for the next); a promise `onText` returns holds the reading until it settles. Rejects
- * when the body fails or closes before its end, or when `onText` throws.
+ * Reads a response's body to its end as UTF-8 text, handing what each network read brought to `onText` in one piece
+ * (a character split between reads is kept for the next); a promise `onText` returns holds the reading until it
+ * settles. Rejects when the body fails or closes before its end, or when `onText` throws.
+ *
+ * `onText` may let the connection rest: `rest(ms)` stops reading the socket for `ms` once this read is handled, so
+ * what the server sends meanwhile waits in the kernel and comes in one read. A model sends a token every few
+ * milliseconds to each of hundreds of turns, and every network read costs the worker a wake-up, the HTTP parser and
+ * the stream's machinery (docs/decisions.md, "The CPU a streamed turn costs").
  */
-export function readText(res: IncomingMessage, onText: (text: string) => void | Promise<void>): Promise<void> {
+export function readText(
+  res: IncomingMessage,
+  onText: (text: string, rest: (ms: number) => void) => void | Promise<void>,
+): Promise<void> {
   res.setEncoding('utf8');
+  const resting = restingSocket(res);
   return new Promise<void>((resolve, reject) => {
     let settled = false;
+    /** A promise `onText` returned holds the reading. */
+    let held = false;
     const fail = (err: unknown) => {
       if (settled) return;
       settled = true;
       res.destroy();
       reject(err);
     };
-    res.on('data', (text: string) => {
-      if (settled) return;
-      let pending: void | Promise<void>;
-      try {
-        pending = onText(text);
-      } catch (err) {
-        return fail(err);
+    // Paused mode: `read()` returns everything the last network read parsed (an HTTP chunk per event), joined.
+    const drain = () => {
+      while (!settled && !held) {
+        const text = res.read() as string | null;
+        if (text === null) return;
+        let pending: void | Promise<void>;
+        try {
+          pending = onText(text, resting);
+        } catch (err) {
+          return fail(err);
+        }
+        if (pending) {
+          held = true;
+          pending.then(() => {
+            held = false;
+            drain();
+          }, fail);
+        }
       }
-      if (pending) {
-        res.pause();
-        pending.then(() => settled || res.resume(), fail);
-      }
-    });
+    };
+    res.on('readable', drain);
     res.on('end', () => {
       if (settled) return;
       settled = true;
@@ -169,4 +188,41 @@ export function readText(res: IncomingMessage, onText: (text: string) => void | 
     res.on('error', fail);
     res.on('close', () => fail(new Error('The connection to the model closed before its answer ended')));
   });
+}
+
+/** What node's sockets keep of their libuv handle: whether it reads, and the calls that start and stop it. */
+interface ReadingHandle {
+  reading: boolean;
+  readStart(): number;
+  readStop(): number;
+}
+
+/**
+ * The `rest` of `readText`: stops the socket's handle from reading for a while (node has no public call for this:
+ * `socket.pause()` only stops handing on what is read). It stops after the current read's callbacks, so node's own
+ * bookkeeping for that read cannot start it again; and it always starts again, even if the response ended meanwhile,
+ * because a kept-alive socket goes back to the agent for the next request.
+ */
+function restingSocket(res: IncomingMessage): (ms: number) => void {
+  const socket = res.socket;
+  const handle = (socket as unknown as { _handle?: Partial<ReadingHandle> } | null)?._handle;
+  if (typeof handle?.readStop !== 'function' || typeof handle.readStart !== 'function') return () => undefined;
+  const h = handle as ReadingHandle;
+  let asked = 0;
+  return (ms) => {
+    if (ms <= 0 || asked) return;
+    asked = ms;
+    setImmediate(() => {
+      const ms = asked;
+      asked = 0;
+      if (!h.reading || res.complete || socket!.destroyed) return;
+      h.reading = false;
+      h.readStop();
+      setTimeout(() => {
+        if (h.reading || socket!.destroyed) return;
+        h.reading = true;
+        h.readStart();
+      }, ms);
+    });
+  };
 }

@@ -286,3 +286,64 @@ describe('kept-alive connections to the model', () => {
     }
   });
 });
+
+describe('a paced stream read with rests', () => {
+  // A model that sends its first piece, then 60 more 5 ms apart: a token at a time, as models stream.
+  const piece = (content: string) =>
+    `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] })}\n\n`;
+  const words = Array.from({ length: 61 }, (_, i) => `w${i} `);
+  let server: Server;
+  let connections = 0;
+  beforeAll(async () => {
+    server = createServer(async (req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(piece(words[0]));
+      await new Promise((r) => setTimeout(r, 50));
+      for (const word of words.slice(1)) {
+        res.write(piece(word));
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    server.on('connection', () => connections++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  });
+  afterAll(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+
+  const llm = (readRestMs: number) =>
+    createOpenAiLlm({
+      apiKey: 'test',
+      baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+      model: 'gpt-test',
+      readRestMs,
+    });
+  const stream = async (model: ReturnType<typeof llm>) => {
+    const pieces: string[] = [];
+    const res = await model.complete({
+      messages: [{ role: 'user', content: 'hi' }],
+      timeoutMs: 5000,
+      onDelta: (d) => void pieces.push(d),
+    });
+    return { text: res.text, pieces };
+  };
+
+  it('hands on the first piece at once, then what the model sent while the connection rested, in one piece', async () => {
+    const resting = await stream(llm(100));
+    expect(resting.text).toBe(words.join(''));
+    expect(resting.pieces.join('')).toBe(words.join(''));
+    expect(resting.pieces[0]).toBe(words[0]);
+    // 300 ms of pieces read at most every 100 ms: a handful of reads instead of one per piece.
+    expect(resting.pieces.length).toBeLessThanOrEqual(12);
+    const eager = await stream(llm(0));
+    expect(eager.text).toBe(words.join(''));
+    expect(eager.pieces.length).toBeGreaterThanOrEqual(25);
+  });
+
+  it('leaves the connection reading for the next answer on it', async () => {
+    const model = llm(100);
+    const before = connections;
+    for (let i = 0; i < 3; i++) expect((await stream(model)).text).toBe(words.join(''));
+    expect(connections - before).toBe(1);
+  });
+});
