@@ -222,11 +222,14 @@ export async function prepareChat(
     ? { session_id: sessionId, bot_id: bot.id, workspace_id: bot.workspace_id, status: row.c_status! }
     : await startConversation(deps.db, bot, sessionId, { checkQuota: true });
   if (!conversation) return { kind: 'quota_exceeded', sessionId };
-  // Spec, Visitor identity rule 4: the user of a valid confirmation wins over user_token.
-  const confirmed = verifyVisitorConfirmation(body.user_auth, {
-    botId: bot.id,
-    secret: deps.secrets.open(bot.identity_secret_sealed),
-  });
+  // Spec, Visitor identity rule 4: the user of a valid confirmation wins over user_token. The bot's secret is
+  // unsealed only for a turn that brings one (most do not).
+  const confirmed = body.user_auth
+    ? verifyVisitorConfirmation(body.user_auth, {
+        botId: bot.id,
+        secret: deps.secrets.open(bot.identity_secret_sealed),
+      })
+    : null;
   const role = confirmed?.role ?? 'visitor';
   // Outside business hours, a handoff in this turn (asked for, or the agent cannot answer) says when the team is back.
   const afterHours = bot.handoff_enabled ? handoffAfterHours(bot) : undefined;
