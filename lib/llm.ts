@@ -80,9 +80,7 @@ export function classifyLlmError(err: unknown): LlmError | undefined {
   if (status === 429) return new LlmError('llm_overloaded', 'The AI backend is rate limiting requests', retry ?? 5);
   if (status !== undefined && status >= 500)
     return new LlmError('llm_overloaded', 'The AI backend is failing or busy', retry ?? 5);
-  if (e?.name === 'APIConnectionTimeoutError' || /timed? ?out/i.test(e?.message ?? '')) {
-    return new LlmError('llm_overloaded', 'The AI backend did not answer in time', 10);
-  }
+  if (e?.name === 'APIConnectionTimeoutError' || /timed? ?out/i.test(e?.message ?? '')) return tooLate();
   if (status === 400)
     return new LlmError('llm_unavailable', `The AI backend rejected the request: ${e?.message ?? ''}`.trim());
   // APIConnectionError and its timeout subclass have no status: the backend could not be reached in time. The
@@ -90,6 +88,11 @@ export function classifyLlmError(err: unknown): LlmError | undefined {
   const reason = (e as { cause?: { code?: unknown } })?.cause?.code ?? code;
   const named = typeof reason === 'string' && /^E[A-Z_]+$/.test(reason) ? ` (${reason})` : '';
   return new LlmError('llm_overloaded', `The AI backend could not be reached${named}`, 5);
+}
+
+/** The backend used up the call's budget: before its answer began, or while it streamed it. */
+function tooLate(): LlmError {
+  return new LlmError('llm_overloaded', 'The AI backend did not answer in time', 10);
 }
 
 /**
@@ -137,6 +140,8 @@ export function createOpenAiLlm(opts: {
         // The request goes through the client (its headers, errors for a refused request), the stream's body is
         // read here from the connection itself (lib/http/model-fetch.ts): every event a network read completes is
         // handled at once and its text handed on in one piece (docs/decisions.md, "The CPU a streamed turn costs").
+        // The client's timeout ends when the answer's headers come; its body has what is left of the same budget.
+        const deadline = Date.now() + timeoutMs;
         const response = await client.chat.completions
           .create(
             {
@@ -158,6 +163,7 @@ export function createOpenAiLlm(opts: {
         const calls = new Map<number, { id: string; name: string; arguments: string }>();
         const decoder = new SseDecoder();
         let finished = false; // `[DONE]` came: what follows it is read and ignored, as the `openai` package does
+        const late = setTimeout(() => body.destroy(tooLate()), Math.max(0, deadline - Date.now()));
         await readText(body, (read, rest) => {
           if (finished) return;
           let piece = '';
@@ -190,7 +196,7 @@ export function createOpenAiLlm(opts: {
           // Text came: what the model sends next can wait a little and come in one read (the first piece did not).
           rest(opts.readRestMs ?? 0);
           return onDelta(piece);
-        });
+        }).finally(() => clearTimeout(late));
         decoder.end();
         return { text, toolCalls: [...calls.values()], model: modelName, promptTokens, completionTokens };
       } catch (err) {

@@ -159,7 +159,17 @@ export function readText(
       res.destroy();
       reject(err);
     };
-    // Paused mode: `read()` returns everything the last network read parsed (an HTTP chunk per event), joined.
+    // Paused mode: `read()` returns everything parsed since the last one, joined. It is called once the event loop
+    // has handled every read that was ready: a TLS connection hands on each record of a network read separately.
+    let scheduled = false;
+    const drainSoon = () => {
+      if (scheduled) return;
+      scheduled = true;
+      setImmediate(() => {
+        scheduled = false;
+        drain();
+      });
+    };
     const drain = () => {
       while (!settled && !held) {
         const text = res.read() as string | null;
@@ -179,7 +189,7 @@ export function readText(
         }
       }
     };
-    res.on('readable', drain);
+    res.on('readable', drainSoon);
     res.on('end', () => {
       if (settled) return;
       settled = true;

@@ -3,9 +3,12 @@
  * format, and the streamed `complete` against the fake OpenAI server and hand-written streams on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import http, { type IncomingMessage, createServer, type Server, type ServerResponse } from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { readText } from '../../lib/http/model-fetch';
 import { LlmError, createOpenAiLlm } from '../../lib/llm';
+import { TEST_CERT, TEST_KEY, TEST_TLS_NAME } from '../support/tls-cert';
 import { SseDecoder, type ServerSentEvent } from '../../lib/sse-decoder';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 
@@ -292,24 +295,31 @@ describe('a paced stream read with rests', () => {
   const piece = (content: string) =>
     `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] })}\n\n`;
   const words = Array.from({ length: 61 }, (_, i) => `w${i} `);
+  const paced: http.RequestListener = async (req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(piece(words[0]));
+    await new Promise((r) => setTimeout(r, 50));
+    for (const word of words.slice(1)) {
+      if (res.destroyed) return;
+      res.write(piece(word));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    res.end('data: [DONE]\n\n');
+  };
   let server: Server;
+  let tlsServer: https.Server;
   let connections = 0;
   beforeAll(async () => {
-    server = createServer(async (req, res) => {
-      req.resume();
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(piece(words[0]));
-      await new Promise((r) => setTimeout(r, 50));
-      for (const word of words.slice(1)) {
-        res.write(piece(word));
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      res.end('data: [DONE]\n\n');
-    });
+    server = createServer(paced);
     server.on('connection', () => connections++);
+    tlsServer = https.createServer({ key: TEST_KEY, cert: TEST_CERT }, paced);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => tlsServer.listen(0, '127.0.0.1', r));
   });
-  afterAll(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+  afterAll(async () => {
+    for (const s of [server, tlsServer]) await new Promise<void>((r) => (s.closeAllConnections(), s.close(() => r())));
+  });
 
   const llm = (readRestMs: number) =>
     createOpenAiLlm({
@@ -327,6 +337,7 @@ describe('a paced stream read with rests', () => {
     });
     return { text: res.text, pieces };
   };
+  const whole = words.map(piece).join('') + 'data: [DONE]\n\n';
 
   it('hands on the first piece at once, then what the model sent while the connection rested, in one piece', async () => {
     const resting = await stream(llm(100));
@@ -345,5 +356,43 @@ describe('a paced stream read with rests', () => {
     const before = connections;
     for (let i = 0; i < 3; i++) expect((await stream(model)).text).toBe(words.join(''));
     expect(connections - before).toBe(1);
+  });
+
+  it('rests a TLS connection too, and it serves the next answer', async () => {
+    const agent = new https.Agent({ keepAlive: true, ca: TEST_CERT, servername: TEST_TLS_NAME });
+    const port = (tlsServer.address() as AddressInfo).port;
+    let secured = 0;
+    tlsServer.on('secureConnection', () => secured++);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const res = await new Promise<IncomingMessage>((resolve, reject) =>
+          https.get({ host: '127.0.0.1', port, agent }, resolve).on('error', reject),
+        );
+        const reads: string[] = [];
+        await readText(res, (text, rest) => {
+          reads.push(text);
+          rest(100);
+        });
+        expect(reads.join('')).toBe(whole);
+        expect(reads[0]).toBe(piece(words[0]));
+        expect(reads.length).toBeLessThanOrEqual(12);
+      }
+      expect(secured).toBe(1);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('gives up on an answer still streaming when the budget ends, its connection resting or not', async () => {
+    // The client's own timeout ends when the answer's headers come: the body's 350 ms go past a 200 ms budget.
+    for (const readRestMs of [0, 1_000]) {
+      const started = Date.now();
+      const err = await llm(readRestMs)
+        .complete({ messages: [{ role: 'user', content: 'hi' }], timeoutMs: 200, onDelta: () => undefined })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LlmError);
+      expect(err).toMatchObject({ kind: 'llm_overloaded', message: 'The AI backend did not answer in time' });
+      expect(Date.now() - started).toBeLessThan(700);
+    }
   });
 });

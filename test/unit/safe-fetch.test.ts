@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import tls from 'node:tls';
 
 import { classifyAddress, createSafeFetch, parseIPv4 } from '../../lib/http/safe-fetch';
+import { TEST_CERT, TEST_KEY } from '../support/tls-cert';
 
 /**
  * Never sends traffic anywhere but loopback: refusals happen before connecting, public addresses are only ever
@@ -33,22 +34,6 @@ const sockets = new Set<Socket>();
 let streamedChunks = -1;
 
 // Self-signed, test-only: lets the HTTPS test see the SNI the client sends (and that verification is on).
-const TEST_KEY = `-----BEGIN PRIVATE KEY-----
-MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgzqmm2P3c5XucME6a
-zUGBZl38suQkPU72wtPYptTTGkGhRANCAAT+jfBOhrGlR6tQbpOpQavHGKrXDQ5L
-QHHe9TC/gMJ+DXbsQLTd9tFX6kkakZ75qbmulBW185U+enwsVsCApaVK
------END PRIVATE KEY-----`;
-const TEST_CERT = `-----BEGIN CERTIFICATE-----
-MIIBmjCCAUGgAwIBAgIUN2r/dqnc5Dya7iXfbO+NzzoTX6kwCgYIKoZIzj0EAwIw
-FjEUMBIGA1UEAwwLcmViaW5kLnRlc3QwIBcNMjYxMTIyMDEwNjI5WhgPMjEyNjEw
-MjkwMTA2MjlaMBYxFDASBgNVBAMMC3JlYmluZC50ZXN0MFkwEwYHKoZIzj0CAQYI
-KoZIzj0DAQcDQgAE/o3wToaxpUerUG6TqUGrxxiq1w0OS0Bx3vUwv4DCfg127EC0
-3fbRV+pJGpGe+am5rpQVtfOVPnp8LFbAgKWlSqNrMGkwHQYDVR0OBBYEFOva0V/5
-r1LyNVaOxHna9XUpzYs6MB8GA1UdIwQYMBaAFOva0V/5r1LyNVaOxHna9XUpzYs6
-MA8GA1UdEwEB/wQFMAMBAf8wFgYDVR0RBA8wDYILcmViaW5kLnRlc3QwCgYIKoZI
-zj0EAwIDRwAwRAIgbuAx6u78HOy2t9aZ/dm6ehRQJk+8FQOHPUksZBLG7i4CIBAG
-zNTQBkVhq4NlKBURjdSYPIiCth9TCjESzsX7Umjc
------END CERTIFICATE-----`;
 
 function listen(handler: http.RequestListener): Promise<http.Server> {
   return new Promise((resolve) => {
