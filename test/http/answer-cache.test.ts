@@ -32,7 +32,9 @@ describe('answer cache', () => {
       key: bot.keys.secret_key,
       body: { session_id: randomUUID(), message: question },
     });
-    expect(streamed.frames.filter((f) => 'delta' in f).length).toBeGreaterThan(1);
+    // Replayed a few words a fragment (test/unit/answer-replay.test.ts); the worker's publisher may send them in one
+    // flush when another stream's flush is in flight, as it does under load.
+    expect(streamed.frames.filter((f) => 'delta' in f).length).toBeGreaterThanOrEqual(1);
     expect(streamed.frames.map((f) => f.delta ?? '').join('')).toBe(first.body.answer);
     expect(streamed.frames.at(-1)).toMatchObject({ done: true });
     expect(await fakeRequests(tag)).toHaveLength(1);

@@ -3,7 +3,7 @@
  * format, and the streamed `complete` against the fake OpenAI server and hand-written streams on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import http, { type IncomingMessage, createServer, type Server, type ServerResponse } from 'node:http';
+import { type IncomingMessage, type RequestListener, createServer, type Server, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { readText } from '../../lib/http/model-fetch';
@@ -295,17 +295,20 @@ describe('a paced stream read with rests', () => {
   const piece = (content: string) =>
     `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] })}\n\n`;
   const words = Array.from({ length: 61 }, (_, i) => `w${i} `);
-  const paced: http.RequestListener = async (req, res) => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const paced: RequestListener = (req, res) => {
     req.resume();
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.write(piece(words[0]));
-    await new Promise((r) => setTimeout(r, 50));
-    for (const word of words.slice(1)) {
-      if (res.destroyed) return;
-      res.write(piece(word));
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    res.end('data: [DONE]\n\n');
+    void (async () => {
+      await sleep(50);
+      for (const word of words.slice(1)) {
+        if (res.destroyed) return;
+        res.write(piece(word));
+        await sleep(5);
+      }
+      res.end('data: [DONE]\n\n');
+    })();
   };
   let server: Server;
   let tlsServer: https.Server;
