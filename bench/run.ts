@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 /** `npm run bench -- <name> [options]`: runs bench/<name>.ts; `--help` lists them. */
@@ -19,5 +20,7 @@ if (!benches.includes(name) || !existsSync(file)) {
   console.error(`No benchmark "${name}". Benchmarks: ${benches.join(', ')}`);
   process.exit(2);
 }
-const res = spawnSync(process.execPath, ['--import', 'tsx', file, ...args], { stdio: 'inherit' });
-process.exit(res.status ?? 1);
+// The benchmark hears this process's signals (a `timeout`, a supervisor): it stops the platform it started.
+const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { stdio: 'inherit' });
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => child.kill(signal));
+child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? os.constants.signals[signal] : 0)));

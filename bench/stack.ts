@@ -40,8 +40,7 @@ export async function startBenchCluster(opts: {
   apis: number;
   workers: number;
 }): Promise<{ url: string; env: Record<string, string>; fake: FakeOpenAI; stop(): Promise<void> }> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-platform-bench-cluster-'));
-  chmodSync(dataDir, 0o755);
+  const dataDir = benchDataDir('agent-platform-bench-cluster-');
   const fake = await startFakeOpenAI();
   const port = await freePort();
   const cluster = await startCluster({
@@ -60,7 +59,7 @@ export async function startBenchCluster(opts: {
     async stop() {
       await cluster.stop();
       await fake.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeBenchDataDir(dataDir);
     },
   };
 }
@@ -68,8 +67,7 @@ export async function startBenchCluster(opts: {
 export async function startBenchStack(
   opts: { persistTemporal?: boolean } = {},
 ): Promise<{ platform: Platform; fake: FakeOpenAI; stop(): Promise<void> }> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-platform-bench-'));
-  chmodSync(dataDir, 0o755);
+  const dataDir = benchDataDir('agent-platform-bench-');
   const fake = await startFakeOpenAI();
   const apiPort = await freePort();
   const platform = await startPlatform({
@@ -88,9 +86,36 @@ export async function startBenchStack(
     async stop() {
       await platform.stop();
       await fake.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      removeBenchDataDir(dataDir);
     },
   };
+}
+
+/**
+ * A benchmark's data folder (Postgres, Temporal, logs), removed when its platform stops — or when the benchmark exits
+ * without stopping it (interrupted: lib/stack/processes.ts turns a signal into an exit and kills the children).
+ */
+const dataDirs = new Set<string>();
+function benchDataDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  // On the way out its services may still be writing to it (they are killed by another exit handler): best effort.
+  if (!dataDirs.size)
+    process.once('exit', () => {
+      for (const d of dataDirs) {
+        try {
+          rmSync(d, { recursive: true, force: true, maxRetries: 2 });
+        } catch {
+          // left for the system's temporary-file cleanup
+        }
+      }
+    });
+  dataDirs.add(dir);
+  return dir;
+}
+function removeBenchDataDir(dir: string): void {
+  dataDirs.delete(dir);
+  rmSync(dir, { recursive: true, force: true });
 }
 
 /** WORKER_*, STREAM_COALESCE_MS and DATABASE_POOL_SIZE as set for the benchmark run, to compare settings. */

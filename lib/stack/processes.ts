@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
 import net from 'node:net';
+import os from 'node:os';
 
 /** A free TCP port on loopback, chosen by the kernel. */
 export async function freePort(): Promise<number> {
@@ -60,9 +61,15 @@ export interface ManagedProcess {
  * Children still running when this process exits without stopping them (a jest run aborted by another project's
  * failed setup, a crash of `npm start`) are killed on the way out, so no Postgres or Temporal is left behind.
  * `exit` handlers run synchronously: a signal is all there is time for.
+ *
+ * A process killed by a signal does not run its `exit` handlers, so a SIGINT, SIGTERM or SIGHUP that nothing else in
+ * the process listens for (a benchmark stopped by `timeout`, a supervisor, `kill`) becomes an exit with the signal's
+ * conventional code (128 + its number). A process that handles the signal itself (`npm start`, `npm run cluster`,
+ * which stop their children gracefully) keeps it.
  */
 const running = new Set<ChildProcess>();
 let exitHookInstalled = false;
+const EXIT_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 function killOnExit(child: ChildProcess): void {
   running.add(child);
   child.once('exit', () => running.delete(child));
@@ -77,6 +84,12 @@ function killOnExit(child: ChildProcess): void {
       }
     }
   });
+  for (const signal of EXIT_SIGNALS) {
+    process.on(signal, function exitOnSignal() {
+      if (process.listeners(signal).some((l) => l !== exitOnSignal)) return;
+      process.exit(128 + os.constants.signals[signal]);
+    });
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -33,6 +33,51 @@ describe('children of lib/stack (lib/stack/processes.ts)', () => {
     // Killed on the way out (SIGKILL is delivered at once; give the kernel a moment to reap it).
     for (let i = 0; i < 20 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
     expect(alive(pid)).toBe(false);
+  });
+
+  /** A parent that starts a sleeping child, prints its pid and waits; `own` is its own handler for SIGTERM, if any. */
+  function parentWithChild(own = '') {
+    const script = `
+      const { startProcess } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'stack', 'processes'))});
+      ${own}
+      const p = startProcess('sleeper', 'sleep', ['60'], { quiet: true });
+      p.child.once('spawn', () => process.stdout.write(String(p.child.pid) + '\\n'));
+      setInterval(() => undefined, 1000);
+    `;
+    const parent = spawn(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: path.join(__dirname, '..', '..'),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const childPid = new Promise<number>((resolve) =>
+      parent.stdout.on('data', (d: Buffer) => resolve(Number(d.toString().trim()))),
+    );
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      parent.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    return { parent, childPid, exited };
+  }
+  const gone = async (pid: number) => {
+    for (let i = 0; i < 40 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+    return !alive(pid);
+  };
+
+  it('do not outlive a parent stopped by a signal it does not handle (a benchmark under `timeout`)', async () => {
+    const { parent, childPid, exited } = parentWithChild();
+    const pid = await childPid;
+    expect(alive(pid)).toBe(true);
+    parent.kill('SIGTERM');
+    // An exit with SIGTERM's conventional code, on the way out of which the child is killed.
+    expect(await exited).toEqual({ code: 143, signal: null });
+    expect(await gone(pid)).toBe(true);
+  });
+
+  it("leave a signal to a parent that handles it itself (npm start's graceful stop)", async () => {
+    const own = `process.on('SIGTERM', () => { process.stdout.write('own\\n'); setTimeout(() => process.exit(7), 200); });`;
+    const { parent, childPid, exited } = parentWithChild(own);
+    const pid = await childPid;
+    parent.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 7, signal: null });
+    expect(await gone(pid)).toBe(true);
   });
 
   it('that die while starting are reported with their last lines of output, quiet or not', async () => {
