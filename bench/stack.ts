@@ -96,21 +96,24 @@ export async function startBenchStack(
  * without stopping it (interrupted: lib/stack/processes.ts turns a signal into an exit and kills the children).
  */
 const dataDirs = new Set<string>();
+let removedOnExit = false;
 function benchDataDir(prefix: string): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   chmodSync(dir, 0o755);
-  // On the way out its services may still be writing to it (they are killed by another exit handler): best effort.
-  if (!dataDirs.size)
+  dataDirs.add(dir);
+  if (!removedOnExit) {
+    removedOnExit = true;
+    // Best effort: on the way out the services may still be writing to it (another exit handler kills them).
     process.once('exit', () => {
       for (const d of dataDirs) {
         try {
           rmSync(d, { recursive: true, force: true, maxRetries: 2 });
         } catch {
-          // left for the system's temporary-file cleanup
+          // left for the system's cleanup of temporary files
         }
       }
     });
-  dataDirs.add(dir);
+  }
   return dir;
 }
 function removeBenchDataDir(dir: string): void {
