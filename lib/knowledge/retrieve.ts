@@ -48,10 +48,10 @@ const TSQUERY = '(SELECT knowledge_tsquery($2))';
  * connection and shape): a chat turn runs it, and parsing and planning it each time cost Postgres ≈ 0.3 ms of CPU
  * against ≈ 0.06 ms prepared (each custom plan also evaluated the question's tsquery, once per place it is used).
  * Full text alone: one bitmap scan of `knowledge_fragments_search_idx` (bot id and words together), ranked by
- * ts_rank. With a query embedding, the
- * top full-text and the top cosine candidates are fused by reciprocal rank, still in one statement. Plain Postgres
- * has no vector index: the bot's embedded fragments are ranked by Hamming distance over their sign bits (a cheap
- * scan), and only the nearest few hundred get an exact cosine (a dot product over unit-length `real[]`).
+ * ts_rank. With a query embedding, the top full-text and the top cosine candidates are fused by reciprocal rank,
+ * still in one statement. Plain Postgres has no vector index: the bot's embedded fragments are ranked by Hamming
+ * distance over their sign bits (a cheap scan), and only the nearest few hundred get an exact cosine (a dot product
+ * over unit-length `real[]`).
  */
 export function buildRetrievalQuery(
   botId: string,

@@ -12,6 +12,15 @@ import { TEST_CERT, TEST_KEY, TEST_TLS_NAME } from '../support/tls-cert';
 import { SseDecoder, type ServerSentEvent } from '../../lib/sse-decoder';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-openai';
 
+/** One event of a model's stream: a `chat.completion.chunk` carrying `content` (and the model's name, if given). */
+const completionChunk = (content: string, model?: string) =>
+  JSON.stringify({
+    id: 'c',
+    object: 'chat.completion.chunk',
+    ...(model ? { model } : {}),
+    choices: [{ index: 0, delta: { content } }],
+  });
+
 describe('the event stream decoder', () => {
   const sample =
     ': a comment\r\n' +
@@ -156,13 +165,7 @@ describe('a stream written by hand', () => {
       baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
       model: 'gpt-test',
     });
-  const chunk = (content: string) =>
-    JSON.stringify({
-      id: 'c',
-      object: 'chat.completion.chunk',
-      model: 'gpt-hand',
-      choices: [{ index: 0, delta: { content } }],
-    });
+  const chunk = (content: string) => completionChunk(content, 'gpt-hand');
 
   it('reads events cut anywhere, with CRLF line ends, and ignores what follows [DONE]', async () => {
     const stream = `data: ${chunk('Hel')}\r\n\r\ndata: ${chunk('lo')}\r\n\r\ndata: [DONE]\r\n\r\ndata: ${chunk('!')}\r\n\r\n`;
@@ -207,11 +210,7 @@ describe('a stream written by hand', () => {
 });
 
 describe('kept-alive connections to the model', () => {
-  const chunk = JSON.stringify({
-    id: 'c',
-    object: 'chat.completion.chunk',
-    choices: [{ index: 0, delta: { content: 'Hi' } }],
-  });
+  const chunk = completionChunk('Hi');
   const answer = (res: ServerResponse) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     res.end(`data: ${chunk}\n\ndata: [DONE]\n\n`);
@@ -292,8 +291,7 @@ describe('kept-alive connections to the model', () => {
 
 describe('a paced stream read with rests', () => {
   // A model that sends its first piece, then 60 more 5 ms apart: a token at a time, as models stream.
-  const piece = (content: string) =>
-    `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] })}\n\n`;
+  const piece = (content: string) => `data: ${completionChunk(content)}\n\n`;
   const words = Array.from({ length: 61 }, (_, i) => `w${i} `);
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   const paced: RequestListener = (req, res) => {
