@@ -209,24 +209,30 @@ interface ReadingHandle {
 
 /**
  * The `rest` of `readText`: stops the socket's handle from reading for a while (node has no public call for this:
- * `socket.pause()` only stops handing on what is read). `readText` calls it after the event loop has handled the
- * read (its ticks included), so node's own bookkeeping for that read cannot start it again; and it always starts
- * again, even if the response ended meanwhile, because a kept-alive socket goes back to the agent for the next
- * request.
+ * `socket.pause()` only stops handing on what is read). It stops after the current read's callbacks, so node's own
+ * bookkeeping for that read cannot start it again; and it always starts again, even if the response ended meanwhile,
+ * because a kept-alive socket goes back to the agent for the next request.
  */
 function restingSocket(res: IncomingMessage): (ms: number) => void {
   const socket = res.socket;
   const handle = (socket as unknown as { _handle?: Partial<ReadingHandle> } | null)?._handle;
   if (typeof handle?.readStop !== 'function' || typeof handle.readStart !== 'function') return () => undefined;
   const h = handle as ReadingHandle;
+  let asked = 0;
   return (ms) => {
-    if (ms <= 0 || !h.reading || res.complete || socket!.destroyed) return;
-    h.reading = false;
-    h.readStop();
-    setTimeout(() => {
-      if (h.reading || socket!.destroyed) return;
-      h.reading = true;
-      h.readStart();
-    }, ms);
+    if (ms <= 0 || asked) return;
+    asked = ms;
+    setImmediate(() => {
+      const ms = asked;
+      asked = 0;
+      if (!h.reading || res.complete || socket!.destroyed) return;
+      h.reading = false;
+      h.readStop();
+      setTimeout(() => {
+        if (h.reading || socket!.destroyed) return;
+        h.reading = true;
+        h.readStart();
+      }, ms);
+    });
   };
 }
