@@ -49,8 +49,12 @@ export function comparePairs(pairs: { a?: LoadRow; b?: LoadRow }[]) {
   if (!whole.length) return { pairs: 0, a: null, b: null, b_minus_a: [], cpu_verdict: 'no pair' as const };
   const side = (rows: LoadRow[]) => ({
     platform_cpu_ms_per_turn: round(median(rows.map((r) => r.platform_cpu_ms_per_turn))),
+    // A process that ran in only some runs (a role seen once) counts as 0 in the others.
     cpu_ms_per_turn: Object.fromEntries(
-      Object.keys(rows[0]?.cpu_ms_per_turn ?? {}).map((k) => [k, round(median(rows.map((r) => r.cpu_ms_per_turn[k])))]),
+      [...new Set(rows.flatMap((r) => Object.keys(r.cpu_ms_per_turn)))].map((k) => [
+        k,
+        round(median(rows.map((r) => r.cpu_ms_per_turn[k] ?? 0))),
+      ]),
     ),
     of_ideal_percent: median(rows.map(percent)),
     first_fragment_p50_ms: median(rows.map((r) => r.first_fragment_over_model_ms.p50)),
@@ -165,11 +169,10 @@ async function main() {
         const pairs = byLevel.get(row.visitors) ?? [];
         (pairs[round] ??= {})[key] = row;
         byLevel.set(row.visitors, pairs);
-      }
-      for (const row of rows)
         console.error(
           `round ${round + 1} ${key}: ${row.visitors} visitors, ${row.platform_cpu_ms_per_turn} ms a turn, ${row.of_ideal}`,
         );
+      }
     }
   }
   const results = [...byLevel].map(([visitors, pairs]) => ({
@@ -181,7 +184,9 @@ async function main() {
   }));
   for (const r of results) console.log(JSON.stringify(r));
   mkdirSync(path.join(__dirname, 'results'), { recursive: true });
-  writeFileSync(path.join(__dirname, 'results', 'pairs.json'), JSON.stringify(results, null, 2));
+  // Each run's whole row too (its first error, its hops), for a pair that looks odd.
+  const runs = [...byLevel].map(([visitors, pairs]) => ({ visitors, pairs }));
+  writeFileSync(path.join(__dirname, 'results', 'pairs.json'), JSON.stringify({ results, runs }, null, 2));
 }
 
 if (require.main === module || process.argv[1] === path.resolve(__filename)) {

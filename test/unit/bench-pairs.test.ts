@@ -40,6 +40,16 @@ describe('comparing the load benchmark in pairs (bench/pairs.ts)', () => {
     expect(result.cpu_verdict).toBe('mixed: within the noise');
   });
 
+  it('counts a process seen in only some runs as 0 in the others', () => {
+    const result = comparePairs([
+      { a: row(17, 90, 200, { other: 0.3 }), b: row(16, 93, 150) },
+      { a: row(17, 90, 200), b: row(16, 93, 150) },
+      { a: row(17, 90, 200), b: row(16, 93, 150) },
+    ]);
+    expect(result.a?.cpu_ms_per_turn).toEqual({ worker: 8.5, api: 4.25, other: 0 });
+    expect(result.b?.cpu_ms_per_turn).toEqual({ worker: 8, api: 4 });
+  });
+
   it('says so when b costs more in every pair, and when there is no whole pair', () => {
     expect(comparePairs([{ a: row(15, 95, 90), b: row(16, 95, 90) }]).cpu_verdict).toBe('b dearer in every pair');
     expect(comparePairs([{ b: row(16, 95, 90) }]).cpu_verdict).toBe('no pair');
