@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { exitOnStopSignals } from '../lib/stack/processes';
 import { benchOptions } from './stack';
 
 const HELP = `Usage: npm run bench -- pairs [--rounds 3] [--base REV] [--env-a "K=V ..."] [--env-b "K=V ..."]
@@ -157,8 +158,7 @@ async function main() {
   }
   // A stopped comparison stops its benchmark, which stops the platform it started, and removes its worktree.
   process.once('exit', () => running?.kill('SIGTERM'));
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
-    process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
+  exitOnStopSignals();
 
   const byLevel = new Map<number, { a?: LoadRow; b?: LoadRow }[]>();
   for (let round = 0; round < rounds; round++) {

@@ -84,6 +84,17 @@ function killOnExit(child: ChildProcess): void {
       }
     }
   });
+  exitOnStopSignals();
+}
+
+let stopSignalsHandled = false;
+/**
+ * A SIGINT, SIGTERM or SIGHUP that nothing else in the process listens for becomes an exit with the signal's
+ * conventional code (128 + its number), so the process's `exit` handlers run (see above). Idempotent.
+ */
+export function exitOnStopSignals(): void {
+  if (stopSignalsHandled) return;
+  stopSignalsHandled = true;
   for (const signal of EXIT_SIGNALS) {
     process.on(signal, function exitOnSignal() {
       if (process.listeners(signal).some((l) => l !== exitOnSignal)) return;
