@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID, scrypt } from 'node:crypto';
 import { promisify } from 'node:util';
-import { http, newBot, ownerSession, rawRequest, testDb } from '../support/helpers';
+import {
+  http,
+  inOneRateWindow,
+  newBot,
+  ownerSession,
+  rawRequest,
+  testDb,
+  uniqueClientAddress,
+} from '../support/helpers';
 import { type InProcessApi, startInProcessApi } from '../support/in-process-api';
 
 /**
@@ -33,7 +41,8 @@ async function sessionAt(bot: { email: string; password: string }): Promise<Reco
 describe('client addresses behind trusted proxies', () => {
   it('the entry the client writes itself cannot pick a fresh rate-limit bucket', async () => {
     const bot = await newBot();
-    const ip = `198.51.100.${Math.floor(Math.random() * 200) + 1}`;
+    const ip = uniqueClientAddress();
+    await inOneRateWindow(5_000);
     const remaining: number[] = [];
     for (let i = 0; i < 4; i++) {
       const res = await at('/v1/api/messages?session_id=x', {
@@ -47,6 +56,7 @@ describe('client addresses behind trusted proxies', () => {
 
   it('an entry that is not an IP address counts as the connection itself, not as a new client', async () => {
     const bot = await newBot();
+    await inOneRateWindow(5_000);
     const first = await at('/v1/api/messages?session_id=x', {
       key: bot.keys.secret_key,
       headers: via('x', 'not-an-ip'),
@@ -65,7 +75,8 @@ describe('client addresses behind trusted proxies', () => {
 describe('sign-in', () => {
   it('failed attempts slow the account down from the 5th: 429 with Retry-After for every address, then it passes', async () => {
     const bot = await newBot();
-    const headers = via('1.1.1.1', `203.0.113.${Math.floor(Math.random() * 200) + 1}`);
+    const headers = via('1.1.1.1', uniqueClientAddress());
+    const elsewhereIp = uniqueClientAddress();
     for (let i = 0; i < 5; i++) {
       const res = await at('/v1/auth/login', { body: { email: bot.email, password: 'wrong' }, headers });
       expect([i, res.status]).toEqual([i, 401]);
@@ -76,20 +87,21 @@ describe('sign-in', () => {
     expect(wait).toBeGreaterThan(0);
     const elsewhereNow = await at('/v1/auth/login', {
       body: { email: bot.email, password: bot.password },
-      headers: via('x', '203.0.113.250'),
+      headers: via('x', elsewhereIp),
     });
     expect(elsewhereNow.status).toBe(429);
     // A slow-down, not a lock-out: once it has passed the right password signs in.
     await new Promise((r) => setTimeout(r, wait * 1000 + 200));
     const elsewhere = await at('/v1/auth/login', {
       body: { email: bot.email, password: bot.password },
-      headers: via('x', '203.0.113.250'),
+      headers: via('x', elsewhereIp),
     });
     expect(elsewhere.status).toBe(200);
   });
 
   it('failed attempts are limited per address across e-mails', async () => {
-    const headers = via('1.1.1.1', `192.0.2.${Math.floor(Math.random() * 200) + 1}`);
+    const headers = via('1.1.1.1', uniqueClientAddress());
+    await inOneRateWindow();
     const statuses: number[] = [];
     for (let i = 0; i < 31; i++) {
       statuses.push(

@@ -3,7 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type FakeSmtp, parseMessage } from '../support/fake-smtp';
-import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
+import {
+  http,
+  inOneRateWindow,
+  newBot,
+  ownerSession,
+  testDb,
+  uniqueClientAddress,
+  waitUntil,
+} from '../support/helpers';
 import { type InProcessApi, type MailingApi, startInProcessApi, startMailingApi } from '../support/in-process-api';
 import { addMember, sessionOf } from '../support/members';
 import { stackInfo } from '../support/stack-info';
@@ -93,7 +101,8 @@ describe('sign-up', () => {
     afterAll(() => api.close());
 
     it('5 sign-ups a minute pass from one address, the 6th is 429; another address is not affected', async () => {
-      const ip = `203.0.113.${Math.floor(Math.random() * 250) + 1}`;
+      const ip = uniqueClientAddress();
+      await inOneRateWindow(10_000);
       const statuses: number[] = [];
       let last;
       for (let i = 0; i < 6; i++) {
@@ -106,7 +115,7 @@ describe('sign-up', () => {
       expect(last!.body.code).toBe('rate_limited');
       expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
       const other = await signup({ email: unique(), password: PASSWORD, workspace_name: 'W' }, api.url, {
-        'X-Forwarded-For': '198.51.100.7',
+        'X-Forwarded-For': uniqueClientAddress(),
       });
       expect(other.status).toBe(201);
     });
@@ -207,12 +216,13 @@ describe('sessions and passwords', () => {
 
       // Per e-mail: 3 a minute, whoever asks (from different client addresses).
       const bot = await newBot();
+      await inOneRateWindow(10_000);
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) {
         const r = await http('/v1/auth/password-reset', {
           body: { email: bot.email },
           baseUrl: api.url,
-          headers: { 'X-Forwarded-For': `192.0.2.${10 + i}` },
+          headers: { 'X-Forwarded-For': uniqueClientAddress() },
         });
         statuses.push(r.status);
       }
