@@ -3,7 +3,7 @@ import { findPrincipal } from '../../lib/auth';
 import { PAIRING_CODE_ALPHABET } from '../../lib/builder/pairing';
 import { hashKey } from '../../lib/keys';
 import { LIMITS } from '../../lib/limits';
-import { http, newBot, ownerSession, rawRequest, testDb } from '../support/helpers';
+import { http, newBot, ownerSession, rawRequest, testDb, uniqueClientAddress } from '../support/helpers';
 import { type InProcessApi, startInProcessApi } from '../support/in-process-api';
 import { addMember, sessionOf } from '../support/members';
 import { stackInfo } from '../support/stack-info';
@@ -25,14 +25,7 @@ afterAll(async () => {
   await Promise.all([api?.close(), other?.close()]);
 });
 
-let addressCounter = 0;
-/** A client address of the test's own (198.18.0.0/15 is for benchmarks: no real client has it). */
-function newAddress(): string {
-  addressCounter++;
-  return `198.18.${Math.floor(Math.random() * 250)}.${(addressCounter % 250) + 1}`;
-}
-
-function client(ip = newAddress()) {
+function client(ip = uniqueClientAddress()) {
   const at = (path: string, init: Parameters<typeof http>[1] = {}) =>
     http(path, { ...init, baseUrl: api.url, headers: { 'X-Forwarded-For': ip, ...(init.headers ?? {}) } });
   return {
@@ -97,7 +90,7 @@ describe('starting a pairing', () => {
     const res = await http('/v1/mcp-pair/start', {
       baseUrl: other.url,
       body: { device: 'Cursor' },
-      headers: { 'X-Forwarded-For': newAddress() },
+      headers: { 'X-Forwarded-For': uniqueClientAddress() },
     });
     expect(res.status).toBe(201);
     expect(res.body.verify_url).toBe(`https://dash.example.test/connect?code=${res.body.code}`);

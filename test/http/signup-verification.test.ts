@@ -6,7 +6,16 @@ import { createBillingService } from '../../lib/billing/service';
 import { createDb } from '../../lib/db';
 import { MIGRATIONS_DIR } from '../../lib/migrate';
 import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
-import { agentctl, http, newBot, ownerSession, rawRequest, testDb, waitUntil } from '../support/helpers';
+import {
+  agentctl,
+  http,
+  newBot,
+  ownerSession,
+  rawRequest,
+  testDb,
+  uniqueClientAddress,
+  waitUntil,
+} from '../support/helpers';
 import { type InProcessApi, type MailingApi, startInProcessApi, startMailingApi } from '../support/in-process-api';
 import { stackInfo } from '../support/stack-info';
 
@@ -22,7 +31,6 @@ const DASHBOARD = 'https://dashboard.platform.test';
 const PASSWORD = 'correct horse battery';
 const unique = () => `owner+${randomBytes(6).toString('hex')}@example.com`;
 /** Each sign-up from an address of its own (198.18.0.0/15, set aside for tests): 5 a minute per address are allowed. */
-const someAddress = () => `198.19.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
 const cookieOf = (res: { headers: Headers }) => ({ Cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] });
 const LINK = /https:\/\/dashboard\.platform\.test\/verify-email#token=([A-Za-z0-9]{40})\b/;
 
@@ -40,7 +48,7 @@ async function signup(input: { email?: string; name?: string; workspace_name?: s
   const res = await http('/v1/auth/signup', {
     body: { email, password: PASSWORD, workspace_name: input.workspace_name ?? 'Acme', name: input.name },
     baseUrl: api.url,
-    headers: { 'X-Forwarded-For': someAddress() },
+    headers: { 'X-Forwarded-For': uniqueClientAddress() },
   });
   if (res.status !== 201) throw new Error(`sign-up failed: ${res.status} ${res.text}`);
   return { email, cookie: cookieOf(res), view: res.body, workspaceId: res.body.workspace.id as string };
@@ -56,7 +64,11 @@ async function mailsTo(email: string, count = 1) {
 
 const tokenIn = (text: string) => LINK.exec(text)?.[1];
 const verify = (token: string) =>
-  http('/v1/auth/verify-email', { body: { token }, baseUrl: api.url, headers: { 'X-Forwarded-For': someAddress() } });
+  http('/v1/auth/verify-email', {
+    body: { token },
+    baseUrl: api.url,
+    headers: { 'X-Forwarded-For': uniqueClientAddress() },
+  });
 const resend = (cookie: Record<string, string>) =>
   http('/v1/auth/verify-email/resend', { method: 'POST', baseUrl: api.url, headers: cookie });
 
@@ -144,7 +156,7 @@ describe('a sign-up', () => {
           'Content-Length': String(Buffer.byteLength(body)),
           Host: 'attacker.example',
           'X-Forwarded-Host': 'attacker.example',
-          'X-Forwarded-For': someAddress(),
+          'X-Forwarded-For': uniqueClientAddress(),
         },
         body,
       });
