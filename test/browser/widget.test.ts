@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { BootstrapResult } from '../../lib/accounts/service';
-import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
+import { http, inOneRateWindow, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { type ShopPage, launchChromium, makePng, startShopPage } from '../support/browser';
 import { stackInfo } from '../support/stack-info';
 
@@ -460,8 +460,7 @@ describe('the widget on an integrator’s page', () => {
 
       // The dialogue window (60 a minute per public key and address) used up: a 429 the visitor is told about, with
       // the wait, and the text stays in the box. (Not across a minute's boundary: the windows are fixed minutes.)
-      const intoMinute = Date.now() % 60_000;
-      if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+      await inOneRateWindow(15_000);
       // From the browser's own address (page.request), which the window counts.
       for (let i = 0; i < 60; i++) {
         const res = await page.request.post(`${stackInfo().apiUrl}/v1/widget/session?key=${bot.keys.public_key}`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { http, newBot, testDb } from '../support/helpers';
+import { http, inOneRateWindow, newBot, testDb } from '../support/helpers';
 
 const runsOf = async (botId: string) =>
   (await testDb().query(`SELECT count(*)::int AS n FROM runs WHERE bot_id = $1`, [botId])).rows[0].n;
@@ -105,9 +105,7 @@ describe('Idempotency-Key', () => {
 describe('rate limits', () => {
   it('the dialogue group allows 60 requests a minute per key and IP; the 61st is 429 rate_limited', async () => {
     const bot = await newBot();
-    // Wait for a fresh window if this one is about to end, so all 61 requests fall in one minute.
-    const msIntoMinute = Date.now() % 60_000;
-    if (msIntoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - msIntoMinute + 200));
+    await inOneRateWindow(15_000);
     // DELETE of an unknown knowledge source is cheap and counts in the dialogue group.
     let last;
     for (let i = 1; i <= 60; i++) {
@@ -140,8 +138,7 @@ describe('rate limits', () => {
 describe('rate limits under concurrency', () => {
   it('70 simultaneous requests of one client: exactly 60 pass, each with its own RateLimit-Remaining', async () => {
     const bot = await newBot();
-    const msIntoMinute = Date.now() % 60_000;
-    if (msIntoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - msIntoMinute + 200));
+    await inOneRateWindow(10_000);
     const results = await Promise.all(
       Array.from({ length: 70 }, (_, i) =>
         http(`/v1/api/knowledge/nope-${i}`, { method: 'DELETE', key: bot.keys.secret_key }),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { upsertSource } from '../../lib/knowledge/store';
-import { http, newBot, testDb, type HttpResult } from '../support/helpers';
+import { http, inOneRateWindow, newBot, testDb, type HttpResult } from '../support/helpers';
 
 const MiB = 1024 * 1024;
 
@@ -44,12 +44,6 @@ function bodyOfSize(size: number): string {
   const prose = 'The quick brown fox jumps over the lazy dog near the river bank. ';
   const n = size - head.length - tail.length;
   return head + prose.repeat(Math.ceil(n / prose.length)).slice(0, n) + tail;
-}
-
-async function freshRateWindow() {
-  // All requests of a rate test must fall in one fixed minute window.
-  const msIntoMinute = Date.now() % 60_000;
-  if (msIntoMinute > 40_000) await new Promise((r) => setTimeout(r, 60_000 - msIntoMinute + 200));
 }
 
 const longText = (n: number) =>
@@ -327,7 +321,7 @@ describe('POST /v1/admin/sources', () => {
 
   it('is never rate limited: 61 writes in a minute all pass, with no RateLimit headers', async () => {
     const bot = await newBot();
-    await freshRateWindow();
+    await inOneRateWindow();
     const results = await inBatches(61, 8, (i) =>
       write(bot, { source_id: `a${i}`, text: `Admin write ${i}.` }, { path: '/v1/admin/sources' }),
     );
@@ -340,7 +334,7 @@ describe('POST /v1/admin/sources', () => {
 describe('rate limits', () => {
   it('POST /v1/api/knowledge: the 60th write in a minute passes, the 61st is 429 rate_limited', async () => {
     const bot = await newBot();
-    await freshRateWindow();
+    await inOneRateWindow();
     const results = await inBatches(60, 6, (i) => write(bot, { source_id: `r${i}`, text: `Write ${i}.` }));
     expect(results.map((r) => r.status)).toEqual(Array(60).fill(202));
     expect(results.map((r) => r.headers.get('ratelimit-limit'))).toEqual(Array(60).fill('60'));

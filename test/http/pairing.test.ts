@@ -3,7 +3,15 @@ import { findPrincipal } from '../../lib/auth';
 import { PAIRING_CODE_ALPHABET } from '../../lib/builder/pairing';
 import { hashKey } from '../../lib/keys';
 import { LIMITS } from '../../lib/limits';
-import { http, newBot, ownerSession, rawRequest, testDb, uniqueClientAddress } from '../support/helpers';
+import {
+  http,
+  inOneRateWindow,
+  newBot,
+  ownerSession,
+  rawRequest,
+  testDb,
+  uniqueClientAddress,
+} from '../support/helpers';
 import { type InProcessApi, startInProcessApi } from '../support/in-process-api';
 import { addMember, sessionOf } from '../support/members';
 import { stackInfo } from '../support/stack-info';
@@ -48,14 +56,6 @@ const approve = (code: string, session: Record<string, string>) =>
 async function pairingRow(code: string) {
   const res = await testDb().query(`SELECT * FROM builder_pairings WHERE code = $1`, [code.replace('-', '')]);
   return res.rows[0];
-}
-
-/** Waits out the last seconds of a fixed one-minute window, so a run of counted requests falls in one window. */
-async function awayFromWindowEnd(): Promise<void> {
-  const res = await testDb().query<{ ms: number }>(
-    `SELECT (extract(epoch FROM date_trunc('minute', now()) + interval '1 minute' - now()) * 1000)::int AS ms`,
-  );
-  if (res.rows[0].ms < 8_000) await new Promise((r) => setTimeout(r, res.rows[0].ms + 250));
 }
 
 describe('starting a pairing', () => {
@@ -110,7 +110,7 @@ describe('starting a pairing', () => {
   });
 
   it(`allows ${LIMITS.pairing.startsPerAddress} starts a minute per client address, then 429 rate_limited`, async () => {
-    await awayFromWindowEnd();
+    await inOneRateWindow(8_000);
     const c = client();
     const statuses: number[] = [];
     for (let i = 0; i < LIMITS.pairing.startsPerAddress; i++) statuses.push((await c.start()).status);
@@ -125,7 +125,7 @@ describe('starting a pairing', () => {
   });
 
   it(`allows ${LIMITS.pairing.pollsPerAddress} polls a minute per client address, then 429 rate_limited`, async () => {
-    await awayFromWindowEnd();
+    await inOneRateWindow(8_000);
     const c = client();
     const started = (await c.start()).body;
     const results = await Promise.all(
@@ -140,7 +140,7 @@ describe('starting a pairing', () => {
 
 describe('approving and collecting', () => {
   it(`a person looks codes up or approves them ${LIMITS.pairing.checksPerPerson} times a minute, then 429`, async () => {
-    await awayFromWindowEnd();
+    await inOneRateWindow(8_000);
     const bot = await newBot();
     const owner = await ownerSession(bot);
     // Someone trying codes: each guess is a look-up or an approval.

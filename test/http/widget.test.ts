@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { signVisitorConfirmation } from '../../lib/identity';
 import { ESCALATION_CONFIRMATION } from '../../workflows/conversation';
-import { http, newBot, ownerSession, sseFrames, testDb, waitUntil } from '../support/helpers';
+import { http, inOneRateWindow, newBot, ownerSession, sseFrames, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 import { PNG_1X1, allowOrigins, browserRequest, widgetCall, widgetSession } from '../support/widget';
@@ -484,17 +484,11 @@ describe('widget: attachments and /media/{id}', () => {
   });
 });
 
-/** Rate windows are calendar minutes (in the database's clock): start a burst with most of a minute ahead of it. */
-async function awayFromMinuteEnd(): Promise<void> {
-  const res = await testDb().query<{ s: number }>(`SELECT extract(second FROM now())::float AS s`);
-  if (res.rows[0].s > 40) await new Promise((r) => setTimeout(r, (61 - res.rows[0].s) * 1000));
-}
-
 describe('widget: limits per public key and client address', () => {
   it('uploads: 10 a minute pass, the 11th is 429 with Retry-After', async () => {
     const bot = await newBot();
     const s = await widgetSession(bot);
-    await awayFromMinuteEnd();
+    await inOneRateWindow();
     const statuses: number[] = [];
     let last;
     for (let i = 0; i < 11; i++) {
@@ -514,7 +508,7 @@ describe('widget: limits per public key and client address', () => {
   it('dialogue: 60 a minute pass, the 61st is 429; another bot’s budget is its own', async () => {
     const bot = await newBot();
     const other = await newBot();
-    await awayFromMinuteEnd();
+    await inOneRateWindow();
     const codes = await Promise.all(
       Array.from({ length: 61 }, () => widgetCall(bot, '/v1/widget/session', { method: 'POST' }).then((r) => r.status)),
     );

@@ -318,11 +318,14 @@ export async function rawRequest(
 }
 
 /**
- * Rate limits count in fixed one-minute windows (lib/rate-windows.ts): a test that sends a limit's worth of requests
- * and expects the next one refused waits, when the minute is nearly over, for the next one to start, so that all of
- * its requests fall in one window.
+ * Rate limits count in fixed one-minute windows of the database's clock (lib/rate-windows.ts): a test that sends a
+ * limit's worth of requests and expects the next one refused waits, when less than `needMs` of the minute is left,
+ * for the next one to start, so that all of its requests fall in one window.
  */
 export async function inOneRateWindow(needMs = 20_000): Promise<void> {
-  const left = 60_000 - (Date.now() % 60_000);
+  const res = await testDb().query<{ ms: number }>(
+    `SELECT (extract(epoch FROM date_trunc('minute', now()) + interval '1 minute' - now()) * 1000)::int AS ms`,
+  );
+  const left = res.rows[0].ms;
   if (left < needMs) await new Promise((r) => setTimeout(r, left + 250));
 }
