@@ -4,7 +4,15 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
-import { http, inOneRateWindow, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
+import {
+  http,
+  inOneRateWindow,
+  newBot,
+  ownerSession,
+  testDb,
+  uniqueClientAddress,
+  waitUntil,
+} from '../support/helpers';
 import { type InProcessApi, type MailingApi, startInProcessApi, startMailingApi } from '../support/in-process-api';
 import { stackInfo } from '../support/stack-info';
 
@@ -100,11 +108,11 @@ describe('guessing passwords', () => {
   it('40 wrong passwords sent at once from 40 addresses: a handful are checked, the rest are 429 before any check', async () => {
     const bot = await newBot();
     const results = await Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
+      Array.from({ length: 40 }, () =>
         http('/v1/auth/login', {
           body: { email: bot.email, password: 'wrong guess!' },
           baseUrl: api.url,
-          headers: { 'X-Forwarded-For': `198.51.100.${i + 1}` },
+          headers: { 'X-Forwarded-For': uniqueClientAddress() },
         }),
       ),
     );
@@ -116,7 +124,7 @@ describe('guessing passwords', () => {
     const right = await http('/v1/auth/login', {
       body: { email: bot.email, password: bot.password },
       baseUrl: api.url,
-      headers: { 'X-Forwarded-For': '203.0.113.9' },
+      headers: { 'X-Forwarded-For': uniqueClientAddress() },
     });
     expect(right.status).toBe(429);
   });
@@ -160,13 +168,14 @@ describe('guessing passwords', () => {
 
 describe('hashing for nothing', () => {
   it('60 made-up reset tokens at once from one address: the first 20 are 400, the rest 429', async () => {
+    const address = uniqueClientAddress();
     await inOneRateWindow(5_000);
     const results = await Promise.all(
       Array.from({ length: 60 }, () =>
         http('/v1/auth/password-reset/confirm', {
           body: { token: randomBytes(30).toString('base64url').slice(0, 40), password: PASSWORD },
           baseUrl: api.url,
-          headers: { 'X-Forwarded-For': '192.0.2.60' },
+          headers: { 'X-Forwarded-For': address },
         }),
       ),
     );
@@ -176,13 +185,14 @@ describe('hashing for nothing', () => {
   });
 
   it('60 invitation acceptances at once from one address: the first 20 are 404, the rest 429', async () => {
+    const address = uniqueClientAddress();
     await inOneRateWindow(5_000);
     const results = await Promise.all(
       Array.from({ length: 60 }, () =>
         http('/v1/auth/invitation/accept', {
           body: { token: randomBytes(30).toString('base64url').slice(0, 40), password: PASSWORD },
           baseUrl: api.url,
-          headers: { 'X-Forwarded-For': '192.0.2.61' },
+          headers: { 'X-Forwarded-For': address },
         }),
       ),
     );
@@ -204,11 +214,11 @@ describe('hashing for nothing', () => {
 
     it('a made-up token is refused before any hashing: 40 at once from 40 addresses are all 400, none 503', async () => {
       const results = await Promise.all(
-        Array.from({ length: 40 }, (_, i) =>
+        Array.from({ length: 40 }, () =>
           http('/v1/auth/password-reset/confirm', {
             body: { token: randomBytes(30).toString('base64url').slice(0, 40), password: PASSWORD },
             baseUrl: tight.url,
-            headers: { 'X-Forwarded-For': `192.0.2.${100 + i}` },
+            headers: { 'X-Forwarded-For': uniqueClientAddress() },
           }),
         ),
       );
@@ -220,7 +230,7 @@ describe('hashing for nothing', () => {
       const results = await Promise.all(
         Array.from({ length: 40 }, (_, i) => {
           const token = randomBytes(30).toString('base64url').slice(0, 40);
-          const init = { baseUrl: tight.url, headers: { 'X-Forwarded-For': `192.0.2.${150 + i}` } };
+          const init = { baseUrl: tight.url, headers: { 'X-Forwarded-For': uniqueClientAddress() } };
           return i % 2 === 0
             ? http('/v1/auth/invitation/accept', { ...init, body: { token, password: PASSWORD } })
             : http(`/v1/auth/invitations/${token}/accept`, { ...init, body: { password: PASSWORD } });
@@ -231,11 +241,11 @@ describe('hashing for nothing', () => {
 
     it('sign-ins beyond the hashes the API runs at once are 503 at once, with Retry-After: 1', async () => {
       const results = await Promise.all(
-        Array.from({ length: 12 }, (_, i) =>
+        Array.from({ length: 12 }, () =>
           http('/v1/auth/login', {
             body: { email: unique(), password: 'wrong guess!' },
             baseUrl: tight.url,
-            headers: { 'X-Forwarded-For': `203.0.113.${100 + i}` },
+            headers: { 'X-Forwarded-For': uniqueClientAddress() },
           }),
         ),
       );
@@ -322,11 +332,12 @@ describe('reset links', () => {
 
   it('a new reset voids the links sent before it', async () => {
     const bot = await newBot();
+    const address = uniqueClientAddress();
     const ask = () =>
       http('/v1/auth/password-reset', {
         body: { email: bot.email },
         baseUrl: api.url,
-        headers: { 'X-Forwarded-For': '192.0.2.200' },
+        headers: { 'X-Forwarded-For': address },
       });
     expect((await ask()).status).toBe(202);
     const firstToken = tokenIn((await mailTo(bot.email)).text);
