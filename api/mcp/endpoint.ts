@@ -21,6 +21,24 @@ export interface BuilderMcpEndpoint {
  * says every response is `application/json`. Each request gets a fresh server (all state lives in Temporal and
  * Postgres); the caller's identity reaches the tools through `authInfo.extra`.
  */
+/**
+ * Runs `make` without the one warning the SDK prints to stderr whenever a handler is made with `responseMode: 'json'`
+ * (mid-call notifications are dropped). JSON answers are the contract's choice, not an accident, so the warning told
+ * an operator nothing on every API start; any other warning passes through.
+ */
+export function withoutJsonModeWarning<T>(make: () => T): T {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => {
+    if (typeof args[0] === 'string' && args[0].startsWith("responseMode: 'json' drops mid-call notifications")) return;
+    warn(...args);
+  };
+  try {
+    return make();
+  } finally {
+    console.warn = warn;
+  }
+}
+
 export function createBuilderMcpEndpoint(deps: { services: Services; logger: Logger }): BuilderMcpEndpoint {
   /**
    * Tool calls in flight in this process, by the key that sent them and their JSON-RPC id. Each POST gets a fresh
@@ -64,12 +82,14 @@ export function createBuilderMcpEndpoint(deps: { services: Services; logger: Log
 
   const factory = (ctx: { authInfo?: { extra?: Record<string, unknown> } }) =>
     builderMcpServer(deps.services, (ctx.authInfo?.extra as { call: McpCall }).call);
-  const modern = createMcpHandler(factory, {
-    legacy: 'reject',
-    responseMode: 'json',
-    maxRequestBodySize: LIMITS.bodyBytes,
-    onerror: (err) => deps.logger.warn({ err }, 'MCP request failed'),
-  });
+  const modern = withoutJsonModeWarning(() =>
+    createMcpHandler(factory, {
+      legacy: 'reject',
+      responseMode: 'json',
+      maxRequestBodySize: LIMITS.bodyBytes,
+      onerror: (err) => deps.logger.warn({ err }, 'MCP request failed'),
+    }),
+  );
 
   async function serveLegacy(request: Request, authInfo: AuthInfo): Promise<Response> {
     const server = factory({ authInfo });
