@@ -1,9 +1,52 @@
 import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 
-/** A free TCP port on loopback, chosen by the kernel. */
-export async function freePort(): Promise<number> {
+/** Where the kernel's ephemeral ports begin: the local ends of outgoing connections, and what `listen(0)` gives. */
+function ephemeralPortsStart(): number {
+  try {
+    const start = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(start) ? start : 32_768;
+  } catch {
+    return 32_768; // not Linux: the range IANA gives ephemeral ports starts at 49152, most others at 32768
+  }
+}
+
+const LOWEST_PORT = 10_000;
+/** Ports this process handed out: two parts it starts together never get the same one. */
+const handedOut = new Set<number>();
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A free TCP port on loopback for a part to listen on, taken below the kernel's ephemeral range. A port from that
+ * range (what `listen(0)` gives) can be taken, between this check and the part's own listen, as the local end of any
+ * outgoing connection: the part then dies with EADDRINUSE (seen in the benchmark, an API started after Postgres and
+ * Temporal had opened their connections). Below the range only another listener can take it. `below` narrows it
+ * further (a port stored as a smallint).
+ */
+export async function freePort(below = Infinity): Promise<number> {
+  const ephemeral = ephemeralPortsStart();
+  if (ephemeral <= LOWEST_PORT + 1_000) return kernelPort(); // an unusual range: no room below it
+  const limit = Math.min(ephemeral, below);
+  for (let tries = 0; tries < 1_000; tries++) {
+    const port = LOWEST_PORT + Math.floor(Math.random() * (limit - LOWEST_PORT));
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free loopback port between ${LOWEST_PORT} and ${limit} after 1000 tries`);
+}
+
+function kernelPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();

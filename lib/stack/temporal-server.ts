@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
@@ -135,19 +134,6 @@ dynamicConfigClient:
 `;
 }
 
-/** A free loopback port under `limit` (the kernel's ephemeral ports start at 32768). */
-async function freePortBelow(limit: number): Promise<number> {
-  for (;;) {
-    const port = 10_000 + Math.floor(Math.random() * (limit - 10_000));
-    const free = await new Promise<boolean>((resolve) => {
-      const srv = net.createServer();
-      srv.once('error', () => resolve(false));
-      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-}
-
 /**
  * temporal-config/dev-server.json's dynamic config, in the server's file format (keys this server version no longer
  * registers — `frontend.enableExecuteMultiOperation`, always on — are left out).
@@ -231,7 +217,7 @@ export async function startTemporalServer(opts: {
       ports[name] = {
         grpc: name === 'frontend' && opts.frontendPort ? opts.frontendPort : await freePort(),
         // The membership port is stored as a smallint (cluster_membership.rpc_port): below 32768.
-        membership: await freePortBelow(32_768),
+        membership: await freePort(32_768),
       };
     }
     const frontendHttpPort = await freePort();
