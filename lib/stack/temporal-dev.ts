@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { type ManagedProcess, startProcess, waitFor } from './processes';
@@ -24,8 +25,29 @@ export function searchAttributes(): Record<string, string> {
   return JSON.parse(readFileSync(path.join(CONFIG_DIR, 'search-attributes.json'), 'utf8')) as Record<string, string>;
 }
 
+/**
+ * How many threads the dev server's Go runtime runs Go code on at once (its GOMAXPROCS): TEMPORAL_DEV_SERVER_CPUS,
+ * or half the machine's cores, at least one. The dev server shares the machine with Postgres, the worker and the API;
+ * with one thread per core its scheduler's idle threads spin for work and its GC's workers take whole cores, CPU the
+ * others lack: at 300 visitors on two cores, one thread took 2–4 ms off every turn across all processes
+ * (docs/decisions.md, "The dev server's Go threads").
+ */
+export function devServerCpus(env: NodeJS.ProcessEnv = process.env, cores = os.availableParallelism()): number {
+  const set = env.TEMPORAL_DEV_SERVER_CPUS;
+  if (set !== undefined && set !== '') {
+    const n = Number(set);
+    if (!Number.isInteger(n) || n < 1) {
+      throw new Error(`TEMPORAL_DEV_SERVER_CPUS must be a whole number of at least 1, not ${JSON.stringify(set)}`);
+    }
+    return n;
+  }
+  return Math.max(1, Math.floor(cores / 2));
+}
+
 export interface TemporalDevServer {
   address: string;
+  /** The server's process id (what `temporal server start-dev` runs as). */
+  pid: number;
   uiUrl: string;
   stop(): Promise<void>;
 }
@@ -55,7 +77,10 @@ export async function startTemporalDev(opts: {
   for (const [key, value] of Object.entries(cfg.dynamicConfig)) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
-  const proc: ManagedProcess = startProcess('temporal', findTemporalCli(), args, { quiet: opts.quiet });
+  const proc: ManagedProcess = startProcess('temporal', findTemporalCli(), args, {
+    quiet: opts.quiet,
+    env: { ...process.env, GOMAXPROCS: String(devServerCpus()) },
+  });
   const address = `127.0.0.1:${opts.port}`;
   await waitFor(
     'temporal dev server',
@@ -71,5 +96,10 @@ export async function startTemporalDev(opts: {
     90_000,
     proc.child,
   );
-  return { address, uiUrl: `http://localhost:${opts.uiPort ?? 8233}`, stop: () => proc.stop('SIGTERM', 10_000) };
+  return {
+    address,
+    pid: proc.child.pid ?? 0,
+    uiUrl: `http://localhost:${opts.uiPort ?? 8233}`,
+    stop: () => proc.stop('SIGTERM', 10_000),
+  };
 }
