@@ -52,7 +52,8 @@ conversations), then run for --warmup seconds, then --seconds are measured:
 --workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do): the Temporal dev
 server, one API — or with --cluster N the production shape (npm run cluster: a real Temporal server, N API replicas
 behind the balancer, which runs in this process and counts as the load generator's CPU).
-Results: bench/results/load.json.`;
+Results: bench/results/load.json; a run with failed turns also keeps its processes' logs in
+bench/results/load-failed-logs/.`;
 
 interface Turn {
   /** The question's number, which the fake model sees in the prompt. */
@@ -198,6 +199,9 @@ function runFloor(args: string[]): Promise<FloorRow> {
  * The words of the benchmark's knowledge base: 400 made-up four-letter words (too short for the prefix matches
  * retrieval adds to longer ones), each in about one sentence in 400.
  */
+/** Where a run whose turns failed leaves its processes' logs (bench/results is not in git). */
+const FAILED_RUN_LOGS = path.join(__dirname, 'results', 'load-failed-logs');
+
 const KNOWLEDGE_WORDS = Array.from(
   { length: 400 },
   (_, n) =>
@@ -248,6 +252,7 @@ async function main() {
       });
   const db = createDb(stack.env.DATABASE_URL, { max: 2 });
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  const results: Record<string, unknown>[] = [];
   try {
     const bot = await benchBot(db, stack.env.SECRET_ENCRYPTION_KEY);
     // The bot's model is the paced fake (the bench stack allows the fake's models on every plan).
@@ -314,7 +319,6 @@ async function main() {
     // Warm up: JIT, pools, workflow caches.
     await Promise.all(Array.from({ length: 8 }, () => streamTurn(randomUUID())));
 
-    const results: Record<string, unknown>[] = [];
     for (const visitors of levels) {
       const turns: Turn[] = [];
       const t0 = performance.now();
@@ -432,7 +436,10 @@ async function main() {
   } finally {
     agent.destroy();
     await db.end();
-    await stack.stop();
+    // Failed turns: the processes' logs say why (the data folder, where they are, goes with the stack).
+    const failed = results.some((row) => Number(row.errors) > 0);
+    await stack.stop(failed ? { keepLogsIn: FAILED_RUN_LOGS } : {});
+    if (failed) console.error(`load: some turns failed; the processes' logs are in ${FAILED_RUN_LOGS}`);
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
@@ -39,7 +39,7 @@ function benchEnv(fakeUrl: string, publicBaseUrl: string): Record<string, string
 export async function startBenchCluster(opts: {
   apis: number;
   workers: number;
-}): Promise<{ url: string; env: Record<string, string>; fake: FakeOpenAI; stop(): Promise<void> }> {
+}): Promise<{ url: string; env: Record<string, string>; fake: FakeOpenAI; stop(opts?: StopOptions): Promise<void> }> {
   const dataDir = benchDataDir('agent-platform-bench-cluster-');
   const fake = await startFakeOpenAI();
   const port = await freePort();
@@ -56,9 +56,10 @@ export async function startBenchCluster(opts: {
     url: cluster.url,
     env: cluster.env,
     fake,
-    async stop() {
+    async stop(stopOpts) {
       await cluster.stop();
       await fake.close();
+      keepLogs(dataDir, stopOpts);
       removeBenchDataDir(dataDir);
     },
   };
@@ -66,7 +67,7 @@ export async function startBenchCluster(opts: {
 
 export async function startBenchStack(
   opts: { persistTemporal?: boolean } = {},
-): Promise<{ platform: Platform; fake: FakeOpenAI; stop(): Promise<void> }> {
+): Promise<{ platform: Platform; fake: FakeOpenAI; stop(opts?: StopOptions): Promise<void> }> {
   const dataDir = benchDataDir('agent-platform-bench-');
   const fake = await startFakeOpenAI();
   const apiPort = await freePort();
@@ -83,12 +84,25 @@ export async function startBenchStack(
   return {
     platform,
     fake,
-    async stop() {
+    async stop(stopOpts) {
       await platform.stop();
       await fake.close();
+      keepLogs(dataDir, stopOpts);
       removeBenchDataDir(dataDir);
     },
   };
+}
+
+export interface StopOptions {
+  /** Copy the processes' logs here before the data folder goes (a run whose turns failed: what they said). */
+  keepLogsIn?: string;
+}
+
+function keepLogs(dataDir: string, opts: StopOptions = {}): void {
+  const logs = path.join(dataDir, 'logs');
+  if (!opts.keepLogsIn || !existsSync(logs)) return;
+  rmSync(opts.keepLogsIn, { recursive: true, force: true });
+  cpSync(logs, opts.keepLogsIn, { recursive: true });
 }
 
 /**
