@@ -435,9 +435,18 @@ async function main() {
     );
   } finally {
     agent.destroy();
-    await db.end();
-    // Failed turns: the processes' logs say why (the data folder, where they are, goes with the stack).
+    // Failed turns: the runs' records and the processes' logs say why (the data folder goes with the stack).
     const failed = results.some((row) => Number(row.errors) > 0);
+    if (failed) {
+      const runs = await db
+        .query<{ error_code: string | null; error: string | null; n: number }>(
+          `SELECT error_code, error, count(*)::int AS n FROM runs WHERE status = 'failed'
+            GROUP BY 1, 2 ORDER BY 3 DESC LIMIT 5`,
+        )
+        .catch(() => ({ rows: [] }));
+      for (const r of runs.rows) console.error(`load: ${r.n} failed run(s): ${r.error_code}: ${r.error}`);
+    }
+    await db.end();
     await stack.stop(failed ? { keepLogsIn: FAILED_RUN_LOGS } : {});
     if (failed) console.error(`load: some turns failed; the processes' logs are in ${FAILED_RUN_LOGS}`);
   }
