@@ -9,7 +9,7 @@ function ephemeralPortsStart(): number {
     const start = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     return Number.isInteger(start) ? start : 32_768;
   } catch {
-    return 32_768; // not Linux: the range IANA gives ephemeral ports starts at 49152, most others at 32768
+    return 32_768; // not Linux: below every common range (Linux's default starts here, IANA's and macOS's at 49152)
   }
 }
 

@@ -28,9 +28,9 @@ export function searchAttributes(): Record<string, string> {
 /**
  * How many threads the dev server's Go runtime runs Go code on at once (its GOMAXPROCS): TEMPORAL_DEV_SERVER_CPUS,
  * or half the machine's cores, at least one. The dev server shares the machine with Postgres, the worker and the API;
- * with one thread per core its scheduler's idle threads spin for work and its GC's workers take whole cores, CPU the
- * others lack: at 300 visitors on two cores, one thread took 2–4 ms off every turn across all processes
- * (docs/decisions.md, "The dev server's Go threads").
+ * with one thread per core, Go's idle threads spin looking for work, on CPU the others lack: at 300 visitors on two
+ * cores, in a slow hour, one thread took 2–4 ms off every turn across all processes, and in faster hours changed
+ * nothing measurable (docs/decisions.md, "The dev server's Go threads").
  */
 export function devServerCpus(env: NodeJS.ProcessEnv = process.env, cores = os.availableParallelism()): number {
   const set = env.TEMPORAL_DEV_SERVER_CPUS;
