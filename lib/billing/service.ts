@@ -1,7 +1,7 @@
 import { type Db, type Queryable, withTransaction } from '../db';
 import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import { errors } from '../errors';
-import { grantCredits } from '../credits/service';
+import { creditBalanceSql, grantCredits } from '../credits/service';
 import type { PaymentProvider } from './payments';
 import { PLANS, type Plan, isPlanId, planOf } from './plans';
 
@@ -85,7 +85,7 @@ export function createBillingService(deps: {
           end_ms: string;
         }>(
           `SELECT w.plan, w.monthly_conversation_quota AS included, ${MONTHLY_QUOTA_SQL} AS quota,
-                  w.credit_balance AS balance,
+                  ${creditBalanceSql('w')} AS balance,
                   ${conversationsThisMonthSql('w.id')} AS used,
                   (SELECT COALESCE(-sum(l.amount), 0) FROM credit_ledger l
                     WHERE l.workspace_id = w.id AND l.amount < 0 AND l.created_at >= date_trunc('month', now())) AS credits_used,

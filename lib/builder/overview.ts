@@ -1,3 +1,4 @@
+import { creditBalanceSql } from '../credits/service';
 import type { Queryable } from '../db';
 import { errors } from '../errors';
 import { LIMITS } from '../limits';
@@ -164,7 +165,7 @@ export function createBuilderOverview(deps: { db: Queryable }) {
     }>(
       `SELECT b.name, b.model, b.handoff_webhook_url AS webhook_url, b.knowledge_version, b.created_at,
               (SELECT count(*) FROM knowledge_sources k WHERE k.bot_id = b.id)::int AS sources,
-              w.credit_balance AS balance, changed.at AS balance_changed_at,
+              ${creditBalanceSql('w')} AS balance, changed.at AS balance_changed_at,
               -- runs of this agent refused for lack of credits since the balance last changed
               (SELECT count(*) FROM runs r
                 WHERE r.bot_id = b.id AND r.status = 'failed' AND r.error_code = 'no_credits' AND r.started_at >= changed.at

@@ -3,8 +3,31 @@ import { errors } from '../errors';
 
 /**
  * Credits (README, Credits): a workspace's balance and its ledger. Runs are charged where they finish, in the
- * run's own statement (lib/runs/bookkeeping.ts), so a charge and the run's outcome commit together.
+ * run's own statement (lib/runs/bookkeeping.ts), so a charge and the run's outcome commit together; the charge goes
+ * to one of the workspace's balance shards (creditBalanceSql).
  */
+
+/** How many rows a workspace's run charges are spread over (migrations/1763803500000_credit_balance_shards.sql). */
+export const CREDIT_SHARDS = 16;
+
+/**
+ * The credit balance of the workspace row `w` (an alias in the caller's query), as SQL: the workspace's own column,
+ * where grants go, plus the run charges spread over its shards so that concurrent turns do not queue for one row.
+ */
+export function creditBalanceSql(w: string): string {
+  return `(${w}.credit_balance + COALESCE((SELECT sum(s.balance) FROM credit_balance_shards s WHERE s.workspace_id = ${w}.id), 0))::int`;
+}
+
+/**
+ * The statement part that charges a run to the shard its id chooses: `charges` names a relation (a CTE) whose rows'
+ * `amount` (negative) are added; `workspaceId` and `runId` are placeholders or expressions. A shard's row is made by
+ * its first charge.
+ */
+export function chargeShardSql(workspaceId: string, runId: string, charges: string): string {
+  return `INSERT INTO credit_balance_shards AS s (workspace_id, shard, balance)
+          SELECT ${workspaceId}, hashtext(${runId}) & ${CREDIT_SHARDS - 1}, amount FROM ${charges}
+          ON CONFLICT (workspace_id, shard) DO UPDATE SET balance = s.balance + EXCLUDED.balance`;
+}
 
 /** Adds credits to a workspace: one ledger row and the balance, in the caller's transaction. */
 export async function grantCredits(
@@ -13,8 +36,8 @@ export async function grantCredits(
   amount: number,
   reason: string,
 ): Promise<number> {
-  const res = await tx.query<{ credit_balance: number }>(
-    `UPDATE workspaces SET credit_balance = credit_balance + $2 WHERE id = $1 RETURNING credit_balance`,
+  const res = await tx.query<{ balance: number }>(
+    `UPDATE workspaces w SET credit_balance = credit_balance + $2 WHERE id = $1 RETURNING ${creditBalanceSql('w')} AS balance`,
     [workspaceId, amount],
   );
   if (!res.rows[0]) throw errors.notFound(`No workspace with id ${workspaceId}`);
@@ -23,7 +46,7 @@ export async function grantCredits(
     amount,
     reason,
   ]);
-  return res.rows[0].credit_balance;
+  return res.rows[0].balance;
 }
 
 export function createCreditService(deps: { db: Db }) {
@@ -34,12 +57,12 @@ export function createCreditService(deps: { db: Db }) {
     },
 
     async balance(workspaceId: string): Promise<number> {
-      const res = await deps.db.query<{ credit_balance: number }>(
-        `SELECT credit_balance FROM workspaces WHERE id = $1`,
+      const res = await deps.db.query<{ balance: number }>(
+        `SELECT ${creditBalanceSql('w')} AS balance FROM workspaces w WHERE id = $1`,
         [workspaceId],
       );
       if (!res.rows[0]) throw errors.notFound(`No workspace with id ${workspaceId}`);
-      return res.rows[0].credit_balance;
+      return res.rows[0].balance;
     },
   };
 }

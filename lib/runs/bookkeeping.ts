@@ -1,4 +1,5 @@
 import type { ModelCatalogue } from '../billing/models';
+import { chargeShardSql, creditBalanceSql } from '../credits/service';
 import { type Db, preparedStatement } from '../db';
 import { LIMITS } from '../limits';
 import type { Passage } from '../knowledge/retrieve';
@@ -70,7 +71,7 @@ const START_RUN = preparedStatement(
          -- A streamed chat turn claims its stream for this attempt here too (lib/streams.ts): one round trip fewer.
          claim AS (${claimStreamSql('$17::text', '$18::uuid', '0')}),
          relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
-    SELECT b.name, b.instructions, b.model, b.knowledge_version, b.handoff_enabled, b.when_unanswered, w.plan, w.credit_balance, prev.status AS run_status,
+    SELECT b.name, b.instructions, b.model, b.knowledge_version, b.handoff_enabled, b.when_unanswered, w.plan, ${creditBalanceSql('w')} AS credit_balance, prev.status AS run_status,
            prev.answer AS run_answer, pm.sources AS run_sources, prev.unanswered AS run_unanswered,
            (SELECT COALESCE(json_agg(json_build_object('author', h.author, 'text', h.text) ORDER BY h.seq), '[]'::json)
               FROM (SELECT seq, author, text FROM messages
@@ -94,7 +95,8 @@ const FINISH_RUN = preparedStatement(
                       completion_tokens = $8, credits = $9, unanswered = $20, finished_at = now() WHERE id = $1 AND (SELECT ok FROM own) RETURNING 1),
          l AS (INSERT INTO credit_ledger (workspace_id, amount, reason, run_id)
                SELECT $10, -$9::int, $11, $1 WHERE $2::text = 'done' AND (SELECT ok FROM own) ON CONFLICT (run_id) DO NOTHING RETURNING amount),
-         w AS (UPDATE workspaces SET credit_balance = credit_balance + l.amount FROM l WHERE workspaces.id = $10 RETURNING 1),
+         -- The charge goes to one of the workspace's balance shards, not its row, which every turn would queue for.
+         w AS (${chargeShardSql('$10', '$1', 'l')} RETURNING 1),
          m AS (INSERT INTO messages (id, session_id, bot_id, author, text, at, sources)
                SELECT $12, $13, $14, 'bot', $3, $15, $19::jsonb WHERE $2::text = 'done' AND $13::text IS NOT NULL AND (SELECT ok FROM own)
                ON CONFLICT (id) DO NOTHING RETURNING 1),

@@ -3,6 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import http_ from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BootstrapResult } from '../../lib/accounts/service';
+import { creditBalanceSql } from '../../lib/credits/service';
 import { TRIGGER_BODY_LINE } from '../../lib/triggers/store';
 import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
@@ -189,8 +190,37 @@ describe('credits', () => {
     );
     expect(ledger.rows[0]).toEqual({ amount: 100, run_id: null });
     expect(ledger.rows[1].amount).toBeLessThan(0);
-    const balance = await testDb().query(`SELECT credit_balance FROM workspaces WHERE id = $1`, [bot.workspace_id]);
-    expect(balance.rows[0].credit_balance).toBe(100 + ledger.rows[1].amount);
+    expect(await balanceOf(bot.workspace_id)).toBe(100 + ledger.rows[1].amount);
+  });
+
+  it('turns of one workspace at once are all charged, spread over its balance shards, and the balance refuses runs', async () => {
+    const bot = await newBot({ initialCredits: 100 });
+    const chats = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        http('/v1/api/chat', { key: bot.keys.secret_key, body: { message: `question ${i}` } }),
+      ),
+    );
+    expect(chats.map((c) => c.status)).toEqual(Array(12).fill(200));
+    const charged = await testDb().query<{ n: number; sum: number }>(
+      `SELECT count(*)::int AS n, sum(amount)::int AS sum FROM credit_ledger WHERE workspace_id = $1 AND run_id IS NOT NULL`,
+      [bot.workspace_id],
+    );
+    expect(charged.rows[0].n).toBe(12);
+    expect(await balanceOf(bot.workspace_id)).toBe(100 + charged.rows[0].sum);
+    // Not one row that every turn of the workspace waits for: the charges went to several.
+    const shards = await testDb().query(
+      `SELECT count(*)::int AS n FROM credit_balance_shards WHERE workspace_id = $1`,
+      [bot.workspace_id],
+    );
+    expect(shards.rows[0].n).toBeGreaterThan(1);
+
+    // The balance a run checks counts the shards' charges: the credits one turn spends leave none for the next.
+    const poor = await newBot({ initialCredits: 1 });
+    expect((await http('/v1/api/chat', { key: poor.keys.secret_key, body: { message: 'hi' } })).status).toBe(200);
+    expect(await balanceOf(poor.workspace_id)).toBeLessThanOrEqual(0);
+    const refused = await http('/v1/api/chat', { key: poor.keys.secret_key, body: { message: 'hi again' } });
+    expect(refused.status).toBe(503);
+    expect(refused.body.code).toBe('llm_unavailable');
   });
 });
 
@@ -324,3 +354,10 @@ describe('agent state', () => {
     expect((await http(path, { headers: session })).body.version).toBe(1);
   });
 });
+
+async function balanceOf(workspaceId: string): Promise<number> {
+  const res = await testDb().query(`SELECT ${creditBalanceSql('w')} AS balance FROM workspaces w WHERE id = $1`, [
+    workspaceId,
+  ]);
+  return res.rows[0].balance;
+}
