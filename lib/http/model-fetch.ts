@@ -31,7 +31,9 @@ const IDLE_CONNECTION_MS = 30_000;
  * A request written to a kept-alive connection that the server was closing at that moment fails before any answer
  * (`ECONNRESET`, "socket hang up"): the server never read it, so it goes once more on a new connection (Node's
  * documentation, `request.reusedSocket`). Under load, with hundreds of connections idle for seconds, the race is
- * met now and then: the likely cause of rare error frames in the load benchmark (docs/decisions.md).
+ * met now and then: the likely cause of rare error frames in the load benchmark (docs/decisions.md). A connection
+ * of its own, not the agent's next idle one: the server closes connections idle as long at the same moment, so the
+ * next one may be closing too (seen once in thousands of turns at 300 visitors).
  */
 function closedUnderUs(request: http.ClientRequest, err: NodeJS.ErrnoException): boolean {
   return request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE');
@@ -62,7 +64,12 @@ export function createModelFetch(): ModelFetch {
       const send = (retried: boolean) => {
         const request = (url.protocol === 'https:' ? https : http).request(
           url,
-          { method: init.method ?? 'GET', headers, agent: agents[url.protocol as keyof typeof agents] },
+          // The retry's connection is new and closes after its answer (`agent: false`).
+          {
+            method: init.method ?? 'GET',
+            headers,
+            agent: retried ? false : agents[url.protocol as keyof typeof agents],
+          },
           (res) => {
             answered = true;
             const responseHeaders = new Headers();

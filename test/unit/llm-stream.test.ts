@@ -258,6 +258,22 @@ describe('kept-alive connections to the model', () => {
     }
   });
 
+  it('sends it again on a connection of its own, not on another kept-alive one the server is closing too', async () => {
+    // Two connections kept alive, both closed by the server as the next request arrives on either of them.
+    const model = await modelServer((res, n) => (n === 1 ? answer(res) : res.socket?.destroy()));
+    try {
+      const llm = model.llm();
+      const first = await Promise.all([ask(llm), ask(llm)]);
+      expect(first.map((r) => r.text)).toEqual(['Hi', 'Hi']);
+      expect(model.counts()).toEqual({ requests: 2, connections: 2 });
+      expect((await ask(llm)).text).toBe('Hi');
+      // The request on a kept-alive connection (dropped), then on a new one (answered): the other idle one untried.
+      expect(model.counts()).toEqual({ requests: 4, connections: 3 });
+    } finally {
+      await model.close();
+    }
+  });
+
   it('does not send again a request that failed on a new connection (the model may have begun on it)', async () => {
     const model = await modelServer((res) => res.socket?.destroy());
     try {
