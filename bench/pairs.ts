@@ -6,7 +6,7 @@ import { exitOnStopSignals } from '../lib/stack/processes';
 import { benchOptions } from './stack';
 
 const HELP = `Usage: npm run bench -- pairs [--rounds 3] [--base REV] [--env-a "K=V ..."] [--env-b "K=V ..."]
-                              -- <load options>
+                              [--args-a "..."] [--args-b "..."] -- <load options>
 
 Compares two sides of the load benchmark on a machine whose speed drifts by the hour (here ±15–20 %): it runs
 them alternately — a, b, a, b… — so both sides see the same hours, and reports each pair's difference beside the
@@ -17,6 +17,8 @@ agree.
   --base REV       side a is this commit, checked out in a temporary worktree that shares this checkout's
                    node_modules, .tools and built pages (removed at the end); side b is this checkout
   --env-a, --env-b settings for each side's platform, e.g. --env-b "STACK_NODE_ARGS=--max-semi-space-size=64"
+  --args-a, --args-b load options for one side only (they win over the common ones), e.g. --args-b "--workers 2" (two
+                   workers against one)
   after --          the load benchmark's options (npm run bench -- load --help), e.g. --visitors 300 --seconds 30
 
 Reports, per visitor level: each side's platform CPU per turn (and by process), share of the ideal rate and first
@@ -148,9 +150,15 @@ async function main() {
   const loadArgs = dash >= 0 ? process.argv.slice(dash + 1) : [];
   const rounds = Number(arg('--rounds', '3'));
   const base = arg('--base', '');
+  const sideArgs = (name: string) => arg(name, '').split(' ').filter(Boolean);
   const sides = {
-    a: { env: parseEnv(arg('--env-a', '')), cwd: ROOT, label: base ? `commit ${base}` : 'a' },
-    b: { env: parseEnv(arg('--env-b', '')), cwd: ROOT, label: 'this checkout' },
+    a: {
+      env: parseEnv(arg('--env-a', '')),
+      args: sideArgs('--args-a'),
+      cwd: ROOT,
+      label: base ? `commit ${base}` : 'a',
+    },
+    b: { env: parseEnv(arg('--env-b', '')), args: sideArgs('--args-b'), cwd: ROOT, label: 'this checkout' },
   };
   if (base) {
     sides.a.cwd = worktreeOf(base);
@@ -163,7 +171,7 @@ async function main() {
   const byLevel = new Map<number, { a?: LoadRow; b?: LoadRow }[]>();
   for (let round = 0; round < rounds; round++) {
     for (const key of ['a', 'b'] as const) {
-      const rows = await runLoad(sides[key].cwd, sides[key].env, loadArgs);
+      const rows = await runLoad(sides[key].cwd, sides[key].env, [...sides[key].args, ...loadArgs]);
       if (!rows.length) console.error(`pairs: round ${round + 1}, side ${key} (${sides[key].label}) gave no result`);
       for (const row of rows) {
         const pairs = byLevel.get(row.visitors) ?? [];
@@ -180,6 +188,8 @@ async function main() {
     a_side: sides.a.label,
     a_env: sides.a.env,
     b_env: sides.b.env,
+    a_args: sides.a.args,
+    b_args: sides.b.args,
     ...comparePairs(pairs),
   }));
   for (const r of results) console.log(JSON.stringify(r));
