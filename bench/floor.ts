@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTemporalDev } from '../lib/stack/temporal-dev';
 import { freePort, startProcess } from '../lib/stack/processes';
-import { benchOptions, cpuByRole, cpuPerOperation, summarize, visitorsTakingTurns } from './stack';
+import { benchOptions, cpuByRole, cpuByThread, cpuPerOperation, summarize, visitorsTakingTurns } from './stack';
 import { endSignal, floorConversation, turnUpdate } from './floor/workflow';
 
 const HELP = `Usage: npm run bench -- floor [--visitors 150] [--seconds 30] [--warmup 10] [--total-ms 2000] [--read-ms 1000]
@@ -87,10 +87,12 @@ async function main() {
     );
     await new Promise((r) => setTimeout(r, warmup * 1000));
     const cpuBefore = cpuByRole();
+    const threadsBefore = cpuByThread();
     const from = performance.now();
     await new Promise((r) => setTimeout(r, seconds * 1000));
     const to = performance.now();
     const cpuAfter = cpuByRole();
+    const threadsAfter = cpuByThread();
     await audience.stop();
     const { errors } = audience;
 
@@ -113,6 +115,7 @@ async function main() {
       burst_over_model_ms: summarize(burst),
       cpu_ms_per_update: byRole,
       floor_cpu_ms_per_turn: Math.round((byRole.temporal + byRole.worker + byRole.client) * 10) / 10,
+      cpu_ms_per_update_by_thread: cpuPerOperation(threadsBefore, threadsAfter, Math.max(1, updates)),
       errors: errors.length,
       ...(errors.length ? { first_error: errors[0] } : {}),
     };

@@ -12,6 +12,7 @@ import {
   benchBot,
   benchOptions,
   cpuByRole,
+  cpuByThread,
   processCpuMs,
   cpuPerOperation,
   liftRateLimits,
@@ -42,7 +43,9 @@ conversations), then run for --warmup seconds, then --seconds are measured:
                      the time from the model's first piece to the visitor
   end                time to the end frame, over the model's --total-ms (p50, p99)
   burst              the first fragment of the very first messages, over the model, and its split by hop
-  CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was
+  CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was; the worker's
+                     and the API's also by thread (cpu_ms_per_turn_by_thread): the event loop (main), the SDK
+                     core's threads, and Node's unnamed ones (V8's GC and compilers, the SDK's workflow thread)
   database per turn  transactions, row writes by table, and Postgres's CPU by whom it served (cpu_ms:<the
                      client's application name>: the worker, the API, the stream listener; or a background process)
   floor              with --floor, after each level: npm run bench -- floor at the same load (a bare workflow's
@@ -334,6 +337,7 @@ async function main() {
       );
       await new Promise((r) => setTimeout(r, warmup * 1000));
       const cpuBefore = cpuByRole();
+      const threadsBefore = cpuByThread();
       const ticksBefore = machineTicks();
       // The load generator's own lag: when its event loop is late, so are its requests and its clock.
       const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -343,6 +347,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, seconds * 1000));
       const measureTo = performance.now();
       const cpuAfter = cpuByRole();
+      const threadsAfter = cpuByThread();
       const ticksAfter = machineTicks();
       loopDelay.disable();
       const dbAfter = await databaseWork(db);
@@ -383,6 +388,7 @@ async function main() {
         burst_hops_ms: await splitAtModel(stack.fake, db, burst, firstMs),
         cpu_ms_per_turn: cpu,
         platform_cpu_ms_per_turn: Math.round(platformCpu * 10) / 10,
+        cpu_ms_per_turn_by_thread: cpuPerOperation(threadsBefore, threadsAfter, Math.max(1, inWindow.length)),
         machine_idle: total ? `${Math.round((1 - busy / total) * 100)} %` : 'unknown',
         load_generator_lag_ms: {
           p50: Math.round(loopDelay.percentile(50) / 1e5) / 10,

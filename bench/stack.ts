@@ -247,16 +247,49 @@ export function processCpuMs(pid: number): number | undefined {
 }
 
 /**
- * CPU time used so far by this process and every process under it (the platform's Postgres, Temporal dev server,
- * worker and API), grouped by what they are, in milliseconds. Linux only (reads /proc); elsewhere, empty.
+ * What a thread of a Node process does, by its name (Linux's `comm`): its main thread (the event loop), the Temporal
+ * SDK core's threads (tokio's, and the one that runs workflows' state machines), or Node's unnamed ones — V8's
+ * platform threads (GC, compilers) and worker threads such as the SDK's workflow thread, which Node 20 cannot name.
  */
-export function cpuByRole(): Record<string, number> {
+export function threadKind(name: string, isMain: boolean): string {
+  if (isMain) return 'main';
+  if (name.startsWith('tokio-runtime')) return 'sdk core';
+  if (name.startsWith('workflow-proces')) return 'sdk core workflows';
+  if (name === 'node' || name === 'node-main' || name === 'MainThread') return 'V8 and workflow threads';
+  return 'other threads';
+}
+
+/** CPU milliseconds so far of each kind of thread (threadKind) of a process; empty once it is gone. */
+export function threadCpuMs(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const kind = threadKind(name, tid === String(pid));
+      out[kind] = (out[kind] ?? 0) + (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+/** This process and every process under it, each with its role (ROLES) and its CPU so far. Linux only. */
+function platformProcesses(): { pid: number; role: string; cpuMs: number }[] {
   const procs: { pid: number; ppid: number; cpuMs: number; cmd: string }[] = [];
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((d) => /^\d+$/.test(d));
   } catch {
-    return {};
+    return [];
   }
   for (const pid of pids) {
     const stat = processStat(pid);
@@ -269,17 +302,42 @@ export function cpuByRole(): Record<string, number> {
   }
   const children = new Map<number, typeof procs>();
   for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
-  const out: Record<string, number> = {};
+  const out: { pid: number; role: string; cpuMs: number }[] = [];
   const walk = (pid: number, inherited?: string) => {
     for (const p of children.get(pid) ?? []) {
       const role = inherited ?? ROLES.find(([part]) => p.cmd.includes(part))?.[1];
-      out[role ?? 'other'] = (out[role ?? 'other'] ?? 0) + p.cpuMs;
+      out.push({ pid: p.pid, role: role ?? 'other', cpuMs: p.cpuMs });
       walk(p.pid, role);
     }
   };
   const self = procs.find((p) => p.pid === process.pid);
-  if (self) out['load generator + fake LLM'] = self.cpuMs;
+  if (self) out.push({ pid: self.pid, role: 'load generator + fake LLM', cpuMs: self.cpuMs });
   walk(process.pid);
+  return out;
+}
+
+/**
+ * CPU time used so far by this process and every process under it (the platform's Postgres, Temporal dev server,
+ * worker and API), grouped by what they are, in milliseconds. Linux only (reads /proc); elsewhere, empty.
+ */
+export function cpuByRole(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of platformProcesses()) out[p.role] = (out[p.role] ?? 0) + p.cpuMs;
+  return out;
+}
+
+/**
+ * The CPU of the platform's Node processes (the worker, the API, the floor's worker) by kind of thread (threadKind),
+ * as `worker: main`, `worker: sdk core`…, in milliseconds so far: what a process's CPU went to, the event loop or
+ * the threads beside it.
+ */
+export function cpuByThread(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of platformProcesses()) {
+    if (!['worker', 'api', 'floor worker'].includes(p.role)) continue;
+    for (const [kind, ms] of Object.entries(threadCpuMs(p.pid)))
+      out[`${p.role}: ${kind}`] = (out[`${p.role}: ${kind}`] ?? 0) + ms;
+  }
   return out;
 }
 
