@@ -198,13 +198,13 @@ function runFloor(args: string[]): Promise<FloorRow> {
   });
 }
 
+/** Where a run whose turns failed leaves its processes' logs (bench/results is not in git). */
+const FAILED_RUN_LOGS = path.join(__dirname, 'results', 'load-failed-logs');
+
 /**
  * The words of the benchmark's knowledge base: 400 made-up four-letter words (too short for the prefix matches
  * retrieval adds to longer ones), each in about one sentence in 400.
  */
-/** Where a run whose turns failed leaves its processes' logs (bench/results is not in git). */
-const FAILED_RUN_LOGS = path.join(__dirname, 'results', 'load-failed-logs');
-
 const KNOWLEDGE_WORDS = Array.from(
   { length: 400 },
   (_, n) =>

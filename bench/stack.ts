@@ -255,7 +255,7 @@ export function threadKind(name: string, isMain: boolean): string {
   if (isMain) return 'main';
   if (name.startsWith('tokio-runtime')) return 'sdk core';
   if (name.startsWith('workflow-proces')) return 'sdk core workflows';
-  if (name === 'node' || name === 'node-main' || name === 'MainThread') return 'V8 and workflow threads';
+  if (name === 'node') return 'V8 and workflow threads';
   return 'other threads';
 }
 

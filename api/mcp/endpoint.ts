@@ -15,13 +15,6 @@ export interface BuilderMcpEndpoint {
 }
 
 /**
- * The builder's MCP endpoint over the SDK's web-standard transports, both protocol eras. The current era goes to the
- * SDK's per-request entry with JSON responses. The earlier era (an `initialize` handshake) goes to a stateless
- * transport of the same SDK with JSON responses too: the entry's own legacy leg would answer SSE, and the contract
- * says every response is `application/json`. Each request gets a fresh server (all state lives in Temporal and
- * Postgres); the caller's identity reaches the tools through `authInfo.extra`.
- */
-/**
  * Runs `make` without the one warning the SDK prints to stderr whenever a handler is made with `responseMode: 'json'`
  * (mid-call notifications are dropped). JSON answers are the contract's choice, not an accident, so the warning told
  * an operator nothing on every API start; any other warning passes through.
@@ -39,6 +32,13 @@ export function withoutJsonModeWarning<T>(make: () => T): T {
   }
 }
 
+/**
+ * The builder's MCP endpoint over the SDK's web-standard transports, both protocol eras. The current era goes to the
+ * SDK's per-request entry with JSON responses. The earlier era (an `initialize` handshake) goes to a stateless
+ * transport of the same SDK with JSON responses too: the entry's own legacy leg would answer SSE, and the contract
+ * says every response is `application/json`. Each request gets a fresh server (all state lives in Temporal and
+ * Postgres); the caller's identity reaches the tools through `authInfo.extra`.
+ */
 export function createBuilderMcpEndpoint(deps: { services: Services; logger: Logger }): BuilderMcpEndpoint {
   /**
    * Tool calls in flight in this process, by the key that sent them and their JSON-RPC id. Each POST gets a fresh

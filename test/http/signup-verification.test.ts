@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createBillingService } from '../../lib/billing/service';
-import { creditBalanceSql } from '../../lib/credits/service';
+import { createCreditService } from '../../lib/credits/service';
 import { createDb } from '../../lib/db';
 import { MIGRATIONS_DIR } from '../../lib/migrate';
 import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
@@ -73,11 +73,9 @@ const verify = (token: string) =>
 const resend = (cookie: Record<string, string>) =>
   http('/v1/auth/verify-email/resend', { method: 'POST', baseUrl: api.url, headers: cookie });
 
-async function balanceOf(workspaceId: string): Promise<number> {
-  const res = await testDb().query(`SELECT ${creditBalanceSql('w')} AS balance FROM workspaces w WHERE id = $1`, [
-    workspaceId,
-  ]);
-  return res.rows[0].balance;
+/** The workspace's balance as the platform reads it (its column and its shards). */
+function balanceOf(workspaceId: string): Promise<number> {
+  return createCreditService({ db: testDb() }).balance(workspaceId);
 }
 async function grantsOf(workspaceId: string) {
   const res = await testDb().query(`SELECT amount, reason FROM credit_ledger WHERE workspace_id = $1 AND amount > 0`, [

@@ -3,7 +3,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import http_ from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BootstrapResult } from '../../lib/accounts/service';
-import { creditBalanceSql } from '../../lib/credits/service';
+import { createCreditService } from '../../lib/credits/service';
 import { TRIGGER_BODY_LINE } from '../../lib/triggers/store';
 import { http, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
@@ -355,9 +355,7 @@ describe('agent state', () => {
   });
 });
 
-async function balanceOf(workspaceId: string): Promise<number> {
-  const res = await testDb().query(`SELECT ${creditBalanceSql('w')} AS balance FROM workspaces w WHERE id = $1`, [
-    workspaceId,
-  ]);
-  return res.rows[0].balance;
+/** The workspace's balance as the platform reads it (its column and its shards). */
+function balanceOf(workspaceId: string): Promise<number> {
+  return createCreditService({ db: testDb() }).balance(workspaceId);
 }
