@@ -8,6 +8,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { type Db, createDb } from '../lib/db';
 import { upsertSource } from '../lib/knowledge/store';
 import type { FakeOpenAI } from '../test/support/fake-openai';
+import { type StoredMessage, type StreamedTurn, compareWithTranscript } from './stream-integrity';
 import {
   benchBot,
   benchOptions,
@@ -24,7 +25,8 @@ import {
 
 const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1] [--cluster N]
                              [--first-ms 400] [--total-ms 2000] [--piece 4] [--chars 480] [--read-ms 1000]
-                             [--read-jitter 0.5] [--knowledge 0] [--floor]
+                             [--read-jitter 0.5] [--knowledge 0] [--floor] [--fault worker-kill|worker-deploy]
+                             [--fault-at S]
 
 The load the platform exists for: many visitors at once on a model that takes seconds. Each visitor streams a
 message (POST /v1/api/chat/stream, every message different so no answer cache stands in), reads the answer for
@@ -52,6 +54,14 @@ conversations), then run for --warmup seconds, then --seconds are measured:
                      update and local activity, the least a turn costs through Temporal) and the platform's CPU
                      per turn over it: the machine's hour moves both, so compare the difference across runs
 
+  stream integrity   every turn's streamed text against the answer its conversation stored: answered turns whose
+                     text differs must be 0; turns with an error frame, and whether an answer was stored after all
+  fault              with --fault, --fault-at S seconds into the measured window (a third of it by default) a
+                     worker is replaced: worker-kill kills it (SIGKILL) and starts a new one at once, as a
+                     supervisor would; worker-deploy starts the new one first, then stops the old (SIGTERM), as a
+                     rolling deploy does. Reported: how the turns then in flight ended (answered and how late over
+                     the model, error frames by code, cut, failed) and how long the replacement took
+
 --workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do): the Temporal dev
 server, one API — or with --cluster N the production shape (npm run cluster: a real Temporal server, N API replicas
 behind the balancer, which runs in this process and counts as the load generator's CPU).
@@ -67,6 +77,15 @@ interface Turn {
   firstMs: number;
   endMs: number;
   first: boolean;
+}
+
+/** A frame of the chat stream (spec, POST /v1/api/chat/stream): told apart by which field is present. */
+interface StreamFrame {
+  delta?: string;
+  notice?: string;
+  error?: string;
+  code?: string;
+  done?: boolean;
 }
 
 /** Busy and total CPU jiffies of the whole machine, from /proc/stat (Linux). */
@@ -230,6 +249,48 @@ async function writeKnowledge(db: Db, botId: string, sources: number): Promise<v
   if (sources) await db.query('ANALYZE knowledge_fragments');
 }
 
+/**
+ * What --fault does to a worker in the measured window: `worker-kill` kills it (SIGKILL) and, as a supervisor would,
+ * starts a new one at once; `worker-deploy` replaces it as a rolling deploy does, the new one started first and the
+ * old one then stopped (SIGTERM: it stops polling and finishes what it holds within its grace time).
+ */
+const WORKER_FAULTS = { 'worker-kill': true, 'worker-deploy': true } as const;
+type WorkerFault = keyof typeof WORKER_FAULTS;
+
+/** A part killed during the measured window (--fault): when, the turns then in flight, how soon it was back. */
+interface Fault {
+  kind: WorkerFault;
+  atS: number;
+  affected: number[];
+  replacementMs: number;
+}
+
+/**
+ * How the turns in flight when the part died ended, as their visitors saw it: answered (and how late, over the
+ * model), an error frame (by code), a stream cut without its end frame, or a request that failed outright.
+ */
+function faultOutcome(fault: Fault, streamed: StreamedTurn[], turns: Turn[], totalMs: number) {
+  const seen = new Map(streamed.map((t) => [t.question, t]));
+  const ended = new Map(turns.map((t) => [t.question, t]));
+  const outcomes: Record<string, number> = {};
+  const late: number[] = [];
+  for (const q of fault.affected) {
+    const s = seen.get(q);
+    const outcome = !s ? 'failed' : s.error !== undefined ? `error:${s.error}` : s.ended ? 'answered' : 'cut';
+    outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+    const t = ended.get(q);
+    if (t) late.push(t.endMs - totalMs);
+  }
+  return {
+    kind: fault.kind,
+    at_s: fault.atS,
+    replacement_ready_s: Math.round(fault.replacementMs / 100) / 10,
+    turns_in_flight: fault.affected.length,
+    outcomes,
+    answered_end_over_model_ms: summarize(late),
+  };
+}
+
 async function main() {
   const arg = benchOptions(HELP);
   if (!arg) return;
@@ -246,13 +307,37 @@ async function main() {
   const replicas = Number(arg('--cluster', '0'));
   const withFloor = process.argv.includes('--floor');
   const knowledgeSources = Number(arg('--knowledge', '0'));
+  const fault = arg('--fault', '');
+  const faultAt = Number(arg('--fault-at', String(Math.round(seconds / 3))));
+  if (fault && !(fault in WORKER_FAULTS)) {
+    throw new Error(`--fault: unknown fault "${fault}" (${Object.keys(WORKER_FAULTS).join(', ')})`);
+  }
+  if (fault && replicas) throw new Error('--fault needs the single-machine stack (without --cluster)');
 
-  const stack = replicas
-    ? await startBenchCluster({ apis: replicas, workers })
-    : await startBenchStack().then(async (single) => {
-        for (let w = 1; w < workers; w++) await single.platform.startWorker();
-        return { url: single.platform.apiUrl, env: single.platform.env, fake: single.fake, stop: single.stop };
-      });
+  const stack: Awaited<ReturnType<typeof startBenchCluster>> & { replaceWorker?: (how: WorkerFault) => Promise<void> } =
+    replicas
+      ? await startBenchCluster({ apis: replicas, workers })
+      : await startBenchStack().then(async (single) => {
+          for (let w = 1; w < workers; w++) await single.platform.startWorker();
+          let victim = single.platform.worker;
+          const replaceWorker = async (how: WorkerFault) => {
+            const old = victim;
+            if (how === 'worker-kill') {
+              old.child.kill('SIGKILL');
+              victim = await single.platform.startWorker();
+            } else {
+              victim = await single.platform.startWorker();
+              await old.stop('SIGTERM');
+            }
+          };
+          return {
+            url: single.platform.apiUrl,
+            env: single.platform.env,
+            fake: single.fake,
+            stop: single.stop,
+            replaceWorker,
+          };
+        });
   const db = createDb(stack.env.DATABASE_URL, { max: 2 });
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const results: Record<string, unknown>[] = [];
@@ -269,9 +354,16 @@ async function main() {
     const headers = { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' };
 
     let asked = 0;
+    /** The turns in flight, by question number, and how every turn ended as its visitor saw it. */
+    const inFlight = new Set<number>();
+    let streamed: StreamedTurn[] = [];
     // The visitors' side is node:http (kept-alive connections, the body read as events): the global fetch passes
     // every read through a web stream and a promise, CPU that this machine's platform would otherwise have.
-    /** One streamed turn: times to the first delta and to the end frame, from the request's start. */
+    /**
+     * One streamed turn: times to the first delta and to the end frame, from the request's start. Its frames are read
+     * as the spec defines them, so what the visitor read can be compared with what was stored (stream-integrity.ts);
+     * an error frame, or a stream without its end frame, fails the turn.
+     */
     const streamTurn = (session: string): Promise<Omit<Turn, 'startedAt' | 'first'>> => {
       const started = performance.now();
       const sentAt = Date.now();
@@ -282,33 +374,47 @@ async function main() {
           `[[fake:length-${chars}]] question ${question} from ${session.slice(0, 8)}` +
           (knowledgeSources ? `: ${topicOf(question)}` : ''),
       });
-      return new Promise((resolve, reject) => {
+      inFlight.add(question);
+      const seen: StreamedTurn = { question, text: '', ended: false };
+      return new Promise<Omit<Turn, 'startedAt' | 'first'>>((resolve, reject) => {
         const req = http.request(
           `${api}/v1/api/chat/stream`,
           { method: 'POST', agent, headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } },
           (res) => {
             res.setEncoding('utf8');
-            let text = '';
+            let buffer = '';
             if (res.statusCode !== 200) {
-              res.on('data', (d: string) => (text += d));
-              res.on('end', () => reject(new Error(`stream ${res.statusCode}: ${text}`)));
+              res.on('data', (d: string) => (buffer += d));
+              res.on('end', () => reject(new Error(`stream ${res.statusCode}: ${buffer}`)));
               return;
             }
             let first = NaN;
             let end = NaN;
-            let failed: Error | undefined;
             res.on('data', (d: string) => {
-              text += d;
-              if (Number.isNaN(first) && text.includes('"delta"')) first = performance.now() - started;
-              if (text.includes('"done":true')) end = performance.now() - started;
-              if (!failed && text.includes('"error"'))
-                failed = new Error(`error frame: ${text.slice(text.indexOf('"error"'), 200)}`);
-              const cut = text.lastIndexOf('\n\n');
-              if (cut >= 0) text = text.slice(cut + 2);
+              buffer += d;
+              for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+                const frame = buffer.slice(0, cut);
+                buffer = buffer.slice(cut + 2);
+                for (const line of frame.split('\n')) {
+                  if (!line.startsWith('data: ')) continue;
+                  const f = JSON.parse(line.slice(6)) as StreamFrame;
+                  if (f.notice) seen.notice = true;
+                  if (typeof f.delta === 'string') {
+                    if (Number.isNaN(first)) first = performance.now() - started;
+                    seen.text += f.delta;
+                  }
+                  if (f.error !== undefined && seen.error === undefined) seen.error = f.code ?? 'internal';
+                  if (f.done === true) {
+                    end = performance.now() - started;
+                    seen.ended = true;
+                  }
+                }
+              }
             });
             res.on('end', () => {
-              if (failed) reject(failed);
-              else if (Number.isNaN(end)) reject(new Error('the stream ended without its end frame'));
+              streamed.push(seen);
+              if (seen.error !== undefined) reject(new Error(`error frame: ${seen.error}`));
+              else if (!seen.ended) reject(new Error('the stream ended without its end frame'));
               else resolve({ firstMs: first, endMs: end, question, sentAt });
             });
             res.on('error', reject);
@@ -316,7 +422,7 @@ async function main() {
         );
         req.on('error', reject);
         req.end(body);
-      });
+      }).finally(() => inFlight.delete(question));
     };
 
     // Warm up: JIT, pools, workflow caches.
@@ -324,6 +430,7 @@ async function main() {
 
     for (const visitors of levels) {
       const turns: Turn[] = [];
+      streamed = [];
       const t0 = performance.now();
       // Every visitor sends their first message at once: a burst of new conversations.
       const sessions = Array.from({ length: visitors }, () => randomUUID());
@@ -344,7 +451,17 @@ async function main() {
       loopDelay.enable();
       const dbBefore = await databaseWork(db);
       const measureFrom = performance.now();
-      await new Promise((r) => setTimeout(r, seconds * 1000));
+      let faultRow: Fault | undefined;
+      if (fault && stack.replaceWorker) {
+        await new Promise((r) => setTimeout(r, faultAt * 1000));
+        const affected = [...inFlight];
+        const killedAt = performance.now();
+        await stack.replaceWorker(fault as WorkerFault);
+        faultRow = { kind: fault as WorkerFault, atS: faultAt, affected, replacementMs: performance.now() - killedAt };
+        await new Promise((r) => setTimeout(r, Math.max(0, measureFrom + seconds * 1000 - performance.now())));
+      } else {
+        await new Promise((r) => setTimeout(r, seconds * 1000));
+      }
       const measureTo = performance.now();
       const cpuAfter = cpuByRole();
       const threadsAfter = cpuByThread();
@@ -353,6 +470,12 @@ async function main() {
       const dbAfter = await databaseWork(db);
       await audience.stop();
       const { errors } = audience;
+      // What every visitor read against what the platform kept, turn by turn.
+      const transcript = await db.query<StoredMessage>(
+        `SELECT session_id, author, text FROM messages WHERE session_id = ANY($1::text[]) ORDER BY session_id, seq`,
+        [sessions],
+      );
+      const integrity = compareWithTranscript(streamed, transcript.rows);
 
       // The very first messages, sent in the same second: the burst of new conversations.
       const burst = turns.filter((t) => t.first && t.startedAt - t0 < 1000);
@@ -398,6 +521,8 @@ async function main() {
         database_per_turn: perTurn(dbBefore, dbAfter, inWindow.length),
         errors: errors.length,
         ...(errors.length ? { first_error: errors[0] } : {}),
+        stream_integrity: integrity,
+        ...(faultRow ? { fault: faultOutcome(faultRow, streamed, turns, totalMs) } : {}),
       };
       await new Promise((r) => setTimeout(r, 3000)); // let the last turns' work settle before the next level
       if (withFloor) {
