@@ -25,8 +25,8 @@ import {
 
 const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1] [--cluster N]
                              [--first-ms 400] [--total-ms 2000] [--piece 4] [--chars 480] [--read-ms 1000]
-                             [--read-jitter 0.5] [--knowledge 0] [--floor] [--fault worker-kill|worker-deploy]
-                             [--fault-at S]
+                             [--read-jitter 0.5] [--knowledge 0] [--floor]
+                             [--fault worker-kill|worker-deploy|postgres] [--fault-at S] [--fault-for 10]
 
 The load the platform exists for: many visitors at once on a model that takes seconds. Each visitor streams a
 message (POST /v1/api/chat/stream, every message different so no answer cache stands in), reads the answer for
@@ -56,11 +56,12 @@ conversations), then run for --warmup seconds, then --seconds are measured:
 
   stream integrity   every turn's streamed text against the answer its conversation stored: answered turns whose
                      text differs must be 0; turns with an error frame, and whether an answer was stored after all
-  fault              with --fault, --fault-at S seconds into the measured window (a third of it by default) a
-                     worker is replaced: worker-kill kills it (SIGKILL) and starts a new one at once, as a
-                     supervisor would; worker-deploy starts the new one first, then stops the old (SIGTERM), as a
-                     rolling deploy does. Reported: how the turns then in flight ended (answered and how late over
-                     the model, error frames by code, cut, failed) and how long the replacement took
+  fault              with --fault, --fault-at S seconds into the measured window (a third of it by default):
+                     worker-kill kills a worker (SIGKILL) and starts a new one at once, as a supervisor would;
+                     worker-deploy starts a new worker first, then stops the old (SIGTERM), as a rolling deploy does;
+                     postgres stops the database for --fault-for seconds and starts it again. Reported: how the
+                     turns then in flight ended (answered and how late over the model, error frames by code, cut,
+                     failed) and how long until the part was back
 
 --workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do): the Temporal dev
 server, one API — or with --cluster N the production shape (npm run cluster: a real Temporal server, N API replicas
@@ -250,19 +251,20 @@ async function writeKnowledge(db: Db, botId: string, sources: number): Promise<v
 }
 
 /**
- * What --fault does to a worker in the measured window: `worker-kill` kills it (SIGKILL) and, as a supervisor would,
- * starts a new one at once; `worker-deploy` replaces it as a rolling deploy does, the new one started first and the
- * old one then stopped (SIGTERM: it stops polling and finishes what it holds within its grace time).
+ * What --fault does in the measured window: `worker-kill` kills a worker (SIGKILL) and, as a supervisor would, starts
+ * a new one at once; `worker-deploy` replaces it as a rolling deploy does, the new one started first and the old one
+ * then stopped (SIGTERM: it stops polling and finishes what it holds within its grace time); `postgres` stops the
+ * database (fast shutdown: every connection ends) for --fault-for seconds and starts it again.
  */
-const WORKER_FAULTS = { 'worker-kill': true, 'worker-deploy': true } as const;
-type WorkerFault = keyof typeof WORKER_FAULTS;
+const FAULTS = { 'worker-kill': true, 'worker-deploy': true, postgres: true } as const;
+type FaultKind = keyof typeof FAULTS;
 
 /** A part killed during the measured window (--fault): when, the turns then in flight, how soon it was back. */
 interface Fault {
-  kind: WorkerFault;
+  kind: FaultKind;
   atS: number;
   affected: number[];
-  replacementMs: number;
+  backAfterMs: number;
 }
 
 /**
@@ -284,7 +286,7 @@ function faultOutcome(fault: Fault, streamed: StreamedTurn[], turns: Turn[], tot
   return {
     kind: fault.kind,
     at_s: fault.atS,
-    replacement_ready_s: Math.round(fault.replacementMs / 100) / 10,
+    back_after_s: Math.round(fault.backAfterMs / 100) / 10,
     turns_in_flight: fault.affected.length,
     outcomes,
     answered_end_over_model_ms: summarize(late),
@@ -309,25 +311,32 @@ async function main() {
   const knowledgeSources = Number(arg('--knowledge', '0'));
   const fault = arg('--fault', '');
   const faultAt = Number(arg('--fault-at', String(Math.round(seconds / 3))));
-  if (fault && !(fault in WORKER_FAULTS)) {
-    throw new Error(`--fault: unknown fault "${fault}" (${Object.keys(WORKER_FAULTS).join(', ')})`);
+  const faultFor = Number(arg('--fault-for', '10'));
+  if (fault && !(fault in FAULTS)) {
+    throw new Error(`--fault: unknown fault "${fault}" (${Object.keys(FAULTS).join(', ')})`);
   }
   if (fault && replicas) throw new Error('--fault needs the single-machine stack (without --cluster)');
 
-  const stack: Awaited<ReturnType<typeof startBenchCluster>> & { replaceWorker?: (how: WorkerFault) => Promise<void> } =
+  const stack: Awaited<ReturnType<typeof startBenchCluster>> & { injectFault?: (kind: FaultKind) => Promise<void> } =
     replicas
       ? await startBenchCluster({ apis: replicas, workers })
       : await startBenchStack().then(async (single) => {
           for (let w = 1; w < workers; w++) await single.platform.startWorker();
           let victim = single.platform.worker;
-          const replaceWorker = async (how: WorkerFault) => {
+          const injectFault = async (kind: FaultKind) => {
             const old = victim;
-            if (how === 'worker-kill') {
+            if (kind === 'worker-kill') {
               old.child.kill('SIGKILL');
               victim = await single.platform.startWorker();
-            } else {
+            } else if (kind === 'worker-deploy') {
               victim = await single.platform.startWorker();
               await old.stop('SIGTERM');
+            } else {
+              const pg = single.platform.postgres;
+              if (!pg) throw new Error('--fault postgres needs the embedded Postgres (without DATABASE_URL)');
+              await pg.stop();
+              await new Promise((r) => setTimeout(r, faultFor * 1000));
+              await pg.restart();
             }
           };
           return {
@@ -335,7 +344,7 @@ async function main() {
             env: single.platform.env,
             fake: single.fake,
             stop: single.stop,
-            replaceWorker,
+            injectFault,
           };
         });
   const db = createDb(stack.env.DATABASE_URL, { max: 2 });
@@ -452,12 +461,12 @@ async function main() {
       const dbBefore = await databaseWork(db);
       const measureFrom = performance.now();
       let faultRow: Fault | undefined;
-      if (fault && stack.replaceWorker) {
+      if (fault && stack.injectFault) {
         await new Promise((r) => setTimeout(r, faultAt * 1000));
         const affected = [...inFlight];
-        const killedAt = performance.now();
-        await stack.replaceWorker(fault as WorkerFault);
-        faultRow = { kind: fault as WorkerFault, atS: faultAt, affected, replacementMs: performance.now() - killedAt };
+        const faultedAt = performance.now();
+        await stack.injectFault(fault as FaultKind);
+        faultRow = { kind: fault as FaultKind, atS: faultAt, affected, backAfterMs: performance.now() - faultedAt };
         await new Promise((r) => setTimeout(r, Math.max(0, measureFrom + seconds * 1000 - performance.now())));
       } else {
         await new Promise((r) => setTimeout(r, seconds * 1000));
