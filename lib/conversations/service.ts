@@ -15,7 +15,7 @@ import {
   visitorAttachmentUpdate,
 } from '../../workflows/contracts/conversation';
 import { type Db, withTransaction } from '../db';
-import { type ApiError, apiErrorForFailure, errors } from '../errors';
+import { type ApiError, apiErrorForFailure, errors, isUnavailableError } from '../errors';
 import { signVisitorConfirmation } from '../identity';
 import { LIMITS } from '../limits';
 import type { SecretBox } from '../secret-box';
@@ -90,6 +90,20 @@ export interface ChatReply {
   notice?: 'outage';
 }
 
+/**
+ * A failed turn as a stream's error frame. Spec: only `llm_unavailable` and `llm_overloaded` frames carry `code` (and
+ * the latter `retry_after`); an internal error frame has none.
+ */
+function errorFrame(e: ApiError): StreamFrame {
+  return e.code === 'llm_unavailable' || e.code === 'llm_overloaded'
+    ? {
+        error: e.message,
+        code: e.code,
+        ...(e.extra.retry_after ? { retry_after: e.extra.retry_after as number } : {}),
+      }
+    : { error: e.message };
+}
+
 /** Spec, chat/stream frames: a fragment, an error, or the end frame. */
 export type StreamFrame =
   | { delta: string; notice?: 'outage' }
@@ -135,7 +149,7 @@ export interface ChatStream {
    */
   run(
     write: (frame: StreamFrame) => void,
-    log: { error(obj: object, msg: string): void },
+    log: { error(obj: object, msg: string): void; warn(obj: object, msg: string): void },
   ): Promise<{ turnPending: boolean }>;
 }
 
@@ -350,16 +364,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
             if (result.error) {
               const e = turnError(result.error, sessionId);
               turnPending = e.turnPending;
-              // Spec: only llm_unavailable and llm_overloaded frames carry `code`; an internal error frame has none.
-              write(
-                e.code === 'llm_unavailable' || e.code === 'llm_overloaded'
-                  ? {
-                      error: e.message,
-                      code: e.code,
-                      ...(e.extra.retry_after ? { retry_after: e.extra.retry_after as number } : {}),
-                    }
-                  : { error: e.message },
-              );
+              write(errorFrame(e));
             } else if (handoff) {
               // Escalation arrives as an ordinary fragment — after what was streamed of it when the agent said it
               // cannot answer and handed over; with an operator already live there is none.
@@ -397,8 +402,15 @@ export function createConversationService(deps: ConversationServiceDeps) {
               }
             }
           } catch (err) {
-            log.error({ err }, 'stream turn failed');
-            write({ error: 'Internal error; it is safe to retry' });
+            if (isUnavailableError(err)) {
+              // Temporal or Postgres out of reach: the JSON endpoint answers 503 `service_unavailable`, but a stream
+              // has begun and its frames have no such code; `llm_overloaded` is the one that says retry, and when.
+              log.warn({ err }, 'stream turn could not be sent: a dependency is unavailable');
+              write(errorFrame(apiErrorForFailure({ type: 'llm_overloaded', message: '' }, { session_id: sessionId })));
+            } else {
+              log.error({ err }, 'stream turn failed');
+              write({ error: 'Internal error; it is safe to retry' });
+            }
           } finally {
             subscription.close();
             write({

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { freePort } from '../../lib/stack/processes';
 import { type TemporalDevServer, startTemporalDev } from '../../lib/stack/temporal-dev';
-import { type OwnPlatform, http, newBot, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
+import { type OwnPlatform, http, newBot, sseFrames, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -34,7 +34,7 @@ describe('Temporal stopped while the platform runs', () => {
   const chat = (key: string, message: string) =>
     http('/v1/api/chat', { key, body: { session_id: randomUUID(), message }, baseUrl: own.baseUrl });
 
-  it('a new chat during the stop is 503 within 5 s, and chats work again within 5 s of its return', async () => {
+  it('a new chat during the stop is 503 within 5 s (a stream: an llm_overloaded frame), and chats work again within 5 s of its return', async () => {
     const bot = await newBot();
     expect((await chat(bot.keys.secret_key, 'before')).status).toBe(200);
 
@@ -44,6 +44,21 @@ describe('Temporal stopped while the platform runs', () => {
     expect(Date.now() - sent).toBeLessThan(5_000);
     expect(down.status).toBe(503);
     expect(down.body.code).toBe('service_unavailable');
+
+    // A stream has begun before its turn is sent: it ends with the frame that says retry, and when — not the
+    // internal error frame, which says a bug.
+    const streamSent = Date.now();
+    const streamed = await sseFrames('/v1/api/chat/stream', {
+      key: bot.keys.secret_key,
+      body: { session_id: randomUUID(), message: 'during, streamed' },
+      baseUrl: own.baseUrl,
+    });
+    expect(Date.now() - streamSent).toBeLessThan(5_000);
+    expect(streamed.status).toBe(200);
+    expect(streamed.frames).toEqual([
+      { error: expect.any(String), code: 'llm_overloaded', retry_after: expect.any(Number) },
+      expect.objectContaining({ done: true, handoff: false }),
+    ]);
 
     temporal = await startTemporal();
     const back = Date.now();
