@@ -26,7 +26,7 @@ import {
 const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1] [--cluster N]
                              [--first-ms 400] [--total-ms 2000] [--piece 4] [--chars 480] [--read-ms 1000]
                              [--read-jitter 0.5] [--knowledge 0] [--floor]
-                             [--fault worker-kill|worker-deploy|postgres] [--fault-at S] [--fault-for 10]
+                             [--fault worker-kill|worker-deploy|postgres|temporal] [--fault-at S] [--fault-for 10]
 
 The load the platform exists for: many visitors at once on a model that takes seconds. Each visitor streams a
 message (POST /v1/api/chat/stream, every message different so no answer cache stands in), reads the answer for
@@ -59,7 +59,8 @@ conversations), then run for --warmup seconds, then --seconds are measured:
   fault              with --fault, --fault-at S seconds into the measured window (a third of it by default):
                      worker-kill kills a worker (SIGKILL) and starts a new one at once, as a supervisor would;
                      worker-deploy starts a new worker first, then stops the old (SIGTERM), as a rolling deploy does;
-                     postgres stops the database for --fault-for seconds and starts it again. Reported: how the
+                     postgres stops the database for --fault-for seconds and starts it again, temporal the dev
+                     server (its history then in a file, so its workflows outlive it). Reported: how the
                      turns then in flight ended (answered and how late over the model, error frames by code, cut,
                      failed) and how long until the part was back
 
@@ -254,9 +255,10 @@ async function writeKnowledge(db: Db, botId: string, sources: number): Promise<v
  * What --fault does in the measured window: `worker-kill` kills a worker (SIGKILL) and, as a supervisor would, starts
  * a new one at once; `worker-deploy` replaces it as a rolling deploy does, the new one started first and the old one
  * then stopped (SIGTERM: it stops polling and finishes what it holds within its grace time); `postgres` stops the
- * database (fast shutdown: every connection ends) for --fault-for seconds and starts it again.
+ * database (fast shutdown: every connection ends) for --fault-for seconds and starts it again; `temporal` does the
+ * same to the dev server, which then keeps its history in a file so that its workflows outlive the restart.
  */
-const FAULTS = { 'worker-kill': true, 'worker-deploy': true, postgres: true } as const;
+const FAULTS = { 'worker-kill': true, 'worker-deploy': true, postgres: true, temporal: true } as const;
 type FaultKind = keyof typeof FAULTS;
 
 /** A part killed during the measured window (--fault): when, the turns then in flight, how soon it was back. */
@@ -320,7 +322,7 @@ async function main() {
   const stack: Awaited<ReturnType<typeof startBenchCluster>> & { injectFault?: (kind: FaultKind) => Promise<void> } =
     replicas
       ? await startBenchCluster({ apis: replicas, workers })
-      : await startBenchStack().then(async (single) => {
+      : await startBenchStack({ persistTemporal: fault === 'temporal' }).then(async (single) => {
           for (let w = 1; w < workers; w++) await single.platform.startWorker();
           let victim = single.platform.worker;
           const injectFault = async (kind: FaultKind) => {
@@ -331,6 +333,10 @@ async function main() {
             } else if (kind === 'worker-deploy') {
               victim = await single.platform.startWorker();
               await old.stop('SIGTERM');
+            } else if (kind === 'temporal') {
+              if (!single.restartTemporal)
+                throw new Error('--fault temporal needs the dev server (no TEMPORAL_ADDRESS)');
+              await single.restartTemporal(faultFor * 1000);
             } else {
               const pg = single.platform.postgres;
               if (!pg) throw new Error('--fault postgres needs the embedded Postgres (without DATABASE_URL)');
@@ -406,7 +412,12 @@ async function main() {
                 buffer = buffer.slice(cut + 2);
                 for (const line of frame.split('\n')) {
                   if (!line.startsWith('data: ')) continue;
-                  const f = JSON.parse(line.slice(6)) as StreamFrame;
+                  let f: StreamFrame;
+                  try {
+                    f = JSON.parse(line.slice(6)) as StreamFrame;
+                  } catch {
+                    f = { error: 'a frame that is not JSON', code: 'unparsable' };
+                  }
                   if (f.notice) seen.notice = true;
                   if (typeof f.delta === 'string') {
                     if (Number.isNaN(first)) first = performance.now() - started;
@@ -420,7 +431,8 @@ async function main() {
                 }
               }
             });
-            res.on('end', () => {
+            // 'close' comes after the end of the body, or when the connection broke off (then without an end frame).
+            res.on('close', () => {
               streamed.push(seen);
               if (seen.error !== undefined) reject(new Error(`error frame: ${seen.error}`));
               else if (!seen.ended) reject(new Error('the stream ended without its end frame'));

@@ -9,6 +9,7 @@ import { createSecretBox } from '../lib/secret-box';
 import { startCluster } from '../lib/stack/cluster';
 import { type Platform, startPlatform } from '../lib/stack/platform';
 import { freePort } from '../lib/stack/processes';
+import { type TemporalDevServer, startTemporalDev } from '../lib/stack/temporal-dev';
 
 /**
  * A whole platform for a benchmark run, as the tests start it (embedded Postgres, Temporal dev server, a worker,
@@ -65,27 +66,51 @@ export async function startBenchCluster(opts: {
   };
 }
 
-export async function startBenchStack(
-  opts: { persistTemporal?: boolean } = {},
-): Promise<{ platform: Platform; fake: FakeOpenAI; stop(opts?: StopOptions): Promise<void> }> {
+export async function startBenchStack(opts: { persistTemporal?: boolean } = {}): Promise<{
+  platform: Platform;
+  fake: FakeOpenAI;
+  /**
+   * With `persistTemporal`: stops the dev server, waits `downMs`, and starts it again on the same port and history
+   * file (a Temporal outage; the API and the worker reconnect on their own).
+   */
+  restartTemporal?(downMs: number): Promise<void>;
+  stop(opts?: StopOptions): Promise<void>;
+}> {
   const dataDir = benchDataDir('agent-platform-bench-');
   const fake = await startFakeOpenAI();
   const apiPort = await freePort();
+  const temporalPort = await freePort();
   const platform = await startPlatform({
     dataDir,
     env: benchEnv(fake.url, `http://127.0.0.1:${apiPort}`),
     apiPort,
     postgresPort: await freePort(),
-    temporalPort: await freePort(),
+    temporalPort,
     persistTemporal: opts.persistTemporal ?? false,
     quiet: !process.env.BENCH_VERBOSE,
     logDir: path.join(dataDir, 'logs'),
   });
+  let restarted: TemporalDevServer | undefined;
   return {
     platform,
     fake,
+    ...(opts.persistTemporal && platform.temporal
+      ? {
+          async restartTemporal(downMs: number) {
+            await (restarted ?? platform.temporal)?.stop();
+            await new Promise((r) => setTimeout(r, downMs));
+            restarted = await startTemporalDev({
+              port: temporalPort,
+              dbFile: path.join(dataDir, 'temporal.db'),
+              headless: true,
+              quiet: true,
+            });
+          },
+        }
+      : {}),
     async stop(stopOpts) {
       await platform.stop();
+      await restarted?.stop();
       await fake.close();
       keepLogs(dataDir, stopOpts);
       removeBenchDataDir(dataDir);
