@@ -26,7 +26,8 @@ import {
 const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1] [--cluster N]
                              [--first-ms 400] [--total-ms 2000] [--piece 4] [--chars 480] [--read-ms 1000]
                              [--read-jitter 0.5] [--knowledge 0] [--floor]
-                             [--fault worker-kill|worker-deploy|postgres|temporal] [--fault-at S] [--fault-for 10]
+                             [--fault worker-kill|worker-deploy|postgres|temporal|api-kill] [--fault-at S]
+                             [--fault-for 10]
 
 The load the platform exists for: many visitors at once on a model that takes seconds. Each visitor streams a
 message (POST /v1/api/chat/stream, every message different so no answer cache stands in), reads the answer for
@@ -60,7 +61,8 @@ conversations), then run for --warmup seconds, then --seconds are measured:
                      worker-kill kills a worker (SIGKILL) and starts a new one at once, as a supervisor would;
                      worker-deploy starts a new worker first, then stops the old (SIGTERM), as a rolling deploy does;
                      postgres stops the database for --fault-for seconds and starts it again, temporal the dev
-                     server (its history then in a file, so its workflows outlive it). Reported: how the
+                     server (its history then in a file, so its workflows outlive it); api-kill, with --cluster N,
+                     kills the first API replica behind the balancer and starts it again. Reported: how the
                      turns then in flight ended (answered and how late over the model, error frames by code, cut,
                      failed) and how long until the part was back
 
@@ -256,9 +258,16 @@ async function writeKnowledge(db: Db, botId: string, sources: number): Promise<v
  * a new one at once; `worker-deploy` replaces it as a rolling deploy does, the new one started first and the old one
  * then stopped (SIGTERM: it stops polling and finishes what it holds within its grace time); `postgres` stops the
  * database (fast shutdown: every connection ends) for --fault-for seconds and starts it again; `temporal` does the
- * same to the dev server, which then keeps its history in a file so that its workflows outlive the restart.
+ * same to the dev server, which then keeps its history in a file so that its workflows outlive the restart;
+ * `api-kill` (the production shape, --cluster N) kills the first API replica behind the balancer and starts it again.
  */
-const FAULTS = { 'worker-kill': true, 'worker-deploy': true, postgres: true, temporal: true } as const;
+const FAULTS = {
+  'worker-kill': true,
+  'worker-deploy': true,
+  postgres: true,
+  temporal: true,
+  'api-kill': true,
+} as const;
 type FaultKind = keyof typeof FAULTS;
 
 /** A part killed during the measured window (--fault): when, the turns then in flight, how soon it was back. */
@@ -317,42 +326,49 @@ async function main() {
   if (fault && !(fault in FAULTS)) {
     throw new Error(`--fault: unknown fault "${fault}" (${Object.keys(FAULTS).join(', ')})`);
   }
-  if (fault && replicas) throw new Error('--fault needs the single-machine stack (without --cluster)');
+  if (fault && (fault === 'api-kill') !== replicas > 0) {
+    throw new Error('--fault api-kill needs the production shape (--cluster N); the others, the single-machine stack');
+  }
 
-  const stack: Awaited<ReturnType<typeof startBenchCluster>> & { injectFault?: (kind: FaultKind) => Promise<void> } =
-    replicas
-      ? await startBenchCluster({ apis: replicas, workers })
-      : await startBenchStack({ persistTemporal: fault === 'temporal' }).then(async (single) => {
-          for (let w = 1; w < workers; w++) await single.platform.startWorker();
-          let victim = single.platform.worker;
-          const injectFault = async (kind: FaultKind) => {
-            const old = victim;
-            if (kind === 'worker-kill') {
-              old.child.kill('SIGKILL');
-              victim = await single.platform.startWorker();
-            } else if (kind === 'worker-deploy') {
-              victim = await single.platform.startWorker();
-              await old.stop('SIGTERM');
-            } else if (kind === 'temporal') {
-              if (!single.restartTemporal)
-                throw new Error('--fault temporal needs the dev server (no TEMPORAL_ADDRESS)');
-              await single.restartTemporal(faultFor * 1000);
-            } else {
-              const pg = single.platform.postgres;
-              if (!pg) throw new Error('--fault postgres needs the embedded Postgres (without DATABASE_URL)');
-              await pg.stop();
-              await new Promise((r) => setTimeout(r, faultFor * 1000));
-              await pg.restart();
-            }
-          };
-          return {
-            url: single.platform.apiUrl,
-            env: single.platform.env,
-            fake: single.fake,
-            stop: single.stop,
-            injectFault,
-          };
-        });
+  const stack: Omit<Awaited<ReturnType<typeof startBenchCluster>>, 'restartApi'> & {
+    injectFault?: (kind: FaultKind) => Promise<void>;
+  } = replicas
+    ? await startBenchCluster({ apis: replicas, workers }).then((cluster) => ({
+        ...cluster,
+        injectFault: () => cluster.restartApi(0),
+      }))
+    : await startBenchStack({ persistTemporal: fault === 'temporal' }).then(async (single) => {
+        for (let w = 1; w < workers; w++) await single.platform.startWorker();
+        let victim = single.platform.worker;
+        const injectFault = async (kind: FaultKind) => {
+          const old = victim;
+          if (kind === 'worker-kill') {
+            old.child.kill('SIGKILL');
+            victim = await single.platform.startWorker();
+          } else if (kind === 'worker-deploy') {
+            victim = await single.platform.startWorker();
+            await old.stop('SIGTERM');
+          } else if (kind === 'temporal') {
+            if (!single.restartTemporal) throw new Error('--fault temporal needs the dev server (no TEMPORAL_ADDRESS)');
+            await single.restartTemporal(faultFor * 1000);
+          } else if (kind === 'postgres') {
+            const pg = single.platform.postgres;
+            if (!pg) throw new Error('--fault postgres needs the embedded Postgres (without DATABASE_URL)');
+            await pg.stop();
+            await new Promise((r) => setTimeout(r, faultFor * 1000));
+            await pg.restart();
+          } else {
+            throw new Error(`--fault ${kind} needs the production shape (--cluster N)`);
+          }
+        };
+        return {
+          url: single.platform.apiUrl,
+          env: single.platform.env,
+          fake: single.fake,
+          stop: single.stop,
+          injectFault,
+        };
+      });
   const db = createDb(stack.env.DATABASE_URL, { max: 2 });
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const results: Record<string, unknown>[] = [];

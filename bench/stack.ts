@@ -37,10 +37,14 @@ function benchEnv(fakeUrl: string, publicBaseUrl: string): Record<string, string
  * The production shape for a benchmark (lib/stack/cluster.ts): a real Temporal server, `apis` replicas behind the
  * balancer (which runs in the benchmark's own process), `workers` workers.
  */
-export async function startBenchCluster(opts: {
-  apis: number;
-  workers: number;
-}): Promise<{ url: string; env: Record<string, string>; fake: FakeOpenAI; stop(opts?: StopOptions): Promise<void> }> {
+export async function startBenchCluster(opts: { apis: number; workers: number }): Promise<{
+  url: string;
+  env: Record<string, string>;
+  fake: FakeOpenAI;
+  /** API replica `index` killed (SIGKILL: a crash) and started again on its port, behind the same balancer. */
+  restartApi(index: number): Promise<void>;
+  stop(opts?: StopOptions): Promise<void>;
+}> {
   const dataDir = benchDataDir('agent-platform-bench-cluster-');
   const fake = await startFakeOpenAI();
   const port = await freePort();
@@ -57,6 +61,7 @@ export async function startBenchCluster(opts: {
     url: cluster.url,
     env: cluster.env,
     fake,
+    restartApi: (index) => cluster.restartApi(index, 'SIGKILL'),
     async stop(stopOpts) {
       await cluster.stop();
       await fake.close();
