@@ -62,7 +62,8 @@ conversations), then run for --warmup seconds, then --seconds are measured:
                      worker-deploy starts a new worker first, then stops the old (SIGTERM), as a rolling deploy does;
                      postgres stops the database for --fault-for seconds and starts it again, temporal the dev
                      server (its history then in a file, so its workflows outlive it); api-kill, with --cluster N,
-                     kills the first API replica behind the balancer and starts it again. Reported: how the
+                     kills the first API replica behind the balancer and starts it again (worker-kill runs there
+                     too; the others on the single-machine stack). Reported: how the
                      turns then in flight ended (answered and how late over the model, error frames by code, cut,
                      failed) and how long until the part was back
 
@@ -260,6 +261,7 @@ async function writeKnowledge(db: Db, botId: string, sources: number): Promise<v
  * database (fast shutdown: every connection ends) for --fault-for seconds and starts it again; `temporal` does the
  * same to the dev server, which then keeps its history in a file so that its workflows outlive the restart;
  * `api-kill` (the production shape, --cluster N) kills the first API replica behind the balancer and starts it again.
+ * On the production shape, `worker-kill` too; the others need the single-machine stack.
  */
 const FAULTS = {
   'worker-kill': true,
@@ -326,16 +328,17 @@ async function main() {
   if (fault && !(fault in FAULTS)) {
     throw new Error(`--fault: unknown fault "${fault}" (${Object.keys(FAULTS).join(', ')})`);
   }
-  if (fault && (fault === 'api-kill') !== replicas > 0) {
-    throw new Error('--fault api-kill needs the production shape (--cluster N); the others, the single-machine stack');
+  if (fault === 'api-kill' && !replicas) throw new Error('--fault api-kill needs the production shape (--cluster N)');
+  if ((fault === 'postgres' || fault === 'temporal' || fault === 'worker-deploy') && replicas) {
+    throw new Error(`--fault ${fault} runs on the single-machine stack (without --cluster)`);
   }
 
-  const stack: Omit<Awaited<ReturnType<typeof startBenchCluster>>, 'restartApi'> & {
+  const stack: Omit<Awaited<ReturnType<typeof startBenchCluster>>, 'restartApi' | 'replaceWorker'> & {
     injectFault?: (kind: FaultKind) => Promise<void>;
   } = replicas
     ? await startBenchCluster({ apis: replicas, workers }).then((cluster) => ({
         ...cluster,
-        injectFault: () => cluster.restartApi(0),
+        injectFault: (kind: FaultKind) => (kind === 'api-kill' ? cluster.restartApi(0) : cluster.replaceWorker()),
       }))
     : await startBenchStack({ persistTemporal: fault === 'temporal' }).then(async (single) => {
         for (let w = 1; w < workers; w++) await single.platform.startWorker();

@@ -43,6 +43,8 @@ export async function startBenchCluster(opts: { apis: number; workers: number })
   fake: FakeOpenAI;
   /** API replica `index` killed (SIGKILL: a crash) and started again on its port, behind the same balancer. */
   restartApi(index: number): Promise<void>;
+  /** A worker killed (SIGKILL) and, as a supervisor would, a new one started at once. */
+  replaceWorker(): Promise<void>;
   stop(opts?: StopOptions): Promise<void>;
 }> {
   const dataDir = benchDataDir('agent-platform-bench-cluster-');
@@ -62,6 +64,11 @@ export async function startBenchCluster(opts: { apis: number; workers: number })
     env: cluster.env,
     fake,
     restartApi: (index) => cluster.restartApi(index, 'SIGKILL'),
+    async replaceWorker() {
+      const victim = cluster.workers.find((w) => w.child.exitCode === null && w.child.signalCode === null);
+      victim?.child.kill('SIGKILL');
+      await cluster.addWorker();
+    },
     async stop(stopOpts) {
       await cluster.stop();
       await fake.close();
