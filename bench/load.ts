@@ -10,6 +10,8 @@ import { upsertSource } from '../lib/knowledge/store';
 import type { FakeOpenAI } from '../test/support/fake-openai';
 import { type StoredMessage, type StreamedTurn, compareWithTranscript } from './stream-integrity';
 import {
+  FAULTS,
+  type FaultKind,
   benchBot,
   benchOptions,
   cpuByRole,
@@ -254,24 +256,6 @@ async function writeKnowledge(db: Db, botId: string, sources: number): Promise<v
   if (sources) await db.query('ANALYZE knowledge_fragments');
 }
 
-/**
- * What --fault does in the measured window: `worker-kill` kills a worker (SIGKILL) and, as a supervisor would, starts
- * a new one at once; `worker-deploy` replaces it as a rolling deploy does, the new one started first and the old one
- * then stopped (SIGTERM: it stops polling and finishes what it holds within its grace time); `postgres` stops the
- * database (fast shutdown: every connection ends) for --fault-for seconds and starts it again; `temporal` does the
- * same to the dev server, which then keeps its history in a file so that its workflows outlive the restart;
- * `api-kill` (the production shape, --cluster N) kills the first API replica behind the balancer and starts it again.
- * On the production shape, `worker-kill` too; the others need the single-machine stack.
- */
-const FAULTS = {
-  'worker-kill': true,
-  'worker-deploy': true,
-  postgres: true,
-  temporal: true,
-  'api-kill': true,
-} as const;
-type FaultKind = keyof typeof FAULTS;
-
 /** A part killed during the measured window (--fault): when, the turns then in flight, how soon it was back. */
 interface Fault {
   kind: FaultKind;
@@ -322,56 +306,25 @@ async function main() {
   const replicas = Number(arg('--cluster', '0'));
   const withFloor = process.argv.includes('--floor');
   const knowledgeSources = Number(arg('--knowledge', '0'));
-  const fault = arg('--fault', '');
+  const fault = arg('--fault', '') as FaultKind | '';
   const faultAt = Number(arg('--fault-at', String(Math.round(seconds / 3))));
   const faultFor = Number(arg('--fault-for', '10'));
-  if (fault && !(fault in FAULTS)) {
-    throw new Error(`--fault: unknown fault "${fault}" (${Object.keys(FAULTS).join(', ')})`);
-  }
-  if (fault === 'api-kill' && !replicas) throw new Error('--fault api-kill needs the production shape (--cluster N)');
-  if ((fault === 'postgres' || fault === 'temporal' || fault === 'worker-deploy') && replicas) {
-    throw new Error(`--fault ${fault} runs on the single-machine stack (without --cluster)`);
+  const shape = replicas ? 'cluster' : 'single';
+  if (fault && !(FAULTS[shape] as readonly string[]).includes(fault)) {
+    throw new Error(
+      `--fault: "${fault}" is not one of ${FAULTS[shape].join(', ')} (${replicas ? 'with' : 'without'} --cluster)`,
+    );
   }
 
-  const stack: Omit<Awaited<ReturnType<typeof startBenchCluster>>, 'restartApi' | 'replaceWorker'> & {
-    injectFault?: (kind: FaultKind) => Promise<void>;
-  } = replicas
-    ? await startBenchCluster({ apis: replicas, workers }).then((cluster) => ({
-        ...cluster,
-        injectFault: (kind: FaultKind) => (kind === 'api-kill' ? cluster.restartApi(0) : cluster.replaceWorker()),
-      }))
-    : await startBenchStack({ persistTemporal: fault === 'temporal' }).then(async (single) => {
-        for (let w = 1; w < workers; w++) await single.platform.startWorker();
-        let victim = single.platform.worker;
-        const injectFault = async (kind: FaultKind) => {
-          const old = victim;
-          if (kind === 'worker-kill') {
-            old.child.kill('SIGKILL');
-            victim = await single.platform.startWorker();
-          } else if (kind === 'worker-deploy') {
-            victim = await single.platform.startWorker();
-            await old.stop('SIGTERM');
-          } else if (kind === 'temporal') {
-            if (!single.restartTemporal) throw new Error('--fault temporal needs the dev server (no TEMPORAL_ADDRESS)');
-            await single.restartTemporal(faultFor * 1000);
-          } else if (kind === 'postgres') {
-            const pg = single.platform.postgres;
-            if (!pg) throw new Error('--fault postgres needs the embedded Postgres (without DATABASE_URL)');
-            await pg.stop();
-            await new Promise((r) => setTimeout(r, faultFor * 1000));
-            await pg.restart();
-          } else {
-            throw new Error(`--fault ${kind} needs the production shape (--cluster N)`);
-          }
-        };
-        return {
-          url: single.platform.apiUrl,
-          env: single.platform.env,
-          fake: single.fake,
-          stop: single.stop,
-          injectFault,
-        };
-      });
+  const stack = replicas
+    ? await startBenchCluster({ apis: replicas, workers })
+    : await startBenchStack({ persistTemporal: fault === 'temporal', workers }).then((single) => ({
+        url: single.platform.apiUrl,
+        env: single.platform.env,
+        fake: single.fake,
+        injectFault: single.injectFault,
+        stop: single.stop,
+      }));
   const db = createDb(stack.env.DATABASE_URL, { max: 2 });
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const results: Record<string, unknown>[] = [];
@@ -492,12 +445,12 @@ async function main() {
       const dbBefore = await databaseWork(db);
       const measureFrom = performance.now();
       let faultRow: Fault | undefined;
-      if (fault && stack.injectFault) {
+      if (fault) {
         await new Promise((r) => setTimeout(r, faultAt * 1000));
         const affected = [...inFlight];
         const faultedAt = performance.now();
-        await stack.injectFault(fault as FaultKind);
-        faultRow = { kind: fault as FaultKind, atS: faultAt, affected, backAfterMs: performance.now() - faultedAt };
+        await stack.injectFault(fault, faultFor * 1000);
+        faultRow = { kind: fault, atS: faultAt, affected, backAfterMs: performance.now() - faultedAt };
         await new Promise((r) => setTimeout(r, Math.max(0, measureFrom + seconds * 1000 - performance.now())));
       } else {
         await new Promise((r) => setTimeout(r, seconds * 1000));

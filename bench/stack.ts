@@ -8,7 +8,7 @@ import type { Db, Queryable } from '../lib/db';
 import { createSecretBox } from '../lib/secret-box';
 import { startCluster } from '../lib/stack/cluster';
 import { type Platform, startPlatform } from '../lib/stack/platform';
-import { freePort } from '../lib/stack/processes';
+import { type ManagedProcess, freePort } from '../lib/stack/processes';
 import { type TemporalDevServer, startTemporalDev } from '../lib/stack/temporal-dev';
 
 /**
@@ -37,14 +37,49 @@ function benchEnv(fakeUrl: string, publicBaseUrl: string): Record<string, string
  * The production shape for a benchmark (lib/stack/cluster.ts): a real Temporal server, `apis` replicas behind the
  * balancer (which runs in the benchmark's own process), `workers` workers.
  */
+/**
+ * What the load benchmark's --fault can do to each shape of the platform, in its measured window (bench/load.ts):
+ * - `worker-kill`: a worker killed (SIGKILL) and, as a supervisor would, a new one started at once;
+ * - `worker-deploy`: a worker replaced as a rolling deploy does, the new one started first and the old one then
+ *   stopped (SIGTERM: it stops polling and finishes what it holds within its grace time);
+ * - `postgres`, `temporal`: the database or the dev server stopped for a while and started again (the dev server then
+ *   keeps its history in a file, so that its workflows outlive the restart);
+ * - `api-kill`: the first API replica behind the balancer killed and started again on its port.
+ */
+export const FAULTS = {
+  single: ['worker-kill', 'worker-deploy', 'postgres', 'temporal'],
+  cluster: ['worker-kill', 'api-kill'],
+} as const;
+export type FaultKind = (typeof FAULTS)[keyof typeof FAULTS][number];
+
+/** Injects a fault (FAULTS) and resolves once the part is back; `downMs` is how long an outage lasts. */
+export type InjectFault = (kind: FaultKind, downMs: number) => Promise<void>;
+
+/** The first of `workers` still running, replaced by a new one from `start` (a `worker-kill` or `worker-deploy`). */
+async function replaceWorker(
+  workers: ManagedProcess[],
+  start: () => Promise<ManagedProcess>,
+  kind: 'worker-kill' | 'worker-deploy',
+): Promise<void> {
+  const old = workers.find((w) => w.child.exitCode === null && w.child.signalCode === null);
+  if (kind === 'worker-kill') old?.child.kill('SIGKILL');
+  await start();
+  if (kind === 'worker-deploy') await old?.stop('SIGTERM');
+}
+
+function unsupported(kind: FaultKind, shape: keyof typeof FAULTS): never {
+  throw new Error(`--fault ${kind} does not run on the ${shape === 'single' ? 'single-machine stack' : 'cluster'}`);
+}
+
+/**
+ * The production shape for a benchmark (lib/stack/cluster.ts): a real Temporal server, `apis` replicas behind the
+ * balancer (which runs in the benchmark's own process), `workers` workers.
+ */
 export async function startBenchCluster(opts: { apis: number; workers: number }): Promise<{
   url: string;
   env: Record<string, string>;
   fake: FakeOpenAI;
-  /** API replica `index` killed (SIGKILL: a crash) and started again on its port, behind the same balancer. */
-  restartApi(index: number): Promise<void>;
-  /** A worker killed (SIGKILL) and, as a supervisor would, a new one started at once. */
-  replaceWorker(): Promise<void>;
+  injectFault: InjectFault;
   stop(opts?: StopOptions): Promise<void>;
 }> {
   const dataDir = benchDataDir('agent-platform-bench-cluster-');
@@ -63,11 +98,10 @@ export async function startBenchCluster(opts: { apis: number; workers: number })
     url: cluster.url,
     env: cluster.env,
     fake,
-    restartApi: (index) => cluster.restartApi(index, 'SIGKILL'),
-    async replaceWorker() {
-      const victim = cluster.workers.find((w) => w.child.exitCode === null && w.child.signalCode === null);
-      victim?.child.kill('SIGKILL');
-      await cluster.addWorker();
+    async injectFault(kind) {
+      if (kind === 'api-kill') await cluster.restartApi(0, 'SIGKILL');
+      else if (kind === 'worker-kill') await replaceWorker(cluster.workers, cluster.addWorker, kind);
+      else unsupported(kind, 'cluster');
     },
     async stop(stopOpts) {
       await cluster.stop();
@@ -78,14 +112,14 @@ export async function startBenchCluster(opts: { apis: number; workers: number })
   };
 }
 
-export async function startBenchStack(opts: { persistTemporal?: boolean } = {}): Promise<{
+/**
+ * The platform as `npm start` runs it, for a benchmark: `workers` workers (one by default), and with `persistTemporal`
+ * the dev server's history in a file (a `temporal` fault needs it).
+ */
+export async function startBenchStack(opts: { persistTemporal?: boolean; workers?: number } = {}): Promise<{
   platform: Platform;
   fake: FakeOpenAI;
-  /**
-   * With `persistTemporal`: stops the dev server, waits `downMs`, and starts it again on the same port and history
-   * file (a Temporal outage; the API and the worker reconnect on their own).
-   */
-  restartTemporal?(downMs: number): Promise<void>;
+  injectFault: InjectFault;
   stop(opts?: StopOptions): Promise<void>;
 }> {
   const dataDir = benchDataDir('agent-platform-bench-');
@@ -102,24 +136,37 @@ export async function startBenchStack(opts: { persistTemporal?: boolean } = {}):
     quiet: !process.env.BENCH_VERBOSE,
     logDir: path.join(dataDir, 'logs'),
   });
+  const workers = [platform.worker];
+  const startWorker = async () => {
+    const w = await platform.startWorker();
+    workers.push(w);
+    return w;
+  };
+  for (let w = 1; w < (opts.workers ?? 1); w++) await startWorker();
   let restarted: TemporalDevServer | undefined;
   return {
     platform,
     fake,
-    ...(opts.persistTemporal && platform.temporal
-      ? {
-          async restartTemporal(downMs: number) {
-            await (restarted ?? platform.temporal)?.stop();
-            await new Promise((r) => setTimeout(r, downMs));
-            restarted = await startTemporalDev({
-              port: temporalPort,
-              dbFile: path.join(dataDir, 'temporal.db'),
-              headless: true,
-              quiet: true,
-            });
-          },
-        }
-      : {}),
+    async injectFault(kind, downMs) {
+      if (kind === 'worker-kill' || kind === 'worker-deploy') {
+        await replaceWorker(workers, startWorker, kind);
+      } else if (kind === 'postgres' && platform.postgres) {
+        await platform.postgres.stop();
+        await new Promise((r) => setTimeout(r, downMs));
+        await platform.postgres.restart();
+      } else if (kind === 'temporal' && opts.persistTemporal && platform.temporal) {
+        await (restarted ?? platform.temporal).stop();
+        await new Promise((r) => setTimeout(r, downMs));
+        restarted = await startTemporalDev({
+          port: temporalPort,
+          dbFile: path.join(dataDir, 'temporal.db'),
+          headless: true,
+          quiet: true,
+        });
+      } else {
+        unsupported(kind, 'single');
+      }
+    },
     async stop(stopOpts) {
       await platform.stop();
       await restarted?.stop();
