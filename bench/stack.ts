@@ -334,12 +334,14 @@ export function processCpuMs(pid: number): number | undefined {
  * What a thread of a Node process does, by its name (Linux's `comm`): its main thread (the event loop), the Temporal
  * SDK core's threads (tokio's, and the one that runs workflows' state machines), or Node's unnamed ones — V8's
  * platform threads (GC, compilers) and worker threads such as the SDK's workflow thread, which Node 20 cannot name.
+ * An unnamed thread carries the name of the thread that made it: the main thread's, which is the executable's name
+ * (`node`, but not on every machine: `nodejs` on some) or a `process.title` set before the thread was made.
  */
-export function threadKind(name: string, isMain: boolean): string {
+export function threadKind(name: string, isMain: boolean, mainName = 'node'): string {
   if (isMain) return 'main';
   if (name.startsWith('tokio-runtime')) return 'sdk core';
   if (name.startsWith('workflow-proces')) return 'sdk core workflows';
-  if (name === 'node') return 'V8 and workflow threads';
+  if (name === 'node' || name === mainName) return 'V8 and workflow threads';
   return 'other threads';
 }
 
@@ -352,12 +354,18 @@ export function threadCpuMs(pid: number): Record<string, number> {
   } catch {
     return out;
   }
+  let mainName: string | undefined;
+  try {
+    mainName = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return out;
+  }
   for (const tid of tids) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const kind = threadKind(name, tid === String(pid));
+      const kind = threadKind(name, tid === String(pid), mainName);
       out[kind] = (out[kind] ?? 0) + (Number(fields[11]) + Number(fields[12])) * TICK_MS;
     } catch {
       // the thread ended meanwhile
