@@ -41,8 +41,17 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 type MustBeErrorCode<T extends ErrorCode> = T;
 export type FailureApiCode = MustBeErrorCode<(typeof FAILURES)[FailureType]['api']>;
 
+/**
+ * Seconds a client should wait after 503 `service_unavailable` that names no wait of its own: a dependency (Postgres,
+ * Temporal) out of reach. Its return cannot be known; a restart or a blip is back within seconds, and every request
+ * retried meanwhile is refused in milliseconds, so a short wait costs little (docs/decisions.md).
+ */
+export const SERVICE_RETRY_AFTER_SECONDS = 2;
+
 export class ApiError extends Error {
   readonly status: number;
+  /** Response headers, e.g. `Retry-After`, which every 503 `service_unavailable` has. */
+  readonly headers: Record<string, string>;
   /** A chat turn's failure to answer in time while the turn goes on: a retry of the same request joins it. */
   turnPending = false;
   constructor(
@@ -51,11 +60,15 @@ export class ApiError extends Error {
     /** Extra body fields allowed by the spec, e.g. `session_id`, `retry_after`, `run_id`. */
     readonly extra: Record<string, unknown> = {},
     /** Extra response headers, e.g. `Retry-After`. */
-    readonly headers: Record<string, string> = {},
+    headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'ApiError';
     this.status = ERROR_CODES[code];
+    this.headers =
+      code === 'service_unavailable' && !headers['Retry-After']
+        ? { ...headers, 'Retry-After': String(SERVICE_RETRY_AFTER_SECONDS) }
+        : headers;
   }
 
   toBody(): Record<string, unknown> {

@@ -15,7 +15,7 @@ import {
   visitorAttachmentUpdate,
 } from '../../workflows/contracts/conversation';
 import { type Db, withTransaction } from '../db';
-import { type ApiError, apiErrorForFailure, errors, isUnavailableError } from '../errors';
+import { type ApiError, apiErrorForFailure, errors, isUnavailableError, SERVICE_RETRY_AFTER_SECONDS } from '../errors';
 import { signVisitorConfirmation } from '../identity';
 import { LIMITS } from '../limits';
 import type { SecretBox } from '../secret-box';
@@ -406,7 +406,12 @@ export function createConversationService(deps: ConversationServiceDeps) {
               // Temporal or Postgres out of reach: the JSON endpoint answers 503 `service_unavailable`, but a stream
               // has begun and its frames have no such code; `llm_overloaded` is the one that says retry, and when.
               log.warn({ err }, 'stream turn could not be sent: a dependency is unavailable');
-              write(errorFrame(apiErrorForFailure({ type: 'llm_overloaded', message: '' }, { session_id: sessionId })));
+              const unavailable = {
+                type: 'llm_overloaded',
+                message: '',
+                retryAfter: SERVICE_RETRY_AFTER_SECONDS,
+              } as const;
+              write(errorFrame(apiErrorForFailure(unavailable, { session_id: sessionId })));
             } else {
               log.error({ err }, 'stream turn failed');
               write({ error: 'Internal error; it is safe to retry' });

@@ -71,6 +71,9 @@ describe('Postgres stopped while the API runs', () => {
     const down = await poll();
     expect(down.status).toBe(503);
     expect(down.body).toEqual({ error: expect.any(String), code: 'service_unavailable' });
+    // Retry soon, and when: the database's return cannot be known, so a short wait (every retry meanwhile is refused
+    // in milliseconds).
+    expect(down.headers.get('retry-after')).toBe('2');
     // Liveness does not depend on the database.
     expect((await http('/healthz', { baseUrl })).status).toBe(200);
 

@@ -44,6 +44,7 @@ describe('Temporal stopped while the platform runs', () => {
     expect(Date.now() - sent).toBeLessThan(5_000);
     expect(down.status).toBe(503);
     expect(down.body.code).toBe('service_unavailable');
+    expect(down.headers.get('retry-after')).toBe('2');
 
     // A stream has begun before its turn is sent: it ends with the frame that says retry, and when — not the
     // internal error frame, which says a bug.
@@ -56,7 +57,7 @@ describe('Temporal stopped while the platform runs', () => {
     expect(Date.now() - streamSent).toBeLessThan(5_000);
     expect(streamed.status).toBe(200);
     expect(streamed.frames).toEqual([
-      { error: expect.any(String), code: 'llm_overloaded', retry_after: expect.any(Number) },
+      { error: expect.any(String), code: 'llm_overloaded', retry_after: 2 },
       expect.objectContaining({ done: true, handoff: false }),
     ]);
 

@@ -51,13 +51,14 @@ describe('error handler', () => {
     }
   });
 
-  it('answers a dependency that cannot be reached with 503 service_unavailable', async () => {
+  it('answers a dependency that cannot be reached with 503 service_unavailable, and says when to retry', async () => {
     const s = await serve(async () => {
       throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     });
     try {
       const res = await fetch(`${s.url}/db`);
       expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('2');
       expect(((await res.json()) as { code: string }).code).toBe('service_unavailable');
     } finally {
       await s.close();
