@@ -62,12 +62,12 @@ conversations), then run for --warmup seconds, then --seconds are measured:
   fault              with --fault, --fault-at S seconds into the measured window (a third of it by default):
                      worker-kill kills a worker (SIGKILL) and starts a new one at once, as a supervisor would;
                      worker-deploy starts a new worker first, then stops the old (SIGTERM), as a rolling deploy does;
-                     postgres stops the database for --fault-for seconds and starts it again, temporal the dev
-                     server (its history then in a file, so its workflows outlive it); api-kill, with --cluster N,
-                     kills the first API replica behind the balancer and starts it again (worker-kill runs there
-                     too; the others on the single-machine stack). Reported: how the
-                     turns then in flight ended (answered and how late over the model, error frames by code, cut,
-                     failed) and how long until the part was back
+                     postgres stops the platform's database for --fault-for seconds and starts it again, temporal
+                     Temporal (the dev server, its history then in a file so its workflows outlive it; with
+                     --cluster N the real server's four services); api-kill, with --cluster N only, kills the first
+                     API replica behind the balancer and starts it again (worker-deploy: without --cluster only).
+                     Reported: how the turns then in flight ended (answered and how late over the model, error
+                     frames by code, cut, failed) and how long until the part was back
 
 --workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do): the Temporal dev
 server, one API — or with --cluster N the production shape (npm run cluster: a real Temporal server, N API replicas

@@ -9,6 +9,7 @@ import { createSecretBox } from '../lib/secret-box';
 import { startCluster } from '../lib/stack/cluster';
 import { type Platform, startPlatform } from '../lib/stack/platform';
 import { type ManagedProcess, freePort } from '../lib/stack/processes';
+import type { EmbeddedPostgres } from '../lib/stack/postgres';
 import { type TemporalDevServer, startTemporalDev } from '../lib/stack/temporal-dev';
 
 /**
@@ -42,13 +43,14 @@ function benchEnv(fakeUrl: string, publicBaseUrl: string): Record<string, string
  * - `worker-kill`: a worker killed (SIGKILL) and, as a supervisor would, a new one started at once;
  * - `worker-deploy`: a worker replaced as a rolling deploy does, the new one started first and the old one then
  *   stopped (SIGTERM: it stops polling and finishes what it holds within its grace time);
- * - `postgres`, `temporal`: the database or the dev server stopped for a while and started again (the dev server then
- *   keeps its history in a file, so that its workflows outlive the restart);
+ * - `postgres`, `temporal`: the platform's database or Temporal stopped for a while and started again (the dev server
+ *   then keeps its history in a file, so that its workflows outlive the restart; the real server's four services are
+ *   stopped and started, their own database left running);
  * - `api-kill`: the first API replica behind the balancer killed and started again on its port.
  */
 export const FAULTS = {
   single: ['worker-kill', 'worker-deploy', 'postgres', 'temporal'],
-  cluster: ['worker-kill', 'api-kill'],
+  cluster: ['worker-kill', 'api-kill', 'postgres', 'temporal'],
 } as const;
 export type FaultKind = (typeof FAULTS)[keyof typeof FAULTS][number];
 
@@ -65,6 +67,13 @@ async function replaceWorker(
   if (kind === 'worker-kill') old?.child.kill('SIGKILL');
   await start();
   if (kind === 'worker-deploy') await old?.stop('SIGTERM');
+}
+
+/** The platform's database stopped for `downMs`, then started again on its folder and port. */
+async function stopFor(postgres: EmbeddedPostgres, downMs: number): Promise<void> {
+  await postgres.stop();
+  await new Promise((r) => setTimeout(r, downMs));
+  await postgres.restart();
 }
 
 function unsupported(kind: FaultKind, shape: keyof typeof FAULTS): never {
@@ -98,9 +107,11 @@ export async function startBenchCluster(opts: { apis: number; workers: number })
     url: cluster.url,
     env: cluster.env,
     fake,
-    async injectFault(kind) {
+    async injectFault(kind, downMs) {
       if (kind === 'api-kill') await cluster.restartApi(0, 'SIGKILL');
       else if (kind === 'worker-kill') await replaceWorker(cluster.workers, cluster.addWorker, kind);
+      else if (kind === 'postgres' && cluster.postgres) await stopFor(cluster.postgres, downMs);
+      else if (kind === 'temporal' && cluster.temporal) await cluster.temporal.restart(downMs);
       else unsupported(kind, 'cluster');
     },
     async stop(stopOpts) {
@@ -151,9 +162,7 @@ export async function startBenchStack(opts: { persistTemporal?: boolean; workers
       if (kind === 'worker-kill' || kind === 'worker-deploy') {
         await replaceWorker(workers, startWorker, kind);
       } else if (kind === 'postgres' && platform.postgres) {
-        await platform.postgres.stop();
-        await new Promise((r) => setTimeout(r, downMs));
-        await platform.postgres.restart();
+        await stopFor(platform.postgres, downMs);
       } else if (kind === 'temporal' && opts.persistTemporal && platform.temporal) {
         await (restarted ?? platform.temporal).stop();
         await new Promise((r) => setTimeout(r, downMs));

@@ -41,6 +41,11 @@ export interface TemporalServer {
   processes: Record<Service, ManagedProcess>;
   /** Each service's Prometheus metrics address. */
   metrics: Record<Service, string>;
+  /**
+   * Stops the four services (not their database), waits `downMs`, and starts them again: an outage of Temporal, as a
+   * benchmark's fault (bench/stack.ts). Resolves once the frontend serves again; the processes are then new ones.
+   */
+  restart(downMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -193,9 +198,12 @@ export async function startTemporalServer(opts: {
     quiet: true,
   });
   const processes: Partial<Record<Service, ManagedProcess>> = {};
-  const stop = async () => {
-    // Frontend first (no new requests), then the others, then their database.
+  const stopServices = async () => {
+    // Frontend first (no new requests), then the others.
     for (const name of [...SERVICES].reverse()) await processes[name]?.stop('SIGTERM', 15_000);
+  };
+  const stop = async () => {
+    await stopServices();
     await postgres.stop();
   };
   try {
@@ -227,43 +235,60 @@ export async function startTemporalServer(opts: {
     for (const name of SERVICES) {
       const metricsPort = await freePort();
       metrics[name] = `127.0.0.1:${metricsPort}`;
-      const file = path.join(opts.dataDir, `${name}.yaml`);
       writeFileSync(
-        file,
+        path.join(opts.dataDir, `${name}.yaml`),
         serverConfig({ pgPort: postgres.port, password, ports, frontendHttpPort, metricsPort, dynamicConfigFile }),
         { mode: 0o600 },
       );
-      const log = opts.logDir ? path.join(opts.logDir, `temporal-${name}.log`) : undefined;
-      if (opts.logDir) mkdirSync(opts.logDir, { recursive: true });
-      processes[name] = startProcess(
-        `temporal-${name}`,
-        bin.server,
-        ['--config-file', file, '--allow-no-auth', 'start', '--service', name],
-        { quiet: opts.quiet, onLine: log ? (line) => appendFileSync(log, `${line}\n`) : undefined },
-      );
-      // Every service writes the cluster's metadata on its first start; started together on a fresh database they
-      // race to insert it and the losers exit ("duplicate key … cluster_metadata_info_pkey"). The first one writes
-      // it alone; the others start once it is there (a restart would read it, as they do under a supervisor).
-      if (name === SERVICES[0]) await clusterMetadataWritten(postgres.url, processes[name]!);
     }
+    if (opts.logDir) mkdirSync(opts.logDir, { recursive: true });
     const address = `127.0.0.1:${ports.frontend.grpc}`;
-    await waitFor(
-      'temporal frontend',
-      async () => {
-        const conn = await Connection.connect({ address, connectTimeout: 1000 });
-        try {
-          // The system namespace answers once history and matching have joined the frontend's ring.
-          await conn.workflowService.describeNamespace({ namespace: 'temporal-system' });
-          return true;
-        } finally {
-          await conn.close();
-        }
-      },
-      120_000,
-      processes.frontend!.child,
-    );
+    const startServices = async () => {
+      for (const name of SERVICES) {
+        const log = opts.logDir ? path.join(opts.logDir, `temporal-${name}.log`) : undefined;
+        processes[name] = startProcess(
+          `temporal-${name}`,
+          bin.server,
+          ['--config-file', path.join(opts.dataDir, `${name}.yaml`), '--allow-no-auth', 'start', '--service', name],
+          { quiet: opts.quiet, onLine: log ? (line) => appendFileSync(log, `${line}\n`) : undefined },
+        );
+        // Every service writes the cluster's metadata on its first start; started together on a fresh database they
+        // race to insert it and the losers exit ("duplicate key … cluster_metadata_info_pkey"). The first one writes
+        // it alone; the others start once it is there (a restart would read it, as they do under a supervisor).
+        if (name === SERVICES[0]) await clusterMetadataWritten(postgres.url, processes[name]!);
+      }
+      await waitFor(
+        'temporal frontend',
+        async () => {
+          const conn = await Connection.connect({ address, connectTimeout: 1000 });
+          try {
+            // The system namespace answers once history and matching have joined the frontend's ring.
+            await conn.workflowService.describeNamespace({ namespace: 'temporal-system' });
+            return true;
+          } finally {
+            await conn.close();
+          }
+        },
+        120_000,
+        processes.frontend!.child,
+      );
+    };
+    await startServices();
     await ensureNamespace(address, namespace);
-    return { address, namespace, postgres, processes: processes as Record<Service, ManagedProcess>, metrics, stop };
+    return {
+      address,
+      namespace,
+      postgres,
+      // The record is updated in place by a restart, so it names the running processes.
+      processes: processes as Record<Service, ManagedProcess>,
+      metrics,
+      async restart(downMs) {
+        await stopServices();
+        await new Promise((r) => setTimeout(r, downMs));
+        await startServices();
+      },
+      stop,
+    };
   } catch (err) {
     await stop().catch(() => undefined);
     throw err;
