@@ -90,6 +90,20 @@ const OUTAGE_BEHAVIOUR = {
   },
 };
 
+/** gRPC's connectivity state READY (`connectivityState.READY` of @grpc/grpc-js): a connection is up. */
+const READY = 2;
+
+/**
+ * Whether the client holds a live connection to Temporal right now. A connection the server closed (it stopped or
+ * restarted) is not one: gRPC notices the close and the channel leaves READY at once. The SDK keeps its gRPC client
+ * protected; read without it (another SDK shape), the answer is false, which keeps every caller's cautious path.
+ */
+export function temporalConnected(t: Pick<Temporal, 'connection'>): boolean {
+  const grpcClient = (t.connection as unknown as { client?: { getChannel?: () => unknown } }).client;
+  const channel = grpcClient?.getChannel?.() as { getConnectivityState?: (connect: boolean) => number } | undefined;
+  return channel?.getConnectivityState?.(false) === READY;
+}
+
 /**
  * One Temporal client per process. The API and agentctl connect lazily so they start (and the API answers `/readyz`
  * 503) while Temporal is still coming up; the worker connects eagerly because it cannot do anything without it.

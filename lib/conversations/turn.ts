@@ -18,7 +18,7 @@ import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
 import type { SecretBox } from '../secret-box';
 import { type DeltaHub, type DeltaMessage, isAnswer } from '../streams';
-import { type Temporal, isWorkflowClosing, resendUnprocessedUpdate } from '../temporal';
+import { type Temporal, isWorkflowClosing, resendUnprocessedUpdate, temporalConnected } from '../temporal';
 import { MONTHLY_QUOTA_SQL, conversationsThisMonthSql } from '../billing/service';
 import { asksForHuman } from './escalation';
 import { type BusinessHours, awayNow } from '../bots/hours';
@@ -284,10 +284,21 @@ export async function runTurn(
 }
 
 /**
- * Sends the turn (Update-with-Start) and waits for its result. When Temporal becomes unreachable, a turn that has
- * begun (its run is recorded) goes on in the worker: its result is waited for until `deadline` — the answer
- * announced through Postgres usually comes first — while one that never began fails at once, as the 503 the spec
- * says may be retried (docs/decisions.md, "Outages of a dependency").
+ * How long a turn that Temporal lost in an outage before any worker took it up is sent again, waiting for the
+ * server's return: the blip a turn in flight survives (docs/decisions.md, "Outages of a dependency").
+ */
+const TEMPORAL_OUTAGE_RESEND_MS = 30_000;
+
+/**
+ * Sends the turn (Update-with-Start) and waits for its result. When Temporal becomes unreachable (docs/decisions.md,
+ * "Outages of a dependency"):
+ * - a turn that has begun (its run is recorded) goes on in the worker: its result is waited for until `deadline` —
+ *   the answer announced through Postgres usually comes first;
+ * - a turn sent while the connection was up, which has not begun, may have reached a server that then stopped: an
+ *   update no worker has accepted lives in the server's memory only, and went with it. It is sent again (the same
+ *   update id: Temporal applies it once) every second until the server answers, for up to 30 s;
+ * - a turn sent when the connection was already down fails at once, as the 503 the spec says may be retried: a new
+ *   request during an outage is refused in seconds, it does not hang.
  */
 async function sendTurn(
   deps: ConversationDeps,
@@ -295,19 +306,31 @@ async function sendTurn(
   update: VisitorMessageInput,
   deadline: number,
 ): Promise<TurnResult> {
+  const sentConnected = temporalConnected(deps.temporal);
+  const send = () => updateConversation(deps, conversation, visitorMessageUpdate, [update], update.messageId);
   try {
-    return await updateConversation(deps, conversation, visitorMessageUpdate, [update], update.messageId);
+    return await send();
   } catch (err) {
-    if (!isUnavailableError(err) || !(await turnBegan(deps.db, update.runId))) throw err;
-    const handle = deps.temporal.client.workflow.getHandle(
-      conversationWorkflowId(conversation.bot_id, conversation.session_id),
-    );
+    if (!isUnavailableError(err)) throw err;
+    let again: () => Promise<TurnResult>;
+    let until = deadline;
+    if (await turnBegan(deps.db, update.runId)) {
+      const handle = deps.temporal.client.workflow.getHandle(
+        conversationWorkflowId(conversation.bot_id, conversation.session_id),
+      );
+      again = () => handle.getUpdateHandle<TurnResult>(update.messageId).result();
+    } else if (sentConnected) {
+      again = send;
+      until = Math.min(deadline, Date.now() + TEMPORAL_OUTAGE_RESEND_MS);
+    } else {
+      throw err;
+    }
     for (;;) {
       await new Promise((r) => setTimeout(r, 1_000));
       try {
-        return await handle.getUpdateHandle<TurnResult>(update.messageId).result();
-      } catch (again) {
-        if (!isUnavailableError(again) || Date.now() > deadline) throw again;
+        return await again();
+      } catch (failed) {
+        if (!isUnavailableError(failed) || Date.now() > until) throw failed;
       }
     }
   }

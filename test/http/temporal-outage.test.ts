@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { startWorker } from '../../lib/stack/platform';
 import { freePort } from '../../lib/stack/processes';
 import { type TemporalDevServer, startTemporalDev } from '../../lib/stack/temporal-dev';
 import { type OwnPlatform, http, newBot, sseFrames, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
+import { conversationWorkflowId } from '../../workflows/contracts/conversation';
 
 /**
  * A Temporal server of its own (history in a file, so it survives the stop), with its own worker and API, so stopping
@@ -69,6 +72,49 @@ describe('Temporal stopped while the platform runs', () => {
       15_000,
     );
     expect(Date.now() - back).toBeLessThan(5_000);
+  }, 90_000);
+
+  it('a turn that reached Temporal but no worker before it stopped is sent again and answered once it is back', async () => {
+    const bot = await newBot();
+    const session = randomUUID();
+    // No worker: the turn's update reaches the server and waits there for one to accept it.
+    await own.worker.stop();
+    const pending = http('/v1/api/chat', {
+      key: bot.keys.secret_key,
+      body: { session_id: session, message: 'wait for me' },
+      baseUrl: own.baseUrl,
+    });
+    const connection = await Connection.connect({ address: temporal.address });
+    try {
+      const client = new Client({ connection, namespace: own.env.TEMPORAL_NAMESPACE ?? 'default' });
+      const handle = client.workflow.getHandle(conversationWorkflowId(bot.bot_id, session));
+      await waitUntil('the conversation workflow to be started by the turn', () =>
+        handle.describe().then(
+          () => true,
+          () => false,
+        ),
+      );
+    } finally {
+      await connection.close();
+    }
+    await new Promise((r) => setTimeout(r, 500)); // the update admitted beside the start
+
+    // The server stops: an update no worker has accepted goes with it (it lives in the server's memory only).
+    await temporal.stop();
+    await new Promise((r) => setTimeout(r, 5_000));
+    temporal = await startTemporal();
+    own.worker = await startWorker(own.env, { quiet: true });
+
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(res.body.answer).toBe('Fake answer: wait for me');
+    const stored = await testDb().query(`SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`, [
+      session,
+    ]);
+    expect(stored.rows).toEqual([
+      { author: 'visitor', text: 'wait for me' },
+      { author: 'bot', text: res.body.answer },
+    ]);
   }, 90_000);
 
   it('a turn in flight when Temporal stops for 10 s is answered', async () => {
