@@ -371,6 +371,31 @@ describe('the widget on an integrator’s page', () => {
       expect(await p.locator('.msg-visitor').count()).toBe(0);
       await shot(p, '13-network-failure');
       await p.unroute('**/v1/widget/chat/stream**');
+      // The service is briefly away (the API's 503 service_unavailable, as while its database restarts, with the
+      // headers the API sends a shop's page): the notice says when to try again, not "something went wrong"; the
+      // text comes back into the message box, and Retry is offered again.
+      await p.route('**/v1/widget/chat/stream**', (route) =>
+        route.fulfill({
+          status: 503,
+          contentType: 'application/json',
+          headers: {
+            'Access-Control-Allow-Origin': shopOrigin,
+            'Access-Control-Expose-Headers': 'Retry-After',
+            'Retry-After': '2',
+          },
+          body: JSON.stringify({
+            error: 'Service temporarily unavailable, retry shortly',
+            code: 'service_unavailable',
+          }),
+        }),
+      );
+      await log(p).getByRole('button', { name: 'Retry' }).click();
+      await log(p).getByText('The chat is briefly unavailable — try again in 2 s.').waitFor();
+      expect(await log(p).getByText('cannot be reached', { exact: false }).count()).toBe(0);
+      expect(await messageBox(p).inputValue()).toBe('Do you ship to Norway?');
+      expect(await p.locator('.msg-visitor').count()).toBe(0);
+      await shot(p, '13b-service-unavailable');
+      await p.unroute('**/v1/widget/chat/stream**');
       // The retry's answer is paced (first piece after 100 ms, the last at 1.5 s): the failure's notice goes as soon
       // as the answer starts, not when it ends.
       const { rows } = await testDb().query(`SELECT instructions FROM bots WHERE id = $1`, [bot.bot_id]);
@@ -378,7 +403,7 @@ describe('the widget on an integrator’s page', () => {
       await log(p).getByRole('button', { name: 'Retry' }).click();
       await p.locator('.msg-bot .bubble').waitFor();
       expect(await p.locator('.msg-bot .rating').count()).toBe(0);
-      expect(await log(p).getByText('cannot be reached', { exact: false }).count()).toBe(0);
+      expect(await log(p).getByText('briefly unavailable', { exact: false }).count()).toBe(0);
       await log(p).getByText('Fake answer: Do you ship to Norway?').waitFor();
       expect(await messageBox(p).inputValue()).toBe('');
       expect(await log(p).getByText('cannot be reached', { exact: false }).count()).toBe(0);

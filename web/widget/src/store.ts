@@ -87,9 +87,12 @@ export class Store {
   }
 
   protected failed(failure: Failure, action?: 'retry-send'): void {
+    // The newest failure is the one that is true now: an earlier one's notice (and its Retry) goes.
+    this.clearTransient();
     this.notice(describeFailure(failure), failure.status === 0 || failure.status >= 500 ? 'error' : 'warning', {
       transient: true,
-      action: failure.code === 'network' ? action : undefined,
+      // Retry is offered where sending the same again is the cure: the network, or the service briefly away.
+      action: failure.code === 'network' || failure.code === 'service_unavailable' ? action : undefined,
     });
   }
 }

@@ -37,6 +37,8 @@ export function describeFailure(f: Failure): string {
   if (f.status === 0) return 'The chat service cannot be reached. Check your connection.';
   if (f.code === 'llm_overloaded') return `The assistant is busy — try again in ${f.retryAfter ?? 10} s.`;
   if (f.code === 'llm_unavailable') return 'The assistant is unavailable right now. Please try again later.';
+  // A part of the service is briefly out of reach (a restart, a blip): nothing is wrong with the message.
+  if (f.code === 'service_unavailable') return `The chat is briefly unavailable — try again in ${f.retryAfter ?? 5} s.`;
   if (f.status >= 500) return 'Something went wrong on our side. Please try again.';
   return f.message;
 }
