@@ -96,7 +96,8 @@ const READY = 2;
 /**
  * Whether the client holds a live connection to Temporal right now. A connection the server closed (it stopped or
  * restarted) is not one: gRPC notices the close and the channel leaves READY at once. The SDK keeps its gRPC client
- * protected; read without it (another SDK shape), the answer is false, which keeps every caller's cautious path.
+ * protected; read without it (another SDK shape), the answer is false, which keeps every caller's cautious path —
+ * and test/http/temporal-outage.test.ts (a turn lost by a stopping server is sent again) fails, which says so.
  */
 export function temporalConnected(t: Pick<Temporal, 'connection'>): boolean {
   const grpcClient = (t.connection as unknown as { client?: { getChannel?: () => unknown } }).client;
