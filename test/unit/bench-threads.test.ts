@@ -25,7 +25,8 @@ describe("the load benchmark's CPU by thread", () => {
     const nodejs = join(dir, 'nodejs');
     symlinkSync(process.execPath, nodejs);
     // A worker thread burns 300 ms of its own CPU (30 ticks of /proc's clock, however loaded the machine) while the main
-    // thread waits; the child says when it starts and ends.
+    // thread waits; the child says when it starts and when the thread is done, and the thread stays until the child
+    // ends (its CPU leaves /proc with it).
     const child = spawn(
       nodejs,
       [
@@ -38,7 +39,8 @@ describe("the load benchmark's CPU by thread", () => {
              const start = ticks();
              const deadline = Date.now() + 10000; // a bound, so that a /proc that never counts fails the test, not hangs it
              while (ticks() - start < 30 && Date.now() < deadline) for (let i = 0; i < 1e5; i++);
-             require('node:worker_threads').parentPort.postMessage(1);\`, { eval: true });
+             require('node:worker_threads').parentPort.postMessage(1);
+             setInterval(() => {}, 60000); // alive until the process ends: a thread that ended is gone from /proc\`, { eval: true });
            w.once('message', () => { console.log('done'); process.stdin.once('data', () => process.exit(0)); });
          });`,
       ],
