@@ -47,6 +47,7 @@ import {
   type ConversationRow,
   type PreparedChat,
   type TurnSubscription,
+  TurnNotSentError,
   TurnTimeoutError,
   findConversation,
   firstOutcome,
@@ -139,7 +140,10 @@ export interface ChatTurn {
 
 export interface ChatStream {
   sessionId: string;
-  /** The visitor's message of this turn; absent when nothing is stored (monthly quota used up). */
+  /**
+   * The visitor's message of this turn; absent when nothing is stored (monthly quota used up, or — once `run` has
+   * written its error frame — the turn could not be sent at all).
+   */
   visitorMessageId?: string;
   /** The id the bot's answer gets if the bot answers (not when handed over, failed or over quota). */
   answerMessageId?: string;
@@ -349,7 +353,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
       });
       if (!subscription) throw errors.serviceUnavailable('Streaming is temporarily unavailable; retry shortly');
 
-      return {
+      const stream: ChatStream = {
         sessionId,
         visitorMessageId: prepared.update.messageId,
         answerMessageId: answerMessageId(prepared.update.runId),
@@ -406,6 +410,9 @@ export function createConversationService(deps: ConversationServiceDeps) {
               // Temporal or Postgres out of reach: the JSON endpoint answers 503 `service_unavailable`, but a stream
               // has begun and its frames have no such code; `llm_overloaded` is the one that says retry, and when.
               log.warn({ err }, 'stream turn could not be sent: a dependency is unavailable');
+              // Known not to have reached a worker: the visitor's message is not stored either (the widget gives its
+              // text back to be sent again, where a stored one would be sent twice).
+              if (err instanceof TurnNotSentError) stream.visitorMessageId = undefined;
               const unavailable = {
                 type: 'llm_overloaded',
                 message: '',
@@ -429,6 +436,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
           return { turnPending };
         },
       };
+      return stream;
     },
 
     /**

@@ -284,6 +284,18 @@ export async function runTurn(
 }
 
 /**
+ * The turn never reached a worker, so nothing of it is stored — not even the visitor's message (the worker writes it):
+ * Temporal was out of reach (the cause). A retry sends it afresh. Still a dependency's unavailability for the error
+ * handler (`isUnavailableError` reads the cause): 503 `service_unavailable`.
+ */
+export class TurnNotSentError extends Error {
+  constructor(cause: unknown) {
+    super('The turn could not be sent: Temporal is out of reach', { cause });
+    this.name = 'TurnNotSentError';
+  }
+}
+
+/**
  * How long a turn that Temporal lost in an outage before any worker took it up is sent again, waiting for the
  * server's return: the blip a turn in flight survives (docs/decisions.md, "Outages of a dependency").
  */
@@ -314,7 +326,8 @@ async function sendTurn(
     if (!isUnavailableError(err)) throw err;
     let again: () => Promise<TurnResult>;
     let until = deadline;
-    if (await turnBegan(deps.db, update.runId)) {
+    const began = await turnBegan(deps.db, update.runId);
+    if (began) {
       const handle = deps.temporal.client.workflow.getHandle(
         conversationWorkflowId(conversation.bot_id, conversation.session_id),
       );
@@ -323,14 +336,18 @@ async function sendTurn(
       again = send;
       until = Math.min(deadline, Date.now() + TEMPORAL_OUTAGE_RESEND_MS);
     } else {
-      throw err;
+      throw new TurnNotSentError(err);
     }
     for (;;) {
       await new Promise((r) => setTimeout(r, 1_000));
       try {
         return await again();
       } catch (failed) {
-        if (!isUnavailableError(failed) || Date.now() > until) throw failed;
+        if (!isUnavailableError(failed)) throw failed;
+        if (Date.now() <= until) continue;
+        // A resend that reached a worker before the server went again has begun; one that did not is not stored.
+        if (!began && !(await turnBegan(deps.db, update.runId).catch(() => true))) throw new TurnNotSentError(failed);
+        throw failed;
       }
     }
   }

@@ -396,6 +396,32 @@ describe('the widget on an integrator’s page', () => {
       expect(await p.locator('.msg-visitor').count()).toBe(0);
       await shot(p, '13b-service-unavailable');
       await p.unroute('**/v1/widget/chat/stream**');
+      // The stream was accepted but the turn could not be sent (Temporal out of reach): an llm_overloaded frame, and
+      // an end frame that names no visitor message — nothing was stored, so the text comes back as above.
+      const sessionId = (await storedSession(p, bot)).session_id;
+      await p.route('**/v1/widget/chat/stream**', (route) =>
+        route.fulfill({
+          status: 200,
+          contentType: 'text/event-stream',
+          headers: { 'Access-Control-Allow-Origin': shopOrigin },
+          body: [
+            {
+              error: 'The AI backend is busy or the turn did not finish; retry shortly',
+              code: 'llm_overloaded',
+              retry_after: 2,
+            },
+            { done: true, session_id: sessionId, handoff: false, quota_exceeded: false },
+          ]
+            .map((frame) => `data: ${JSON.stringify(frame)}\n\n`)
+            .join(''),
+        }),
+      );
+      await log(p).getByRole('button', { name: 'Retry' }).click();
+      await log(p).getByText('The chat is briefly unavailable — try again in 2 s.').waitFor();
+      expect(await messageBox(p).inputValue()).toBe('Do you ship to Norway?');
+      expect(await p.locator('.msg-visitor').count()).toBe(0);
+      expect(await log(p).getByRole('button', { name: 'Retry' }).count()).toBe(1);
+      await p.unroute('**/v1/widget/chat/stream**');
       // The retry's answer is paced (first piece after 100 ms, the last at 1.5 s): the failure's notice goes as soon
       // as the answer starts, not when it ends.
       const { rows } = await testDb().query(`SELECT instructions FROM bots WHERE id = $1`, [bot.bot_id]);

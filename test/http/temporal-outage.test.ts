@@ -63,6 +63,25 @@ describe('Temporal stopped while the platform runs', () => {
       { error: expect.any(String), code: 'llm_overloaded', retry_after: 2 },
       expect.objectContaining({ done: true, handoff: false }),
     ]);
+    // The widget's stream says the same, and its end frame names no visitor message: nothing of the turn is stored,
+    // so the widget gives the text back to be sent again (where a stored message would be sent twice).
+    const visitor = await http('/v1/widget/session', {
+      method: 'POST',
+      key: bot.keys.public_key,
+      baseUrl: own.baseUrl,
+    });
+    expect(visitor.status).toBe(201);
+    const fromWidget = await sseFrames('/v1/widget/chat/stream', {
+      key: bot.keys.public_key,
+      body: { session_id: visitor.body.session_id, message: 'during, from the widget' },
+      headers: { 'X-Visitor-Token': visitor.body.visitor_token },
+      baseUrl: own.baseUrl,
+    });
+    expect(fromWidget.frames).toEqual([
+      { error: expect.any(String), code: 'llm_overloaded', retry_after: 2 },
+      expect.objectContaining({ done: true, handoff: false }),
+    ]);
+    expect(fromWidget.frames[1]).not.toHaveProperty('visitor_message_id');
 
     temporal = await startTemporal();
     const back = Date.now();

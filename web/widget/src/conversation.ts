@@ -263,6 +263,13 @@ export class Conversation extends Store {
       });
       return true;
     }
+    if (error && !end.visitorMessageId && !end.quotaExceeded) {
+      // The turn could not be sent (a part of the service was out of reach): nothing of it is stored, not even the
+      // message, so its text goes back to be sent again — as when the request itself is refused.
+      if (answerKey) this.remove(answerKey);
+      const failure = { ok: false, status: 503, code: 'service_unavailable', message: error.message } as const;
+      return this.unsent(visitorKey, text, { ...failure, retryAfter: error.retryAfter });
+    }
     if (end.visitorMessageId) this.known.add(end.visitorMessageId);
     this.update(visitorKey, { pending: false, id: end.visitorMessageId });
 
