@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type Balancer, startBalancer } from '../../lib/stack/balancer';
 import { startApi, waitForApi } from '../../lib/stack/platform';
 import { type ManagedProcess, freePort } from '../../lib/stack/processes';
-import { newBot, sseFrames, testDb } from '../support/helpers';
+import { newBot, sseFrames, testDb, transcriptOf } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 // test/http/api-crash.test.ts, unchanged: its own API (outside the balancer) killed during a JSON chat.
 import '../http/api-crash.test';
@@ -157,12 +157,9 @@ describe('an API replica killed mid-stream, behind the balancer', () => {
     const text = whole.map((f) => f.delta ?? '').join('');
     expect(text).toContain('Fake answer:');
     expect(text.startsWith(partial)).toBe(true);
-    const stored = await testDb().query<{ author: string; text: string }>(
-      `SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`,
-      [session],
-    );
-    expect(stored.rows.map((m) => m.author)).toEqual(['visitor', 'bot']);
-    expect(stored.rows[1].text).toBe(text);
+    const stored = await transcriptOf(session);
+    expect(stored.map((m) => m.author)).toEqual(['visitor', 'bot']);
+    expect(stored[1].text).toBe(text);
     const runs = await testDb().query(`SELECT status FROM runs WHERE bot_id = $1`, [bot.bot_id]);
     expect(runs.rows).toEqual([{ status: 'done' }]);
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { type TemporalServer, startTemporalServer } from '../../lib/stack/temporal-server';
-import { type OwnPlatform, http, newBot, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
+import { type OwnPlatform, http, newBot, startOwnPlatform, testDb, transcriptOf, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -70,10 +70,7 @@ describe('the real Temporal server restarted while the platform runs', () => {
     const res = await pending;
     expect(res.status).toBe(200);
     expect(res.body.answer).toBe('Fake answer: outlast the upgrade');
-    const stored = await testDb().query(`SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`, [
-      session,
-    ]);
-    expect(stored.rows).toEqual([
+    expect(await transcriptOf(session)).toEqual([
       { author: 'visitor', text: 'outlast the upgrade' },
       { author: 'bot', text: res.body.answer },
     ]);

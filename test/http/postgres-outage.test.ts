@@ -6,7 +6,7 @@ import { type ManagedProcess, freePort } from '../../lib/stack/processes';
 import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../lib/stack/postgres';
 import { createSecretBox } from '../../lib/secret-box';
-import { agentctl, fakeRequests, http, waitUntil } from '../support/helpers';
+import { agentctl, fakeRequests, http, transcriptOf, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -120,10 +120,7 @@ describe('Postgres stopped while the API runs', () => {
     expect(await fakeRequests(tag)).toHaveLength(1);
     const check = createDb(pgServer.url, { max: 1 });
     try {
-      const messages = await check.query(`SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`, [
-        session,
-      ]);
-      expect(messages.rows).toEqual([
+      expect(await transcriptOf(session, check)).toEqual([
         { author: 'visitor', text: `[[fake:tag:${tag}]]outlast the database` },
         { author: 'bot', text: res.body.answer },
       ]);

@@ -5,7 +5,16 @@ import { Client, Connection } from '@temporalio/client';
 import { startWorker } from '../../lib/stack/platform';
 import { freePort } from '../../lib/stack/processes';
 import { type TemporalDevServer, startTemporalDev } from '../../lib/stack/temporal-dev';
-import { type OwnPlatform, http, newBot, sseFrames, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
+import {
+  type OwnPlatform,
+  http,
+  newBot,
+  sseFrames,
+  startOwnPlatform,
+  testDb,
+  transcriptOf,
+  waitUntil,
+} from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 import { conversationWorkflowId } from '../../workflows/contracts/conversation';
 
@@ -127,10 +136,7 @@ describe('Temporal stopped while the platform runs', () => {
     const res = await pending;
     expect(res.status).toBe(200);
     expect(res.body.answer).toBe('Fake answer: wait for me');
-    const stored = await testDb().query(`SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`, [
-      session,
-    ]);
-    expect(stored.rows).toEqual([
+    expect(await transcriptOf(session)).toEqual([
       { author: 'visitor', text: 'wait for me' },
       { author: 'bot', text: res.body.answer },
     ]);
@@ -157,10 +163,7 @@ describe('Temporal stopped while the platform runs', () => {
     const res = await pending;
     expect(res.status).toBe(200);
     expect(res.body.answer).toBe('Fake answer: outlast the scheduler');
-    const stored = await testDb().query(`SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`, [
-      session,
-    ]);
-    expect(stored.rows).toEqual([
+    expect(await transcriptOf(session)).toEqual([
       { author: 'visitor', text: 'outlast the scheduler' },
       { author: 'bot', text: res.body.answer },
     ]);

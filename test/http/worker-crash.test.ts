@@ -10,6 +10,7 @@ import {
   sseFrames,
   startOwnPlatform,
   testDb,
+  transcriptOf,
   waitUntil,
 } from '../support/helpers';
 
@@ -54,11 +55,9 @@ describe('a worker killed in the middle of a turn', () => {
     expect(res.status).toBe(200);
     expect(res.body.answer).toContain('Fake answer: survive this');
 
-    const messages = await testDb().query(`SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`, [
-      session,
-    ]);
-    expect(messages.rows.map((m) => m.author)).toEqual(['visitor', 'bot']);
-    expect(messages.rows[1].text).toBe(res.body.answer);
+    const messages = await transcriptOf(session);
+    expect(messages.map((m) => m.author)).toEqual(['visitor', 'bot']);
+    expect(messages[1].text).toBe(res.body.answer);
     const runs = await testDb().query(`SELECT status FROM runs WHERE bot_id = $1`, [bot.bot_id]);
     expect(runs.rows).toEqual([{ status: 'done' }]);
   }, 90_000);

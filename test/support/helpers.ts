@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { bootstrapWorkspace, type BootstrapInput, type BootstrapResult } from '../../lib/accounts/service';
-import { createDb, type Db } from '../../lib/db';
+import { createDb, type Db, type Queryable } from '../../lib/db';
 import { createSecretBox } from '../../lib/secret-box';
 import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
 import { type ManagedProcess, freePort } from '../../lib/stack/processes';
@@ -42,6 +42,18 @@ export function useTemporalClient(): Client {
 export function testDb(): Db {
   sharedDb ??= createDb(stackInfo().databaseUrl, { max: 4, applicationName: 'jest' });
   return sharedDb;
+}
+
+/** A conversation's stored messages in order, as who said what: what a turn that survived a fault must have left. */
+export async function transcriptOf(
+  sessionId: string,
+  db: Queryable = testDb(),
+): Promise<{ author: string; text: string }[]> {
+  const res = await db.query<{ author: string; text: string }>(
+    `SELECT author, text FROM messages WHERE session_id = $1 ORDER BY seq`,
+    [sessionId],
+  );
+  return res.rows;
 }
 
 /** Each test makes its own workspace and bot: no shared mutable fixtures. */
