@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { type TemporalServer, startTemporalServer } from '../../lib/stack/temporal-server';
-import { type OwnPlatform, http, newBot, startOwnPlatform, testDb, transcriptOf, waitUntil } from '../support/helpers';
+import {
+  type OwnPlatform,
+  http,
+  newBot,
+  startOwnPlatform,
+  testDb,
+  transcriptOf,
+  waitUntil,
+  turnRunning,
+} from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -40,12 +49,7 @@ describe('the real Temporal server restarted while the platform runs', () => {
     await testDb().query(`UPDATE bots SET model = 'fake-slow-2000' WHERE id = $1`, [bot.bot_id]);
     const session = randomUUID();
     const pending = chat(bot.keys.secret_key, 'outlast the upgrade', session);
-    await waitUntil('the turn to be running', async () => {
-      const run = await testDb().query(`SELECT status FROM runs WHERE bot_id = $1 AND status = 'running'`, [
-        bot.bot_id,
-      ]);
-      return (run.rowCount ?? 0) > 0;
-    });
+    await turnRunning(bot.bot_id);
 
     // The services stop (the frontend first), stay down 8 s, and start again on their database.
     const frontend = temporal.processes.frontend.child;

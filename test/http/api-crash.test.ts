@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { type OwnPlatform, http, newBot, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
+import { type OwnPlatform, http, newBot, startOwnPlatform, testDb, turnRunning } from '../support/helpers';
 
 /**
  * Its own API process, killed while it owns an Idempotency-Key (docs/decisions.md, "Idempotency after a crash"): the
@@ -25,10 +25,7 @@ describe('an API process killed while it owns an Idempotency-Key', () => {
       (res) => res.status,
       () => 'connection lost',
     );
-    await waitUntil('the turn to be running', async () => {
-      const run = await testDb().query(`SELECT status FROM runs WHERE bot_id = $1`, [bot.bot_id]);
-      return run.rows[0]?.status === 'running';
-    });
+    await turnRunning(bot.bot_id);
 
     await own.restartApi('SIGKILL');
     const killedAt = Date.now();

@@ -6,7 +6,7 @@ import { type ManagedProcess, freePort } from '../../lib/stack/processes';
 import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from '../../lib/stack/postgres';
 import { createSecretBox } from '../../lib/secret-box';
-import { agentctl, fakeRequests, http, transcriptOf, waitUntil } from '../support/helpers';
+import { agentctl, fakeRequests, http, transcriptOf, turnRunning } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -101,12 +101,7 @@ describe('Postgres stopped while the API runs', () => {
       body: { session_id: session, message: `[[fake:tag:${tag}]]outlast the database` },
       baseUrl,
     });
-    await waitUntil('the turn to be running', async () => {
-      const run = await db.query(`SELECT status FROM runs WHERE bot_id = $1 AND trigger_kind = 'message'`, [
-        bot.bot_id,
-      ]);
-      return run.rows[0]?.status === 'running';
-    });
+    await turnRunning(bot.bot_id, db);
     await db.end();
 
     await pgServer.stop();

@@ -14,6 +14,7 @@ import {
   testDb,
   transcriptOf,
   waitUntil,
+  turnRunning,
 } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 import { conversationWorkflowId } from '../../workflows/contracts/conversation';
@@ -151,10 +152,7 @@ describe('Temporal stopped while the platform runs', () => {
       body: { session_id: session, message: 'outlast the scheduler' },
       baseUrl: own.baseUrl,
     });
-    await waitUntil('the turn to be running', async () => {
-      const run = await testDb().query(`SELECT status FROM runs WHERE bot_id = $1`, [bot.bot_id]);
-      return run.rows[0]?.status === 'running';
-    });
+    await turnRunning(bot.bot_id);
 
     await temporal.stop();
     await new Promise((r) => setTimeout(r, 10_000));

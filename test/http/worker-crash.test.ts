@@ -12,6 +12,7 @@ import {
   testDb,
   transcriptOf,
   waitUntil,
+  turnRunning,
 } from '../support/helpers';
 
 /**
@@ -42,12 +43,7 @@ describe('a worker killed in the middle of a turn', () => {
       baseUrl,
     });
 
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const run = await testDb().query(`SELECT status FROM runs WHERE bot_id = $1`, [bot.bot_id]);
-      if (run.rows[0]?.status === 'running') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await turnRunning(bot.bot_id);
     await new Promise((r) => setTimeout(r, 500));
     await own.restartWorker();
 

@@ -56,6 +56,17 @@ export async function transcriptOf(
   return res.rows;
 }
 
+/** Waits until one of the bot's chat turns is running (its run recorded, the model not done): the moment to break a part. */
+export async function turnRunning(botId: string, db: Queryable = testDb()): Promise<void> {
+  await waitUntil('the turn to be running', async () => {
+    const run = await db.query(
+      `SELECT 1 FROM runs WHERE bot_id = $1 AND trigger_kind = 'message' AND status = 'running'`,
+      [botId],
+    );
+    return (run.rowCount ?? 0) > 0;
+  });
+}
+
 /** Each test makes its own workspace and bot: no shared mutable fixtures. */
 export async function newBot(input: BootstrapInput = {}): Promise<BootstrapResult> {
   return bootstrapWorkspace(testDb(), createSecretBox(stackInfo().secretEncryptionKey), input);
