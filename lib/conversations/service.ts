@@ -413,15 +413,14 @@ export function createConversationService(deps: ConversationServiceDeps) {
               // Known not to have reached a worker: the visitor's message is not stored either (the widget gives its
               // text back to be sent again, where a stored one would be sent twice).
               if (err instanceof TurnNotSentError) stream.visitorMessageId = undefined;
-              const unavailable = {
-                type: 'llm_overloaded',
-                message: '',
-                retryAfter: SERVICE_RETRY_AFTER_SECONDS,
-              } as const;
-              write(errorFrame(apiErrorForFailure(unavailable, { session_id: sessionId })));
+              write(
+                errorFrame(
+                  apiErrorForFailure({ type: 'llm_overloaded', message: '', retryAfter: SERVICE_RETRY_AFTER_SECONDS }),
+                ),
+              );
             } else {
               log.error({ err }, 'stream turn failed');
-              write({ error: 'Internal error; it is safe to retry' });
+              write(errorFrame(errors.internal()));
             }
           } finally {
             subscription.close();
