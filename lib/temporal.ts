@@ -100,9 +100,59 @@ const READY = 2;
  * and test/http/temporal-outage.test.ts (a turn lost by a stopping server is sent again) fails, which says so.
  */
 export function temporalConnected(t: Pick<Temporal, 'connection'>): boolean {
-  const grpcClient = (t.connection as unknown as { client?: { getChannel?: () => unknown } }).client;
+  return channelState(t.connection, false) === READY;
+}
+
+/** The gRPC channel's connectivity state; with `connect`, an idle channel starts connecting. */
+function channelState(connection: Connection, connect: boolean): number | undefined {
+  const grpcClient = (connection as unknown as { client?: { getChannel?: () => unknown } }).client;
   const channel = grpcClient?.getChannel?.() as { getConnectivityState?: (connect: boolean) => number } | undefined;
-  return channel?.getConnectivityState?.(false) === READY;
+  return channel?.getConnectivityState?.(connect);
+}
+
+export interface TemporalReturnWatch {
+  stop(): Promise<void>;
+}
+
+/**
+ * Calls `onReturn` each time Temporal answers again after having been out of reach for at least `minOutageMs`. It
+ * watches a connection of its own that retries every 500 ms while the server is away (a connection attempt, no
+ * request), so a return is seen within about half a second; a short drop (an idle connection the server closed) is
+ * not an outage. Outages are counted only after a first connection, so a slow start is not one either.
+ */
+export function watchTemporalReturn(
+  config: TemporalConfig,
+  opts: { minOutageMs: number; onReturn: (outageMs: number) => void; everyMs?: number },
+): TemporalReturnWatch {
+  const connection = Connection.lazy({
+    ...temporalConnectionOptions(config),
+    channelArgs: {
+      'grpc.initial_reconnect_backoff_ms': 250,
+      'grpc.min_reconnect_backoff_ms': 250,
+      'grpc.max_reconnect_backoff_ms': 500,
+    },
+  });
+  let connectedOnce = false;
+  let awaySince: number | undefined;
+  const timer = setInterval(() => {
+    const up = channelState(connection, true) === READY;
+    if (!up) {
+      if (connectedOnce) awaySince ??= Date.now();
+      return;
+    }
+    connectedOnce = true;
+    if (awaySince === undefined) return;
+    const outageMs = Date.now() - awaySince;
+    awaySince = undefined;
+    if (outageMs >= opts.minOutageMs) opts.onReturn(outageMs);
+  }, opts.everyMs ?? 250);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await connection.close();
+    },
+  };
 }
 
 /**

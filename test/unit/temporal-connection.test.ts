@@ -8,7 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { parseConfig } from '../../lib/config';
-import { resendUnprocessedUpdate, temporalConnectionOptions, workflowUiUrl } from '../../lib/temporal';
+import { freePort } from '../../lib/stack/processes';
+import {
+  resendUnprocessedUpdate,
+  temporalConnectionOptions,
+  watchTemporalReturn,
+  workflowUiUrl,
+} from '../../lib/temporal';
 
 const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) };
 
@@ -190,4 +196,69 @@ describe('resendUnprocessedUpdate', () => {
     ).rejects.toThrow('Update failed');
     expect(calls).toBe(2);
   });
+});
+
+/**
+ * The worker starts a fresh worker when Temporal comes back from an outage (worker/supervisor.ts): the SDK's pollers
+ * would otherwise ask again only up to 12 s later. The watch sees a plain HTTP/2 server here: a gRPC channel is up as
+ * soon as one answers, with no request sent.
+ */
+describe('watchTemporalReturn', () => {
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  let port: number;
+  let server: http2.Http2Server | undefined;
+  const sessions = new Set<http2.ServerHttp2Session>();
+
+  async function serve(): Promise<void> {
+    server = http2.createServer();
+    server.on('session', (session) => {
+      sessions.add(session);
+      session.on('close', () => sessions.delete(session));
+    });
+    await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
+  }
+  async function stop(): Promise<void> {
+    for (const session of sessions) session.destroy();
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    server = undefined;
+  }
+
+  beforeAll(async () => {
+    port = await freePort();
+  });
+  afterAll(async () => {
+    if (server) await stop();
+  });
+
+  it('reports a return after an outage within about a second, and neither a slow start nor a short drop', async () => {
+    const returns: number[] = [];
+    const watch = watchTemporalReturn(parseConfig({ ...base, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }), {
+      minOutageMs: 1_500,
+      onReturn: (outageMs) => returns.push(outageMs),
+      everyMs: 50,
+    });
+    try {
+      await sleep(2_000); // nothing answers yet: a start, not an outage
+      await serve();
+      await sleep(1_000);
+      expect(returns).toEqual([]);
+
+      await stop(); // a short drop, as when the server closes an idle connection
+      await sleep(200);
+      await serve();
+      await sleep(1_500);
+      expect(returns).toEqual([]);
+
+      await stop();
+      await sleep(3_000);
+      await serve();
+      const back = Date.now();
+      while (returns.length === 0 && Date.now() - back < 5_000) await sleep(20);
+      expect(Date.now() - back).toBeLessThan(1_500);
+      expect(returns).toHaveLength(1);
+      expect(returns[0]).toBeGreaterThanOrEqual(3_000);
+    } finally {
+      await watch.stop();
+    }
+  }, 30_000);
 });
