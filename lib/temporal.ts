@@ -56,9 +56,26 @@ const WORKFLOW_CLOSING = /workflow is closing/i;
  * reaches the run that follows (lib/conversations/turn.ts, updateConversation).
  */
 export function isWorkflowClosing(err: unknown): boolean {
+  return saidByServer(err, WORKFLOW_CLOSING);
+}
+
+/** The server's words for an update refused because the workflow's task has failed twice or more in a row. */
+const WORKFLOW_TASK_FAILING = /Workflow Task in failed state/i;
+
+/**
+ * The server refuses updates (WorkflowNotReady) while the workflow's task keeps failing: timed out on a worker short
+ * of CPU, or a bug. Nothing of the update was admitted; once a task succeeds the same update is accepted
+ * (lib/conversations/turn.ts sends it again for a while).
+ */
+export function isWorkflowTaskFailing(err: unknown): boolean {
+  return saidByServer(err, WORKFLOW_TASK_FAILING);
+}
+
+/** Whether the error, or one of its causes, carries the server's words (its message or its gRPC details). */
+function saidByServer(err: unknown, words: RegExp): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const { message, details } = e as { message?: unknown; details?: unknown };
-    if (WORKFLOW_CLOSING.test(String(details ?? '')) || WORKFLOW_CLOSING.test(String(message ?? ''))) return true;
+    if (words.test(String(details ?? '')) || words.test(String(message ?? ''))) return true;
   }
   return false;
 }
@@ -213,25 +230,40 @@ export async function pingTemporal(t: Pick<Temporal, 'connection' | 'namespace'>
 const UNPROCESSED_UPDATE = /wasn't processed by worker|was not processed by (?:the )?worker/i;
 
 function isUnprocessedUpdate(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (UNPROCESSED_UPDATE.test(String((e as Error).message ?? ''))) return true;
-  }
-  return false;
+  return saidByServer(err, UNPROCESSED_UPDATE);
 }
 
 /**
- * Sends an update again when the server rejected it because no worker took it up: under many concurrent updates to
- * one workflow whose tasks run local activities, the server (dev server 1.29 with SDK 1.24 here) sometimes drops one
- * that way. Nothing of it ran, and our chat updates carry their message id as update id, so a resend is safe; any
- * other failure is the caller's.
+ * How long an update refused because the workflow's task keeps failing is sent again, once a second: one workflow
+ * task timeout (Temporal's default, 10 s), time for a worker short of CPU to get a task through.
  */
-export async function resendUnprocessedUpdate<T>(send: () => Promise<T>, attempts = 4): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+const FAILING_TASK_RESEND_MS = 10_000;
+
+/**
+ * Sends an update again when the server refused it unseen — nothing of it ran, and our chat updates carry their
+ * message id as update id, so a resend is safe:
+ * - no worker took it up: under many concurrent updates to one workflow whose tasks run local activities, the server
+ *   (dev server 1.29 with SDK 1.24 here) sometimes drops one that way; sent again at once, a few times;
+ * - the workflow's task has failed twice or more in a row (`isWorkflowTaskFailing`): sent again every second for up
+ *   to 10 s, then the refusal is the caller's.
+ * Any other failure is the caller's.
+ */
+export async function resendUnprocessedUpdate<T>(
+  send: () => Promise<T>,
+  opts: { attempts?: number; failingTaskForMs?: number; failingTaskEveryMs?: number } = {},
+): Promise<T> {
+  const failingTaskUntil = Date.now() + (opts.failingTaskForMs ?? FAILING_TASK_RESEND_MS);
+  const every = opts.failingTaskEveryMs ?? 1_000;
+  for (let attempt = 1; ;) {
     try {
       return await send();
     } catch (err) {
-      if (attempt >= attempts || !isUnprocessedUpdate(err)) throw err;
-      await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
+      if (isWorkflowTaskFailing(err) && Date.now() + every <= failingTaskUntil) {
+        await new Promise((r) => setTimeout(r, every));
+        continue;
+      }
+      if (attempt >= (opts.attempts ?? 4) || !isUnprocessedUpdate(err)) throw err;
+      await new Promise((r) => setTimeout(r, 25 * 2 ** attempt++));
     }
   }
 }

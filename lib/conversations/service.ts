@@ -197,6 +197,22 @@ function timeoutResult(): TurnResult {
   return { answer: '', error };
 }
 
+/**
+ * The failures of turns that never reached a worker because the conversation's workflow task keeps failing: nothing
+ * of them is stored, and a retry sends them afresh (a stream's end frame names no visitor message).
+ */
+const NOT_SENT = new WeakSet<NonNullable<TurnResult['error']>>();
+
+function notSentResult(): TurnResult {
+  const error = {
+    type: 'llm_overloaded' as const,
+    message: 'The conversation is busy',
+    retryAfter: SERVICE_RETRY_AFTER_SECONDS,
+  };
+  NOT_SENT.add(error);
+  return { answer: '', error };
+}
+
 /** Spec, Conversation: 503 `{error, code, session_id}`, plus `retry_after` and `Retry-After` when overloaded. */
 function turnError(error: NonNullable<TurnResult['error']>, sessionId: string): ApiError {
   const e = apiErrorForFailure(error, { session_id: sessionId });
@@ -220,6 +236,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
   ) {
     return firstOutcome(runTurn(cdeps, prepared, streamTurnId), subscription).catch((err) => {
       if (err instanceof TurnTimeoutError) return timeoutResult();
+      if (err instanceof TurnNotSentError && err.busy) return notSentResult();
       throw err;
     });
   }
@@ -368,6 +385,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
             if (result.error) {
               const e = turnError(result.error, sessionId);
               turnPending = e.turnPending;
+              if (NOT_SENT.has(result.error)) stream.visitorMessageId = undefined;
               write(errorFrame(e));
             } else if (handoff) {
               // Escalation arrives as an ordinary fragment — after what was streamed of it when the agent said it

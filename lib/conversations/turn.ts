@@ -18,7 +18,13 @@ import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
 import type { SecretBox } from '../secret-box';
 import { type DeltaHub, type DeltaMessage, isAnswer } from '../streams';
-import { type Temporal, isWorkflowClosing, resendUnprocessedUpdate, temporalConnected } from '../temporal';
+import {
+  type Temporal,
+  isWorkflowClosing,
+  isWorkflowTaskFailing,
+  resendUnprocessedUpdate,
+  temporalConnected,
+} from '../temporal';
 import { MONTHLY_QUOTA_SQL, conversationsThisMonthSql } from '../billing/service';
 import { asksForHuman } from './escalation';
 import { type BusinessHours, awayNow } from '../bots/hours';
@@ -284,14 +290,25 @@ export async function runTurn(
 }
 
 /**
- * The turn never reached a worker, so nothing of it is stored — not even the visitor's message (the worker writes it):
- * Temporal was out of reach (the cause). A retry sends it afresh. Still a dependency's unavailability for the error
- * handler (`isUnavailableError` reads the cause): 503 `service_unavailable`.
+ * The turn never reached a worker, so nothing of it is stored — not even the visitor's message (the worker writes it).
+ * A retry sends it afresh. Why (the cause):
+ * - Temporal was out of reach: still a dependency's unavailability for the error handler (`isUnavailableError` reads
+ *   the cause), 503 `service_unavailable`;
+ * - `busy`: the server kept refusing the update because the conversation's workflow task keeps failing (a worker
+ *   short of CPU, or a bug): the turn's `llm_overloaded` (lib/conversations/service.ts).
  */
 export class TurnNotSentError extends Error {
+  readonly busy: boolean;
   constructor(cause: unknown) {
-    super('The turn could not be sent: Temporal is out of reach', { cause });
+    const busy = isWorkflowTaskFailing(cause);
+    super(
+      busy
+        ? "The turn could not be sent: the conversation's workflow task keeps failing"
+        : 'The turn could not be sent: Temporal is out of reach',
+      { cause },
+    );
     this.name = 'TurnNotSentError';
+    this.busy = busy;
   }
 }
 
@@ -323,6 +340,8 @@ async function sendTurn(
   try {
     return await send();
   } catch (err) {
+    // Still refused after the resends of updateConversation: the worker never saw the turn.
+    if (isWorkflowTaskFailing(err)) throw new TurnNotSentError(err);
     if (!isUnavailableError(err)) throw err;
     let again: () => Promise<TurnResult>;
     let until = deadline;

@@ -13,15 +13,18 @@ import {
   transcriptOf,
   waitUntil,
   turnRunning,
+  useTemporalClient,
 } from '../support/helpers';
+import { conversationWorkflowId } from '../../workflows/contracts/conversation';
 
 /**
  * Its own API and worker on a task queue of their own (same Postgres and Temporal), so killing the worker
  * disturbs no other test.
  */
-describe('a worker killed in the middle of a turn', () => {
+describe('a worker killed or stalled in the middle of a turn', () => {
   let own: OwnPlatform;
   let baseUrl: string;
+  const temporal = useTemporalClient();
 
   beforeAll(async () => {
     // Long enough that the turn outlives the worker's replacement (the workflow task of the dead worker times
@@ -160,4 +163,69 @@ describe('a worker killed in the middle of a turn', () => {
       await target.close();
     }
   }, 90_000);
+
+  it("a turn refused while the conversation's workflow task keeps failing (a stalled worker) is sent again for 10 s: answered once a task gets through, else 503 llm_overloaded with nothing stored", async () => {
+    const bot = await newBot();
+    // One conversation, begun in the widget (whose end frame says whether the visitor's message was stored) and
+    // continued through the API: a stalled worker's tasks time out only while it holds open polls to receive them.
+    const visitor = await http('/v1/widget/session', { method: 'POST', key: bot.keys.public_key, baseUrl });
+    const session = visitor.body.session_id as string;
+    const fromWidget = (message: string) =>
+      sseFrames('/v1/widget/chat/stream', {
+        key: bot.keys.public_key,
+        body: { session_id: session, message },
+        headers: { 'X-Visitor-Token': visitor.body.visitor_token },
+        baseUrl,
+      });
+    const chat = (message: string) =>
+      http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message }, baseUrl });
+    expect((await fromWidget('first')).status).toBe(200);
+    const handle = temporal.workflow.getHandle(conversationWorkflowId(bot.bot_id, session));
+    const pid = own.worker.child.pid!;
+    // The worker stops answering (as one starved of CPU does), with its polls open: its tasks go to it and time out.
+    process.kill(pid, 'SIGSTOP');
+    let stalled = true;
+    try {
+      // A signal nothing handles makes a workflow task; after two timeouts (10 s each) the server refuses updates.
+      await handle.signal('nudge');
+      await waitUntil(
+        'the workflow task to have failed twice',
+        async () => ((await handle.describe()).raw.pendingWorkflowTask?.attempt ?? 0) >= 3,
+        60_000,
+      );
+
+      // Refused for longer than the resends last: the spec's "busy, retry" and nothing of the turn stored; the
+      // widget's end frame names no visitor message, so the widget gives the text back to be sent again.
+      const [refused, refusedStream] = await Promise.all([chat('refused'), fromWidget('refused from the widget')]);
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ code: 'llm_overloaded', retry_after: 2, session_id: session });
+      expect(refused.headers.get('retry-after')).toBe('2');
+      expect(refusedStream.frames).toEqual([
+        { error: expect.any(String), code: 'llm_overloaded', retry_after: 2 },
+        expect.objectContaining({ done: true, handoff: false }),
+      ]);
+      expect(refusedStream.frames[1]).not.toHaveProperty('visitor_message_id');
+
+      // Refused at first, then a task gets through: the same turn, sent again, is answered.
+      const pending = chat('second');
+      let settled = false;
+      void pending.then(() => (settled = true));
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(settled).toBe(false); // sent again meanwhile, not failed at once
+      process.kill(pid, 'SIGCONT');
+      stalled = false;
+
+      const res = await pending;
+      expect(res.status).toBe(200);
+      expect(res.body.answer).toBe('Fake answer: second');
+      expect(await transcriptOf(session)).toEqual([
+        { author: 'visitor', text: 'first' },
+        { author: 'bot', text: 'Fake answer: first' },
+        { author: 'visitor', text: 'second' },
+        { author: 'bot', text: 'Fake answer: second' },
+      ]);
+    } finally {
+      if (stalled) process.kill(pid, 'SIGCONT');
+    }
+  }, 150_000);
 });

@@ -189,12 +189,53 @@ describe('resendUnprocessedUpdate', () => {
     expect(calls).toBe(1);
     calls = 0;
     await expect(
-      resendUnprocessedUpdate(async () => {
-        calls++;
-        throw unprocessed();
-      }, 2),
+      resendUnprocessedUpdate(
+        async () => {
+          calls++;
+          throw unprocessed();
+        },
+        { attempts: 2 },
+      ),
     ).rejects.toThrow('Update failed');
     expect(calls).toBe(2);
+  });
+
+  // What the server says (WorkflowNotReady) while the workflow's task has failed twice or more in a row.
+  const taskFailing = () =>
+    Object.assign(new Error('Update failed'), {
+      cause: Object.assign(new Error('9 FAILED_PRECONDITION: Unable to perform workflow execution update'), {
+        code: 9,
+        details: 'Unable to perform workflow execution update due to Workflow Task in failed state.',
+      }),
+    });
+
+  it("sends again, every interval for a while, an update refused because the workflow's task keeps failing", async () => {
+    let calls = 0;
+    const sentAt: number[] = [];
+    const result = await resendUnprocessedUpdate(
+      async () => {
+        sentAt.push(Date.now());
+        if (++calls < 6) throw taskFailing(); // more refusals than an unseen drop is sent again for
+        return 'answered';
+      },
+      { failingTaskForMs: 1_000, failingTaskEveryMs: 50 },
+    );
+    expect([result, calls]).toEqual(['answered', 6]);
+    expect(sentAt[5]! - sentAt[0]!).toBeGreaterThanOrEqual(5 * 45);
+
+    calls = 0;
+    const started = Date.now();
+    await expect(
+      resendUnprocessedUpdate(
+        async () => {
+          calls++;
+          throw taskFailing();
+        },
+        { failingTaskForMs: 300, failingTaskEveryMs: 50 },
+      ),
+    ).rejects.toThrow('Update failed');
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(calls).toBeGreaterThanOrEqual(5);
   });
 });
 
