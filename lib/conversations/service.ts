@@ -187,29 +187,20 @@ const TURN_TIMEOUT_RETRY_AFTER = 10;
 /** The failures of turns the API stopped waiting for: the turn goes on, and a retry of the request joins it. */
 const STILL_RUNNING = new WeakSet<NonNullable<TurnResult['error']>>();
 
-function timeoutResult(): TurnResult {
-  const error = {
-    type: 'llm_overloaded' as const,
-    message: 'The turn did not finish in time',
-    retryAfter: TURN_TIMEOUT_RETRY_AFTER,
-  };
-  STILL_RUNNING.add(error);
-  return { answer: '', error };
-}
-
 /**
  * The failures of turns that never reached a worker because the conversation's workflow task keeps failing: nothing
  * of them is stored, and a retry sends them afresh (a stream's end frame names no visitor message).
  */
 const NOT_SENT = new WeakSet<NonNullable<TurnResult['error']>>();
 
-function notSentResult(): TurnResult {
-  const error = {
-    type: 'llm_overloaded' as const,
-    message: 'The conversation is busy',
-    retryAfter: SERVICE_RETRY_AFTER_SECONDS,
-  };
-  NOT_SENT.add(error);
+/** A turn the API itself answers `llm_overloaded`, marked with what became of it (STILL_RUNNING or NOT_SENT). */
+function overloadedResult(
+  message: string,
+  retryAfter: number,
+  mark: WeakSet<NonNullable<TurnResult['error']>>,
+): TurnResult {
+  const error = { type: 'llm_overloaded' as const, message, retryAfter };
+  mark.add(error);
   return { answer: '', error };
 }
 
@@ -235,8 +226,12 @@ export function createConversationService(deps: ConversationServiceDeps) {
     streamTurnId?: string,
   ) {
     return firstOutcome(runTurn(cdeps, prepared, streamTurnId), subscription).catch((err) => {
-      if (err instanceof TurnTimeoutError) return timeoutResult();
-      if (err instanceof TurnNotSentError && err.busy) return notSentResult();
+      if (err instanceof TurnTimeoutError) {
+        return overloadedResult('The turn did not finish in time', TURN_TIMEOUT_RETRY_AFTER, STILL_RUNNING);
+      }
+      if (err instanceof TurnNotSentError && err.busy) {
+        return overloadedResult('The conversation is busy', SERVICE_RETRY_AFTER_SECONDS, NOT_SENT);
+      }
       throw err;
     });
   }

@@ -52,23 +52,31 @@ function supervisorOf(workers: StandIn[], opts: { failures?: number } = {}) {
   });
 }
 
+/** A supervisor whose first worker runs and has been replaced by a second. */
+async function replacedOnce() {
+  const [first, second] = [new StandIn(), new StandIn()];
+  const supervisor = supervisorOf([first, second]);
+  await supervisor.start();
+  const finished = supervisor.finished();
+  let ended = false;
+  void finished.then(
+    () => (ended = true),
+    () => undefined, // a test that expects a failure awaits `finished` itself
+  );
+  await supervisor.replace('Temporal is back');
+  return { first, second, supervisor, finished, ended: () => ended };
+}
+
 describe('WorkerSupervisor', () => {
   it('starts the fresh worker before telling the current one to stop; ends when both have finished', async () => {
-    const [first, second] = [new StandIn(), new StandIn()];
-    const supervisor = supervisorOf([first, second]);
-    await supervisor.start();
-    const finished = supervisor.finished();
-    let ended = false;
-    void finished.then(() => (ended = true));
-
-    await supervisor.replace('Temporal is back');
+    const { first, second, supervisor, finished, ended } = await replacedOnce();
     expect(second.state).toBe('RUNNING');
     expect(first.state).toBe('DRAINING'); // it finishes what it holds
 
     first.finish();
     await tick();
     expect(first.closed).toBe(true);
-    expect(ended).toBe(false); // the fresh one still works
+    expect(ended()).toBe(false); // the fresh one still works
 
     supervisor.shutdown();
     expect(second.state).toBe('DRAINING');
@@ -78,18 +86,11 @@ describe('WorkerSupervisor', () => {
   });
 
   it('on shutdown, waits for a replaced worker that is still finishing', async () => {
-    const [first, second] = [new StandIn(), new StandIn()];
-    const supervisor = supervisorOf([first, second]);
-    await supervisor.start();
-    const finished = supervisor.finished();
-    let ended = false;
-    void finished.then(() => (ended = true));
-    await supervisor.replace('Temporal is back');
-
+    const { first, second, supervisor, finished, ended } = await replacedOnce();
     supervisor.shutdown();
     second.finish();
     await tick();
-    expect(ended).toBe(false);
+    expect(ended()).toBe(false);
     first.finish();
     await finished;
   });
@@ -109,11 +110,7 @@ describe('WorkerSupervisor', () => {
   });
 
   it("fails with the current worker's failure, not with a replaced worker's", async () => {
-    const [first, second] = [new StandIn(), new StandIn()];
-    const supervisor = supervisorOf([first, second]);
-    await supervisor.start();
-    const finished = supervisor.finished();
-    await supervisor.replace('Temporal is back');
+    const { first, second, finished } = await replacedOnce();
     first.finish(new Error('lost while draining'));
     await tick();
     second.finish(new Error('fatal'));
