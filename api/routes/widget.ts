@@ -147,6 +147,8 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
             ...frame,
             ...(chat.visitorMessageId && !frame.quota_exceeded ? { visitor_message_id: chat.visitorMessageId } : {}),
             ...(answered && chat.answerMessageId ? { message_id: chat.answerMessageId } : {}),
+            // After an error frame: the answer comes through the poll, so the visitor is told to wait, not to resend.
+            ...(failed && chat.answerPending ? { answer_pending: true } : {}),
           });
         };
         void chat.run(write, ctx.state.log).finally(() => stream.end());

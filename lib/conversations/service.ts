@@ -148,6 +148,11 @@ export interface ChatStream {
   /** The id the bot's answer gets if the bot answers (not when handed over, failed or over quota). */
   answerMessageId?: string;
   /**
+   * Set before the end frame: an error frame was written while the turn goes on (the API stopped waiting, or
+   * Temporal was out of reach after it began) or completed anyway — its answer is or will be in the transcript.
+   */
+  answerPending?: boolean;
+  /**
    * Runs the turn, writing its frames; always ends with the end frame and never throws. `turnPending`: an error frame
    * was written while the turn went on or completed anyway (a retry of the same request joins that turn).
    */
@@ -426,6 +431,8 @@ export function createConversationService(deps: ConversationServiceDeps) {
               // Known not to have reached a worker: the visitor's message is not stored either (the widget gives its
               // text back to be sent again, where a stored one would be sent twice).
               if (err instanceof TurnNotSentError) stream.visitorMessageId = undefined;
+              // Otherwise the turn has begun (or may have): it goes on, and its answer may yet come.
+              else turnPending = true;
               write(
                 errorFrame(
                   apiErrorForFailure({ type: 'llm_overloaded', message: '', retryAfter: SERVICE_RETRY_AFTER_SECONDS }),
@@ -437,6 +444,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
             }
           } finally {
             subscription.close();
+            stream.answerPending = turnPending;
             write({
               done: true,
               session_id: sessionId,

@@ -51,9 +51,18 @@ const MessageIds = {
 };
 
 export const WidgetChatResponse = ChatResponse.extend(MessageIds).meta({ id: 'WidgetChatResponse' });
-export const WidgetStreamFrame = StreamFrame.extend(MessageIds).meta({
+export const WidgetStreamFrame = StreamFrame.extend({
+  ...MessageIds,
+  answer_pending: z
+    .literal(true)
+    .optional()
+    .describe(
+      'After an error frame: the turn goes on (or has answered) and its answer will come through `GET /v1/widget/messages`; wait for it rather than send the message again.',
+    ),
+}).meta({
   id: 'WidgetStreamFrame',
-  description: 'The frames of `POST /v1/api/chat/stream`; the end frame also carries the message ids.',
+  description:
+    'The frames of `POST /v1/api/chat/stream`; the end frame also carries the message ids, and `answer_pending` after an error frame whose turn goes on.',
 });
 
 export const WidgetSessionBody = z.object({ session_id: SessionId }).meta({ id: 'WidgetSessionRef' });

@@ -435,6 +435,42 @@ describe('the widget on an integrator’s page', () => {
       expect(await log(p).getByText('cannot be reached', { exact: false }).count()).toBe(0);
       await testDb().query(`UPDATE bots SET instructions = $2 WHERE id = $1`, [bot.bot_id, rows[0].instructions]);
 
+      // The service stopped waiting for a turn that goes on (an error frame, then an end frame with answer_pending):
+      // the message stays sent, and the visitor is told the answer will come — not to try again, which would send
+      // it twice.
+      await p.route('**/v1/widget/chat/stream**', (route) =>
+        route.fulfill({
+          status: 200,
+          contentType: 'text/event-stream',
+          headers: { 'Access-Control-Allow-Origin': shopOrigin },
+          body: [
+            {
+              error: 'The AI backend is busy or the turn did not finish; retry shortly',
+              code: 'llm_overloaded',
+              retry_after: 10,
+            },
+            {
+              done: true,
+              session_id: sessionId,
+              handoff: false,
+              quota_exceeded: false,
+              visitor_message_id: 'msg_still_answering',
+              answer_pending: true,
+            },
+          ]
+            .map((frame) => `data: ${JSON.stringify(frame)}\n\n`)
+            .join(''),
+        }),
+      );
+      await send(p, 'Is the blue one in stock?');
+      await log(p).getByText('The answer is taking longer than usual. It will appear here when it is ready.').waitFor();
+      expect(await messageBox(p).inputValue()).toBe('');
+      expect(await log(p).getByText('Is the blue one in stock?').count()).toBe(1);
+      expect(await log(p).getByRole('button', { name: 'Retry' }).count()).toBe(0);
+      expect(await log(p).getByText('try again', { exact: false }).count()).toBe(0);
+      await shot(p, '13c-answer-pending');
+      await p.unroute('**/v1/widget/chat/stream**');
+
       // The model's key is refused: an error frame, shown as an alert apart from the replies, with nothing to rate.
       // (Last: the marker stays in the conversation's history, which every later turn sends to the model.)
       await send(p, 'Anyone there? [[fake:fail-401]]');

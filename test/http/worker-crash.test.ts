@@ -15,6 +15,7 @@ import {
   turnRunning,
   useTemporalClient,
 } from '../support/helpers';
+import { startInProcessApi } from '../support/in-process-api';
 import { conversationWorkflowId } from '../../workflows/contracts/conversation';
 
 /**
@@ -228,4 +229,48 @@ describe('a worker killed or stalled in the middle of a turn', () => {
       if (stalled) process.kill(pid, 'SIGCONT');
     }
   }, 150_000);
+
+  it("a widget stream whose turn outlasts the API's wait ends with answer_pending, and the answer comes through the poll", async () => {
+    // An API of the test's own on this worker's task queue, which waits 2 + 5 s for a turn.
+    const api = await startInProcessApi({
+      TEMPORAL_TASK_QUEUE: own.env.TEMPORAL_TASK_QUEUE,
+      LLM_TURN_TIMEOUT_MS: '2000',
+    });
+    const pid = own.worker.child.pid!;
+    let stalled = false;
+    try {
+      const bot = await newBot();
+      const visitor = await http('/v1/widget/session', { method: 'POST', key: bot.keys.public_key, baseUrl: api.url });
+      const token = { 'X-Visitor-Token': visitor.body.visitor_token };
+      // The worker stalls with the turn's task in hand: the API stops waiting, the turn goes on once it resumes.
+      process.kill(pid, 'SIGSTOP');
+      stalled = true;
+      const { frames } = await sseFrames('/v1/widget/chat/stream', {
+        key: bot.keys.public_key,
+        body: { session_id: visitor.body.session_id, message: 'worth the wait' },
+        headers: token,
+        baseUrl: api.url,
+      });
+      process.kill(pid, 'SIGCONT');
+      stalled = false;
+      expect(frames).toEqual([
+        { error: expect.any(String), code: 'llm_overloaded', retry_after: 10 },
+        expect.objectContaining({ done: true, answer_pending: true, visitor_message_id: expect.any(String) }),
+      ]);
+
+      const answered = await waitUntil('the answer in the poll', async () => {
+        const polled = await http(`/v1/widget/messages?session_id=${visitor.body.session_id}`, {
+          method: 'GET',
+          key: bot.keys.public_key,
+          headers: token,
+          baseUrl: api.url,
+        });
+        return polled.body.messages?.find((m: { author: string }) => m.author === 'bot');
+      });
+      expect(answered.text).toBe('Fake answer: worth the wait');
+    } finally {
+      if (stalled) process.kill(pid, 'SIGCONT');
+      await api.close();
+    }
+  }, 60_000);
 });

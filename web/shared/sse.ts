@@ -17,6 +17,8 @@ export type StreamFrame =
       outage: boolean;
       messageId?: string;
       visitorMessageId?: string;
+      /** After an error frame: the turn goes on, and its answer comes through the poll (the widget's stream only). */
+      answerPending: boolean;
       /** The knowledge sources the answer used (web/shared/sources.ts); absent when it used none. */
       sources?: AnswerSource[];
       /** The agent could not answer and offers a person: a client offers a button that asks for one. */
@@ -68,6 +70,7 @@ export function toFrame(json: unknown): StreamFrame | null {
       outage: f.notice === 'outage',
       messageId: str(f.message_id),
       visitorMessageId: str(f.visitor_message_id),
+      answerPending: f.answer_pending === true,
       ...sourcesOf(f.sources),
       handoffOffered: f.handoff_offered === true,
       ...afterHoursOf(f.after_hours),

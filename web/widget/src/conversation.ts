@@ -7,7 +7,7 @@ import { handoffNotice } from './team';
 import { type Rating, messageItem } from './state';
 import { mergeMessages } from './merge';
 import { Store } from './store';
-import { describeFailure, describeStreamError, imageProblem, uploadRefusal } from './wording';
+import { ANSWER_PENDING, describeFailure, describeStreamError, imageProblem, uploadRefusal } from './wording';
 
 export type { Item, Rating, State } from './state';
 
@@ -276,7 +276,10 @@ export class Conversation extends Store {
     if (error) {
       // Whatever streamed is not the answer; a complete one, if any, is in the transcript and the poll brings it.
       if (answerKey) this.remove(answerKey);
-      this.notice(describeStreamError(error), 'error');
+      // The turn goes on (the service stopped waiting for it): its answer comes, so no "try again", which would
+      // send the message twice.
+      if (end.answerPending) this.notice(ANSWER_PENDING, 'warning', { transient: true });
+      else this.notice(describeStreamError(error), 'error');
     } else if (end.quotaExceeded || end.outage) {
       if (answerKey) {
         const item = this.state.items.find((it) => it.key === answerKey);

@@ -43,6 +43,9 @@ export function describeFailure(f: Failure): string {
   return f.message;
 }
 
+/** A stream that ended in an error while its turn goes on: the answer comes through the poll. */
+export const ANSWER_PENDING = 'The answer is taking longer than usual. It will appear here when it is ready.';
+
 export function describeStreamError(e: Extract<StreamFrame, { type: 'error' }>): string {
   if (e.code === 'llm_overloaded') return `The assistant is busy — try again in ${e.retryAfter ?? 10} s.`;
   if (e.code === 'llm_unavailable') return 'The assistant is unavailable right now. Please try again later.';
