@@ -77,6 +77,24 @@ async function send(page: Page, text: string): Promise<void> {
 }
 
 /** The session the widget keeps in the page's localStorage (docs/widget.md): what the operator API is asked about. */
+/** The widget's next chat streams answer with these frames (as the API writes them) until unrouted. */
+async function serveStream(page: Page, frames: object[]): Promise<void> {
+  await page.route('**/v1/widget/chat/stream**', (route) =>
+    route.fulfill({
+      status: 200,
+      contentType: 'text/event-stream',
+      headers: { 'Access-Control-Allow-Origin': shopOrigin },
+      body: frames.map((frame) => `data: ${JSON.stringify(frame)}\n\n`).join(''),
+    }),
+  );
+}
+
+const overloaded = (retryAfter: number) => ({
+  error: 'The AI backend is busy or the turn did not finish; retry shortly',
+  code: 'llm_overloaded',
+  retry_after: retryAfter,
+});
+
 async function storedSession(page: Page, bot: BootstrapResult): Promise<{ session_id: string; visitor_token: string }> {
   const raw = await page.evaluate<string | null>(`localStorage.getItem('ap-widget:${bot.keys.public_key}')`);
   expect(raw).toBeTruthy();
@@ -399,23 +417,10 @@ describe('the widget on an integrator’s page', () => {
       // The stream was accepted but the turn could not be sent (Temporal out of reach): an llm_overloaded frame, and
       // an end frame that names no visitor message — nothing was stored, so the text comes back as above.
       const sessionId = (await storedSession(p, bot)).session_id;
-      await p.route('**/v1/widget/chat/stream**', (route) =>
-        route.fulfill({
-          status: 200,
-          contentType: 'text/event-stream',
-          headers: { 'Access-Control-Allow-Origin': shopOrigin },
-          body: [
-            {
-              error: 'The AI backend is busy or the turn did not finish; retry shortly',
-              code: 'llm_overloaded',
-              retry_after: 2,
-            },
-            { done: true, session_id: sessionId, handoff: false, quota_exceeded: false },
-          ]
-            .map((frame) => `data: ${JSON.stringify(frame)}\n\n`)
-            .join(''),
-        }),
-      );
+      await serveStream(p, [
+        overloaded(2),
+        { done: true, session_id: sessionId, handoff: false, quota_exceeded: false },
+      ]);
       await log(p).getByRole('button', { name: 'Retry' }).click();
       await log(p).getByText('The chat is briefly unavailable — try again in 2 s.').waitFor();
       expect(await messageBox(p).inputValue()).toBe('Do you ship to Norway?');
@@ -438,30 +443,17 @@ describe('the widget on an integrator’s page', () => {
       // The service stopped waiting for a turn that goes on (an error frame, then an end frame with answer_pending):
       // the message stays sent, and the visitor is told the answer will come — not to try again, which would send
       // it twice.
-      await p.route('**/v1/widget/chat/stream**', (route) =>
-        route.fulfill({
-          status: 200,
-          contentType: 'text/event-stream',
-          headers: { 'Access-Control-Allow-Origin': shopOrigin },
-          body: [
-            {
-              error: 'The AI backend is busy or the turn did not finish; retry shortly',
-              code: 'llm_overloaded',
-              retry_after: 10,
-            },
-            {
-              done: true,
-              session_id: sessionId,
-              handoff: false,
-              quota_exceeded: false,
-              visitor_message_id: 'msg_still_answering',
-              answer_pending: true,
-            },
-          ]
-            .map((frame) => `data: ${JSON.stringify(frame)}\n\n`)
-            .join(''),
-        }),
-      );
+      await serveStream(p, [
+        overloaded(10),
+        {
+          done: true,
+          session_id: sessionId,
+          handoff: false,
+          quota_exceeded: false,
+          visitor_message_id: 'msg_still_answering',
+          answer_pending: true,
+        },
+      ]);
       await send(p, 'Is the blue one in stock?');
       await log(p).getByText('The answer is taking longer than usual. It will appear here when it is ready.').waitFor();
       expect(await messageBox(p).inputValue()).toBe('');
