@@ -5,7 +5,7 @@ import { LIMITS } from '../limits';
 import { countInWindows } from '../rate-windows';
 import type { SecretBox } from '../secret-box';
 import { type DeltaHub, notifyHolder } from '../streams';
-import { type Temporal, resendUnprocessedUpdate } from '../temporal';
+import { type Temporal, isWorkflowTaskFailing, resendUnprocessedUpdate } from '../temporal';
 import { builderThreadWorkflow } from '../../workflows/builder-thread';
 import {
   type BuilderPrincipal,
@@ -22,6 +22,11 @@ import { createBuilderOverview } from './overview';
 export const NO_LLM_TEXT =
   'The builder needs an LLM to talk: the platform has none configured (OPENAI_API_KEY). Nothing was changed. ' +
   'The agents and incidents tools work without one.';
+
+/** A message the server kept refusing because the thread's workflow task keeps failing (its worker overloaded). */
+export const WORKER_BUSY_TEXT =
+  'The builder cannot take messages at the moment (its worker is overloaded), so nothing was changed. ' +
+  'Send your message again in a few seconds.';
 
 /** The 13th builder message of a minute (spec, Limits): nothing was changed; try again in `retryAfter` seconds. */
 export class BuilderRateLimited extends Error {
@@ -133,7 +138,7 @@ export function createBuilderService(deps: BuilderServiceDeps) {
       const args = thread(input.workspaceId, input.principal, input.surface, input.thread);
       const workflowId = builderThreadWorkflowId(args);
       const now = Date.now();
-      const result = await resendUnprocessedUpdate(() =>
+      const sent = resendUnprocessedUpdate(() =>
         deps.temporal.client.workflow.executeUpdateWithStart(builderTurnUpdate, {
           args: [{ turnId, message: input.message, principal: input.principal, waitUntil: now + queueWaitMs, at: now }],
           updateId: turnId,
@@ -146,6 +151,12 @@ export function createBuilderService(deps: BuilderServiceDeps) {
           }),
         }),
       );
+      const result = await sent.catch((err) => {
+        // Still refused after the resends: the thread's workflow task keeps failing (its worker short of CPU, or
+        // stalled). Nothing of the message was admitted, so it is "busy", as a call queued too long behind a turn.
+        if (!isWorkflowTaskFailing(err)) throw err;
+        return { late: [], reply: { turnId, text: WORKER_BUSY_TEXT, busy: true, at: Date.now() } };
+      });
       const shown = [...result.late, result.reply].map((r) => this.render(r));
       const text =
         result.late.length === 0

@@ -15,8 +15,24 @@ import {
   turnRunning,
   useTemporalClient,
 } from '../support/helpers';
+import type { Client } from '@temporalio/client';
 import { startInProcessApi } from '../support/in-process-api';
 import { conversationWorkflowId } from '../../workflows/contracts/conversation';
+
+/** The id of the builder thread workflow of the bot's workspace (its one thread: the HTTP call's). */
+async function builderThreadOf(temporal: Client, botId: string): Promise<string> {
+  const { rows } = await testDb().query<{ workspace_id: string }>(`SELECT workspace_id FROM bots WHERE id = $1`, [
+    botId,
+  ]);
+  const query = `WorkflowType = 'builderThreadWorkflow' AND WorkspaceId = '${rows[0].workspace_id}'`;
+  const ids: string[] = [];
+  await waitUntil('the builder thread to be listed', async () => {
+    for await (const wf of temporal.workflow.list({ query })) ids.push(wf.workflowId);
+    return ids.length > 0;
+  });
+  expect(ids).toHaveLength(1);
+  return ids[0];
+}
 
 /**
  * Its own API and worker on a task queue of their own (same Postgres and Temporal), so killing the worker
@@ -229,6 +245,33 @@ describe('a worker killed or stalled in the middle of a turn', () => {
       if (stalled) process.kill(pid, 'SIGCONT');
     }
   }, 150_000);
+
+  it("a builder message refused while its thread's workflow task keeps failing answers busy, having changed nothing", async () => {
+    const bot = await newBot();
+    const builder = (message: string) =>
+      http('/v1/dashboard/builder', { key: bot.keys.builder_key, body: { message }, baseUrl });
+    expect((await builder('hello')).status).toBe(200);
+    const thread = temporal.workflow.getHandle(await builderThreadOf(temporal, bot.bot_id));
+    const pid = own.worker.child.pid!;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      await thread.signal('nudge');
+      await waitUntil(
+        'the workflow task to have failed twice',
+        async () => ((await thread.describe()).raw.pendingWorkflowTask?.attempt ?? 0) >= 3,
+        60_000,
+      );
+      // Said as when the thread is busy with a turn (not a 500): the caller sends the message again.
+      const refused = await builder('refused by the builder');
+      expect(refused.status).toBe(200);
+      expect(refused.body).toEqual({ reply: expect.stringMatching(/nothing was changed/), busy: true });
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    const again = await builder('again');
+    expect(again.status).toBe(200);
+    expect(again.body.busy).toBeUndefined();
+  }, 120_000);
 
   it("a widget stream whose turn outlasts the API's wait ends with answer_pending, and the answer comes through the poll", async () => {
     // An API of the test's own on this worker's task queue, which waits 2 + 5 s for a turn.
