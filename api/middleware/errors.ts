@@ -26,6 +26,9 @@ export function errorHandler(): AppMiddleware {
       let apiError: ApiError;
       if (err instanceof ApiError) {
         apiError = err;
+        // A dependency's unavailability answered in the route's own terms (a chat turn that may go on) is logged as
+        // any other.
+        if (isUnavailableError(err.cause)) ctx.state.log?.warn({ err: err.cause }, 'dependency unavailable');
       } else if (isUnavailableError(err)) {
         ctx.state.log?.warn({ err }, 'dependency unavailable');
         apiError = errors.serviceUnavailable();

@@ -209,6 +209,20 @@ function overloadedResult(
   return { answer: '', error };
 }
 
+/**
+ * Temporal or Postgres out of reach during a turn answered as JSON: 503 `service_unavailable`, as the error handler
+ * answers any unreachable dependency. Unless the turn is known never to have reached a worker (TurnNotSentError), it
+ * may have begun, and it goes on: a retry with the same `Idempotency-Key` joins it (the same update id) instead of
+ * sending the visitor's message a second time. Any other error is returned as it is.
+ */
+export function unavailableTurnError(err: unknown): unknown {
+  if (!isUnavailableError(err) || err instanceof TurnNotSentError) return err;
+  const e = errors.serviceUnavailable();
+  e.turnPending = true;
+  e.cause = err;
+  return e;
+}
+
 /** Spec, Conversation: 503 `{error, code, session_id}`, plus `retry_after` and `Retry-After` when overloaded. */
 function turnError(error: NonNullable<TurnResult['error']>, sessionId: string): ApiError {
   const e = apiErrorForFailure(error, { session_id: sessionId });
@@ -308,7 +322,11 @@ export function createConversationService(deps: ConversationServiceDeps) {
         };
       }
       const subscription = await subscribeTurn(cdeps, prepared.update.runId);
-      const result = await turnOutcome(prepared, subscription).finally(() => subscription?.close());
+      const result = await turnOutcome(prepared, subscription)
+        .catch((err) => {
+          throw unavailableTurnError(err);
+        })
+        .finally(() => subscription?.close());
       if (result.error) throw turnError(result.error, prepared.sessionId);
       return {
         reply: {

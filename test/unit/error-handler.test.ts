@@ -7,7 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
-import { isUnavailableError } from '../../lib/errors';
+import { ApiError, isUnavailableError } from '../../lib/errors';
+import { unavailableTurnError } from '../../lib/conversations/service';
+import { TurnNotSentError } from '../../lib/conversations/turn';
 import type { AppState } from '../../api/context';
 import { errorHandler } from '../../api/middleware/errors';
 import { requestId } from '../../api/middleware/request-id';
@@ -63,6 +65,39 @@ describe('error handler', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('a chat turn that a dependency failed', () => {
+  const temporalGone = () => Object.assign(new Error('14 UNAVAILABLE: Connection refused'), { code: 14 });
+
+  it('answers 503 service_unavailable, logged, and keeps the Idempotency-Key on the same turn when the turn may have begun', async () => {
+    const thrown = unavailableTurnError(temporalGone());
+    expect(thrown).toBeInstanceOf(ApiError);
+    // The idempotency middleware keeps the key's generation: a retry sends the same update, which joins the turn.
+    expect((thrown as ApiError).turnPending).toBe(true);
+    const s = await serve(async () => {
+      throw thrown;
+    });
+    try {
+      const res = await fetch(`${s.url}/v1/api/chat`, { headers: { 'X-Request-Id': 'req-503' } });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('2');
+      expect(((await res.json()) as { code: string }).code).toBe('service_unavailable');
+      const logged = s.lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.msg === 'dependency unavailable');
+      expect(logged).toMatchObject({ reqId: 'req-503', level: 40 });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('leaves a turn known never to have reached a worker, and any other failure, as they are', () => {
+    const notSent = new TurnNotSentError(temporalGone());
+    expect(unavailableTurnError(notSent)).toBe(notSent); // 503, and a new generation: nothing of it was stored
+    const bug = new Error('a bug');
+    expect(unavailableTurnError(bug)).toBe(bug);
   });
 });
 
