@@ -462,6 +462,16 @@ describe('the widget on an integrator’s page', () => {
       expect(await log(p).getByText('try again', { exact: false }).count()).toBe(0);
       await shot(p, '13c-answer-pending');
       await p.unroute('**/v1/widget/chat/stream**');
+      // The answer comes through the poll: it shows, and the notice that said it would goes.
+      await p.route('**/v1/widget/messages**', async (route) => {
+        const response = await route.fetch();
+        const poll = (await response.json()) as { messages: object[] };
+        const answer = { id: 'msg_the_late_answer', author: 'bot', text: 'Yes, in every size.', at: Date.now() };
+        await route.fulfill({ response, json: { ...poll, messages: [...poll.messages, answer] } });
+      });
+      await log(p).getByText('Yes, in every size.').waitFor();
+      await log(p).getByText('The answer is taking longer than usual', { exact: false }).waitFor({ state: 'detached' });
+      await p.unroute('**/v1/widget/messages**');
 
       // The model's key is refused: an error frame, shown as an alert apart from the replies, with nothing to rate.
       // (Last: the marker stays in the conversation's history, which every later turn sends to the model.)
@@ -469,7 +479,7 @@ describe('the widget on an integrator’s page', () => {
       const alert = log(p).getByRole('alert');
       await alert.waitFor();
       expect(await alert.textContent()).toContain('The assistant is unavailable right now');
-      expect(await p.locator('.msg-bot').count()).toBe(1);
+      expect(await p.locator('.msg-bot').count()).toBe(2); // the two answers before (the late one not rated here)
       expect(await p.locator('.msg-bot .rating').count()).toBe(1);
       expect(await alert.locator('button').count()).toBe(0);
       await shot(p, '14-llm-failure');

@@ -161,7 +161,12 @@ export class Conversation extends Store {
       after_hours?: { back_at: number | null };
     },
   ) {
-    const { items, fromTeam } = mergeMessages(this.state.items, messages, this.known, () => this.nextKey());
+    const merged = mergeMessages(this.state.items, messages, this.known, () => this.nextKey());
+    const { fromTeam } = merged;
+    // An answer came: the notice that said it would (a broken connection, a turn the service stopped waiting for) goes.
+    const items = merged.replies
+      ? merged.items.filter((it) => !(it.kind === 'notice' && it.untilAnswer))
+      : merged.items;
     const unread = this.state.unread + (this.state.open ? 0 : fromTeam);
     const status = typeof poll.status === 'string' && poll.status ? poll.status : this.state.status;
     if (human(status)) this.withdrawOffers();
@@ -260,6 +265,7 @@ export class Conversation extends Store {
       if (answerKey) this.remove(answerKey);
       this.notice('The connection broke off during the answer. It will appear here when it is ready.', 'warning', {
         transient: true,
+        untilAnswer: true,
       });
       return true;
     }
@@ -278,7 +284,7 @@ export class Conversation extends Store {
       if (answerKey) this.remove(answerKey);
       // The turn goes on (the service stopped waiting for it): its answer comes, so no "try again", which would
       // send the message twice.
-      if (end.answerPending) this.notice(ANSWER_PENDING, 'warning', { transient: true });
+      if (end.answerPending) this.notice(ANSWER_PENDING, 'warning', { transient: true, untilAnswer: true });
       else this.notice(describeStreamError(error), 'error');
     } else if (end.quotaExceeded || end.outage) {
       if (answerKey) {

@@ -3,15 +3,17 @@ import { type Item, messageItem } from './state';
 
 /**
  * The poll's messages onto the timeline, apart from the DOM: a message already shown from this page's own turn is
- * not shown twice. Returns the timeline and how many of the team's replies were new (for the unread count).
+ * not shown twice. Returns the timeline, how many of the team's replies were new (for the unread count), and how many
+ * replies (the agent's or the team's) it added.
  */
 export function mergeMessages(
   items: Item[],
   messages: Message[],
   known: Set<string>,
   nextKey: () => string,
-): { items: Item[]; fromTeam: number } {
+): { items: Item[]; fromTeam: number; replies: number } {
   let fromTeam = 0;
+  let replies = 0;
   for (const m of messages) {
     if (known.has(m.id)) continue;
     known.add(m.id);
@@ -39,8 +41,9 @@ export function mergeMessages(
     }
     items = [...items, messageItem(nextKey(), m)];
     if (m.author === 'operator') fromTeam++;
+    if (m.author === 'bot' || m.author === 'operator') replies++;
   }
-  return { items, fromTeam };
+  return { items, fromTeam, replies };
 }
 
 function sameAuthor(item: Item, author: string): boolean {

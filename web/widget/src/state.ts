@@ -39,6 +39,8 @@ export type Item =
       text: string;
       /** A notice about one failed action: it goes when the next action succeeds. */
       transient?: boolean;
+      /** It says an answer is still coming: it also goes when the poll brings one. */
+      untilAnswer?: boolean;
       action?: 'retry-send' | 'reload';
     };
 
