@@ -1,7 +1,8 @@
-import { Server, type Tool } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, Server, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { BuilderRateLimited } from '../../lib/builder/service';
-import { ApiError } from '../../lib/errors';
+import { ApiError, isUnavailableError, SERVICE_RETRY_AFTER_SECONDS } from '../../lib/errors';
+import type { Logger } from '../../lib/logger';
 import { LIMITS } from '../../lib/limits';
 import type { Services } from '../../lib/services';
 import type { BuilderPrincipal, BuilderSurface } from '../../workflows/contracts/builder-thread';
@@ -88,6 +89,8 @@ const MCP_TOOLS: Tool[] = [
 export interface McpCall {
   workspaceId: string;
   principal: BuilderPrincipal;
+  /** The request's logger (with its id). */
+  log?: Logger;
   /** The tool asked the caller to wait: `Retry-After` on the HTTP response. */
   retryAfter?: number;
   /**
@@ -101,6 +104,11 @@ export interface McpCall {
     turnIds: string[];
   };
 }
+
+/** A tool call that a part of the service out of reach stopped; a message that did reach the builder is not lost. */
+export const UNAVAILABLE_TEXT =
+  `The builder is briefly unavailable (a part of the service cannot be reached). Try again in ` +
+  `${SERVICE_RETRY_AFTER_SECONDS} s. If this message reached the builder, its result comes before your next answer.`;
 
 const text = (t: string, isError = false) => ({
   content: [{ type: 'text' as const, text: t }],
@@ -138,71 +146,91 @@ export function builderMcpServer(services: Services, call: McpCall): Server {
   server.setRequestHandler('tools/list', async () => ({ tools: MCP_TOOLS }));
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
-    const args = request.params.arguments ?? {};
-    switch (request.params.name) {
-      case 'agents': {
-        const limited = await readBudget();
-        if (limited) return limited;
-        const marked = call.principal.kind === 'builder_key' ? call.principal.botId : null;
-        const agents = await services.builder.overview.agents(call.workspaceId, marked);
-        const payload = { agents };
-        return { ...text(JSON.stringify(payload, null, 2)), structuredContent: payload };
-      }
-      case 'incidents': {
-        const parsed = IncidentsArgs.safeParse(args);
-        if (!parsed.success) return invalid(parsed.error);
-        const limited = await readBudget();
-        if (limited) return limited;
-        try {
-          const incidents = await services.builder.overview.incidents(call.workspaceId, parsed.data.agent_id);
-          const payload = { agent_id: parsed.data.agent_id, incidents };
+    /** The tool's answer; what it throws is answered below. */
+    const answer = async () => {
+      const args = request.params.arguments ?? {};
+      switch (request.params.name) {
+        case 'agents': {
+          const limited = await readBudget();
+          if (limited) return limited;
+          const marked = call.principal.kind === 'builder_key' ? call.principal.botId : null;
+          const agents = await services.builder.overview.agents(call.workspaceId, marked);
+          const payload = { agents };
           return { ...text(JSON.stringify(payload, null, 2)), structuredContent: payload };
-        } catch (err) {
-          if (err instanceof ApiError && err.code === 'not_found') {
-            return text(`No agent ${parsed.data.agent_id} in this workspace (see the agents tool).`, true);
+        }
+        case 'incidents': {
+          const parsed = IncidentsArgs.safeParse(args);
+          if (!parsed.success) return invalid(parsed.error);
+          const limited = await readBudget();
+          if (limited) return limited;
+          try {
+            const incidents = await services.builder.overview.incidents(call.workspaceId, parsed.data.agent_id);
+            const payload = { agent_id: parsed.data.agent_id, incidents };
+            return { ...text(JSON.stringify(payload, null, 2)), structuredContent: payload };
+          } catch (err) {
+            if (err instanceof ApiError && err.code === 'not_found') {
+              return text(`No agent ${parsed.data.agent_id} in this workspace (see the agents tool).`, true);
+            }
+            throw err;
           }
-          throw err;
         }
+        case 'constructor': {
+          const parsed = ConstructorArgs.safeParse(args);
+          if (!parsed.success) return invalid(parsed.error);
+          try {
+            await services.builder.countRequest(call.workspaceId, 'messages');
+          } catch (err) {
+            if (!(err instanceof BuilderRateLimited)) throw err;
+            call.retryAfter = err.retryAfter;
+            return text(err.message, true);
+          }
+          const conversation = {
+            workspaceId: call.workspaceId,
+            principal: call.principal,
+            surface: 'mcp' as const,
+            thread: parsed.data.thread ?? null,
+          };
+          const answer = await services.builder.converse({
+            ...conversation,
+            principal: call.principal,
+            message: parsed.data.message,
+          });
+          // A cancelled request's results are not received (the SDK does not send them, or the caller drops them):
+          // unacknowledged, they lead the conversation's next answer.
+          if (!ctx.mcpReq.signal.aborted && !call.cancelled?.aborted) {
+            call.delivered = { conversation, turnIds: answer.turnIds };
+          }
+          return {
+            ...text(answer.text),
+            structuredContent: {
+              reply: answer.text,
+              ...(answer.reply.awaitingConfirmation
+                ? { awaiting_confirmation: answer.reply.awaitingConfirmation }
+                : {}),
+              ...(answer.reply.busy ? { busy: true } : {}),
+              ...(parsed.data.thread ? { thread: parsed.data.thread } : {}),
+            },
+          };
+        }
+        default:
+          return text(`Unknown tool "${request.params.name}". The tools are agents, incidents and constructor.`, true);
       }
-      case 'constructor': {
-        const parsed = ConstructorArgs.safeParse(args);
-        if (!parsed.success) return invalid(parsed.error);
-        try {
-          await services.builder.countRequest(call.workspaceId, 'messages');
-        } catch (err) {
-          if (!(err instanceof BuilderRateLimited)) throw err;
-          call.retryAfter = err.retryAfter;
-          return text(err.message, true);
-        }
-        const conversation = {
-          workspaceId: call.workspaceId,
-          principal: call.principal,
-          surface: 'mcp' as const,
-          thread: parsed.data.thread ?? null,
-        };
-        const answer = await services.builder.converse({
-          ...conversation,
-          principal: call.principal,
-          message: parsed.data.message,
-        });
-        // A cancelled request's results are not received (the SDK does not send them, or the caller drops them):
-        // unacknowledged, they lead the conversation's next answer.
-        if (!ctx.mcpReq.signal.aborted && !call.cancelled?.aborted) {
-          call.delivered = { conversation, turnIds: answer.turnIds };
-        }
-        return {
-          ...text(answer.text),
-          structuredContent: {
-            reply: answer.text,
-            ...(answer.reply.awaitingConfirmation ? { awaiting_confirmation: answer.reply.awaitingConfirmation } : {}),
-            ...(answer.reply.busy ? { busy: true } : {}),
-            ...(parsed.data.thread ? { thread: parsed.data.thread } : {}),
-          },
-        };
+    };
+    try {
+      return await answer();
+    } catch (err) {
+      // A part of the service out of reach (Temporal, Postgres): said as a tool result the caller can act on, with
+      // when to try again, as the HTTP API's 503 says it. Anything else is a bug: logged, and the caller gets the
+      // protocol's internal error without the failure's own words.
+      if (isUnavailableError(err) || (err instanceof ApiError && err.code === 'service_unavailable')) {
+        call.log?.warn({ err }, 'dependency unavailable');
+        call.retryAfter = SERVICE_RETRY_AFTER_SECONDS;
+        return text(UNAVAILABLE_TEXT, true);
       }
-      default:
-        return text(`Unknown tool "${request.params.name}". The tools are agents, incidents and constructor.`, true);
+      call.log?.error({ err }, 'MCP tool call failed');
+      throw new ProtocolError(ProtocolErrorCode.InternalError, 'Internal error; it is safe to retry');
     }
   });
+
   return server;
 }

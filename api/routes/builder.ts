@@ -157,7 +157,7 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
             return;
           }
         }
-        const call: McpCall = { workspaceId, principal };
+        const call: McpCall = { workspaceId, principal, log: ctx.state.log };
         const response = await mcp.handle(toFetchRequest(ctx, raw), call, ctx.state.principal!.keyId);
         await sendFetchResponse(ctx, response);
         if (call.retryAfter !== undefined) ctx.set('Retry-After', String(call.retryAfter));
