@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Config } from './config';
+import { isUnavailableError } from './errors';
 
 export interface Temporal {
   connection: Connection;
@@ -264,6 +265,23 @@ export async function resendUnprocessedUpdate<T>(
       }
       if (attempt >= (opts.attempts ?? 4) || !isUnprocessedUpdate(err)) throw err;
       await new Promise((r) => setTimeout(r, 25 * 2 ** attempt++));
+    }
+  }
+}
+
+/**
+ * Waits for what a started workflow gives (its result, an update's result) through an outage of Temporal: the
+ * workflow goes on in its worker while the server is away, so a wait that loses the server asks again every second
+ * until `until` instead of calling the work failed (docs/decisions.md, "Outages of a dependency"). Any other failure,
+ * and an outage that outlasts `until`, is thrown.
+ */
+export async function waitThroughOutage<T>(wait: () => Promise<T>, until: number, everyMs = 1_000): Promise<T> {
+  for (;;) {
+    try {
+      return await wait();
+    } catch (err) {
+      if (!isUnavailableError(err) || Date.now() + everyMs > until) throw err;
+      await new Promise((r) => setTimeout(r, everyMs));
     }
   }
 }

@@ -23,6 +23,7 @@ import {
   isWorkflowClosing,
   isWorkflowTaskFailing,
   resendUnprocessedUpdate,
+  waitThroughOutage,
   temporalConnected,
 } from '../temporal';
 import { MONTHLY_QUOTA_SQL, conversationsThisMonthSql } from '../billing/service';
@@ -343,31 +344,22 @@ async function sendTurn(
     // Still refused after the resends of updateConversation: the worker never saw the turn.
     if (isWorkflowTaskFailing(err)) throw new TurnNotSentError(err);
     if (!isUnavailableError(err)) throw err;
-    let again: () => Promise<TurnResult>;
-    let until = deadline;
-    const began = await turnBegan(deps.db, update.runId);
-    if (began) {
+    if (await turnBegan(deps.db, update.runId)) {
       const handle = deps.temporal.client.workflow.getHandle(
         conversationWorkflowId(conversation.bot_id, conversation.session_id),
       );
-      again = () => handle.getUpdateHandle<TurnResult>(update.messageId).result();
-    } else if (sentConnected) {
-      again = send;
-      until = Math.min(deadline, Date.now() + TEMPORAL_OUTAGE_RESEND_MS);
-    } else {
-      throw new TurnNotSentError(err);
+      return await waitThroughOutage(() => handle.getUpdateHandle<TurnResult>(update.messageId).result(), deadline);
     }
-    for (;;) {
+    if (!sentConnected) throw new TurnNotSentError(err);
+    const until = Math.min(deadline, Date.now() + TEMPORAL_OUTAGE_RESEND_MS);
+    try {
       await new Promise((r) => setTimeout(r, 1_000));
-      try {
-        return await again();
-      } catch (failed) {
-        if (!isUnavailableError(failed)) throw failed;
-        if (Date.now() <= until) continue;
-        // A resend that reached a worker before the server went again has begun; one that did not is not stored.
-        if (!began && !(await turnBegan(deps.db, update.runId).catch(() => true))) throw new TurnNotSentError(failed);
-        throw failed;
-      }
+      return await waitThroughOutage(send, until);
+    } catch (failed) {
+      if (!isUnavailableError(failed)) throw failed;
+      // A resend that reached a worker before the server went again has begun; one that did not is not stored.
+      if (!(await turnBegan(deps.db, update.runId).catch(() => true))) throw new TurnNotSentError(failed);
+      throw failed;
     }
   }
 }

@@ -16,12 +16,12 @@ import {
 } from '../../workflows/contracts/trigger-health';
 import { triggerHealthWorkflow } from '../../workflows/trigger-health';
 import type { Db } from '../db';
-import { ApiError, errors } from '../errors';
+import { ApiError, errors, isUnavailableError } from '../errors';
 import { newId } from '../ids';
 import { constantTimeEqual, fingerprint, generateKey } from '../keys';
 import { LIMITS } from '../limits';
 import type { SecretBox } from '../secret-box';
-import type { Temporal } from '../temporal';
+import { type Temporal, waitThroughOutage } from '../temporal';
 import { type TriggerRow, composeRunInput, findTrigger, findTriggerForRun, signalText } from './store';
 
 export interface TriggerServiceDeps {
@@ -226,16 +226,20 @@ export function createTriggerService(deps: TriggerServiceDeps) {
       searchAttributes: agentRunSearchAttributes(input),
     });
     if (t.mode === 'ack') return { mode: 'ack', run_id: runId };
+    const waitMs = deps.turnTimeoutMs + 30_000;
     let timer: NodeJS.Timeout | undefined;
     try {
       const result = await Promise.race([
-        handle.result(),
+        // The run goes on in its worker while Temporal is away: its result is asked for again until the wait ends.
+        waitThroughOutage(() => handle.result(), Date.now() + waitMs),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('timeout')), deps.turnTimeoutMs + 30_000);
+          timer = setTimeout(() => reject(new Error('timeout')), waitMs);
         }),
       ]);
       return { mode: 'wait', run_id: runId, answer: result.answer };
     } catch (err) {
+      // Temporal still out of reach at the end: 503, as for any request that needs it (the run may yet finish).
+      if (isUnavailableError(err)) throw err;
       const reason =
         err instanceof WorkflowFailedError ? (err.cause?.message ?? err.message) : 'the run did not finish in time';
       throw new ApiError('run_failed', `The run failed: ${reason}. See the run log.`, { run_id: runId });

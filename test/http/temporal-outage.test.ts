@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startWorker } from '../../lib/stack/platform';
@@ -9,6 +9,7 @@ import {
   type OwnPlatform,
   http,
   newBot,
+  ownerSession,
   sseFrames,
   startOwnPlatform,
   testDb,
@@ -172,7 +173,7 @@ describe('Temporal stopped while the platform runs', () => {
     ]);
   }, 90_000);
 
-  it('a turn in flight when Temporal stops for 10 s is answered', async () => {
+  it('a turn in flight when Temporal stops for 10 s is answered, and so is a trigger waiting for its run', async () => {
     const bot = await newBot();
     await testDb().query(`UPDATE bots SET model = 'fake-slow-2000' WHERE id = $1`, [bot.bot_id]);
     const session = randomUUID();
@@ -181,7 +182,30 @@ describe('Temporal stopped while the platform runs', () => {
       body: { session_id: session, message: 'outlast the scheduler' },
       baseUrl: own.baseUrl,
     });
+    // A webhook trigger in wait mode: its caller holds the request open for the run's answer.
+    const trigger = await http(`/v1/dashboard/bots/${bot.bot_id}/triggers`, {
+      body: { kind: 'webhook', task: 'Summarise the order', mode: 'wait' },
+      headers: await ownerSession(bot),
+    });
+    expect(trigger.status).toBe(201);
+    const order = 'order 42: two lamps';
+    const hooked = http(`/v1/hooks/${trigger.body.id}`, {
+      method: 'POST',
+      rawBody: order,
+      headers: {
+        'Content-Type': 'text/plain',
+        'X-Hook-Signature': `sha256=${createHmac('sha256', trigger.body.secret).update(order).digest('hex')}`,
+      },
+      baseUrl: own.baseUrl,
+    });
     await turnRunning(bot.bot_id);
+    await waitUntil('the trigger run to be running', async () => {
+      const runs = await testDb().query(
+        `SELECT 1 FROM runs WHERE bot_id = $1 AND trigger_kind = 'webhook' AND status = 'running'`,
+        [bot.bot_id],
+      );
+      return runs.rowCount === 1;
+    });
 
     await temporal.stop();
     await new Promise((r) => setTimeout(r, 10_000));
@@ -190,6 +214,10 @@ describe('Temporal stopped while the platform runs', () => {
     const res = await pending;
     expect(res.status).toBe(200);
     expect(res.body.answer).toBe('Fake answer: outlast the scheduler');
+    // Not 502 run_failed ("did not finish in time") for a run that went on: its answer, once Temporal is back.
+    const run = await hooked;
+    expect(run.status).toBe(200);
+    expect(run.body).toMatchObject({ status: 'done', answer: expect.stringContaining('Fake answer') });
     expect(await transcriptOf(session)).toEqual([
       { author: 'visitor', text: 'outlast the scheduler' },
       { author: 'bot', text: res.body.answer },
