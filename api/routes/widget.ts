@@ -143,12 +143,14 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
           if (!('done' in frame)) return stream.write(frame);
           // The end frame says which messages the turn wrote: the answer only if the bot gave one.
           const answered = !failed && !frame.handoff && !frame.quota_exceeded;
+          // After an error frame whose turn goes on: the answer comes through the poll, so the visitor is told to
+          // wait, not to resend; its id is known already, so the widget can offer to rate it when it comes.
+          const pending = failed && chat.answerPending === true;
           stream.write({
             ...frame,
             ...(chat.visitorMessageId && !frame.quota_exceeded ? { visitor_message_id: chat.visitorMessageId } : {}),
-            ...(answered && chat.answerMessageId ? { message_id: chat.answerMessageId } : {}),
-            // After an error frame: the answer comes through the poll, so the visitor is told to wait, not to resend.
-            ...(failed && chat.answerPending ? { answer_pending: true } : {}),
+            ...((answered || pending) && chat.answerMessageId ? { message_id: chat.answerMessageId } : {}),
+            ...(pending ? { answer_pending: true } : {}),
           });
         };
         void chat.run(write, ctx.state.log).finally(() => stream.end());

@@ -47,7 +47,12 @@ export const WidgetChatRequest = ChatRequest.extend({ session_id: SessionId }).m
 
 const MessageIds = {
   visitor_message_id: z.string().optional().describe("The visitor's message (absent when nothing was stored)."),
-  message_id: z.string().optional().describe("The bot's answer, when the bot answered: what a rating refers to."),
+  message_id: z
+    .string()
+    .optional()
+    .describe(
+      "The bot's answer, when the bot answered (with `answer_pending`: the id its answer will have when it comes): what a rating refers to.",
+    ),
 };
 
 export const WidgetChatResponse = ChatResponse.extend(MessageIds).meta({ id: 'WidgetChatResponse' });

@@ -451,6 +451,7 @@ describe('the widget on an integrator’s page', () => {
           handoff: false,
           quota_exceeded: false,
           visitor_message_id: 'msg_still_answering',
+          message_id: 'msg_the_late_answer',
           answer_pending: true,
         },
       ]);
@@ -471,6 +472,8 @@ describe('the widget on an integrator’s page', () => {
       });
       await log(p).getByText('Yes, in every size.').waitFor();
       await log(p).getByText('The answer is taking longer than usual', { exact: false }).waitFor({ state: 'detached' });
+      // It is the answer the end frame named: offered for rating, as a streamed one is.
+      expect(await p.locator('.msg-bot').filter({ hasText: 'Yes, in every size.' }).locator('.rating').count()).toBe(1);
       await p.unroute('**/v1/widget/messages**');
 
       // The model's key is refused: an error frame, shown as an alert apart from the replies, with nothing to rate.
@@ -479,8 +482,8 @@ describe('the widget on an integrator’s page', () => {
       const alert = log(p).getByRole('alert');
       await alert.waitFor();
       expect(await alert.textContent()).toContain('The assistant is unavailable right now');
-      expect(await p.locator('.msg-bot').count()).toBe(2); // the two answers before (the late one not rated here)
-      expect(await p.locator('.msg-bot .rating').count()).toBe(1);
+      expect(await p.locator('.msg-bot').count()).toBe(2); // the two answers before
+      expect(await p.locator('.msg-bot .rating').count()).toBe(2);
       expect(await alert.locator('button').count()).toBe(0);
       await shot(p, '14-llm-failure');
     } finally {

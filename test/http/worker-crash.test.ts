@@ -298,7 +298,12 @@ describe('a worker killed or stalled in the middle of a turn', () => {
       stalled = false;
       expect(frames).toEqual([
         { error: expect.any(String), code: 'llm_overloaded', retry_after: 10 },
-        expect.objectContaining({ done: true, answer_pending: true, visitor_message_id: expect.any(String) }),
+        expect.objectContaining({
+          done: true,
+          answer_pending: true,
+          visitor_message_id: expect.any(String),
+          message_id: expect.any(String),
+        }),
       ]);
 
       const answered = await waitUntil('the answer in the poll', async () => {
@@ -311,6 +316,8 @@ describe('a worker killed or stalled in the middle of a turn', () => {
         return polled.body.messages?.find((m: { author: string }) => m.author === 'bot');
       });
       expect(answered.text).toBe('Fake answer: worth the wait');
+      // The end frame named it: the widget offers to rate it when it comes.
+      expect(answered.id).toBe(frames[1].message_id);
     } finally {
       if (stalled) process.kill(pid, 'SIGCONT');
       await api.close();

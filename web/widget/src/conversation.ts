@@ -27,6 +27,8 @@ export class Conversation extends Store {
   private cursor: string | undefined;
   /** Ids of messages already on the timeline (from the transcript, the poll, end frames and uploads). */
   private known = new Set<string>();
+  /** Ids of answers still coming to this page's messages (`answer_pending`): rated like a streamed one when they come. */
+  private awaited = new Set<string>();
   /** Bumped when a send starts: a poll that began before it is discarded (its messages may be that send's). */
   private epoch = 0;
   private sendsInFlight = 0;
@@ -163,9 +165,12 @@ export class Conversation extends Store {
   ) {
     const merged = mergeMessages(this.state.items, messages, this.known, () => this.nextKey());
     const { fromTeam } = merged;
-    // An answer came: the notice that said it would (a broken connection, a turn the service stopped waiting for) goes.
+    // An answer came: the notice that said it would (a broken connection, a turn the service stopped waiting for) goes,
+    // and an answer this page waited for can be rated.
     const items = merged.replies
-      ? merged.items.filter((it) => !(it.kind === 'notice' && it.untilAnswer))
+      ? merged.items
+          .filter((it) => !(it.kind === 'notice' && it.untilAnswer))
+          .map((it) => (it.kind === 'message' && it.id && this.awaited.delete(it.id) ? { ...it, rateable: true } : it))
       : merged.items;
     const unread = this.state.unread + (this.state.open ? 0 : fromTeam);
     const status = typeof poll.status === 'string' && poll.status ? poll.status : this.state.status;
@@ -284,8 +289,10 @@ export class Conversation extends Store {
       if (answerKey) this.remove(answerKey);
       // The turn goes on (the service stopped waiting for it): its answer comes, so no "try again", which would
       // send the message twice.
-      if (end.answerPending) this.notice(ANSWER_PENDING, 'warning', { transient: true, untilAnswer: true });
-      else this.notice(describeStreamError(error), 'error');
+      if (end.answerPending) {
+        this.notice(ANSWER_PENDING, 'warning', { transient: true, untilAnswer: true });
+        if (end.messageId) this.awaited.add(end.messageId);
+      } else this.notice(describeStreamError(error), 'error');
     } else if (end.quotaExceeded || end.outage) {
       if (answerKey) {
         const item = this.state.items.find((it) => it.key === answerKey);
