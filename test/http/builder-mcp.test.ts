@@ -8,6 +8,7 @@ import { createSecretBox } from '../../lib/secret-box';
 import {
   fakeRequests,
   http,
+  mcpPost,
   newBot,
   ownerSession,
   rawRequest,
@@ -361,25 +362,18 @@ describe('MCP builder: turns, threads and limits', () => {
       expect(seconds).toBeGreaterThanOrEqual(1);
       expect(seconds).toBeLessThanOrEqual(60);
       // The same value in Retry-After, on the HTTP response of the 14th (a raw JSON-RPC call, legacy stateless).
-      const raw = await fetch(MCP_URL(), {
-        method: 'POST',
-        headers: {
-          Authorization: `Bearer ${bot.keys.builder_key}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          'MCP-Protocol-Version': '2025-11-25',
-        },
-        body: JSON.stringify({
+      const raw = await mcpPost(
+        {
           jsonrpc: '2.0',
           id: 7,
           method: 'tools/call',
           params: { name: 'constructor', arguments: { message: 'hello 14' } },
-        }),
-      });
+        },
+        { key: bot.keys.builder_key },
+      );
       expect(raw.status).toBe(200);
-      const body = (await raw.json()) as { result: { isError: boolean; content: { text: string }[] } };
-      expect(body.result.isError).toBe(true);
-      expect(raw.headers.get('retry-after')).toBe(/in (\d+) s/.exec(body.result.content[0].text)?.[1]);
+      expect(raw.body.result.isError).toBe(true);
+      expect(raw.headers.get('retry-after')).toBe(/in (\d+) s/.exec(raw.body.result.content[0].text)?.[1]);
       // Reads are not in that budget.
       expect((await a.callTool({ name: 'agents', arguments: {} })).isError).toBeFalsy();
       // Another workspace is not limited.
@@ -462,7 +456,7 @@ describe('the MCP endpoint over HTTP', () => {
 
   it('accepts only builder keys in Authorization: Bearer, with the spec codes', async () => {
     const bot = await newBot();
-    const post = (key?: string) => http('/v1/api/mcp', { headers: headers(key), rawBody: JSON.stringify(rpc) });
+    const post = (key?: string) => mcpPost(rpc, { key });
     expect((await post()).body).toMatchObject({ code: 'missing_key' });
     expect((await post()).status).toBe(401);
     expect((await post('ck_nope')).body).toMatchObject({ code: 'invalid_key' });
@@ -537,16 +531,7 @@ describe('builder keys (rule 5)', () => {
       kind: 'builder',
       issuedVia: 'pairing',
     });
-    const list = (key: string) =>
-      http('/v1/api/mcp', {
-        headers: {
-          Authorization: `Bearer ${key}`,
-          'Content-Type': 'application/json',
-          Accept: 'application/json, text/event-stream',
-          'MCP-Protocol-Version': '2025-11-25',
-        },
-        rawBody: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-      });
+    const list = (key: string) => mcpPost({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, { key });
     expect((await list(paired)).status).toBe(200);
     const fresh = await rotateKey(testDb(), createSecretBox(stackInfo().secretEncryptionKey), bot.bot_id, 'builder');
     for (const old of [bot.keys.builder_key, paired])

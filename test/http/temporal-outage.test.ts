@@ -8,6 +8,7 @@ import { type TemporalDevServer, startTemporalDev } from '../../lib/stack/tempor
 import {
   type OwnPlatform,
   http,
+  mcpPost,
   newBot,
   ownerSession,
   sseFrames,
@@ -97,28 +98,15 @@ describe('Temporal stopped while the platform runs', () => {
 
     // The builder over MCP: a tool result that says it is briefly away and when to try again (with `Retry-After`),
     // not a JSON-RPC error carrying gRPC's words.
-    const builderCall = await fetch(`${own.baseUrl}/v1/api/mcp`, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${bot.keys.builder_key}`,
-        'Content-Type': 'application/json',
-        Accept: 'application/json, text/event-stream',
-        'MCP-Protocol-Version': '2025-11-25',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'constructor', arguments: { message: 'rename my agent' } },
-      }),
-    });
-    const builderText = await builderCall.text();
+    const builderCall = await mcpPost(
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'constructor', arguments: { message: 'hi' } } },
+      { key: bot.keys.builder_key, baseUrl: own.baseUrl },
+    );
     expect(builderCall.status).toBe(200);
     expect(builderCall.headers.get('retry-after')).toBe('2');
-    const builderBody = JSON.parse(builderText) as { result: { isError: boolean; content: { text: string }[] } };
-    expect(builderBody.result.isError).toBe(true);
-    expect(builderBody.result.content[0].text).toMatch(/briefly unavailable.*try again in 2 s/i);
-    expect(builderText).not.toMatch(/UNAVAILABLE|grpc|ECONNREFUSED|Update-With-Start|127\.0\.0\.1/);
+    expect(builderCall.body.result.isError).toBe(true);
+    expect(builderCall.body.result.content[0].text).toMatch(/briefly unavailable.*try again in 2 s/i);
+    expect(builderCall.text).not.toMatch(/UNAVAILABLE|grpc|ECONNREFUSED|Update-With-Start|127\.0\.0\.1/);
 
     // An outage of 15 s: the worker's pollers, which the SDK backs off up to 10 s apart, ask again only seconds after
     // the return unless a fresh worker takes over (worker/supervisor.ts).

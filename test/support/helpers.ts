@@ -134,6 +134,20 @@ export async function http<T = any>(
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 
+/** One JSON-RPC message POSTed to the builder's MCP endpoint, as a stateless client of the current protocol does. */
+export function mcpPost(message: object, opts: { key?: string; baseUrl?: string } = {}): Promise<HttpResult> {
+  return http('/v1/api/mcp', {
+    headers: {
+      ...(opts.key ? { Authorization: `Bearer ${opts.key}` } : {}),
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2025-11-25',
+    },
+    rawBody: JSON.stringify(message),
+    baseUrl: opts.baseUrl,
+  });
+}
+
 /** Runs `agentctl` as a user would (`npx agentctl …` resolves to cli/bin.js), with the given environment. */
 export async function agentctl(
   args: string[],
