@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { AppDeps } from '../deps';
 import { ALL_ROLES, type RouteDef, route } from '../route';
@@ -22,6 +23,7 @@ import {
 } from '../../lib/schemas/operator';
 import { publicBaseUrl, sessionBot, sessionUser } from '../session';
 import { LIMITS } from '../../lib/limits';
+import { errors } from '../../lib/errors';
 
 const InboxQuery = PageQuery.extend({
   status: z
@@ -221,10 +223,32 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       params: ThreadParams,
       body: ReplyRequest,
       responses: { 200: { description: 'Reply stored', schema: ReplyResponse } },
+      headers: [
+        {
+          name: 'Idempotency-Key',
+          description:
+            'Optional. The same key with the same text is the same reply: sent again after a failure it is stored once, and the answer names the same message.',
+        },
+      ],
       errors: [...errs, 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
         const userId = sessionUser(ctx).userId;
-        ctx.body = await conversations.operatorReplyFrom(await bot(ctx, params.id), params.sid, body.text, userId);
+        const key = ctx.get('Idempotency-Key');
+        if (key.length > LIMITS.idempotencyKeyChars) {
+          throw errors.badRequest(`Idempotency-Key: at most ${LIMITS.idempotencyKeyChars} characters`);
+        }
+        // A reply whose answer was lost (a failure after Temporal applied it) is sent again with the same key: the same
+        // message id, which the conversation applies once. The text is part of it, so an edited draft is a new reply.
+        const replyScope = key
+          ? createHash('sha256').update(`dashboard\n${userId}\n${key}\n${body.text}`).digest('base64url')
+          : undefined;
+        ctx.body = await conversations.operatorReplyFrom(
+          await bot(ctx, params.id),
+          params.sid,
+          body.text,
+          userId,
+          replyScope,
+        );
         // Whoever answers first handles it, unless someone was assigned (docs/decisions.md).
         await assignment.takeIfUnassigned(params.sid, userId);
       },

@@ -734,9 +734,12 @@ export function createConversationService(deps: ConversationServiceDeps) {
       );
     },
 
-    /** A reply from the dashboard: the visitor sees the replying person's name (their first word of it). */
-    async operatorReplyFrom(botId: string, sessionId: string, text: string, userId: string) {
-      return service.operatorReply(botId, sessionId, text, undefined, await firstNameOf(userId));
+    /**
+     * A reply from the dashboard: the visitor sees the replying person's name (their first word of it). `replyScope`:
+     * the same reply sent again (its Idempotency-Key) is the same message.
+     */
+    async operatorReplyFrom(botId: string, sessionId: string, text: string, userId: string, replyScope?: string) {
+      return service.operatorReply(botId, sessionId, text, replyScope, await firstNameOf(userId));
     },
 
     /** An internal note of the team (never shown to the visitor), signed with the writer's name. */

@@ -206,6 +206,40 @@ describe('the operator dashboard', () => {
       await replyBox.press('Enter');
       await widgetLog(visitor.page).getByText('Our shop ships every weekday before 3 pm.').waitFor();
 
+      // A reply whose answer is lost on its way back (stored, then a 503, as when Temporal goes away mid-call): the
+      // draft stays, and sent again it is stored once (the same Idempotency-Key for every try of one draft).
+      let answerLost = true;
+      await operator.page.route('**/reply', async (route) => {
+        if (!answerLost) return route.continue();
+        answerLost = false;
+        await route.fetch();
+        await route.fulfill({
+          status: 503,
+          contentType: 'application/json',
+          headers: { 'Retry-After': '2' },
+          body: JSON.stringify({
+            error: 'Service temporarily unavailable, retry shortly',
+            code: 'service_unavailable',
+          }),
+        });
+      });
+      await replyBox.fill('Your parcel left the warehouse.');
+      await replyBox.press('Enter');
+      await operator.page.getByText('Service temporarily unavailable', { exact: false }).waitFor();
+      expect(await replyBox.inputValue()).toBe('Your parcel left the warehouse.');
+      await replyBox.press('Enter');
+      await waitUntil('the draft to be sent', async () => (await replyBox.inputValue()) === '');
+      await operator.page.unroute('**/reply');
+      await widgetLog(visitor.page).getByText('Your parcel left the warehouse.').waitFor();
+      for (let i = 0; i < 2; i++) {
+        await visitor.page.waitForResponse((r) => r.url().includes('/v1/widget/messages'));
+      }
+      expect(await widgetLog(visitor.page).getByText('Your parcel left the warehouse.').count()).toBe(1);
+      const sentReplies = operator.page
+        .getByTestId('msg-operator')
+        .filter({ hasText: 'Your parcel left the warehouse.' });
+      expect(await sentReplies.count()).toBe(1);
+
       // An internal note: in the transcript for the team, signed; never in the visitor's widget.
       await operator.page.getByRole('button', { name: 'Internal note' }).click();
       const noteBox = operator.page.getByRole('textbox', { name: /^Internal note/ });

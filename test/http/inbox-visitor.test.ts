@@ -118,6 +118,30 @@ describe("the inbox's visitor panel", () => {
     expect(viaApi.body.messages.some((m: { author_name?: string }) => 'author_name' in m)).toBe(false);
   });
 
+  it('stores a dashboard reply sent again with the same Idempotency-Key once (its answer was lost); the key with edited text is a new reply', async () => {
+    const bot = await newBot();
+    const owner = await ownerSession(bot);
+    const visitor = await visit(bot);
+    expect((await visitor.call('/v1/widget/handoff', {})).status).toBe(200);
+    const reply = (text: string, key: string) =>
+      http(`/v1/dashboard/bots/${bot.bot_id}/threads/${visitor.session_id}/reply`, {
+        headers: { ...owner, 'Idempotency-Key': key },
+        body: { text },
+      });
+    const first = await reply('On its way today', 'draft-1');
+    const again = await reply('On its way today', 'draft-1');
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(again.body.id).toBe(first.body.id);
+    const edited = await reply('On its way tomorrow', 'draft-1');
+    expect(edited.body.id).not.toBe(first.body.id);
+    const inbox = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${visitor.session_id}`, { headers: owner });
+    const replies = inbox.body.messages.filter((m: { author: string }) => m.author === 'operator');
+    expect(replies.map((m: { text: string }) => m.text)).toEqual(['On its way today', 'On its way tomorrow']);
+    const tooLong = await reply('x', 'k'.repeat(256));
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.body.code).toBe('bad_request');
+  });
+
   it('keeps internal notes of the team in the transcript, signed, never shown to the visitor', async () => {
     const bot = await newBot();
     await testDb().query(`UPDATE users SET name = 'Ana Owner' WHERE workspace_id = $1`, [bot.workspace_id]);

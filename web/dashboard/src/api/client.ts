@@ -27,12 +27,19 @@ export function onUnauthorized(listener: ((failure: Failure) => void) | undefine
 }
 
 /** Calls the API with a JSON body, or a file (a `Blob`: an image sent as its own type). */
-export async function call<T>(method: Method, path: string, body?: unknown): Promise<Result<T>> {
+export async function call<T>(
+  method: Method,
+  path: string,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+): Promise<Result<T>> {
   let res: Response;
-  const headers: Record<string, string> =
-    body === undefined
+  const headers: Record<string, string> = {
+    ...(body === undefined
       ? { Accept: 'application/json' }
-      : { 'Content-Type': body instanceof Blob ? body.type || 'application/octet-stream' : 'application/json' };
+      : { 'Content-Type': body instanceof Blob ? body.type || 'application/octet-stream' : 'application/json' }),
+    ...extraHeaders,
+  };
   try {
     res = await fetch(path, {
       method,

@@ -61,8 +61,14 @@ export const inboxApi = {
     call<Transcript>('GET', `${thread(bot, sid)}${query({ cursor, limit })}`),
   note: (bot: string, sid: string, text: string) => call<Message>('POST', `${thread(bot, sid)}/notes`, { text }),
   visitor: (bot: string, sid: string) => call<VisitorPanel>('GET', `${thread(bot, sid)}/visitor`),
-  reply: (bot: string, sid: string, text: string) =>
-    call<{ id: string; at: number; status: string }>('POST', `${thread(bot, sid)}/reply`, { text }),
+  /** `key`: the same for every try of one draft, so a reply whose answer was lost is stored once when sent again. */
+  reply: (bot: string, sid: string, text: string, key: string) =>
+    call<{ id: string; at: number; status: string }>(
+      'POST',
+      `${thread(bot, sid)}/reply`,
+      { text },
+      { 'Idempotency-Key': key },
+    ),
   /** Sends the visitor an image as a reply from the signed-in person. */
   attach: (bot: string, sid: string, file: Blob) =>
     call<{ message: Message; status: string }>('POST', `${thread(bot, sid)}/attachments`, file),

@@ -31,6 +31,10 @@ import { Briefing } from './briefing';
 import { VisitorPanel } from './visitor-panel';
 import { useNow } from './use-now';
 
+/** A random key (crypto.randomUUID needs a secure context; a dashboard on a LAN address may not be one). */
+function newReplyKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
 export function TypingDots() {
   return (
     <span class="typing-dots" aria-hidden="true">
@@ -78,6 +82,8 @@ export function ThreadView(props: {
   latest.current = props;
   const [thread, setThread] = useState<ThreadState>({ state: 'loading' });
   const [draft, setDraft] = useState('');
+  /** One per reply until it is stored: a reply sent again after a failure whose answer was lost is stored once. */
+  const replyKey = useRef(newReplyKey());
   /** The composer writes to the visitor, or an internal note for the team. */
   const [noting, setNoting] = useState(false);
   const [sending, setSending] = useState(false);
@@ -245,12 +251,13 @@ export function ThreadView(props: {
       setThread((prev) => (prev.state === 'ready' ? { ...prev, messages: ordered() } : prev));
       return;
     }
-    const res = await inboxApi.reply(botId, sessionId, text);
+    const res = await inboxApi.reply(botId, sessionId, text, replyKey.current);
     setSending(false);
     if (!res.ok) {
       setSendFailure(res);
       return;
     }
+    replyKey.current = newReplyKey();
     setDraft('');
     lastTyping.current = 0;
     merge([{ id: res.value.id, author: 'operator', text, at: res.value.at }]);
