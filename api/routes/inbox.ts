@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
 import { ALL_ROLES, type RouteDef, route } from '../route';
 import { BotParams, PageQuery } from '../../lib/schemas/common';
@@ -42,6 +43,27 @@ const ThreadParams = BotParams.extend({ sid: SessionId });
  * The operator inbox of the dashboard: the operator API's functions (lib/conversations/service.ts) for the signed-in
  * people of a workspace — every role, operators included — across its bots.
  */
+
+/** The dashboard's key for one reply (a text or an image), the same for every try of it (web/dashboard, inbox). */
+const REPLY_KEY_HEADER = {
+  name: 'Idempotency-Key',
+  description:
+    'Optional. The same key with the same content is the same reply: sent again after a failure it is stored once, and the answer names the same message.',
+};
+
+/**
+ * The scope of a reply's message id when the dashboard names it with an Idempotency-Key: a reply whose answer was
+ * lost (a failure after Temporal applied it) and is sent again gets the same message id, which the conversation
+ * applies once. Its content is part of it, so an edited draft or another image is a new reply.
+ */
+function replyScopeOf(ctx: AppContext, userId: string, content: string | Buffer): string | undefined {
+  const key = ctx.get('Idempotency-Key');
+  if (!key) return undefined;
+  if (key.length > LIMITS.idempotencyKeyChars) {
+    throw errors.badRequest(`Idempotency-Key: at most ${LIMITS.idempotencyKeyChars} characters`);
+  }
+  return createHash('sha256').update(`dashboard\n${userId}\n${key}\n`).update(content).digest('base64url');
+}
 export function inboxRoutes(deps: AppDeps): RouteDef[] {
   const { assignment, conversations, savedReplies } = deps.services;
   const common = { tag: 'Inbox', session: true, roles: ALL_ROLES, unstable: true } as const;
@@ -149,12 +171,12 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'payload_too_large', 'unsupported_media_type', 'rate_limited'],
       handler: async (ctx, { params }) => {
         const userId = sessionUser(ctx).userId;
-        const sent = await conversations.operatorAttach(
-          await bot(ctx, params.id),
-          params.sid,
-          ctx.state.rawBody ?? Buffer.alloc(0),
-          { mediaBaseUrl: publicBaseUrl(deps), userId },
-        );
+        const bytes = ctx.state.rawBody ?? Buffer.alloc(0);
+        const sent = await conversations.operatorAttach(await bot(ctx, params.id), params.sid, bytes, {
+          mediaBaseUrl: publicBaseUrl(deps),
+          userId,
+          replyScope: replyScopeOf(ctx, userId, bytes),
+        });
         await assignment.takeIfUnassigned(params.sid, userId);
         ctx.status = 201;
         ctx.body = sent;
@@ -223,31 +245,16 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       params: ThreadParams,
       body: ReplyRequest,
       responses: { 200: { description: 'Reply stored', schema: ReplyResponse } },
-      headers: [
-        {
-          name: 'Idempotency-Key',
-          description:
-            'Optional. The same key with the same text is the same reply: sent again after a failure it is stored once, and the answer names the same message.',
-        },
-      ],
+      headers: [REPLY_KEY_HEADER],
       errors: [...errs, 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
         const userId = sessionUser(ctx).userId;
-        const key = ctx.get('Idempotency-Key');
-        if (key.length > LIMITS.idempotencyKeyChars) {
-          throw errors.badRequest(`Idempotency-Key: at most ${LIMITS.idempotencyKeyChars} characters`);
-        }
-        // A reply whose answer was lost (a failure after Temporal applied it) is sent again with the same key: the same
-        // message id, which the conversation applies once. The text is part of it, so an edited draft is a new reply.
-        const replyScope = key
-          ? createHash('sha256').update(`dashboard\n${userId}\n${key}\n${body.text}`).digest('base64url')
-          : undefined;
         ctx.body = await conversations.operatorReplyFrom(
           await bot(ctx, params.id),
           params.sid,
           body.text,
           userId,
-          replyScope,
+          replyScopeOf(ctx, userId, body.text),
         );
         // Whoever answers first handles it, unless someone was assigned (docs/decisions.md).
         await assignment.takeIfUnassigned(params.sid, userId);

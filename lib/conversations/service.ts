@@ -665,11 +665,33 @@ export function createConversationService(deps: ConversationServiceDeps) {
       botId: string,
       sessionId: string,
       bytes: Buffer,
-      opts: { mediaBaseUrl: string; userId: string },
+      opts: { mediaBaseUrl: string; userId: string; replyScope?: string },
     ) {
       const conversation = await conversationOf(botId, sessionId);
+      const messageId = opts.replyScope
+        ? `msg_op_${createHash('sha256').update(`attach\n${opts.replyScope}`).digest('hex').slice(0, 32)}`
+        : `msg_op_${randomUUID()}`;
+      if (opts.replyScope) {
+        // Sent again after its answer was lost: the message is there already, and its image is not stored twice.
+        const sent = await deps.db.query<{ at: string; attachment: MessageAttachment }>(
+          `SELECT at, attachment FROM messages WHERE id = $1 AND session_id = $2 AND attachment IS NOT NULL`,
+          [messageId, sessionId],
+        );
+        if (sent.rows[0]) {
+          const { at, attachment } = sent.rows[0];
+          return {
+            message: {
+              id: messageId,
+              author: 'operator' as const,
+              text: '',
+              at: Number(at),
+              attachment: attachmentView(attachment, opts.mediaBaseUrl),
+            },
+            status: conversation.status,
+          };
+        }
+      }
       const authorName = await firstNameOf(opts.userId);
-      const messageId = `msg_op_${randomUUID()}`;
       const at = Date.now();
       let result: OperatorReplyResult | undefined;
       const view = await withStoredImage(conversation, bytes, messageId, opts.mediaBaseUrl, async (attachment) => {

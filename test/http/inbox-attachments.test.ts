@@ -56,6 +56,36 @@ describe('images from the operator', () => {
     expect(transcript.body.assignee).toMatchObject({ name: 'Ana Owner' });
   });
 
+  it('stores an image sent again with the same Idempotency-Key once (its answer was lost); another image is another reply', async () => {
+    const bot = await newBot();
+    const owner = await ownerSession(bot);
+    const visitor = await widgetSession(bot);
+    const token = visitor.visitor_token;
+    await widgetCall(bot, '/v1/widget/handoff', { method: 'POST', body: { session_id: visitor.session_id }, token });
+    const thread = `/v1/dashboard/bots/${bot.bot_id}/threads/${visitor.session_id}`;
+    const send = (bytes: Buffer, key: string) =>
+      http(`${thread}/attachments`, {
+        headers: { ...owner, 'Content-Type': 'image/png', 'Idempotency-Key': key },
+        rawBody: bytes,
+      });
+    const first = await send(PNG_1X1, 'image-1');
+    const again = await send(PNG_1X1, 'image-1');
+    expect([first.status, again.status]).toEqual([201, 201]);
+    expect(again.body).toEqual(first.body);
+    // Another image under the same key (the operator picked another file): a new reply.
+    const other = Buffer.concat([PNG_1X1, Buffer.alloc(1)]);
+    const second = await send(other, 'image-1');
+    expect(second.status).toBe(201);
+    expect(second.body.message.id).not.toBe(first.body.message.id);
+    const transcript = await http(thread, { headers: owner });
+    const images = transcript.body.messages.filter((m: { attachment?: unknown }) => m.attachment);
+    expect(images.map((m: { id: string }) => m.id)).toEqual([first.body.message.id, second.body.message.id]);
+    const stored = await testDb().query(`SELECT count(*)::int AS n FROM media WHERE session_id = $1`, [
+      visitor.session_id,
+    ]);
+    expect(stored.rows[0].n).toBe(2);
+  });
+
   it('refuses what is not an image, and another workspace', async () => {
     const bot = await newBot();
     const owner = await ownerSession(bot);

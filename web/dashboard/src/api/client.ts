@@ -107,3 +107,11 @@ export function query(params: Record<string, string | number | undefined>): stri
   const text = search.toString();
   return text ? `?${text}` : '';
 }
+
+/**
+ * A random `Idempotency-Key`, the same for every try of one action (crypto.randomUUID needs a secure context; a
+ * dashboard on a LAN address may not be one).
+ */
+export function newIdempotencyKey(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+}

@@ -61,7 +61,7 @@ export const inboxApi = {
     call<Transcript>('GET', `${thread(bot, sid)}${query({ cursor, limit })}`),
   note: (bot: string, sid: string, text: string) => call<Message>('POST', `${thread(bot, sid)}/notes`, { text }),
   visitor: (bot: string, sid: string) => call<VisitorPanel>('GET', `${thread(bot, sid)}/visitor`),
-  /** `key`: the same for every try of one draft, so a reply whose answer was lost is stored once when sent again. */
+  /** `key`: the same for every try of one reply, so a reply whose answer was lost is stored once when sent again. */
   reply: (bot: string, sid: string, text: string, key: string) =>
     call<{ id: string; at: number; status: string }>(
       'POST',
@@ -70,8 +70,10 @@ export const inboxApi = {
       { 'Idempotency-Key': key },
     ),
   /** Sends the visitor an image as a reply from the signed-in person. */
-  attach: (bot: string, sid: string, file: Blob) =>
-    call<{ message: Message; status: string }>('POST', `${thread(bot, sid)}/attachments`, file),
+  attach: (bot: string, sid: string, file: Blob, key: string) =>
+    call<{ message: Message; status: string }>('POST', `${thread(bot, sid)}/attachments`, file, {
+      'Idempotency-Key': key,
+    }),
   assign: (bot: string, sid: string, userId: string | null) =>
     call<{ assignee: Teammate | null }>('POST', `${thread(bot, sid)}/assign`, { user_id: userId }),
   typing: (bot: string, sid: string) => call<{ status: string }>('POST', `${thread(bot, sid)}/typing`),

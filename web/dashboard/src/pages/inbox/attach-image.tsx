@@ -1,5 +1,5 @@
 import { useRef, useState } from 'preact/hooks';
-import type { Failure } from '../../api/client';
+import { type Failure, newIdempotencyKey } from '../../api/client';
 import { type Message, inboxApi } from '../../api/ops';
 import { ImageIcon } from '../../../../shared/icons';
 
@@ -21,6 +21,8 @@ export function AttachImage(props: {
 }) {
   const input = useRef<HTMLInputElement>(null);
   const [busy, setBusy] = useState(false);
+  /** One per image until it is stored: the same image picked again after a failure whose answer was lost is stored once. */
+  const imageKey = useRef(newIdempotencyKey());
 
   async function send(file: File) {
     if (file.size > MAX_BYTES) {
@@ -29,9 +31,10 @@ export function AttachImage(props: {
     }
     setBusy(true);
     props.onFailure(undefined);
-    const res = await inboxApi.attach(props.botId, props.sessionId, file);
+    const res = await inboxApi.attach(props.botId, props.sessionId, file, imageKey.current);
     setBusy(false);
     if (!res.ok) return props.onFailure(res);
+    imageKey.current = newIdempotencyKey();
     props.onSent(res.value.message, res.value.status);
   }
 

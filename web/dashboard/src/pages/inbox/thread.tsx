@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import type { Failure } from '../../api/client';
+import { type Failure, newIdempotencyKey } from '../../api/client';
 import {
   type Message,
   type Teammate,
@@ -30,11 +30,6 @@ import { HandoverBadges } from './handover-badges';
 import { Briefing } from './briefing';
 import { VisitorPanel } from './visitor-panel';
 import { useNow } from './use-now';
-
-/** A random key (crypto.randomUUID needs a secure context; a dashboard on a LAN address may not be one). */
-function newReplyKey(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
-}
 export function TypingDots() {
   return (
     <span class="typing-dots" aria-hidden="true">
@@ -83,7 +78,7 @@ export function ThreadView(props: {
   const [thread, setThread] = useState<ThreadState>({ state: 'loading' });
   const [draft, setDraft] = useState('');
   /** One per reply until it is stored: a reply sent again after a failure whose answer was lost is stored once. */
-  const replyKey = useRef(newReplyKey());
+  const replyKey = useRef(newIdempotencyKey());
   /** The composer writes to the visitor, or an internal note for the team. */
   const [noting, setNoting] = useState(false);
   const [sending, setSending] = useState(false);
@@ -257,7 +252,7 @@ export function ThreadView(props: {
       setSendFailure(res);
       return;
     }
-    replyKey.current = newReplyKey();
+    replyKey.current = newIdempotencyKey();
     setDraft('');
     lastTyping.current = 0;
     merge([{ id: res.value.id, author: 'operator', text, at: res.value.at }]);
