@@ -39,11 +39,6 @@ const InboxQuery = PageQuery.extend({
 });
 const ThreadParams = BotParams.extend({ sid: SessionId });
 
-/**
- * The operator inbox of the dashboard: the operator API's functions (lib/conversations/service.ts) for the signed-in
- * people of a workspace — every role, operators included — across its bots.
- */
-
 /** The dashboard's key for one reply (a text or an image), the same for every try of it (web/dashboard, inbox). */
 const REPLY_KEY_HEADER = {
   name: 'Idempotency-Key',
@@ -64,6 +59,11 @@ function replyScopeOf(ctx: AppContext, userId: string, content: string | Buffer)
   }
   return createHash('sha256').update(`dashboard\n${userId}\n${key}\n`).update(content).digest('base64url');
 }
+
+/**
+ * The operator inbox of the dashboard: the operator API's functions (lib/conversations/service.ts) for the signed-in
+ * people of a workspace — every role, operators included — across its bots.
+ */
 export function inboxRoutes(deps: AppDeps): RouteDef[] {
   const { assignment, conversations, savedReplies } = deps.services;
   const common = { tag: 'Inbox', session: true, roles: ALL_ROLES, unstable: true } as const;
@@ -168,6 +168,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       rawBody: true,
       bodyLimit: LIMITS.widget.attachmentBytes,
       responses: { 201: { description: 'Sent', schema: OperatorAttachmentResponse } },
+      headers: [REPLY_KEY_HEADER],
       errors: [...errs, 'payload_too_large', 'unsupported_media_type', 'rate_limited'],
       handler: async (ctx, { params }) => {
         const userId = sessionUser(ctx).userId;
