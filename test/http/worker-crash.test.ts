@@ -15,9 +15,22 @@ import {
   turnRunning,
   useTemporalClient,
 } from '../support/helpers';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { startInProcessApi } from '../support/in-process-api';
 import { conversationWorkflowId } from '../../workflows/contracts/conversation';
+
+/**
+ * With the worker stopped (its polls open): a signal nothing handles makes a workflow task, which goes to the worker
+ * and times out; after two timeouts (10 s each) the server refuses updates to the workflow.
+ */
+async function failWorkflowTask(handle: WorkflowHandle): Promise<void> {
+  await handle.signal('nudge');
+  await waitUntil(
+    'the workflow task to have failed twice',
+    async () => ((await handle.describe()).raw.pendingWorkflowTask?.attempt ?? 0) >= 3,
+    60_000,
+  );
+}
 
 /** The id of the builder thread workflow of the bot's workspace (its one thread: the HTTP call's). */
 async function builderThreadOf(temporal: Client, botId: string): Promise<string> {
@@ -203,13 +216,7 @@ describe('a worker killed or stalled in the middle of a turn', () => {
     process.kill(pid, 'SIGSTOP');
     let stalled = true;
     try {
-      // A signal nothing handles makes a workflow task; after two timeouts (10 s each) the server refuses updates.
-      await handle.signal('nudge');
-      await waitUntil(
-        'the workflow task to have failed twice',
-        async () => ((await handle.describe()).raw.pendingWorkflowTask?.attempt ?? 0) >= 3,
-        60_000,
-      );
+      await failWorkflowTask(handle);
 
       // Refused for longer than the resends last: the spec's "busy, retry" and nothing of the turn stored; the
       // widget's end frame names no visitor message, so the widget gives the text back to be sent again.
@@ -255,12 +262,7 @@ describe('a worker killed or stalled in the middle of a turn', () => {
     const pid = own.worker.child.pid!;
     process.kill(pid, 'SIGSTOP');
     try {
-      await thread.signal('nudge');
-      await waitUntil(
-        'the workflow task to have failed twice',
-        async () => ((await thread.describe()).raw.pendingWorkflowTask?.attempt ?? 0) >= 3,
-        60_000,
-      );
+      await failWorkflowTask(thread);
       // Said as when the thread is busy with a turn (not a 500): the caller sends the message again.
       const refused = await builder('refused by the builder');
       expect(refused.status).toBe(200);
