@@ -16,18 +16,44 @@ import {
   useTemporalClient,
 } from '../support/helpers';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { temporal as proto } from '@temporalio/proto';
 import { startInProcessApi } from '../support/in-process-api';
+import { stackInfo } from '../support/stack-info';
 import { conversationWorkflowId } from '../../workflows/contracts/conversation';
 
 /**
- * With the worker stopped (its polls open): a signal nothing handles makes a workflow task, which goes to the worker
- * and times out; after two timeouts (10 s each) the server refuses updates to the workflow.
+ * Fails the workflow's task until the server refuses updates to the workflow (its task has failed twice in a row,
+ * Temporal's rule), as a worker that crashes or stalls on it would. The test takes the task queue's workflow tasks
+ * itself, through Temporal's worker API, and answers each with a failure: the platform's worker must be stopped
+ * meanwhile. (Not a SIGSTOPped worker: the tasks it holds while stopped may be lost when it resumes, and then they
+ * come back only after their 10 s timeout — too late for a test of what happens within 10 s.)
  */
-async function failWorkflowTask(handle: WorkflowHandle): Promise<void> {
-  await handle.signal('nudge');
+async function failWorkflowTask(temporal: Client, handle: WorkflowHandle, taskQueue: string): Promise<void> {
+  const { workflowService } = temporal;
+  const namespace = stackInfo().namespace;
+  const identity = 'worker-crash.test, failing tasks';
+  // Its next task goes to the task queue, not to the stopped worker's own (sticky) queue.
+  await workflowService.resetStickyTaskQueue({ namespace, execution: { workflowId: handle.workflowId } });
+  await handle.signal('nudge'); // a signal nothing handles: a workflow task
   await waitUntil(
     'the workflow task to have failed twice',
-    async () => ((await handle.describe()).raw.pendingWorkflowTask?.attempt ?? 0) >= 3,
+    async () => {
+      const task = await temporal.connection
+        .withDeadline(Date.now() + 5_000, () =>
+          workflowService.pollWorkflowTaskQueue({ namespace, identity, taskQueue: { name: taskQueue } }),
+        )
+        .catch(() => undefined); // no task in the poll's time
+      if (task?.taskToken?.length)
+        await workflowService.respondWorkflowTaskFailed({
+          namespace,
+          identity,
+          taskToken: task.taskToken,
+          cause:
+            proto.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE,
+          failure: { message: 'failed by the test' },
+        });
+      return ((await handle.describe()).raw.pendingWorkflowTask?.attempt ?? 0) >= 3;
+    },
     60_000,
   );
 }
@@ -194,10 +220,10 @@ describe('a worker killed or stalled in the middle of a turn', () => {
     }
   }, 90_000);
 
-  it("a turn refused while the conversation's workflow task keeps failing (a stalled worker) is sent again for 10 s: answered once a task gets through, else 503 llm_overloaded with nothing stored", async () => {
+  it("a turn refused while the conversation's workflow task keeps failing is sent again for 10 s: answered once a task gets through, else 503 llm_overloaded with nothing stored", async () => {
     const bot = await newBot();
     // One conversation, begun in the widget (whose end frame says whether the visitor's message was stored) and
-    // continued through the API: a stalled worker's tasks time out only while it holds open polls to receive them.
+    // continued through the API.
     const visitor = await http('/v1/widget/session', { method: 'POST', key: bot.keys.public_key, baseUrl });
     const session = visitor.body.session_id as string;
     const fromWidget = (message: string) =>
@@ -211,12 +237,10 @@ describe('a worker killed or stalled in the middle of a turn', () => {
       http('/v1/api/chat', { key: bot.keys.secret_key, body: { session_id: session, message }, baseUrl });
     expect((await fromWidget('first')).status).toBe(200);
     const handle = temporal.workflow.getHandle(conversationWorkflowId(bot.bot_id, session));
-    const pid = own.worker.child.pid!;
-    // The worker stops answering (as one starved of CPU does), with its polls open: its tasks go to it and time out.
-    process.kill(pid, 'SIGSTOP');
-    let stalled = true;
+    await own.stopWorker();
+    let stopped = true;
     try {
-      await failWorkflowTask(handle);
+      await failWorkflowTask(temporal, handle, own.env.TEMPORAL_TASK_QUEUE);
 
       // Refused for longer than the resends last: the spec's "busy, retry" and nothing of the turn stored; the
       // widget's end frame names no visitor message, so the widget gives the text back to be sent again.
@@ -230,14 +254,14 @@ describe('a worker killed or stalled in the middle of a turn', () => {
       ]);
       expect(refusedStream.frames[1]).not.toHaveProperty('visitor_message_id');
 
-      // Refused at first, then a task gets through: the same turn, sent again, is answered.
+      // Refused at first, then a worker takes the task: the same turn, sent again, is answered.
       const pending = chat('second');
       let settled = false;
       void pending.then(() => (settled = true));
-      await new Promise((r) => setTimeout(r, 2_000));
+      await new Promise((r) => setTimeout(r, 1_000));
       expect(settled).toBe(false); // sent again meanwhile, not failed at once
-      process.kill(pid, 'SIGCONT');
-      stalled = false;
+      await own.startWorker();
+      stopped = false;
 
       const res = await pending;
       expect(res.status).toBe(200);
@@ -249,7 +273,7 @@ describe('a worker killed or stalled in the middle of a turn', () => {
         { author: 'bot', text: 'Fake answer: second' },
       ]);
     } finally {
-      if (stalled) process.kill(pid, 'SIGCONT');
+      if (stopped) await own.startWorker();
     }
   }, 150_000);
 
@@ -259,16 +283,15 @@ describe('a worker killed or stalled in the middle of a turn', () => {
       http('/v1/dashboard/builder', { key: bot.keys.builder_key, body: { message }, baseUrl });
     expect((await builder('hello')).status).toBe(200);
     const thread = temporal.workflow.getHandle(await builderThreadOf(temporal, bot.bot_id));
-    const pid = own.worker.child.pid!;
-    process.kill(pid, 'SIGSTOP');
+    await own.stopWorker();
     try {
-      await failWorkflowTask(thread);
+      await failWorkflowTask(temporal, thread, own.env.TEMPORAL_TASK_QUEUE);
       // Said as when the thread is busy with a turn (not a 500): the caller sends the message again.
       const refused = await builder('refused by the builder');
       expect(refused.status).toBe(200);
       expect(refused.body).toEqual({ reply: expect.stringMatching(/nothing was changed/), busy: true });
     } finally {
-      process.kill(pid, 'SIGCONT');
+      await own.startWorker();
     }
     const again = await builder('again');
     expect(again.status).toBe(200);

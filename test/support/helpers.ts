@@ -278,6 +278,10 @@ export interface OwnPlatform {
   worker: ManagedProcess;
   /** Kills the worker (SIGKILL by default, as a crash) and starts a new one on the same task queue. */
   restartWorker(signal?: NodeJS.Signals): Promise<void>;
+  /** Stops the worker (SIGTERM by default: it shuts down, closing its polls), leaving the task queue without one. */
+  stopWorker(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts a worker on the task queue again, after `stopWorker`. */
+  startWorker(): Promise<void>;
   /** Kills the API (SIGKILL by default, as a crash) and starts a new one on the same port. */
   restartApi(signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
@@ -307,7 +311,13 @@ export async function startOwnPlatform(
     env: full,
     worker: await startWorker(full, { quiet: true }),
     async restartWorker(signal = 'SIGKILL') {
+      await own.stopWorker(signal);
+      await own.startWorker();
+    },
+    async stopWorker(signal = 'SIGTERM') {
       await own.worker.stop(signal);
+    },
+    async startWorker() {
       own.worker = await startWorker(full, { quiet: true });
     },
     async restartApi(signal = 'SIGKILL') {
