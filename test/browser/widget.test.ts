@@ -476,14 +476,35 @@ describe('the widget on an integrator’s page', () => {
       expect(await p.locator('.msg-bot').filter({ hasText: 'Yes, in every size.' }).locator('.rating').count()).toBe(1);
       await p.unroute('**/v1/widget/messages**');
 
+      // The connection breaks off during an answer (no end frame, so no id for it): what streamed goes, the message
+      // stays sent, the visitor is told the answer will come, and the first of the agent's replies the poll brings
+      // is that answer, offered for rating.
+      await serveStream(p, [{ delta: 'Our shop is' }]);
+      await send(p, 'Where is your shop?');
+      await log(p).getByText('The connection broke off during the answer.', { exact: false }).waitFor();
+      expect(await log(p).getByText('Our shop is').count()).toBe(0);
+      expect(await log(p).getByText('Where is your shop?').count()).toBe(1);
+      await p.unroute('**/v1/widget/chat/stream**');
+      await p.route('**/v1/widget/messages**', async (route) => {
+        const response = await route.fetch();
+        const poll = (await response.json()) as { messages: object[] };
+        const answer = { id: 'msg_after_the_break', author: 'bot', text: 'On the high street.', at: Date.now() };
+        await route.fulfill({ response, json: { ...poll, messages: [...poll.messages, answer] } });
+      });
+      await log(p).getByText('On the high street.').waitFor();
+      await log(p).getByText('The connection broke off', { exact: false }).waitFor({ state: 'detached' });
+      expect(await p.locator('.msg-bot').filter({ hasText: 'On the high street.' }).locator('.rating').count()).toBe(1);
+      await shot(p, '13d-answer-after-a-break');
+      await p.unroute('**/v1/widget/messages**');
+
       // The model's key is refused: an error frame, shown as an alert apart from the replies, with nothing to rate.
       // (Last: the marker stays in the conversation's history, which every later turn sends to the model.)
       await send(p, 'Anyone there? [[fake:fail-401]]');
       const alert = log(p).getByRole('alert');
       await alert.waitFor();
       expect(await alert.textContent()).toContain('The assistant is unavailable right now');
-      expect(await p.locator('.msg-bot').count()).toBe(2); // the two answers before
-      expect(await p.locator('.msg-bot .rating').count()).toBe(2);
+      expect(await p.locator('.msg-bot').count()).toBe(3); // the three answers before
+      expect(await p.locator('.msg-bot .rating').count()).toBe(3);
       expect(await alert.locator('button').count()).toBe(0);
       await shot(p, '14-llm-failure');
     } finally {

@@ -29,6 +29,11 @@ export class Conversation extends Store {
   private known = new Set<string>();
   /** Ids of answers still coming to this page's messages (`answer_pending`): rated like a streamed one when they come. */
   private awaited = new Set<string>();
+  /**
+   * A stream broke off before its end frame, which names the answer: the first of the agent's replies the poll brings
+   * after it is that answer, rated like a streamed one.
+   */
+  private answerAfterBreak = false;
   /** Bumped when a send starts: a poll that began before it is discarded (its messages may be that send's). */
   private epoch = 0;
   private sendsInFlight = 0;
@@ -165,15 +170,27 @@ export class Conversation extends Store {
   ) {
     const merged = mergeMessages(this.state.items, messages, this.known, () => this.nextKey());
     const { fromTeam } = merged;
-    // An answer came: the notice that said it would (a broken connection, a turn the service stopped waiting for) goes,
-    // and an answer this page waited for can be rated.
-    const items = merged.replies
-      ? merged.items
-          .filter((it) => !(it.kind === 'notice' && it.untilAnswer))
-          .map((it) => (it.kind === 'message' && it.id && this.awaited.delete(it.id) ? { ...it, rateable: true } : it))
-      : merged.items;
-    const unread = this.state.unread + (this.state.open ? 0 : fromTeam);
     const status = typeof poll.status === 'string' && poll.status ? poll.status : this.state.status;
+    // An answer came: the notice that said it would (a broken connection, a turn the service stopped waiting for) goes,
+    // and an answer this page waited for can be rated (not words of a hand-over to a person).
+    let items = merged.items;
+    if (merged.replies) {
+      const shown = new Set(this.state.items.map((it) => it.key));
+      let afterBreak = this.answerAfterBreak && !human(status);
+      this.answerAfterBreak = false;
+      items = items
+        .filter((it) => !(it.kind === 'notice' && it.untilAnswer))
+        .map((it) => {
+          if (it.kind !== 'message' || !it.id) return it;
+          if (this.awaited.delete(it.id)) return { ...it, rateable: true };
+          if (afterBreak && it.author === 'bot' && !shown.has(it.key)) {
+            afterBreak = false;
+            return { ...it, rateable: true };
+          }
+          return it;
+        });
+    }
+    const unread = this.state.unread + (this.state.open ? 0 : fromTeam);
     if (human(status)) this.withdrawOffers();
     this.set({
       items,
@@ -272,6 +289,7 @@ export class Conversation extends Store {
         transient: true,
         untilAnswer: true,
       });
+      this.answerAfterBreak = true;
       return true;
     }
     if (error && !end.visitorMessageId && !end.quotaExceeded) {
