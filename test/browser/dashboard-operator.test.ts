@@ -340,6 +340,10 @@ describe('the operator dashboard', () => {
       const lines = operator.page.getByTestId('line');
       await lines.filter({ hasText: 'The visitor came back from the checkout page' }).waitFor();
       await lines.filter({ hasText: 'Survey answered: 5 of 5' }).waitFor();
+      // The visitor panel and the briefing, both open, leave the transcript at least half of the room they share.
+      const box = async (selector: string) => (await operator.page.locator(selector).boundingBox())!;
+      const [panel, scroller] = [await box('.visitor-panel'), await box('.thread-scroll')];
+      expect(scroller.height).toBeGreaterThanOrEqual(scroller.y - panel.y);
       await shot(operator.page, '06-conversation');
 
       // ---- A reload keeps the view: the same conversation opens from the address.

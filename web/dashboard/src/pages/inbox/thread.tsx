@@ -361,8 +361,10 @@ export function ThreadView(props: {
         </p>
       )}
 
-      <VisitorPanel botId={props.botId} sessionId={sessionId} version={aboutVersion} />
-      {thread.state === 'ready' && <Briefing briefing={thread.briefing} open={isOpen(thread.status)} now={now} />}
+      <div class="thread-context">
+        <VisitorPanel botId={props.botId} sessionId={sessionId} version={aboutVersion} />
+        {thread.state === 'ready' && <Briefing briefing={thread.briefing} open={isOpen(thread.status)} now={now} />}
+      </div>
 
       <div class="thread-scroll" ref={scroller} onScroll={onScroll} tabIndex={0} aria-label="Transcript">
         {thread.state === 'loading' && <Loading label="Loading the conversation…" />}
