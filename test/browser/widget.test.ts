@@ -89,6 +89,15 @@ async function serveStream(page: Page, frames: object[]): Promise<void> {
   );
 }
 
+/** The widget's poll answers as the API does, with `message` added: a late answer, as the transcript would bring it. */
+async function pollBrings(page: Page, message: { id: string; author: string; text: string }): Promise<void> {
+  await page.route('**/v1/widget/messages**', async (route) => {
+    const response = await route.fetch();
+    const poll = (await response.json()) as { messages: object[] };
+    await route.fulfill({ response, json: { ...poll, messages: [...poll.messages, { ...message, at: Date.now() }] } });
+  });
+}
+
 const overloaded = (retryAfter: number) => ({
   error: 'The AI backend is busy or the turn did not finish; retry shortly',
   code: 'llm_overloaded',
@@ -464,12 +473,7 @@ describe('the widget on an integrator’s page', () => {
       await shot(p, '13c-answer-pending');
       await p.unroute('**/v1/widget/chat/stream**');
       // The answer comes through the poll: it shows, and the notice that said it would goes.
-      await p.route('**/v1/widget/messages**', async (route) => {
-        const response = await route.fetch();
-        const poll = (await response.json()) as { messages: object[] };
-        const answer = { id: 'msg_the_late_answer', author: 'bot', text: 'Yes, in every size.', at: Date.now() };
-        await route.fulfill({ response, json: { ...poll, messages: [...poll.messages, answer] } });
-      });
+      await pollBrings(p, { id: 'msg_the_late_answer', author: 'bot', text: 'Yes, in every size.' });
       await log(p).getByText('Yes, in every size.').waitFor();
       await log(p).getByText('The answer is taking longer than usual', { exact: false }).waitFor({ state: 'detached' });
       // It is the answer the end frame named: offered for rating, as a streamed one is.
@@ -485,12 +489,7 @@ describe('the widget on an integrator’s page', () => {
       expect(await log(p).getByText('Our shop is').count()).toBe(0);
       expect(await log(p).getByText('Where is your shop?').count()).toBe(1);
       await p.unroute('**/v1/widget/chat/stream**');
-      await p.route('**/v1/widget/messages**', async (route) => {
-        const response = await route.fetch();
-        const poll = (await response.json()) as { messages: object[] };
-        const answer = { id: 'msg_after_the_break', author: 'bot', text: 'On the high street.', at: Date.now() };
-        await route.fulfill({ response, json: { ...poll, messages: [...poll.messages, answer] } });
-      });
+      await pollBrings(p, { id: 'msg_after_the_break', author: 'bot', text: 'On the high street.' });
       await log(p).getByText('On the high street.').waitFor();
       await log(p).getByText('The connection broke off', { exact: false }).waitFor({ state: 'detached' });
       expect(await p.locator('.msg-bot').filter({ hasText: 'On the high street.' }).locator('.rating').count()).toBe(1);
