@@ -172,7 +172,8 @@ export class Conversation extends Store {
     const { fromTeam } = merged;
     const status = typeof poll.status === 'string' && poll.status ? poll.status : this.state.status;
     // An answer came: the notice that said it would (a broken connection, a turn the service stopped waiting for) goes,
-    // and an answer this page waited for can be rated (not words of a hand-over to a person).
+    // and an answer this page waited for can be rated — after a broken connection, not once the conversation is with
+    // the team (its reply is then the words of the hand-over).
     let items = merged.items;
     if (merged.replies) {
       const shown = new Set(this.state.items.map((it) => it.key));
