@@ -46,6 +46,10 @@ export interface TemporalServer {
    * benchmark's fault (bench/stack.ts). Resolves once the frontend serves again; the processes are then new ones.
    */
   restart(downMs: number): Promise<void>;
+  /** Stops the four services, keeping their database: the server is out of reach until `startServices`. */
+  stopServices(): Promise<void>;
+  /** Starts the four services again after `stopServices`; resolves once the frontend serves. */
+  startServices(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -287,6 +291,8 @@ export async function startTemporalServer(opts: {
         await new Promise((r) => setTimeout(r, downMs));
         await startServices();
       },
+      stopServices,
+      startServices,
       stop,
     };
   } catch (err) {

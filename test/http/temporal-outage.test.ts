@@ -4,7 +4,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startWorker } from '../../lib/stack/platform';
 import { freePort } from '../../lib/stack/processes';
-import { type TemporalDevServer, startTemporalDev } from '../../lib/stack/temporal-dev';
+import { startTemporalDev } from '../../lib/stack/temporal-dev';
+import { startTemporalServer } from '../../lib/stack/temporal-server';
 import {
   type OwnPlatform,
   http,
@@ -18,23 +19,62 @@ import {
   waitUntil,
   turnRunning,
 } from '../support/helpers';
-import { stackInfo } from '../support/stack-info';
+import { onProductionShape, stackInfo } from '../support/stack-info';
 import { conversationWorkflowId } from '../../workflows/contracts/conversation';
 
+/** The test's own Temporal, to stop and start again. */
+interface OwnTemporal {
+  address: string;
+  stop(): Promise<void>;
+  /** Started again after `stop`: resolves once it serves. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
 /**
- * A Temporal server of its own (history in a file, so it survives the stop), with its own worker and API, so stopping
- * it disturbs no other test (docs/decisions.md, "Outages of a dependency").
+ * On the single-machine stack a dev server (its history in a file, so it survives the stop); on the production shape
+ * a real Temporal server (its four services stop, its Postgres stays), as test/cluster/temporal-outage.test.ts runs
+ * this file.
+ */
+async function startOwnTemporal(): Promise<OwnTemporal> {
+  const name = `temporal-outage-${process.pid}`;
+  if (onProductionShape()) {
+    const server = await startTemporalServer({
+      dataDir: path.join(stackInfo().dataDir, name),
+      namespace: stackInfo().namespace,
+      quiet: true,
+    });
+    return {
+      address: server.address,
+      stop: () => server.stopServices(),
+      start: () => server.startServices(),
+      close: () => server.stop(),
+    };
+  }
+  const port = await freePort();
+  const start = () =>
+    startTemporalDev({ port, dbFile: path.join(stackInfo().dataDir, `${name}.db`), headless: true, quiet: true });
+  let dev = await start();
+  return {
+    address: dev.address,
+    stop: () => dev.stop(),
+    async start() {
+      dev = await start();
+    },
+    close: () => dev.stop(),
+  };
+}
+
+/**
+ * A Temporal server of its own, with its own worker and API, so stopping it disturbs no other test (docs/decisions.md,
+ * "Outages of a dependency").
  */
 describe('Temporal stopped while the platform runs', () => {
-  let temporal: TemporalDevServer;
+  let temporal: OwnTemporal;
   let own: OwnPlatform;
-  let port: number;
-  const dbFile = path.join(stackInfo().dataDir, `temporal-outage-${process.pid}.db`);
-  const startTemporal = () => startTemporalDev({ port, dbFile, headless: true, quiet: true });
 
   beforeAll(async () => {
-    port = await freePort();
-    temporal = await startTemporal();
+    temporal = await startOwnTemporal();
     own = await startOwnPlatform('temporal-outage', {
       TEMPORAL_ADDRESS: temporal.address,
       LLM_TURN_TIMEOUT_MS: '30000',
@@ -43,7 +83,7 @@ describe('Temporal stopped while the platform runs', () => {
 
   afterAll(async () => {
     await own?.stop();
-    await temporal?.stop();
+    await temporal?.close();
   });
 
   const OUTAGE_MS = 15_000;
@@ -111,7 +151,7 @@ describe('Temporal stopped while the platform runs', () => {
     // An outage of 15 s: the worker's pollers, which the SDK backs off up to 10 s apart, ask again only seconds after
     // the return unless a fresh worker takes over (worker/supervisor.ts).
     await new Promise((r) => setTimeout(r, Math.max(0, stopped + OUTAGE_MS - Date.now())));
-    temporal = await startTemporal();
+    await temporal.start();
     const back = Date.now();
     await waitUntil(
       'a chat to be answered again',
@@ -149,7 +189,7 @@ describe('Temporal stopped while the platform runs', () => {
     // The server stops: an update no worker has accepted goes with it (it lives in the server's memory only).
     await temporal.stop();
     await new Promise((r) => setTimeout(r, 5_000));
-    temporal = await startTemporal();
+    await temporal.start();
     own.worker = await startWorker(own.env, { quiet: true });
 
     const res = await pending;
@@ -197,7 +237,7 @@ describe('Temporal stopped while the platform runs', () => {
 
     await temporal.stop();
     await new Promise((r) => setTimeout(r, 10_000));
-    temporal = await startTemporal();
+    await temporal.start();
 
     const res = await pending;
     expect(res.status).toBe(200);

@@ -13,6 +13,13 @@ export interface StackInfo {
 }
 
 export const STACK_ENV = 'AGENT_PLATFORM_TEST_STACK';
+/** Set to `production` for the `cluster` project's files (test/support/use-cluster.ts). */
+export const SHAPE_ENV = 'AGENT_PLATFORM_TEST_SHAPE';
+
+/** The file runs against the production shape (the real Temporal server), not the single-machine stack. */
+export function onProductionShape(): boolean {
+  return process.env[SHAPE_ENV] === 'production';
+}
 
 export function stackInfo(): StackInfo {
   const raw = process.env[STACK_ENV];

@@ -1,4 +1,4 @@
-import { STACK_ENV } from './stack-info';
+import { SHAPE_ENV, STACK_ENV } from './stack-info';
 
 /**
  * The `cluster` project's test files run against the production shape: `stackInfo()` answers what its global setup
@@ -8,3 +8,4 @@ const cluster = process.env.AGENT_PLATFORM_TEST_CLUSTER;
 if (!cluster)
   throw new Error('The production shape is not running: run the tests with `npm test` (jest project "cluster")');
 process.env[STACK_ENV] = cluster;
+process.env[SHAPE_ENV] = 'production';
