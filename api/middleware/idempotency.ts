@@ -42,13 +42,20 @@ export const DEFAULT_LEASE: IdempotencyLease = {
  * of running a second turn. A key whose attempt failed (5xx, 429, an error frame) is open again for a retry, and
  * unless the failed turn may still be running, under a new generation: that retry runs anew (spec, Idempotency 5).
  */
+/** The request's `Idempotency-Key`, if it sent one; 400 when it is longer than a key may be. */
+export function idempotencyKeyOf(ctx: { get(field: string): string }): string | undefined {
+  const key = ctx.get('Idempotency-Key');
+  if (!key) return undefined;
+  if (key.length > LIMITS.idempotencyKeyChars) {
+    throw new ApiError('bad_request', `Idempotency-Key: must be at most ${LIMITS.idempotencyKeyChars} characters`);
+  }
+  return key;
+}
+
 export function idempotency(db: Db, lease: IdempotencyLease = DEFAULT_LEASE): AppMiddleware {
   return async function idempotencyMiddleware(ctx, next) {
-    const key = ctx.get('Idempotency-Key');
+    const key = idempotencyKeyOf(ctx);
     if (!key) return next();
-    if (key.length > LIMITS.idempotencyKeyChars) {
-      throw new ApiError('bad_request', `Idempotency-Key: must be at most ${LIMITS.idempotencyKeyChars} characters`);
-    }
     const apiKeyId = ctx.state.principal!.keyId;
     const hash = createHash('sha256')
       .update(`${ctx.method} ${ctx.path}\n`)

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
+import { idempotencyKeyOf } from '../middleware/idempotency';
 import { ALL_ROLES, type RouteDef, route } from '../route';
 import { BotParams, PageQuery } from '../../lib/schemas/common';
 import { OkResponse, SessionId } from '../../lib/schemas/conversation';
@@ -24,7 +25,6 @@ import {
 } from '../../lib/schemas/operator';
 import { publicBaseUrl, sessionBot, sessionUser } from '../session';
 import { LIMITS } from '../../lib/limits';
-import { errors } from '../../lib/errors';
 
 const InboxQuery = PageQuery.extend({
   status: z
@@ -52,11 +52,8 @@ const REPLY_KEY_HEADER = {
  * applies once. Its content is part of it, so an edited draft or another image is a new reply.
  */
 function replyScopeOf(ctx: AppContext, userId: string, content: string | Buffer): string | undefined {
-  const key = ctx.get('Idempotency-Key');
+  const key = idempotencyKeyOf(ctx);
   if (!key) return undefined;
-  if (key.length > LIMITS.idempotencyKeyChars) {
-    throw errors.badRequest(`Idempotency-Key: at most ${LIMITS.idempotencyKeyChars} characters`);
-  }
   return createHash('sha256').update(`dashboard\n${userId}\n${key}\n`).update(content).digest('base64url');
 }
 

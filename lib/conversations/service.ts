@@ -235,6 +235,15 @@ function turnError(error: NonNullable<TurnResult['error']>, sessionId: string): 
  * a visitor. Every surface — the HTTP API, the widget, the dashboard's test chat — calls these functions; each owns
  * its SQL and its Temporal calls, and answers failures as `ApiError`s in the spec's shape.
  */
+/**
+ * The id of a person's message (a reply, an image): from its scope when the request named one (the same reply sent
+ * again is the same message, which the conversation applies once), else a new one.
+ */
+function operatorMessageId(kind: 'reply' | 'attach', scope: string | undefined): string {
+  if (!scope) return `msg_op_${randomUUID()}`;
+  return `msg_op_${createHash('sha256').update(`${kind}\n${scope}`).digest('hex').slice(0, 32)}`;
+}
+
 export function createConversationService(deps: ConversationServiceDeps) {
   const cdeps: ConversationDeps = deps;
 
@@ -668,9 +677,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
       opts: { mediaBaseUrl: string; userId: string; replyScope?: string },
     ) {
       const conversation = await conversationOf(botId, sessionId);
-      const messageId = opts.replyScope
-        ? `msg_op_${createHash('sha256').update(`attach\n${opts.replyScope}`).digest('hex').slice(0, 32)}`
-        : `msg_op_${randomUUID()}`;
+      const messageId = operatorMessageId('attach', opts.replyScope);
       if (opts.replyScope) {
         // Sent again after its answer was lost: the message is there already, and its image is not stored twice.
         const sent = await deps.db.query<{ at: string; attachment: MessageAttachment }>(
@@ -744,9 +751,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
     ): Promise<OperatorReplyResult> {
       const conversation = await conversationOf(botId, sessionId);
       // A retried reply (same Idempotency-Key) is the same update: Temporal applies it once.
-      const messageId = replyScope
-        ? `msg_op_${createHash('sha256').update(`reply\n${replyScope}`).digest('hex').slice(0, 32)}`
-        : `msg_op_${randomUUID()}`;
+      const messageId = operatorMessageId('reply', replyScope);
       return updateConversation(
         deps,
         conversation,

@@ -30,6 +30,7 @@ import { HandoverBadges } from './handover-badges';
 import { Briefing } from './briefing';
 import { VisitorPanel } from './visitor-panel';
 import { useNow } from './use-now';
+
 export function TypingDots() {
   return (
     <span class="typing-dots" aria-hidden="true">
