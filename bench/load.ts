@@ -16,6 +16,7 @@ import {
   benchOptions,
   cpuByRole,
   cpuByThread,
+  eventLoopSleeps,
   processCpuMs,
   cpuPerOperation,
   liftRateLimits,
@@ -50,7 +51,8 @@ conversations), then run for --warmup seconds, then --seconds are measured:
   burst              the first fragment of the very first messages, over the model, and its split by hop
   CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was; the worker's
                      and the API's also by thread (cpu_ms_per_turn_by_thread): the event loop (main), the SDK
-                     core's threads, and Node's unnamed ones (V8's GC and compilers, the SDK's workflow thread)
+                     core's threads, and Node's unnamed ones (V8's GC and compilers, the SDK's workflow thread);
+                     and how often their event loops woke, per turn (event_loop_wakeups_per_turn)
   database per turn  transactions, row writes by table, and Postgres's CPU by whom it served (cpu_ms:<the
                      client's application name>: the worker, the API, the stream listener; or a background process)
   floor              with --floor, after each level: npm run bench -- floor at the same load (a bare workflow's
@@ -438,6 +440,7 @@ async function main() {
       await new Promise((r) => setTimeout(r, warmup * 1000));
       const cpuBefore = cpuByRole();
       const threadsBefore = cpuByThread();
+      const sleepsBefore = eventLoopSleeps();
       const ticksBefore = machineTicks();
       // The load generator's own lag: when its event loop is late, so are its requests and its clock.
       const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -458,6 +461,7 @@ async function main() {
       const measureTo = performance.now();
       const cpuAfter = cpuByRole();
       const threadsAfter = cpuByThread();
+      const sleepsAfter = eventLoopSleeps();
       const ticksAfter = machineTicks();
       loopDelay.disable();
       const dbAfter = await databaseWork(db);
@@ -505,6 +509,7 @@ async function main() {
         cpu_ms_per_turn: cpu,
         platform_cpu_ms_per_turn: Math.round(platformCpu * 10) / 10,
         cpu_ms_per_turn_by_thread: cpuPerOperation(threadsBefore, threadsAfter, Math.max(1, inWindow.length)),
+        event_loop_wakeups_per_turn: cpuPerOperation(sleepsBefore, sleepsAfter, Math.max(1, inWindow.length)),
         machine_idle: total ? `${Math.round((1 - busy / total) * 100)} %` : 'unknown',
         load_generator_lag_ms: {
           p50: Math.round(loopDelay.percentile(50) / 1e5) / 10,

@@ -442,6 +442,30 @@ export function cpuByThread(): Record<string, number> {
   return out;
 }
 
+/** How many times a process's main thread has gone to sleep so far (its voluntary context switches); 0 once it is gone. */
+export function mainThreadSleeps(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+    return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  } catch {
+    return 0; // gone meanwhile
+  }
+}
+
+/**
+ * How many times the event loops of the worker and of the API have gone to sleep so far (mainThreadSleeps, summed
+ * over the processes of a role): each is a wake-up to come, with the poll, the switch and the loop's phases it costs
+ * whatever it then handles. Linux only; elsewhere, empty.
+ */
+export function eventLoopSleeps(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of platformProcesses()) {
+    if (!['worker', 'api', 'floor worker'].includes(p.role)) continue;
+    out[p.role] = (out[p.role] ?? 0) + mainThreadSleeps(p.pid);
+  }
+  return out;
+}
+
 /** CPU milliseconds per operation by role between two `cpuByRole()` readings. */
 export function cpuPerOperation(
   before: Record<string, number>,

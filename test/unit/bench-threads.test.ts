@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { threadCpuMs, threadKind } from '../../bench/stack';
+import { mainThreadSleeps, threadCpuMs, threadKind } from '../../bench/stack';
 
 describe("the load benchmark's CPU by thread", () => {
   it('names the kinds of thread a worker process has', () => {
@@ -60,5 +60,33 @@ describe("the load benchmark's CPU by thread", () => {
       child.kill();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("counts a process's event loop going to sleep: each timer it waits for is one wake-up", async () => {
+    // 40 timers one after another, each waited for with nothing else to do; the child says when it starts and ends.
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        `console.log('ready');
+         process.stdin.once('data', async () => {
+           for (let i = 0; i < 40; i++) await new Promise((r) => setTimeout(r, 5));
+           console.log('done');
+         });`,
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    try {
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      expect((await lines.next()).value).toBe('ready');
+      const before = mainThreadSleeps(child.pid!);
+      expect(before).toBeGreaterThan(0);
+      child.stdin.write('go\n');
+      expect((await lines.next()).value).toBe('done');
+      expect(mainThreadSleeps(child.pid!) - before).toBeGreaterThanOrEqual(40);
+    } finally {
+      child.kill();
+    }
+    expect(mainThreadSleeps(999_999_999)).toBe(0);
   });
 });
