@@ -6,6 +6,13 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { mainThreadSleeps, threadCpuMs, threadKind } from '../../bench/stack';
 
+/** A child running `script` under `command`, and the next line it prints. */
+function child(command: string, script: string) {
+  const proc = spawn(command, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
+  return { proc, nextLine: async () => (await lines.next()).value as string };
+}
+
 describe("the load benchmark's CPU by thread", () => {
   it('names the kinds of thread a worker process has', () => {
     expect(threadKind('node', true)).toBe('main');
@@ -27,11 +34,9 @@ describe("the load benchmark's CPU by thread", () => {
     // A worker thread burns 300 ms of its own CPU (30 ticks of /proc's clock, however loaded the machine) while the main
     // thread waits; the child says when it starts and when the thread is done, and the thread stays until the child
     // ends (its CPU leaves /proc with it).
-    const child = spawn(
+    const { proc, nextLine } = child(
       nodejs,
-      [
-        '-e',
-        `const { Worker } = require('node:worker_threads');
+      `const { Worker } = require('node:worker_threads');
          console.log('ready');
          process.stdin.once('data', () => {
            const w = new Worker(\`
@@ -43,49 +48,41 @@ describe("the load benchmark's CPU by thread", () => {
              setInterval(() => {}, 60000); // alive until the process ends: a thread that ended is gone from /proc\`, { eval: true });
            w.once('message', () => { console.log('done'); process.stdin.once('data', () => process.exit(0)); });
          });`,
-      ],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
     );
     try {
-      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-      expect((await lines.next()).value).toBe('ready');
-      const before = threadCpuMs(child.pid!);
-      child.stdin.write('go\n');
-      expect((await lines.next()).value).toBe('done');
-      const after = threadCpuMs(child.pid!);
+      expect(await nextLine()).toBe('ready');
+      const before = threadCpuMs(proc.pid!);
+      proc.stdin.write('go\n');
+      expect(await nextLine()).toBe('done');
+      const after = threadCpuMs(proc.pid!);
       const spent = (kind: string) => (after[kind] ?? 0) - (before[kind] ?? 0);
       expect(spent('V8 and workflow threads')).toBeGreaterThanOrEqual(200);
       expect(spent('main')).toBeLessThan(200);
     } finally {
-      child.kill();
+      proc.kill();
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it("counts a process's event loop going to sleep: each timer it waits for is one wake-up", async () => {
     // 40 timers one after another, each waited for with nothing else to do; the child says when it starts and ends.
-    const child = spawn(
+    const { proc, nextLine } = child(
       process.execPath,
-      [
-        '-e',
-        `console.log('ready');
-         process.stdin.once('data', async () => {
-           for (let i = 0; i < 40; i++) await new Promise((r) => setTimeout(r, 5));
-           console.log('done');
-         });`,
-      ],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
+      `console.log('ready');
+       process.stdin.once('data', async () => {
+         for (let i = 0; i < 40; i++) await new Promise((r) => setTimeout(r, 5));
+         console.log('done');
+       });`,
     );
     try {
-      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-      expect((await lines.next()).value).toBe('ready');
-      const before = mainThreadSleeps(child.pid!);
+      expect(await nextLine()).toBe('ready');
+      const before = mainThreadSleeps(proc.pid!);
       expect(before).toBeGreaterThan(0);
-      child.stdin.write('go\n');
-      expect((await lines.next()).value).toBe('done');
-      expect(mainThreadSleeps(child.pid!) - before).toBeGreaterThanOrEqual(40);
+      proc.stdin.write('go\n');
+      expect(await nextLine()).toBe('done');
+      expect(mainThreadSleeps(proc.pid!) - before).toBeGreaterThanOrEqual(40);
     } finally {
-      child.kill();
+      proc.kill();
     }
     expect(mainThreadSleeps(999_999_999)).toBe(0);
   });
