@@ -427,6 +427,9 @@ export function cpuByRole(): Record<string, number> {
   return out;
 }
 
+/** The platform's Node processes, by role: what is read by thread and by event loop. */
+const NODE_ROLES = ['worker', 'api', 'floor worker'];
+
 /**
  * The CPU of the platform's Node processes (the worker, the API, the floor's worker) by kind of thread (threadKind),
  * as `worker: main`, `worker: sdk core`…, in milliseconds so far: what a process's CPU went to, the event loop or
@@ -435,7 +438,7 @@ export function cpuByRole(): Record<string, number> {
 export function cpuByThread(): Record<string, number> {
   const out: Record<string, number> = {};
   for (const p of platformProcesses()) {
-    if (!['worker', 'api', 'floor worker'].includes(p.role)) continue;
+    if (!NODE_ROLES.includes(p.role)) continue;
     for (const [kind, ms] of Object.entries(threadCpuMs(p.pid)))
       out[`${p.role}: ${kind}`] = (out[`${p.role}: ${kind}`] ?? 0) + ms;
   }
@@ -460,13 +463,13 @@ export function mainThreadSleeps(pid: number): number {
 export function eventLoopSleeps(): Record<string, number> {
   const out: Record<string, number> = {};
   for (const p of platformProcesses()) {
-    if (!['worker', 'api', 'floor worker'].includes(p.role)) continue;
+    if (!NODE_ROLES.includes(p.role)) continue;
     out[p.role] = (out[p.role] ?? 0) + mainThreadSleeps(p.pid);
   }
   return out;
 }
 
-/** CPU milliseconds per operation by role between two `cpuByRole()` readings. */
+/** Per operation, by key, between two readings: CPU milliseconds (`cpuByRole()`, `cpuByThread()`) or counts. */
 export function cpuPerOperation(
   before: Record<string, number>,
   after: Record<string, number>,
