@@ -31,6 +31,16 @@ export const DEFAULT_LEASE: IdempotencyLease = {
   renewSeconds: LIMITS.idempotencyLeaseSeconds / 3,
 };
 
+/** The request's `Idempotency-Key`, if it sent one; 400 when it is longer than a key may be. */
+export function idempotencyKeyOf(ctx: { get(field: string): string }): string | undefined {
+  const key = ctx.get('Idempotency-Key');
+  if (!key) return undefined;
+  if (key.length > LIMITS.idempotencyKeyChars) {
+    throw new ApiError('bad_request', `Idempotency-Key: must be at most ${LIMITS.idempotencyKeyChars} characters`);
+  }
+  return key;
+}
+
 /**
  * `Idempotency-Key` (spec, Idempotency): the first request runs and its response is stored for 24 hours, scoped to
  * the API key; a repeat replays it with `Idempotency-Replayed: true`. Claiming the key is one atomic statement, so
@@ -42,16 +52,6 @@ export const DEFAULT_LEASE: IdempotencyLease = {
  * of running a second turn. A key whose attempt failed (5xx, 429, an error frame) is open again for a retry, and
  * unless the failed turn may still be running, under a new generation: that retry runs anew (spec, Idempotency 5).
  */
-/** The request's `Idempotency-Key`, if it sent one; 400 when it is longer than a key may be. */
-export function idempotencyKeyOf(ctx: { get(field: string): string }): string | undefined {
-  const key = ctx.get('Idempotency-Key');
-  if (!key) return undefined;
-  if (key.length > LIMITS.idempotencyKeyChars) {
-    throw new ApiError('bad_request', `Idempotency-Key: must be at most ${LIMITS.idempotencyKeyChars} characters`);
-  }
-  return key;
-}
-
 export function idempotency(db: Db, lease: IdempotencyLease = DEFAULT_LEASE): AppMiddleware {
   return async function idempotencyMiddleware(ctx, next) {
     const key = idempotencyKeyOf(ctx);

@@ -231,11 +231,6 @@ function turnError(error: NonNullable<TurnResult['error']>, sessionId: string): 
 }
 
 /**
- * Conversations (DESIGN.md, Who owns what): chat turns, handoff, polling, typing, the operator's side, and erasing
- * a visitor. Every surface — the HTTP API, the widget, the dashboard's test chat — calls these functions; each owns
- * its SQL and its Temporal calls, and answers failures as `ApiError`s in the spec's shape.
- */
-/**
  * The id of a person's message (a reply, an image): from its scope when the request named one (the same reply sent
  * again is the same message, which the conversation applies once), else a new one.
  */
@@ -244,6 +239,11 @@ function operatorMessageId(kind: 'reply' | 'attach', scope: string | undefined):
   return `msg_op_${createHash('sha256').update(`${kind}\n${scope}`).digest('hex').slice(0, 32)}`;
 }
 
+/**
+ * Conversations (DESIGN.md, Who owns what): chat turns, handoff, polling, typing, the operator's side, and erasing
+ * a visitor. Every surface — the HTTP API, the widget, the dashboard's test chat — calls these functions; each owns
+ * its SQL and its Temporal calls, and answers failures as `ApiError`s in the spec's shape.
+ */
 export function createConversationService(deps: ConversationServiceDeps) {
   const cdeps: ConversationDeps = deps;
 
