@@ -2,9 +2,9 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { migrate } from '../migrate';
 import { type Balancer, startBalancer } from './balancer';
-import { secretKeyFor, startApi, startWorker, waitForApi } from './platform';
+import { childEnv, startApi, startWorker, waitForApi } from './platform';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './postgres';
-import { type ManagedProcess, freePort } from './processes';
+import { type ManagedProcess, freePort, stopList } from './processes';
 import { type TemporalServer, startTemporalServer } from './temporal-server';
 import { type TemporalUi, startTemporalUi } from './temporal-ui';
 
@@ -54,16 +54,9 @@ export interface Cluster {
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const log = opts.log ?? (() => undefined);
   mkdirSync(opts.dataDir, { recursive: true });
-  const env: Record<string, string> = Object.fromEntries(
-    Object.entries({ ...process.env, ...opts.env }).filter((e): e is [string, string] => e[1] !== undefined),
-  );
-  env.SECRET_ENCRYPTION_KEY ||= secretKeyFor(opts.dataDir);
+  const env = childEnv(opts.dataDir, opts.env);
   const child = { quiet: opts.quiet, logDir: opts.logDir };
-  const stops: (() => Promise<void>)[] = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    stops.length = 0;
-  };
+  const { add: onStop, stopAll } = stopList();
   try {
     let postgres: EmbeddedPostgres | undefined;
     if (!env.DATABASE_URL) {
@@ -74,7 +67,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         database: 'agent_platform',
         quiet: true,
       });
-      stops.push(() => postgres!.stop());
+      onStop(() => postgres!.stop());
       env.DATABASE_URL = postgres.url;
     }
     let temporal: TemporalServer | undefined;
@@ -86,7 +79,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         logDir: opts.logDir,
         quiet: true,
       });
-      stops.push(() => temporal!.stop());
+      onStop(() => temporal!.stop());
       env.TEMPORAL_ADDRESS = temporal.address;
     }
     let temporalUi: TemporalUi | undefined;
@@ -101,7 +94,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         logDir: opts.logDir,
         quiet: true,
       });
-      stops.push(() => temporalUi!.stop());
+      onStop(() => temporalUi!.stop());
       env.TEMPORAL_UI_URL = temporalUi.url;
     }
     log('applying migrations');
@@ -113,7 +106,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     env.PUBLIC_BASE_URL ||= `http://127.0.0.1:${opts.port}`;
 
     const workers: ManagedProcess[] = [];
-    stops.push(async () => {
+    onStop(async () => {
       await Promise.all(workers.map((w) => w.stop()));
     });
     const addWorker = async () => {
@@ -125,7 +118,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     for (let i = 0; i < opts.workers; i++) await addWorker();
 
     const apis: { url: string; port: number; process: ManagedProcess }[] = [];
-    stops.push(async () => {
+    onStop(async () => {
       await Promise.all(apis.map((a) => a.process.stop()));
     });
     const startReplica = async (index: number, port: number) => {
@@ -142,7 +135,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       backends: apis.map((a) => a.url),
       log: (m) => log(`balancer: ${m}`),
     });
-    stops.push(() => balancer.close());
+    onStop(() => balancer.close());
 
     return {
       url: balancer.url,

@@ -3,7 +3,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import path from 'node:path';
 import { migrate } from '../migrate';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './postgres';
-import { type ManagedProcess, startProcess, waitFor } from './processes';
+import { type ManagedProcess, startProcess, stopList, waitFor } from './processes';
 import { type TemporalDevServer, startTemporalDev } from './temporal-dev';
 
 /**
@@ -43,10 +43,22 @@ export interface Platform {
 }
 
 /** A key for sealing signing secrets, generated once per data folder when none is configured. */
-export function secretKeyFor(dataDir: string): string {
+function secretKeyFor(dataDir: string): string {
   const file = path.join(dataDir, 'secret-encryption.key');
   if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600 });
   return readFileSync(file, 'utf8').trim();
+}
+
+/**
+ * The environment of a stack's API and worker processes: this process's with `env` over it (a name that `env` sets
+ * to undefined is left out, even when this process has it), and the data folder's sealing key unless one is set.
+ */
+export function childEnv(dataDir: string, env: Record<string, string | undefined> = {}): Record<string, string> {
+  const merged: Record<string, string> = Object.fromEntries(
+    Object.entries({ ...process.env, ...env }).filter((e): e is [string, string] => e[1] !== undefined),
+  );
+  merged.SECRET_ENCRYPTION_KEY ||= secretKeyFor(dataDir);
+  return merged;
 }
 
 export interface ChildOptions {
@@ -97,17 +109,10 @@ export async function waitForApi(url: string, proc: ManagedProcess): Promise<voi
 export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
   const log = opts.log ?? (() => undefined);
   mkdirSync(opts.dataDir, { recursive: true });
-  const env: Record<string, string> = Object.fromEntries(
-    Object.entries({ ...process.env, ...opts.env }).filter((e): e is [string, string] => e[1] !== undefined),
-  );
-  env.SECRET_ENCRYPTION_KEY ||= secretKeyFor(opts.dataDir);
+  const env = childEnv(opts.dataDir, opts.env);
   env.PORT = String(opts.apiPort);
 
-  const stops: (() => Promise<void>)[] = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    stops.length = 0;
-  };
+  const { add: onStop, stopAll } = stopList();
   try {
     let postgres: EmbeddedPostgres | undefined;
     if (!env.DATABASE_URL) {
@@ -120,7 +125,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
         database: 'agent_platform',
         quiet: true,
       });
-      stops.push(() => postgres!.stop());
+      onStop(() => postgres!.stop());
       env.DATABASE_URL = postgres.url;
     }
 
@@ -134,7 +139,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
         dbFile: opts.persistTemporal ? path.join(opts.dataDir, 'temporal.db') : undefined,
         quiet: opts.quiet,
       });
-      stops.push(() => temporal!.stop());
+      onStop(() => temporal!.stop());
       env.TEMPORAL_ADDRESS = temporal.address;
       if (opts.temporalUiPort) env.TEMPORAL_UI_URL ||= temporal.uiUrl;
     }
@@ -146,13 +151,13 @@ export async function startPlatform(opts: PlatformOptions): Promise<Platform> {
     log('starting the worker');
     const worker = await startWorker(env, { quiet: opts.quiet, logDir: opts.logDir });
     const workers = [worker];
-    stops.push(async () => {
+    onStop(async () => {
       for (const w of workers) await w.stop();
     });
 
     log('starting the API');
     const api = startApi(env, { quiet: opts.quiet, logDir: opts.logDir });
-    stops.push(() => api.stop());
+    onStop(() => api.stop());
     const apiUrl = `http://127.0.0.1:${opts.apiPort}`;
     await waitForApi(apiUrl, api);
 

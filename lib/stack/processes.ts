@@ -101,6 +101,21 @@ export interface ManagedProcess {
 }
 
 /**
+ * What a stack has started, to stop in the reverse order (the API before the worker before Temporal before Postgres).
+ * A stop that fails does not keep the others from running; stopping twice stops nothing twice.
+ */
+export function stopList(): { add(stop: () => Promise<void>): void; stopAll(): Promise<void> } {
+  const stops: (() => Promise<void>)[] = [];
+  return {
+    add: (stop) => void stops.push(stop),
+    async stopAll() {
+      for (const stop of stops.reverse()) await stop().catch(() => undefined);
+      stops.length = 0;
+    },
+  };
+}
+
+/**
  * Children still running when this process exits without stopping them (a jest run aborted by another project's
  * failed setup, a crash of `npm start`) are killed on the way out, so no Postgres or Temporal is left behind.
  * `exit` handlers run synchronously: a signal is all there is time for.
