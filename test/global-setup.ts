@@ -5,7 +5,7 @@ import path from 'node:path';
 import { startPlatform } from '../lib/stack/platform';
 import { freePort } from '../lib/stack/processes';
 import { startFakeOpenAI } from './support/fake-openai';
-import { STACK_ENV, type StackInfo } from './support/stack-info';
+import { STACK_ENV, type StackInfo, testStackEnv } from './support/stack-info';
 
 /**
  * One real stack per test run (DESIGN.md, Testing): embedded Postgres on a fresh data folder, the Temporal dev
@@ -22,27 +22,11 @@ export default async function globalSetup(): Promise<void> {
   const temporalUiPort = await freePort();
   const apiPort = await freePort();
   const env = {
+    ...testStackEnv({ fakeOpenAIUrl: fake.url, taskQueue }),
     // Where links (e-mails, trigger addresses, media) point: the API as the tests reach it.
     PUBLIC_BASE_URL: `http://127.0.0.1:${apiPort}`,
-    NODE_ENV: 'test',
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
-    TEMPORAL_TASK_QUEUE: taskQueue,
-    OPENAI_API_KEY: 'test-key',
-    OPENAI_BASE_URL: fake.url,
-    LLM_MODEL: 'fake-model',
-    // The fake's directive models (`fake-fail-500`, `fake-slow-3000`…) on every plan, beside the built-in catalogue.
-    LLM_MODELS: 'fake-*:1',
-    // Short, so the turn-timeout path is testable; the fake LLM answers at once otherwise.
-    LLM_TURN_TIMEOUT_MS: '4000',
-    // Webhook receivers, crawled sites and poll targets in tests are servers on loopback.
-    SSRF_ALLOW_LOOPBACK: 'true',
     // Each test file is its own client (test/support/helpers.ts testClientAddress), told by X-Forwarded-For.
     TRUST_PROXY: 'true',
-    // Schedule and poll triggers every second, so their runs are seen within a test.
-    TRIGGER_MIN_INTERVAL_SECONDS: '1',
-    SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    // A builder message queued behind a slow turn answers "busy" after 2 s (30 s by default).
-    BUILDER_QUEUE_WAIT_MS: '2000',
     TEMPORAL_UI_URL: `http://127.0.0.1:${temporalUiPort}`,
   };
   const started = Date.now();

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { startCluster } from '../../lib/stack/cluster';
 import { freePort } from '../../lib/stack/processes';
 import { startFakeOpenAI } from '../support/fake-openai';
-import type { StackInfo } from '../support/stack-info';
+import { type StackInfo, testStackEnv } from '../support/stack-info';
 
 /** Where the cluster's StackInfo reaches the `cluster` project's test files (test/support/use-cluster.ts). */
 export const CLUSTER_ENV = 'AGENT_PLATFORM_TEST_CLUSTER';
@@ -25,20 +25,7 @@ export default async function globalSetup(): Promise<void> {
     apis: 2,
     workers: 2,
     port: await freePort(),
-    env: {
-      NODE_ENV: 'test',
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'info',
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      OPENAI_API_KEY: 'test-key',
-      OPENAI_BASE_URL: fake.url,
-      LLM_MODEL: 'fake-model',
-      LLM_MODELS: 'fake-*:1',
-      LLM_TURN_TIMEOUT_MS: '4000',
-      SSRF_ALLOW_LOOPBACK: 'true',
-      TRIGGER_MIN_INTERVAL_SECONDS: '1',
-      SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      BUILDER_QUEUE_WAIT_MS: '2000',
-    },
+    env: testStackEnv({ fakeOpenAIUrl: fake.url, taskQueue }),
     quiet: true,
     logDir: path.join(dataDir, 'logs'),
   }).catch((err) => {
