@@ -49,31 +49,68 @@ const FIND_PUBLIC_KEY_COUNTING = preparedStatement(
     SELECT b.*, w.count, w.reset FROM b LEFT JOIN w ON true`,
 );
 
-async function findPublicKeyCounting(
-  db: Queryable,
-  key: string,
-  rate: { ip: string; group: string; accept: PrincipalKind[]; increment?: number },
-): Promise<{ principal: Principal; window?: { count: number; reset: number } } | null> {
-  const res = await db.query<{
-    id: string;
-    workspace_id: string;
-    public_key: string;
-    allowed_origins: string[];
-    count: number | null;
-    reset: number | null;
-  }>(FIND_PUBLIC_KEY_COUNTING([key, rate.ip, rate.group, rate.accept, rate.increment ?? 1]));
+/** A secret, builder or access key's row. */
+interface KeyRow {
+  id: string;
+  kind: PrincipalKind;
+  bot_id: string | null;
+  workspace_id: string;
+  key_hash: Buffer;
+}
+
+/** A bot's row, as its public key finds it. */
+interface PublicKeyRow {
+  id: string;
+  workspace_id: string;
+  public_key: string;
+  allowed_origins: string[];
+}
+
+/** The request's place in its rate window; null when the key is not of a kind the route accepts (nothing counted). */
+interface WindowColumns {
+  count: number | null;
+  reset: number | null;
+}
+
+interface RateOptions {
+  ip: string;
+  group: string;
+  accept: PrincipalKind[];
+  increment?: number;
+}
+
+interface Counted {
+  principal: Principal;
+  window?: { count: number; reset: number };
+}
+
+const keyPrincipal = (row: KeyRow): Principal => ({
+  kind: row.kind,
+  keyId: row.id,
+  botId: row.bot_id,
+  workspaceId: row.workspace_id,
+});
+
+const publicKeyPrincipal = (bot: PublicKeyRow): Principal => ({
+  kind: 'public',
+  keyId: `public:${bot.id}`,
+  botId: bot.id,
+  workspaceId: bot.workspace_id,
+  allowedOrigins: bot.allowed_origins,
+});
+
+const counted = (principal: Principal, row: WindowColumns): Counted => ({
+  principal,
+  ...(row.count !== null ? { window: { count: row.count, reset: row.reset ?? 60 } } : {}),
+});
+
+async function findPublicKeyCounting(db: Queryable, key: string, rate: RateOptions): Promise<Counted | null> {
+  const res = await db.query<PublicKeyRow & WindowColumns>(
+    FIND_PUBLIC_KEY_COUNTING([key, rate.ip, rate.group, rate.accept, rate.increment ?? 1]),
+  );
   const bot = res.rows[0];
   if (!bot || !constantTimeEqual(bot.public_key, key)) return null;
-  return {
-    principal: {
-      kind: 'public',
-      keyId: `public:${bot.id}`,
-      botId: bot.id,
-      workspaceId: bot.workspace_id,
-      allowedOrigins: bot.allowed_origins,
-    },
-    ...(bot.count !== null ? { window: { count: bot.count, reset: bot.reset ?? 60 } } : {}),
-  };
+  return counted(publicKeyPrincipal(bot), bot);
 }
 
 /**
@@ -83,62 +120,37 @@ async function findPublicKeyCounting(
  */
 export async function findPrincipal(db: Queryable, key: string): Promise<Principal | null> {
   if (key.startsWith('pk_')) {
-    const res = await db.query<{ id: string; workspace_id: string; public_key: string; allowed_origins: string[] }>(
+    const res = await db.query<PublicKeyRow>(
       `SELECT id, workspace_id, public_key, allowed_origins FROM bots WHERE public_key = $1`,
       [key],
     );
     const bot = res.rows[0];
     if (!bot || !constantTimeEqual(bot.public_key, key)) return null;
-    return {
-      kind: 'public',
-      keyId: `public:${bot.id}`,
-      botId: bot.id,
-      workspaceId: bot.workspace_id,
-      allowedOrigins: bot.allowed_origins,
-    };
+    return publicKeyPrincipal(bot);
   }
   const hash = hashKey(key);
-  const res = await db.query<{
-    id: string;
-    kind: PrincipalKind;
-    bot_id: string | null;
-    workspace_id: string;
-    key_hash: Buffer;
-  }>(FIND_KEY([hash]));
+  const res = await db.query<KeyRow>(FIND_KEY([hash]));
   const row = res.rows[0];
   if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
-  return { kind: row.kind, keyId: row.id, botId: row.bot_id, workspaceId: row.workspace_id };
+  return keyPrincipal(row);
 }
 
 /**
  * The key check and its rate window in one round trip (the polling path is the hottest): finds the key and, when
  * it is of an accepted kind, counts the request in the window of (key + IP + group).
  */
-export async function findPrincipalCounting(
-  db: Queryable,
-  key: string,
-  rate: { ip: string; group: string; accept: PrincipalKind[]; increment?: number },
-): Promise<{ principal: Principal; window?: { count: number; reset: number } } | null> {
+export async function findPrincipalCounting(db: Queryable, key: string, rate: RateOptions): Promise<Counted | null> {
   if (key.startsWith('pk_')) return findPublicKeyCounting(db, key, rate);
   const hash = hashKey(key);
-  const res = await db.query<{
-    id: string;
-    kind: PrincipalKind;
-    bot_id: string | null;
-    workspace_id: string;
-    key_hash: Buffer;
-    count: number | null;
-    reset: number | null;
-  }>(FIND_KEY_COUNTING([hash, rate.ip, rate.group, rate.accept, rate.increment ?? 1]));
+  const res = await db.query<KeyRow & WindowColumns>(
+    FIND_KEY_COUNTING([hash, rate.ip, rate.group, rate.accept, rate.increment ?? 1]),
+  );
   const row = res.rows[0];
   if (!row || !constantTimeEqual(row.key_hash, hash)) return null;
-  return {
-    principal: { kind: row.kind, keyId: row.id, botId: row.bot_id, workspaceId: row.workspace_id },
-    ...(row.count !== null ? { window: { count: row.count, reset: row.reset ?? 60 } } : {}),
-  };
+  return counted(keyPrincipal(row), row);
 }
 
-type CountedPrincipal = Awaited<ReturnType<typeof findPrincipalCounting>>;
+type CountedPrincipal = Counted | null;
 
 /**
  * Coalesces concurrent checks of the same (key, IP, group) in one process into one round trip that adds their
