@@ -427,8 +427,10 @@ export function cpuByRole(): Record<string, number> {
   return out;
 }
 
-/** The platform's Node processes, by role: what is read by thread and by event loop. */
-const NODE_ROLES = ['worker', 'api', 'floor worker'];
+/** The platform's Node processes (the worker, the API, the floor's worker): what is read by thread and by event loop. */
+function nodeProcesses() {
+  return platformProcesses().filter((p) => ['worker', 'api', 'floor worker'].includes(p.role));
+}
 
 /**
  * The CPU of the platform's Node processes (the worker, the API, the floor's worker) by kind of thread (threadKind),
@@ -437,8 +439,7 @@ const NODE_ROLES = ['worker', 'api', 'floor worker'];
  */
 export function cpuByThread(): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const p of platformProcesses()) {
-    if (!NODE_ROLES.includes(p.role)) continue;
+  for (const p of nodeProcesses()) {
     for (const [kind, ms] of Object.entries(threadCpuMs(p.pid)))
       out[`${p.role}: ${kind}`] = (out[`${p.role}: ${kind}`] ?? 0) + ms;
   }
@@ -462,10 +463,7 @@ export function mainThreadSleeps(pid: number): number {
  */
 export function eventLoopSleeps(): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const p of platformProcesses()) {
-    if (!NODE_ROLES.includes(p.role)) continue;
-    out[p.role] = (out[p.role] ?? 0) + mainThreadSleeps(p.pid);
-  }
+  for (const p of nodeProcesses()) out[p.role] = (out[p.role] ?? 0) + mainThreadSleeps(p.pid);
   return out;
 }
 

@@ -164,7 +164,7 @@ export function createKeyRateChecker(db: Queryable) {
     { inFlight: boolean; waiting: { resolve: (r: CountedPrincipal) => void; reject: (e: unknown) => void }[] }
   >();
 
-  const flush = async (id: string, key: string, rate: { ip: string; group: string; accept: PrincipalKind[] }) => {
+  const flush = async (id: string, key: string, rate: Omit<RateOptions, 'increment'>) => {
     const queue = queues.get(id)!;
     const batch = queue.waiting.splice(0);
     queue.inFlight = true;
@@ -186,10 +186,7 @@ export function createKeyRateChecker(db: Queryable) {
     }
   };
 
-  return function check(
-    key: string,
-    rate: { ip: string; group: string; accept: PrincipalKind[] },
-  ): Promise<CountedPrincipal> {
+  return function check(key: string, rate: Omit<RateOptions, 'increment'>): Promise<CountedPrincipal> {
     const id = `${hashKey(key).toString('base64')}|${rate.ip}|${rate.group}|${rate.accept.join(',')}`;
     return new Promise((resolve, reject) => {
       let queue = queues.get(id);
