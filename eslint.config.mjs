@@ -13,6 +13,15 @@ const WORKFLOW_STARTING_SERVICES = [
   '**/lib/triggers/service',
 ];
 
+/**
+ * stack/ starts Postgres, Temporal and the production shape for `npm start`, the tests and the benchmarks: tooling
+ * around the platform, never part of what runs in production.
+ */
+const STACK_IS_DEV_TOOLING = {
+  group: ['**/stack/*'],
+  message: 'stack/ is dev tooling (npm start, tests, bench): runtime code never imports it.',
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -46,6 +55,7 @@ export default tseslint.config(
             'activities/zz-lint-probe.ts',
             'api/routes/zz-lint-probe.ts',
             'lib/zz-lint-probe.ts',
+            'worker/zz-lint-probe.ts',
           ],
         },
         tsconfigRootDir: import.meta.dirname,
@@ -127,6 +137,7 @@ export default tseslint.config(
               message: 'Inject what an activity needs of a workflow-starting service (a port type).',
             },
             { group: ['**/api/*', '**/api/**'], message: 'Activities never import the HTTP layer.' },
+            STACK_IS_DEV_TOOLING,
           ],
         },
       ],
@@ -153,9 +164,24 @@ export default tseslint.config(
               group: ['**/api/*', '**/api/**', '**/worker/*', '**/activities/*'],
               message: 'lib/ is below api/, worker/ and activities/.',
             },
+            STACK_IS_DEV_TOOLING,
           ],
         },
       ],
+    },
+  },
+  {
+    // The API's wiring, the worker and agentctl run in production: none of them starts the development stack.
+    files: [
+      'api/*.ts',
+      'api/middleware/**/*.ts',
+      'api/mcp/**/*.ts',
+      'api/docs/**/*.ts',
+      'worker/**/*.ts',
+      'cli/**/*.ts',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [STACK_IS_DEV_TOOLING] }],
     },
   },
   {
@@ -173,6 +199,7 @@ export default tseslint.config(
               group: ['**/lib/db', '**/lib/temporal', '@temporalio/*', 'pg'],
               message: 'Routes call services; services own SQL and Temporal.',
             },
+            STACK_IS_DEV_TOOLING,
           ],
         },
       ],

@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort, startProcess, waitFor } from '../lib/stack/processes';
+import { freePort, startProcess, waitFor } from '../stack/processes';
 
 /**
  * The baseline every benchmark prints beside its figures, measured in the same run: a bare Koa route doing one

@@ -2,8 +2,8 @@ import { Client, Connection, WithStartWorkflowOperation, type WorkflowHandle } f
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startTemporalDev } from '../lib/stack/temporal-dev';
-import { freePort, startProcess } from '../lib/stack/processes';
+import { startTemporalDev } from '../stack/temporal-dev';
+import { freePort, startProcess } from '../stack/processes';
 import { benchOptions, cpuByRole, cpuByThread, cpuPerOperation, summarize, visitorsTakingTurns } from './stack';
 import { endSignal, floorConversation, turnUpdate } from './floor/workflow';
 

@@ -24,8 +24,8 @@ import { retrievePassages } from '../lib/knowledge/retrieve';
 import { upsertSource, type Embedder } from '../lib/knowledge/store';
 import { migrate } from '../lib/migrate';
 import { createSecretBox } from '../lib/secret-box';
-import { freePort } from '../lib/stack/processes';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../lib/stack/postgres';
+import { freePort } from '../stack/processes';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../stack/postgres';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(name);

@@ -8,8 +8,8 @@ import { loadBot, startConversation } from '../lib/conversations/turn';
 import { createDb } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { createSecretBox } from '../lib/secret-box';
-import { startEmbeddedPostgres } from '../lib/stack/postgres';
-import { freePort } from '../lib/stack/processes';
+import { startEmbeddedPostgres } from '../stack/postgres';
+import { freePort } from '../stack/processes';
 import { benchOptions, summarize } from './stack';
 
 const HELP = `Usage: npm run bench -- new-conversation [--month 0,10000,100000] [--starts 200]

@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { exitOnStopSignals } from '../lib/stack/processes';
+import { exitOnStopSignals } from '../stack/processes';
 import { benchOptions } from './stack';
 
 const HELP = `Usage: npm run bench -- pairs [--rounds 3] [--base REV] [--env-a "K=V ..."] [--env-b "K=V ..."]

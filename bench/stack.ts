@@ -6,11 +6,11 @@ import { startFakeOpenAI, type FakeOpenAI } from '../test/support/fake-openai';
 import { bootstrapWorkspace } from '../lib/accounts/service';
 import type { Db, Queryable } from '../lib/db';
 import { createSecretBox } from '../lib/secret-box';
-import { startCluster } from '../lib/stack/cluster';
-import { type Platform, startPlatform } from '../lib/stack/platform';
-import { type ManagedProcess, freePort } from '../lib/stack/processes';
-import type { EmbeddedPostgres } from '../lib/stack/postgres';
-import { type TemporalDevServer, startTemporalDev } from '../lib/stack/temporal-dev';
+import { startCluster } from '../stack/cluster';
+import { type Platform, startPlatform } from '../stack/platform';
+import { type ManagedProcess, freePort } from '../stack/processes';
+import type { EmbeddedPostgres } from '../stack/postgres';
+import { type TemporalDevServer, startTemporalDev } from '../stack/temporal-dev';
 
 /**
  * A whole platform for a benchmark run, as the tests start it (embedded Postgres, Temporal dev server, a worker,
@@ -35,7 +35,7 @@ function benchEnv(fakeUrl: string, publicBaseUrl: string): Record<string, string
 }
 
 /**
- * The production shape for a benchmark (lib/stack/cluster.ts): a real Temporal server, `apis` replicas behind the
+ * The production shape for a benchmark (stack/cluster.ts): a real Temporal server, `apis` replicas behind the
  * balancer (which runs in the benchmark's own process), `workers` workers.
  */
 /**
@@ -81,7 +81,7 @@ function unsupported(kind: FaultKind, shape: keyof typeof FAULTS): never {
 }
 
 /**
- * The production shape for a benchmark (lib/stack/cluster.ts): a real Temporal server, `apis` replicas behind the
+ * The production shape for a benchmark (stack/cluster.ts): a real Temporal server, `apis` replicas behind the
  * balancer (which runs in the benchmark's own process), `workers` workers.
  */
 export async function startBenchCluster(opts: { apis: number; workers: number }): Promise<{
@@ -200,7 +200,7 @@ function keepLogs(dataDir: string, opts: StopOptions = {}): void {
 
 /**
  * A benchmark's data folder (Postgres, Temporal, logs), removed when its platform stops — or when the benchmark exits
- * without stopping it (interrupted: lib/stack/processes.ts turns a signal into an exit and kills the children).
+ * without stopping it (interrupted: stack/processes.ts turns a signal into an exit and kills the children).
  */
 const dataDirs = new Set<string>();
 let removedOnExit = false;

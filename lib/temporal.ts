@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Config } from './config';
 import { isUnavailableError } from './errors';
+
+/**
+ * The search attributes the platform's workflows set, name → type, from temporal-config/search-attributes.json: the
+ * dev server registers them at start, the worker checks (and adds) them in its namespace.
+ */
+export function searchAttributes(): Record<string, string> {
+  const file = path.join(__dirname, '..', 'temporal-config', 'search-attributes.json');
+  return JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>;
+}
 
 export interface Temporal {
   connection: Connection;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { startCluster } from '../lib/stack/cluster';
+import { startCluster } from '../stack/cluster';
 
 /** Also what `npm run cluster -- --help` prints before any setup (scripts/launch.sh). */
 const HELP = readFileSync(path.join(__dirname, 'help', 'cluster.txt'), 'utf8').trimEnd();

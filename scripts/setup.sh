@@ -27,7 +27,7 @@ fi
 # The production shape (`npm run cluster`, and the cluster tests `npm test` runs) uses a real Temporal server: its four
 # services and its SQL schema tool, built from the Go module proxy, with the schemas of the same version copied beside
 # them so nothing needs Go at run time.
-TEMPORAL_SERVER_VERSION=v1.31.2  # lib/stack/temporal-server.ts names the same
+TEMPORAL_SERVER_VERSION=v1.31.2  # stack/temporal-server.ts names the same
 SERVER_DIR=".tools/temporal-server/${TEMPORAL_SERVER_VERSION}"
 if { [ "${1:-}" = "--test" ] || [ "${1:-}" = "--cluster" ]; } && { [ ! -x "$SERVER_DIR/server" ] || [ ! -x "$SERVER_DIR/sql" ] || [ ! -d "$SERVER_DIR/schema/visibility" ]; }; then
   if ! command -v go >/dev/null 2>&1; then
@@ -48,7 +48,7 @@ fi
 
 # The production shape's Temporal Web UI: Temporal's ui-server (the web app is embedded in the binary), the version
 # the Temporal CLI above serves with its dev server, so its module is usually in Go's cache already.
-TEMPORAL_UI_VERSION=v2.42.1  # lib/stack/temporal-ui.ts names the same
+TEMPORAL_UI_VERSION=v2.42.1  # stack/temporal-ui.ts names the same
 UI_DIR=".tools/temporal-ui/${TEMPORAL_UI_VERSION}"
 if { [ "${1:-}" = "--test" ] || [ "${1:-}" = "--cluster" ]; } && [ ! -x "$UI_DIR/server" ]; then
   if ! command -v go >/dev/null 2>&1; then

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { writeRuntimeEnv } from '../lib/runtime-env';
-import { startPlatform } from '../lib/stack/platform';
+import { startPlatform } from '../stack/platform';
 
 /** Also what `npm start -- --help` prints before any setup (scripts/launch.sh). */
 const HELP = readFileSync(path.join(__dirname, 'help', 'start.txt'), 'utf8').trimEnd();

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startPlatform } from '../lib/stack/platform';
-import { freePort } from '../lib/stack/processes';
+import { startPlatform } from '../stack/platform';
+import { freePort } from '../stack/processes';
 import { startFakeOpenAI } from './support/fake-openai';
 import { STACK_ENV, type StackInfo, testStackEnv } from './support/stack-info';
 

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import type { Platform } from '../lib/stack/platform';
+import type { Platform } from '../stack/platform';
 import type { FakeOpenAI } from './support/fake-openai';
 
 export default async function globalTeardown(): Promise<void> {

@@ -1,5 +1,4 @@
-import type { Temporal } from '../lib/temporal';
-import { searchAttributes } from '../lib/stack/temporal-dev';
+import { searchAttributes, type Temporal } from '../lib/temporal';
 
 const GRPC_INVALID_ARGUMENT = 3;
 const GRPC_ALREADY_EXISTS = 6;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { type Balancer, startBalancer } from '../../lib/stack/balancer';
-import { startApi, waitForApi } from '../../lib/stack/platform';
-import { type ManagedProcess, freePort } from '../../lib/stack/processes';
+import { type Balancer, startBalancer } from '../../stack/balancer';
+import { startApi, waitForApi } from '../../stack/platform';
+import { type ManagedProcess, freePort } from '../../stack/processes';
 import { newBot, sseFrames, testDb, transcriptOf } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 // test/http/api-crash.test.ts, unchanged: its own API (outside the balancer) killed during a JSON chat.
@@ -22,7 +22,7 @@ import '../http/api-crash.test';
  *   stream with its end frame, whose text equals the stored answer; the turn ran once, and further retries replay it.
  *
  * The shared cluster's replicas serve the other files running beside this one, so this file kills one of its own: a
- * balancer (lib/stack/balancer.ts) over two API replicas on the cluster's Postgres, Temporal and task queue (the
+ * balancer (stack/balancer.ts) over two API replicas on the cluster's Postgres, Temporal and task queue (the
  * cluster's workers run the turn).
  */
 const ROUTE = '/v1/api/chat/stream';

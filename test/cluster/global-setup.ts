@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startCluster } from '../../lib/stack/cluster';
-import { freePort } from '../../lib/stack/processes';
+import { startCluster } from '../../stack/cluster';
+import { freePort } from '../../stack/processes';
 import { startFakeOpenAI } from '../support/fake-openai';
 import { type StackInfo, testStackEnv } from '../support/stack-info';
 
@@ -11,7 +11,7 @@ import { type StackInfo, testStackEnv } from '../support/stack-info';
 export const CLUSTER_ENV = 'AGENT_PLATFORM_TEST_CLUSTER';
 
 /**
- * The `cluster` project runs tests against the production shape (lib/stack/cluster.ts): a real Temporal server, two
+ * The `cluster` project runs tests against the production shape (stack/cluster.ts): a real Temporal server, two
  * API replicas behind the balancer, two workers — with the same settings as the single-machine test stack.
  */
 export default async function globalSetup(): Promise<void> {

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import type { Cluster } from '../../lib/stack/cluster';
+import type { Cluster } from '../../stack/cluster';
 import type { FakeOpenAI } from '../support/fake-openai';
 
 export default async function globalTeardown(): Promise<void> {

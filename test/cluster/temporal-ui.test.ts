@@ -4,7 +4,7 @@ import { http, newBot, ownerSession } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
 /**
- * The production shape runs the Temporal UI (lib/stack/temporal-ui.ts: Temporal's ui-server, built by setup) on its
+ * The production shape runs the Temporal UI (stack/temporal-ui.ts: Temporal's ui-server, built by setup) on its
  * own Temporal server, and the dashboard's run log links each run there: ops staff open the link and see the run's
  * workflow, read by the UI from the cluster's frontend.
  */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { startApi, waitForApi } from '../../lib/stack/platform';
-import { type ManagedProcess, freePort } from '../../lib/stack/processes';
+import { startApi, waitForApi } from '../../stack/platform';
+import { type ManagedProcess, freePort } from '../../stack/processes';
 import { newBot, sseFrames, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 

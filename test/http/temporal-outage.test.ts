@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHmac, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startWorker } from '../../lib/stack/platform';
-import { freePort } from '../../lib/stack/processes';
-import { startTemporalDev } from '../../lib/stack/temporal-dev';
-import { startTemporalServer } from '../../lib/stack/temporal-server';
+import { startWorker } from '../../stack/platform';
+import { freePort } from '../../stack/processes';
+import { startTemporalDev } from '../../stack/temporal-dev';
+import { startTemporalServer } from '../../stack/temporal-server';
 import {
   type OwnPlatform,
   http,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { freePort } from '../../lib/stack/processes';
+import { freePort } from '../../stack/processes';
 import { type OwnPlatform, http, newBot, startOwnPlatform, waitUntil } from '../support/helpers';
 
 /**

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { bootstrapWorkspace, type BootstrapInput, type BootstrapResult } from '../../lib/accounts/service';
 import { createDb, type Db, type Queryable } from '../../lib/db';
 import { createSecretBox } from '../../lib/secret-box';
-import { startApi, startWorker, waitForApi } from '../../lib/stack/platform';
-import { type ManagedProcess, freePort } from '../../lib/stack/processes';
+import { startApi, startWorker, waitForApi } from '../../stack/platform';
+import { type ManagedProcess, freePort } from '../../stack/processes';
 import { stackInfo } from './stack-info';
 
 let sharedDb: Db | undefined;

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Balancer, startBalancer } from '../../lib/stack/balancer';
+import { type Balancer, startBalancer } from '../../stack/balancer';
 
 /**
- * The production shape's balancer (lib/stack/balancer.ts) against replicas that are plain HTTP servers on loopback:
+ * The production shape's balancer (stack/balancer.ts) against replicas that are plain HTTP servers on loopback:
  * what a balancer in front of the API must do, shown.
  */
 interface Replica {

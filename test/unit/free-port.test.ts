@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { freePort } from '../../lib/stack/processes';
+import { freePort } from '../../stack/processes';
 
 /** Where this machine's ephemeral ports begin (the local ends of outgoing connections). */
 const ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
@@ -13,7 +13,7 @@ function listenOn(port: number): Promise<net.Server> {
   });
 }
 
-describe('freePort (lib/stack/processes.ts): the ports the stack starts its parts on', () => {
+describe('freePort (stack/processes.ts): the ports the stack starts its parts on', () => {
   // First in the file: no port below 10100 was handed out yet.
   it('skips a port something already listens on', async () => {
     const taken = await Promise.all(Array.from({ length: 50 }, (_, i) => listenOn(10_000 + 2 * i).catch(() => null)));

@@ -120,4 +120,10 @@ export function probe(deps: AppDeps) {
     );
     expect(lines(messages)).toEqual([1]);
   });
+
+  it('keep stack/ (dev tooling) out of runtime code: lib/ and the worker may not import it', async () => {
+    const source = `import { startPlatform } from '../stack/platform';\nexport const probe = startPlatform;\n`;
+    expect(lines(await lint('lib/zz-lint-probe.ts', source))).toEqual([1]);
+    expect(lines(await lint('worker/zz-lint-probe.ts', source))).toEqual([1]);
+  });
 });

@@ -3,7 +3,7 @@ import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { startProcess, waitFor } from '../../lib/stack/processes';
+import { startProcess, waitFor } from '../../stack/processes';
 
 const run = promisify(execFile);
 /** Running (a killed child whose new parent has not reaped it yet is a zombie: not running). */
@@ -16,7 +16,7 @@ const alive = (pid: number) => {
   }
 };
 
-describe('children of lib/stack (lib/stack/processes.ts)', () => {
+describe('children of stack (stack/processes.ts)', () => {
   it('do not outlive a parent that exits without stopping them', async () => {
     // A parent that starts a long-running child and exits at once, as jest does when another project's setup fails.
     const script = `

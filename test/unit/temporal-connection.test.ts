@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { parseConfig } from '../../lib/config';
-import { freePort } from '../../lib/stack/processes';
+import { freePort } from '../../stack/processes';
 import {
   resendUnprocessedUpdate,
   temporalConnectionOptions,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { freePort } from '../../lib/stack/processes';
-import { type TemporalDevServer, devServerCpus, startTemporalDev } from '../../lib/stack/temporal-dev';
+import { freePort } from '../../stack/processes';
+import { type TemporalDevServer, devServerCpus, startTemporalDev } from '../../stack/temporal-dev';
 
 /** The environment a running process was started with. */
 function environmentOf(pid: number): Record<string, string> {
@@ -14,7 +14,7 @@ function environmentOf(pid: number): Record<string, string> {
   );
 }
 
-describe("the dev server's Go threads (lib/stack/temporal-dev.ts)", () => {
+describe("the dev server's Go threads (stack/temporal-dev.ts)", () => {
   let server: TemporalDevServer | undefined;
   const saved = process.env.TEMPORAL_DEV_SERVER_CPUS;
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Client, Connection } from '@temporalio/client';
-import { searchAttributes } from '../../lib/stack/temporal-dev';
+import { searchAttributes } from '../../lib/temporal';
 import {
   SearchAttributesMissingError,
   ensureSearchAttributes,

@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { type ManagedProcess, startProcess, waitFor } from '../../lib/stack/processes';
+import { type ManagedProcess, startProcess, waitFor } from '../../stack/processes';
 import { waitUntil, useTemporalClient } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 

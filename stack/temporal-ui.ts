@@ -9,7 +9,7 @@ import { type ManagedProcess, startProcess, waitFor } from './processes';
  * have nowhere to inspect runs and the dashboard's run links lead nowhere (temporal-config/README.md).
  */
 export const TEMPORAL_UI_VERSION = 'v2.42.1'; // scripts/setup.sh builds the same; the Temporal CLI's own UI version
-const ROOT = path.join(__dirname, '..', '..');
+const ROOT = path.join(__dirname, '..');
 export const TEMPORAL_UI_DIR = path.join(ROOT, '.tools', 'temporal-ui', TEMPORAL_UI_VERSION);
 
 export interface TemporalUi {

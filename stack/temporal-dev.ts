@@ -3,9 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { searchAttributes } from '../lib/temporal';
 import { type ManagedProcess, startProcess, waitFor } from './processes';
 
-const ROOT = path.join(__dirname, '..', '..');
+const ROOT = path.join(__dirname, '..');
 const CONFIG_DIR = path.join(ROOT, 'temporal-config');
 
 /** The `temporal` CLI: on PATH, or built by scripts/setup.sh into the project's `.tools/bin`. */
@@ -19,10 +20,6 @@ export function findTemporalCli(): string {
       'No `temporal` CLI found: run `bash scripts/setup.sh` (builds it with go install), or set TEMPORAL_ADDRESS',
     );
   }
-}
-
-export function searchAttributes(): Record<string, string> {
-  return JSON.parse(readFileSync(path.join(CONFIG_DIR, 'search-attributes.json'), 'utf8')) as Record<string, string>;
 }
 
 /**

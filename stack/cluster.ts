@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { migrate } from '../migrate';
+import { migrate } from '../lib/migrate';
 import { type Balancer, startBalancer } from './balancer';
 import { childEnv, startApi, startWorker, waitForApi } from './platform';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './postgres';

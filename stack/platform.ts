@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { migrate } from '../migrate';
+import { migrate } from '../lib/migrate';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './postgres';
 import { type ManagedProcess, startProcess, stopList, waitFor } from './processes';
 import { type TemporalDevServer, startTemporalDev } from './temporal-dev';
@@ -10,7 +10,7 @@ import { type TemporalDevServer, startTemporalDev } from './temporal-dev';
  * The whole platform on one machine, used by `npm start` and by the test harness: embedded Postgres (unless
  * DATABASE_URL), the Temporal dev server (unless TEMPORAL_ADDRESS), migrations, a worker and the API as children.
  */
-const ROOT = path.join(__dirname, '..', '..');
+const ROOT = path.join(__dirname, '..');
 /** Node's options for the API and worker; STACK_NODE_ARGS adds some (`--cpu-prof --cpu-prof-dir=/tmp/prof` to profile). */
 const NODE_ARGS = ['--import', 'tsx', ...(process.env.STACK_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 
