@@ -9,12 +9,12 @@ export interface ConversationDeps extends BriefingDeps {
 
 /**
  * The conversation workflow's writes to its read model in Postgres, one transaction per transition; a hand-over to
- * the team first writes the operator's briefing (the model's, or an extractive one).
+ * the team first writes the operator's briefing (the model's, charged to the workspace, or an extractive one).
  */
 export function createConversationActivities(deps: ConversationDeps) {
   return {
     applyTransition(input: TransitionInput): Promise<{ deliveryId: string | null }> {
-      return applyTransition(deps.db, input, { brief: (lines) => briefing(deps, lines) });
+      return applyTransition(deps.db, input, { brief: (lines, use) => briefing(deps, lines, use) });
     },
   };
 }
