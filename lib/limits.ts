@@ -15,7 +15,11 @@ export const LIMITS = {
      * visitor sends a few messages a minute, but many visitors may share an address (an office, a mobile carrier).
      */
     widgetDialogue: 60,
-    /** Config, polling (a visitor polls every 2.5 s: 24 a minute), typing: room for a couple dozen visitors per IP. */
+    /**
+     * Config, polling (a visitor polls every 2.5 s: 24 a minute), typing, and CORS preflights (a browser asks again
+     * only for an address it has not asked about in 10 minutes: a poll's address changes with new messages): room for
+     * a couple dozen visitors per IP.
+     */
     widgetReads: 600,
     widgetUploads: 10,
   },
@@ -112,9 +116,16 @@ export const LIMITS = {
     teamNameChars: 80,
     /** A comment with the satisfaction score asked for after a resolution. */
     satisfactionCommentChars: 2000,
-    /** Allowed origins per bot, and the length of one. */
+    /** Allowed origins per bot, and the length of one (a longer `Origin` on a widget call is 400). */
     allowedOrigins: 50,
     originChars: 300,
+    /**
+     * Where the widget runs (docs/decisions/widget-preflight-budget.md): origins it was only ever refused on, kept per
+     * bot (anyone can send any `Origin` with the public key; allowed ones are always kept), and how long a sighting is
+     * kept.
+     */
+    refusedSightingsPerBot: 50,
+    sightingsKeptDays: 30,
   },
   /**
    * Visitors' images (docs/decisions.md, "Upload quotas and retention"): how many a conversation holds, how many bytes
