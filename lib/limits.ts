@@ -94,6 +94,17 @@ export const LIMITS = {
     messagesPerMinute: 12,
     /** Handshake, tool list, `agents` and `incidents` per minute per workspace: more generous (spec). */
     readsPerMinute: 120,
+    /**
+     * POSTs to the MCP endpoint per minute per builder key, whatever they carry (notifications and batches too;
+     * docs/decisions/mcp-request-budget.md): room for the reads and messages above, with their notifications.
+     */
+    mcpRequestsPerMinute: 240,
+    /**
+     * A JSON-RPC batch (protocol revision 2025-03-26 only): at most this many messages (as the SDK's transport), and
+     * of them at most this many cancellations, each of which tells every API replica (a Postgres notification).
+     */
+    mcpBatchMessages: 100,
+    mcpCancellationsPerRequest: 16,
     turnSeconds: 180,
     /** A call queued behind a running turn of its thread waits this long, then answers "busy". */
     queueWaitSeconds: 30,
