@@ -110,8 +110,14 @@ export const LIMITS = {
     queueWaitSeconds: 30,
     messageChars: 8000,
     threadChars: 200,
-    /** The line in square brackets naming what awaits confirmation. */
-    summaryChars: 300,
+    /**
+     * The line in square brackets naming what awaits confirmation, with the values it would write quoted
+     * (docs/decisions/consent-shows-the-write.md): a text whole up to `consentQuoteChars` and `consentQuoteLines`,
+     * longer ones by their first lines and a digest. The line's own bound is only a backstop.
+     */
+    summaryChars: 2000,
+    consentQuoteChars: 200,
+    consentQuoteLines: 3,
   },
   /** The visitor's widget (docs/widget.md). */
   widget: {
