@@ -93,13 +93,13 @@ describe('cancellations sent to the MCP endpoint', () => {
     }
     expect(ids.length).toBeGreaterThan(9_000);
     const res = await postRaw(bot.keys.builder_key, `[${entries.join(',')}]`);
-    expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
-    expect(res.body.error.message).toContain(`at most ${LIMITS.builder.mcpBatchMessages} messages`);
     // Anything it had notified would have reached the listener by now (sent before the answer).
     await new Promise((r) => setTimeout(r, 500));
     expect(cancellationsHeard(keyId, ids)).toBeLessThanOrEqual(CAP);
     expect(cancellationsHeard(keyId, ids)).toBe(0);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+    expect(res.body.error.message).toContain(`at most ${LIMITS.builder.mcpBatchMessages} messages`);
   });
 
   it(`a batch of revision 2025-03-26 cancels at most ${CAP} calls; later revisions have no batches`, async () => {
