@@ -15,7 +15,11 @@ export const LIMITS = {
      * visitor sends a few messages a minute, but many visitors may share an address (an office, a mobile carrier).
      */
     widgetDialogue: 60,
-    /** Config, polling (a visitor polls every 2.5 s: 24 a minute), typing: room for a couple dozen visitors per IP. */
+    /**
+     * Config, polling (a visitor polls every 2.5 s: 24 a minute), typing, and CORS preflights (a browser asks again
+     * only for an address it has not asked about in 10 minutes: a poll's address changes with new messages): room for
+     * a couple dozen visitors per IP.
+     */
     widgetReads: 600,
     widgetUploads: 10,
   },
@@ -90,13 +94,30 @@ export const LIMITS = {
     messagesPerMinute: 12,
     /** Handshake, tool list, `agents` and `incidents` per minute per workspace: more generous (spec). */
     readsPerMinute: 120,
+    /**
+     * POSTs to the MCP endpoint per minute per builder key, whatever they carry (notifications and batches too;
+     * docs/decisions/mcp-request-budget.md): room for the reads and messages above, with their notifications.
+     */
+    mcpRequestsPerMinute: 240,
+    /**
+     * A JSON-RPC batch (protocol revision 2025-03-26 only): at most this many messages (as the SDK's transport), and
+     * of them at most this many cancellations, each of which tells every API replica (a Postgres notification).
+     */
+    mcpBatchMessages: 100,
+    mcpCancellationsPerRequest: 16,
     turnSeconds: 180,
     /** A call queued behind a running turn of its thread waits this long, then answers "busy". */
     queueWaitSeconds: 30,
     messageChars: 8000,
     threadChars: 200,
-    /** The line in square brackets naming what awaits confirmation. */
-    summaryChars: 300,
+    /**
+     * The line in square brackets naming what awaits confirmation, with the values it would write quoted
+     * (docs/decisions/consent-shows-the-write.md): a text whole up to `consentQuoteChars` and `consentQuoteLines`,
+     * longer ones by their first lines and a digest. The line's own bound is only a backstop.
+     */
+    summaryChars: 2000,
+    consentQuoteChars: 200,
+    consentQuoteLines: 3,
   },
   /** The visitor's widget (docs/widget.md). */
   widget: {
@@ -112,9 +133,16 @@ export const LIMITS = {
     teamNameChars: 80,
     /** A comment with the satisfaction score asked for after a resolution. */
     satisfactionCommentChars: 2000,
-    /** Allowed origins per bot, and the length of one. */
+    /** Allowed origins per bot, and the length of one (a longer `Origin` on a widget call is 400). */
     allowedOrigins: 50,
     originChars: 300,
+    /**
+     * Where the widget runs (docs/decisions/widget-preflight-budget.md): origins it was only ever refused on, kept per
+     * bot (anyone can send any `Origin` with the public key; allowed ones are always kept), and how long a sighting is
+     * kept.
+     */
+    refusedSightingsPerBot: 50,
+    sightingsKeptDays: 30,
   },
   /**
    * Visitors' images (docs/decisions.md, "Upload quotas and retention"): how many a conversation holds, how many bytes
