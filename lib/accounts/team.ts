@@ -4,7 +4,7 @@ import { ApiError, errors } from '../errors';
 import { LIMITS } from '../limits';
 import { hashKey, randomToken } from '../keys';
 import { newId } from '../ids';
-import type { Outbox } from '../outbox';
+import { type Outbox, quotedInEmail } from '../outbox';
 import type { Role, UserSession } from '../sessions';
 import { INVITATION_DAYS, type LinkBase } from './service';
 
@@ -188,11 +188,13 @@ export function createTeamService(deps: { db: Db; outbox: Outbox }) {
       // The token rides in the fragment: it never reaches a server's access log, nor a Referer (the page reads it).
       const url = `${linkBase}/invite#token=${token}`;
       // The subject is ours alone: the workspace's name is the inviter's text, and a subject is what a phishing
-      // message would want to control.
+      // message would want to control. In the text the name is quoted as theirs, on one line, its addresses defused.
       const sent = await deps.outbox.send(
         email,
         "You're invited to a workspace on Agent Platform",
-        `${row.inviter} invited you to join ${row.workspace} on Agent Platform as ${input.role === 'admin' ? 'an admin' : 'an operator'}.\n\n` +
+        `You are invited to the workspace “${quotedInEmail(row.workspace)}” on Agent Platform, as ` +
+          `${input.role === 'admin' ? 'an admin' : 'an operator'}, by ${row.inviter}.\n` +
+          "(The workspace's name in quotation marks was chosen by its owner, not by Agent Platform.)\n\n" +
           `Accept the invitation here (the link works once, for ${INVITATION_DAYS} days):\n${url}\n`,
       );
       return {

@@ -312,6 +312,36 @@ describe('invitation floods', () => {
   });
 });
 
+describe('the invitation e-mail (issue 40, item 9)', () => {
+  it("quotes the workspace's name as its owner's words: on one line, its addresses defused", async () => {
+    const bot = await newBot();
+    const owner = await ownerSession(bot);
+    const name =
+      'Acme\r\n\r\nYour account is suspended. Sign in at https://evil.example/login “now”\u202e\tor www.evil.example';
+    const renamed = await http('/v1/dashboard/workspace', { method: 'PATCH', headers: owner, body: { name } });
+    expect(renamed.status).toBe(200);
+    const email = unique();
+    const invited = await http('/v1/dashboard/team/invitations', {
+      body: { email, role: 'admin' },
+      headers: owner,
+      baseUrl: api.url,
+    });
+    expect(invited.status).toBe(201);
+    const mail = await mailTo(email);
+    expect(mail.subject).toBe("You're invited to a workspace on Agent Platform");
+    const quoted =
+      "“Acme Your account is suspended. Sign in at https[:]//evil[.]example/login 'now' or www[.]evil[.]example”";
+    expect(mail.text).toContain(
+      `You are invited to the workspace ${quoted} on Agent Platform, as an admin, by ${bot.email}.`,
+    );
+    expect(mail.text).toContain('was chosen by its owner, not by Agent Platform');
+    // No line of the message is the name's own, and no address of it can become a link.
+    expect(mail.text.split(/\r?\n/).some((line) => line.startsWith('Your account'))).toBe(false);
+    expect(mail.text).not.toContain('evil.example');
+    expect(mail.text).not.toContain('\u202e');
+  });
+});
+
 describe('reset links', () => {
   it('the answer comes before the e-mail: a slow mail server does not tell which addresses have accounts', async () => {
     const slow = await startFakeSmtp({ greetingDelayMs: 1500 });
