@@ -143,6 +143,35 @@ describe('guessing passwords', () => {
     for (let i = 0; i < 4; i++) expect((await login('wrong guess!')).status).toBe(401);
   });
 
+  it('counts the account the e-mail names, however it is typed: every spelling shares one budget (issue 40, item 9)', async () => {
+    const bot = await newBot();
+    const [local, domain] = bot.email.split('@');
+    // The same account, typed five ways: capitals, spaces around it, full-width letters (NFKC makes them plain).
+    const spellings = [
+      `${local.toUpperCase()}@${domain.toUpperCase()}`,
+      ` ${bot.email} `,
+      `\uff4f${bot.email.slice(1)}`,
+      `${local}@${domain.replace('example', 'ＥＸＡＭＰＬＥ')}`,
+      bot.email,
+    ];
+    const login = (email: string, password: string) =>
+      http('/v1/auth/login', {
+        body: { email, password },
+        baseUrl: api.url,
+        headers: { 'X-Forwarded-For': uniqueClientAddress() },
+      });
+    for (const email of spellings) expect((await login(email, 'wrong guess!')).status).toBe(401);
+    // Five failures of one account: slowed down, whichever spelling comes next, the right password included.
+    const slowed = await login(bot.email, bot.password);
+    expect([slowed.status, slowed.body.code]).toEqual([429, 'rate_limited']);
+    const wait = Number(slowed.headers.get('retry-after'));
+    await new Promise((r) => setTimeout(r, wait * 1000 + 200));
+    // Any spelling of the address signs in with the right password.
+    const signedIn = await login(`  ${local.toUpperCase()}@${domain} `, bot.password);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body).toMatchObject({ user_id: bot.user_id, email: bot.email });
+  });
+
   it('an IPv6 client is counted by its /64: new addresses of the same network do not buy more attempts', async () => {
     await inOneRateWindow();
     const statuses: number[] = [];
