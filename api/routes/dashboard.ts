@@ -97,7 +97,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await bots.rotateKey(bot.id, 'identity');
+        ctx.body = await bots.rotateKey(bot.id, 'identity', sessionUser(ctx).userId);
       },
     }),
     route({
