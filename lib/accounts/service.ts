@@ -11,7 +11,7 @@ import type { SecretBox } from '../secret-box';
 import { type Role, createSession, endOtherSessions, endSession } from '../sessions';
 import { DEFAULT_PLAN, planOf } from '../billing/plans';
 import { grantMonthsIncludedCredits } from '../billing/service';
-import { type BotKeys, createBot } from '../bots/service';
+import { type BotKeys, createBot, replaceWorkspaceKeys } from '../bots/service';
 import { grantCredits } from '../credits/service';
 
 /** Everything shown once when a workspace is bootstrapped; afterwards only fingerprints are known. */
@@ -593,11 +593,17 @@ export function createAccountService(deps: {
         );
         const id = spent.rows[0]?.user_id;
         if (!id) throw resetLinkInvalid();
-        await tx.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [id, passwordHash]);
+        const user = await tx.query<{ workspace_id: string; role: Role }>(
+          `UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING workspace_id, role`,
+          [id, passwordHash],
+        );
         // Other links of the same person stop too: the newest password wins.
         await tx.query(`UPDATE password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [id]);
-        // The link reached them at their address: that proves the mailbox as a confirmation link would.
-        await markEmailVerified(tx, id);
+        // The link reached them at their address: that proves the mailbox as a confirmation link would. If this is the
+        // first proof, whoever held the account before did so without it: the keys they were shown stop.
+        if ((await markEmailVerified(tx, id)) !== null && user.rows[0].role === 'owner') {
+          await replaceWorkspaceKeys(tx, deps.secrets, user.rows[0].workspace_id);
+        }
         // Whoever held the mailbox may sign in again at once, even while an attacker keeps the account slowed down.
         await tx.query(`DELETE FROM login_throttle WHERE account = $1`, [accountThrottle(id)]);
         await endOtherSessions(tx, id);

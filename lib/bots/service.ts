@@ -1,6 +1,6 @@
 import type { Db, DbClient, Queryable } from '../db';
 import { withTransaction } from '../db';
-import { errors } from '../errors';
+import { ApiError, errors } from '../errors';
 import { newId } from '../ids';
 import { fingerprint, generateKey, hashKey } from '../keys';
 import type { SecretBox } from '../secret-box';
@@ -24,6 +24,7 @@ export async function createBot(
   box: SecretBox,
   input: { workspaceId: string; name: string; instructions?: string; issuedBy?: string | null },
 ): Promise<{ botId: string; keys: BotKeys }> {
+  await refuseKeysBeforeConfirmation(tx, input.workspaceId);
   const botId = newId('bot');
   const publicKey = generateKey('public');
   const webhookSecret = generateKey('webhook');
@@ -70,6 +71,25 @@ export async function createBot(
 }
 
 /**
+ * A workspace made by sign-up holds no keys until its owner has confirmed the e-mail address (403 `forbidden`): whoever
+ * signed up with an address that is not theirs gets nothing that would outlive the real owner's password reset
+ * (docs/decisions/keys-outlive-holders.md). Every way a key is issued comes through here: agents, reissues, pairings,
+ * the builder's keys. In the caller's transaction.
+ */
+export async function refuseKeysBeforeConfirmation(tx: Queryable, workspaceId: string): Promise<void> {
+  const res = await tx.query(
+    `SELECT 1 FROM users WHERE workspace_id = $1 AND role = 'owner' AND email_verified_at IS NULL`,
+    [workspaceId],
+  );
+  if (res.rowCount) {
+    throw new ApiError(
+      'forbidden',
+      'Confirm your e-mail address before agents and keys are made: follow the link we sent you, or ask for a new one',
+    );
+  }
+}
+
+/**
  * Issues an API key: stored as its hash and fingerprint only, the full value returned once. `botId` null is a key of
  * the whole workspace (a builder key from pairing); `issuedVia` says how it came to be (`api_keys.issued_via`).
  * `issuedBy` is the signed-in person who issued it (null for an API call or agentctl): their builder keys are
@@ -86,6 +106,7 @@ export async function insertApiKey(
     label?: string;
   },
 ): Promise<{ id: string; key: string }> {
+  await refuseKeysBeforeConfirmation(tx, input.workspaceId);
   const id = newId('key');
   const key = generateKey(input.kind);
   await tx.query(
@@ -197,6 +218,7 @@ async function rotateKeyIn(
     }
     return { key, fingerprint: fingerprint(key) };
   }
+  await refuseKeysBeforeConfirmation(tx, workspaceId);
   const key = generateKey(kind);
   const column = kind === 'identity' ? 'identity_secret' : 'webhook_secret';
   await tx.query(
@@ -250,6 +272,33 @@ export async function rotateSeenKeys(
     rotated.push({ bot_id: s.bot_id, bot_name: s.bot_name, kind: s.kind, ...issued });
   }
   return rotated;
+}
+
+/**
+ * Every key of a workspace stops, in the caller's transaction: its API keys are revoked and its agents' signing
+ * secrets replaced by new ones nobody is shown (the owner reissues them to see them); public keys stay. For an
+ * account whose address was first proved by a password reset: what its earlier, unproven holder was shown does not
+ * outlive them (workspaces made before sign-ups had to confirm first). The number of keys that stopped.
+ */
+export async function replaceWorkspaceKeys(tx: Queryable, box: SecretBox, workspaceId: string): Promise<number> {
+  const revoked = await tx.query(
+    `UPDATE api_keys SET revoked_at = now() WHERE workspace_id = $1 AND revoked_at IS NULL`,
+    [workspaceId],
+  );
+  const bots = await tx.query<{ id: string }>(`SELECT id FROM bots WHERE workspace_id = $1 FOR UPDATE`, [workspaceId]);
+  for (const { id } of bots.rows) {
+    const webhook = generateKey('webhook');
+    const identity = generateKey('identity');
+    await tx.query(
+      `UPDATE bots SET webhook_secret_sealed = $2, webhook_secret_fingerprint = $3,
+                       identity_secret_sealed = $4, identity_secret_fingerprint = $5, updated_at = now()
+        WHERE id = $1`,
+      [id, box.seal(webhook), fingerprint(webhook), box.seal(identity), fingerprint(identity)],
+    );
+    await supersedeExposures(tx, id, 'webhook');
+    await supersedeExposures(tx, id, 'identity');
+  }
+  return (revoked.rowCount ?? 0) + 2 * bots.rows.length;
 }
 
 /** What the dashboard shows of a bot: its settings, the public key and the fingerprints of its secrets. */

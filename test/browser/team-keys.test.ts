@@ -2,15 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { http, newBot, testDb } from '../support/helpers';
+import { http, newBot, testDb, uniqueClientAddress } from '../support/helpers';
 import { launchChromium, signIn } from '../support/browser';
 import { addMember, sessionOf } from '../support/members';
 
 /**
  * Keys that outlive their holder, on the team page (issue 40, item 7; web/dashboard/src/pages/team-seen-keys.tsx):
  * after the owner removes one admin and makes another an operator, "Keys to rotate" lists the keys each was shown that
- * still work, and "Rotate them all" replaces them in one action, the new values shown once. Screenshots go to
- * test-artifacts/dashboard/keys-NN-*.png.
+ * still work, and "Rotate them all" replaces them in one action, the new values shown once. A workspace whose owner has
+ * not confirmed the address offers no agent to create. Screenshots go to test-artifacts/dashboard/keys-NN-*.png.
  */
 const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'dashboard');
 
@@ -79,6 +79,25 @@ describe('the team page after an admin leaves', () => {
     for (const key of newSecrets) expect((await http('/v1/api/knowledge', { key })).status).toBe(200);
     await fresh.getByRole('button', { name: 'I have copied them' }).click();
     await fresh.waitFor({ state: 'detached' });
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('a sign-up before its address is confirmed', () => {
+  it('offers no agent to create, and says why', async () => {
+    const email = `owner+${Date.now().toString(36)}@example.com`;
+    const password = 'correct horse battery';
+    const signed = await http('/v1/auth/signup', {
+      body: { email, password, workspace_name: 'Acme' },
+      headers: { 'X-Forwarded-For': uniqueClientAddress() },
+    });
+    expect(signed.status).toBe(201);
+    const { page, errors } = await signIn(browser, { email, password }, '/agents', {
+      viewport: { width: 1280, height: 800 },
+    });
+    await page.getByTestId('agents-wait-for-confirmation').waitFor();
+    expect(await page.getByRole('button', { name: 'New agent' }).count()).toBe(0);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'keys-03-agents-before-confirmation.png') });
     expect(errors).toEqual([]);
   });
 });
