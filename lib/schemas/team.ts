@@ -42,7 +42,7 @@ export const RoleChange = z.object({ role: InvitedRole }).meta({ id: 'RoleChange
 export const MemberParams = z.object({ uid: z.string().min(1).max(64) });
 export const InvitationParams = z.object({ iid: z.string().min(1).max(64) });
 
-/** What a removal or a demotion took with it (docs/decisions.md, "Builder keys and the people who issued them"). */
+/** What a removal or a demotion took with it (docs/decisions/106-builder-key-issuers.md). */
 const RevokedCounts = {
   revoked_builder_keys: z.number().int().describe('Builder keys this person had issued, now revoked'),
   revoked_invitations: z.number().int().describe('Pending invitations this person had sent, now revoked'),

@@ -16,7 +16,7 @@ export interface WidgetSite {
 }
 
 /**
- * Where a bot's widget runs and where it was refused (docs/decisions.md, "Where the widget runs"): the widget's
+ * Where a bot's widget runs and where it was refused (docs/decisions/102-widget-sightings.md): the widget's
  * middleware notes each page origin it serves or refuses, and the dashboard lists them, so an owner whose widget says
  * "not available on this page" sees which address to allow. Noting is off the request's path: at most one write a
  * minute per bot and origin per process, never awaited, a failure only logged.

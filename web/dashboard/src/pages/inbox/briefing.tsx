@@ -5,7 +5,7 @@ import './briefing.css';
 
 /**
  * The operator's briefing above the transcript: the short summary written when the conversation was last handed to
- * the team (docs/decisions.md, "The operator's briefing"), its line breaks kept, and when it was written. Open while the
+ * the team (docs/decisions/062-operator-briefing.md), its line breaks kept, and when it was written. Open while the
  * conversation waits for the team or a person has it; folded for one the assistant answers again. Nothing without one.
  */
 export function Briefing(props: { briefing: Transcript['briefing']; open: boolean; now: number }) {
