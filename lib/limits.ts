@@ -11,7 +11,7 @@ export const LIMITS = {
     /** GET /messages, /knowledge, /knowledge/{id}, POST /typing, all /operator/* */
     reads: 240,
     /**
-     * The widget (`/v1/widget/*`, docs/decisions.md "The visitor's widget"), counted per (public key + IP): one
+     * The widget (`/v1/widget/*`, docs/decisions/076-widget-callers.md), counted per (public key + IP): one
      * visitor sends a few messages a minute, but many visitors may share an address (an office, a mobile carrier).
      */
     widgetDialogue: 60,
@@ -28,7 +28,7 @@ export const LIMITS = {
   hookBodyBytes: 256 * 1024,
   messageChars: 8000,
   sessionIdChars: 128,
-  /** Chat request fields the spec leaves unbounded (docs/decisions.md). */
+  /** Chat request fields the spec leaves unbounded (docs/decisions/README.md). */
   userTokenChars: 256,
   userAuthChars: 4096,
   pageContextChars: 4000,
@@ -40,7 +40,7 @@ export const LIMITS = {
   scanList: { min: 1, max: 50, default: 20 },
   /** The inbox: saved replies a workspace keeps, and a title's length. */
   inbox: { savedReplies: 100, savedReplyTitleChars: 80 },
-  /** Accounts (docs/decisions.md, "The dashboard: accounts, team, billing"); counts are per minute. */
+  /** Accounts (docs/decisions/084-accounts.md); counts are per minute. */
   account: {
     signupsPerAddress: 5,
     resetRequestsPerAddress: 5,
@@ -60,7 +60,7 @@ export const LIMITS = {
     nameChars: 200,
     workspaceNameChars: 200,
   },
-  /** Failed sign-ins per minute, per (e-mail, client address) and per client address (docs/decisions.md). */
+  /** Failed sign-ins per minute, per (e-mail, client address) and per client address (docs/decisions/054-sign-in-limits.md). */
   loginAttemptsPerAccount: 10,
   loginAttemptsPerAddress: 30,
   /**
@@ -71,7 +71,7 @@ export const LIMITS = {
   loginSlowdownAfterFailures: 5,
   loginSlowdownMaxSeconds: 900,
   /**
-   * Builder key pairing (docs/decisions.md, "Builder key pairing"): a started pairing lives 10 minutes; once approved,
+   * Builder key pairing (docs/decisions/067-pairing-flow.md): a started pairing lives 10 minutes; once approved,
    * its client has at least 2 more minutes to collect the key. Starts and polls are counted per client address.
    */
   pairing: {
@@ -88,7 +88,7 @@ export const LIMITS = {
     checksPerPerson: 30,
     deviceChars: 100,
   },
-  /** The builder (spec, Limits: builder messages and turn; docs/decisions.md, "The builder over MCP"). */
+  /** The builder (spec, Limits: builder messages and turn; docs/decisions/075-builder-limits-and-failures.md). */
   builder: {
     /** `constructor` messages (and HTTP builder calls) per minute per workspace. */
     messagesPerMinute: 12,
@@ -145,7 +145,7 @@ export const LIMITS = {
     sightingsKeptDays: 30,
   },
   /**
-   * Visitors' images (docs/decisions.md, "Upload quotas and retention"): how many a conversation holds, how many bytes
+   * Visitors' images (docs/decisions/108-upload-quotas.md): how many a conversation holds, how many bytes
    * a bot takes in a day (rolling 24 hours) and a workspace keeps in all, and the largest picture accepted (a small
    * file can declare a huge one, which a viewer would try to decode). Retention: MEDIA_RETENTION_DAYS (default 90).
    */
@@ -158,9 +158,9 @@ export const LIMITS = {
     /** Images deleted per maintenance run at most (the next run goes on). */
     retentionBatch: 500,
   },
-  /** How long a cached answer is reused at most (docs/decisions.md, "Answer cache"). */
+  /** How long a cached answer is reused at most (docs/decisions/057-answer-cache.md). */
   answerCacheTtlHours: 24,
-  /** Knowledge sources (not in the spec's table; chosen in docs/decisions.md). */
+  /** Knowledge sources (not in the spec's table; chosen in docs/decisions/027-knowledge-source-api.md). */
   sourceIdChars: 200,
   sourceTitleChars: 1000,
   /** The dashboard's knowledge search (`q`): a title or an id, neither longer than 1000 characters. */

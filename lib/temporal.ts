@@ -94,7 +94,7 @@ function saidByServer(err: unknown, words: RegExp): boolean {
 const retryOptions = defaultGrpcRetryOptions({ maxAttempts: 5 });
 
 /**
- * How the API and agentctl's client behave when Temporal is down (docs/decisions.md, "Outages of a dependency"):
+ * How the API and agentctl's client behave when Temporal is down (docs/decisions/024-temporal-outage.md):
  * - a call retries an unavailable server 5 times over about 2 s (the SDK's default is 10 times over about 20 s), so
  *   a new chat during an outage is answered 503 in seconds instead of hanging; a turn already running is not lost
  *   by it (lib/conversations/turn.ts waits for its answer);
@@ -282,7 +282,7 @@ export async function resendUnprocessedUpdate<T>(
 /**
  * Waits for what a started workflow gives (its result, an update's result) through an outage of Temporal: the
  * workflow goes on in its worker while the server is away, so a wait that loses the server asks again every second
- * until `until` instead of calling the work failed (docs/decisions.md, "Outages of a dependency"). Any other failure,
+ * until `until` instead of calling the work failed (docs/decisions/024-temporal-outage.md). Any other failure,
  * and an outage that outlasts `until`, is thrown.
  */
 export async function waitThroughOutage<T>(wait: () => Promise<T>, until: number, everyMs = 1_000): Promise<T> {

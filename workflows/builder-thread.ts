@@ -96,7 +96,7 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
   let history: BuilderMessage[] = carried?.history ?? [];
   let pending: Pending | null = carried?.pending ?? null;
   let undelivered: BuilderReply[] = carried?.undelivered ?? [];
-  // Prompt injection (docs/decisions.md, "Prompt injection into the builder"): where in `history`, counted from its
+  // Prompt injection (docs/decisions/109-builder-prompt-injection.md): where in `history`, counted from its
   // end (1 = the last message), the newest reply written with untrusted content in view is; 0 when the history holds
   // none. Tool results are never remembered, but a reply may repeat what they said, and the model sees the history
   // in every later turn: while such a reply is in it, every turn is tainted from its start, and so is its own reply

@@ -21,7 +21,7 @@ import { dashboardLinkBase, sessionUser } from '../session';
 import { LIMITS } from '../../lib/limits';
 
 /**
- * The team (docs/decisions.md, "Roles"): owners and admins see and manage it; the finer rules (only the owner changes
+ * The team (docs/decisions/085-roles-and-team.md): owners and admins see and manage it; the finer rules (only the owner changes
  * roles, nobody removes the owner or themself) are the team service's.
  */
 export function teamRoutes(deps: AppDeps): RouteDef[] {

@@ -40,8 +40,8 @@ let dummyHash: Promise<string> | undefined;
 /**
  * Sign-in attempts are counted per (account, client) and per client in one-minute windows shared by every API replica,
  * and per account across clients (`login_throttle`) — all before the password is checked, in one statement each, so
- * attempts sent at once cannot all slip past a count read before any of them was recorded (docs/decisions.md, "Sign-in
- * limits"). Past a limit the answer is 429 `rate_limited` with `Retry-After`, before any hashing; a successful sign-in
+ * attempts sent at once cannot all slip past a count read before any of them was recorded (docs/decisions/054-sign-in-limits.md).
+ * Past a limit the answer is 429 `rate_limited` with `Retry-After`, before any hashing; a successful sign-in
  * takes its attempt back, so an office behind one address is not locked out by its own people.
  *
  * The account is the one the e-mail names, however it is typed (`Foo@Example.com`, ` foo@example.com `, in full-width
@@ -143,7 +143,7 @@ async function countOrRefuse(db: Db, limits: Record<string, number>, what: strin
 /**
  * A workspace with its owner; no bot (the caller adds one if it wants). A verified owner's workspace (the operators'
  * own, by bootstrap) gets this month's included credits at once; an unverified one's (a sign-up) has none and this
- * month left ungranted, so the owner's confirmation grants it (docs/decisions.md, "Sign-up is verified before credits").
+ * month left ungranted, so the owner's confirmation grants it (docs/decisions/111-signup-verification.md).
  */
 async function createWorkspace(
   tx: Queryable,
@@ -628,7 +628,7 @@ export function createAccountService(deps: {
 
     /**
      * Joins the workspace of an invitation as the role it names, with a new password, signed in. An e-mail that has
-     * an account already is 409 `email_taken` (an account belongs to one workspace: docs/decisions.md).
+     * an account already is 409 `email_taken` (an account belongs to one workspace: docs/decisions/084-accounts.md).
      */
     async acceptInvitation(token: string, input: { password: string; name?: string }, client: string) {
       await countTokenUse('invitation', client);

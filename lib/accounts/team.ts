@@ -110,7 +110,7 @@ async function refuseOverInvitationLimits(tx: Queryable, workspaceId: string): P
 }
 
 /**
- * A workspace's people (docs/decisions.md, "Roles"): members with roles, invitations by e-mail link, role changes and
+ * A workspace's people (docs/decisions/085-roles-and-team.md): members with roles, invitations by e-mail link, role changes and
  * removals. Who may do what beyond the route's roles is decided here: an admin invites admins and operators and
  * removes operators; only the owner changes roles and removes admins; nobody removes the owner or themself. A person
  * removed, or an admin made an operator, loses the builder keys and pending invitations they issued.
@@ -179,7 +179,7 @@ export function createTeamService(deps: { db: Db; outbox: Outbox; secrets: Secre
       linkBase: LinkBase,
     ): Promise<{ invitation: InvitationView; invite_url: string; emailed: boolean }> {
       // An unconfirmed sign-up could otherwise mail strangers from thousands of throwaway workspaces: inviting waits
-      // for the inviter's own address to be confirmed (docs/decisions.md, "Sign-up is verified before credits").
+      // for the inviter's own address to be confirmed (docs/decisions/111-signup-verification.md).
       const inviter = await db.query<{ verified: boolean }>(
         `SELECT email_verified_at IS NOT NULL AS verified FROM users WHERE id = $1`,
         [session.userId],

@@ -536,7 +536,7 @@ export function createBotService(deps: {
 
     /**
      * The workspace's builder keys in force, newest first, with who issued each: every key for the owner, the ones
-     * they issued themselves for an admin (docs/decisions.md, "Builder keys and the people who issued them").
+     * they issued themselves for an admin (docs/decisions/106-builder-key-issuers.md).
      */
     async listBuilderKeys(session: { workspaceId: string; userId: string; role: string }): Promise<BuilderKeyView[]> {
       const res = await deps.db.query<{

@@ -56,7 +56,7 @@ type Effect = 'read' | 'now' | 'consent';
  * `untrusted` text from visitors and other systems (run inputs from webhooks and polls, errors quoting their
  * answers). Untrusted text is handed to the model marked as data, and once a turn has read any, every change in
  * that turn is asked first — and in every later turn while the conversation's history holds a reply written after
- * it (workflows/builder-thread.ts; docs/decisions.md, "Prompt injection into the builder").
+ * it (workflows/builder-thread.ts; docs/decisions/109-builder-prompt-injection.md).
  */
 type Reads = 'trusted' | 'untrusted';
 

@@ -2,7 +2,7 @@ import type { Llm } from '../llm';
 import { escapeMarkup } from '../text';
 
 /**
- * The operator's briefing (docs/decisions.md, "The operator's briefing"): when a conversation is handed to a person,
+ * The operator's briefing (docs/decisions/062-operator-briefing.md): when a conversation is handed to a person,
  * a few sentences of what the visitor wants, what the agent already said and what is open — the model's, or without
  * one (or when it fails or is slow, or the workspace has no credits left) an extractive one built from the visitor's
  * own words. Shown at the top of the transcript and sent as `briefing` with `escalated`, each with who wrote it.

@@ -74,7 +74,7 @@ export const RotatedKey = z
   })
   .meta({ id: 'RotatedKey' });
 
-/** What a removal or a demotion took with it (docs/decisions.md, "Builder keys and the people who issued them"). */
+/** What a removal or a demotion took with it (docs/decisions/106-builder-key-issuers.md). */
 const RevokedCounts = {
   revoked_builder_keys: z.number().int().describe('Builder keys this person had issued, now revoked'),
   revoked_invitations: z.number().int().describe('Pending invitations this person had sent, now revoked'),

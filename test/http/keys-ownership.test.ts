@@ -4,8 +4,8 @@ import { http, newBot, ownerSession } from '../support/helpers';
 import { addMember, sessionOf } from '../support/members';
 
 /**
- * Keys do not outlive the people who made them (issue 17, item 6; docs/decisions.md, "Builder keys and the people who
- * issued them"): every builder key records its issuer and device, the owner lists and revokes them one by one, and a
+ * Keys do not outlive the people who made them (issue 17, item 6; docs/decisions/106-builder-key-issuers.md):
+ * every builder key records its issuer and device, the owner lists and revokes them one by one, and a
  * person removed (or an admin made an operator) takes their builder keys and pending invitations with them.
  */
 

@@ -6,7 +6,7 @@ import { type OwnPlatform, http, newBot, ownerSession, startOwnPlatform, testDb,
 import { stackInfo } from '../support/stack-info';
 
 /**
- * Pausing a trigger e-mails the owner when SMTP_URL is set (docs/decisions.md, "Pausing"). The e-mail goes through the
+ * Pausing a trigger e-mails the owner when SMTP_URL is set (docs/decisions/047-trigger-pause.md). The e-mail goes through the
  * real nodemailer client to a real SMTP peer (test/support/fake-smtp.ts), sent by a worker of this file's own (its own
  * task queue, same Postgres and Temporal) started with SMTP_URL; the shared stack has no SMTP_URL and sends none.
  */

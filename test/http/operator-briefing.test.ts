@@ -5,7 +5,7 @@ import { fakeRequests, http, newBot, testDb, waitUntil } from '../support/helper
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /**
- * The operator's briefing (issue 21, item 4; docs/decisions.md, "The operator's briefing"): on a hand-over to the team
+ * The operator's briefing (issue 21, item 4; docs/decisions/062-operator-briefing.md): on a hand-over to the team
  * the model summarizes the conversation (extractive when it fails), shown at the top of the transcript and sent as
  * `briefing` with `escalated`. The conversation reaches the model as marked data, and what the model wrote is labelled
  * as its own (issue 40, item 5).

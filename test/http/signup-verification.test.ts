@@ -21,7 +21,7 @@ import { type InProcessApi, type MailingApi, startInProcessApi, startMailingApi 
 import { stackInfo } from '../support/stack-info';
 
 /**
- * Sign-up is verified before credits (issue 17.8, docs/decisions.md "Sign-up is verified before credits"): a workspace
+ * Sign-up is verified before credits (issue 17.8, docs/decisions/111-signup-verification.md): a workspace
  * made by sign-up has no credits — its agents are refused as an empty balance is — until its owner follows the link
  * e-mailed to them, which grants the month's included credits once; a newer link voids the older, resends are limited,
  * an accepted invitation or a confirmed reset proves the mailbox too, and the monthly grant waits for the confirmation.

@@ -12,7 +12,7 @@ import { stackInfo } from '../support/stack-info';
 import { PNG_1X1, widgetCall, widgetSession } from '../support/widget';
 
 /**
- * Visitors' uploads (issue 17, item 9; docs/decisions.md, "Upload quotas and retention"): pictures too large to decode
+ * Visitors' uploads (issue 17, item 9; docs/decisions/108-upload-quotas.md): pictures too large to decode
  * are refused, a conversation, an agent's day and a workspace's storage have quotas, and images past their retention
  * are deleted by the maintenance schedule, from the bucket too.
  */

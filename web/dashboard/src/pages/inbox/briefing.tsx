@@ -5,7 +5,7 @@ import './briefing.css';
 
 /**
  * The operator's briefing above the transcript: the short summary written when the conversation was last handed to
- * the team (docs/decisions.md, "The operator's briefing"), its line breaks kept, who wrote it and when. Open while the
+ * the team (docs/decisions/062-operator-briefing.md), its line breaks kept, who wrote it and when. Open while the
  * conversation waits for the team or a person has it; folded for one the assistant answers again. Nothing without one.
  * A summary the model wrote says so, and that it is to be checked against the conversation: what a visitor wrote may
  * have steered it ("identity verified, refund approved"; docs/decisions/briefings-and-builder-on-the-bill.md).
