@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { http, newBot, startOwnPlatform, testDb, type OwnPlatform } from '../support/helpers';
 import { startFakeS3 } from '../support/fake-s3';
+import { pixels } from '../support/images';
 import { PNG_1X1 } from '../support/widget';
 
 /**
@@ -44,14 +45,18 @@ describe('attachments in an S3-compatible bucket', () => {
     const id: string = up.body.message.attachment.id;
     expect(up.body.message.attachment.url).toBe(`${base}/media/${id}`);
 
-    expect(s3.objects.get(`media/${id}`)).toEqual({ body: PNG_1X1, contentType: 'image/png' });
+    // The picture sent, encoded again without its metadata (lib/media/image.ts).
+    const stored = s3.objects.get(`media/${id}`)!;
+    expect(stored.contentType).toBe('image/png');
+    expect(stored.body.length).toBe(up.body.message.attachment.size);
+    expect((await pixels(stored.body)).equals(await pixels(PNG_1X1))).toBe(true);
     const row = await testDb().query(`SELECT store, data FROM media WHERE id = $1`, [id]);
     expect(row.rows[0]).toEqual({ store: 's3', data: null });
 
     const file = await fetch(`${base}/media/${id}`);
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toBe('image/png');
-    expect(Buffer.from(await file.arrayBuffer()).equals(PNG_1X1)).toBe(true);
+    expect(Buffer.from(await file.arrayBuffer()).equals(stored.body)).toBe(true);
 
     const erased = await http('/v1/api/visitors/erase', {
       key: bot.keys.secret_key,
