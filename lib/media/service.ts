@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../db';
+import { type Db, type Queryable, withTransaction } from '../db';
 import { ApiError } from '../errors';
 import { randomToken } from '../keys';
 import { LIMITS } from '../limits';
@@ -57,11 +57,11 @@ export function createMediaService(deps: {
   /**
    * The upload quotas (LIMITS.media): images per conversation and bytes kept per workspace are 413
    * `payload_too_large` (no retry helps until something is deleted); a bot's bytes in 24 hours is 429 `rate_limited`
-   * with `Retry-After` (when the oldest upload of the day leaves the window). Read before storing: uploads sent at the
-   * same instant can pass together, by at most the widget's upload rate.
+   * with `Retry-After` (when the oldest upload of the day leaves the window). Read in the transaction that inserts
+   * the row, after `lockQuotas`.
    */
-  async function checkQuotas(botId: string, sessionId: string, size: number): Promise<void> {
-    const res = await deps.db.query<{ in_conversation: number; bot_day: string; retry: number | null; stored: string }>(
+  async function checkQuotas(tx: Queryable, botId: string, sessionId: string, size: number): Promise<void> {
+    const res = await tx.query<{ in_conversation: number; bot_day: string; retry: number | null; stored: string }>(
       `SELECT (SELECT count(*)::int FROM media WHERE bot_id = $1 AND session_id = $2) AS in_conversation,
               (SELECT COALESCE(sum(size), 0) FROM media WHERE bot_id = $1 AND created_at > now() - interval '1 day')
                 AS bot_day,
@@ -96,6 +96,18 @@ export function createMediaService(deps: {
     }
   }
 
+  /**
+   * Every quota counts the workspace's media (a conversation's and a bot's are within it): uploads of one workspace
+   * check and insert one after another under this transaction-scoped lock, so uploads sent at the same instant never
+   * pass a quota together. An advisory lock rather than the workspace's row, which chat turns update (credits).
+   */
+  async function lockQuotas(tx: Queryable, botId: string): Promise<void> {
+    await tx.query(
+      `SELECT pg_advisory_xact_lock(hashtextextended('media-quotas:' || workspace_id, 0)) FROM bots WHERE id = $1`,
+      [botId],
+    );
+  }
+
   return {
     /**
      * Checks and stores one image of a conversation (lib/media/image.ts, readImage): 415 `unsupported_media_type` for
@@ -111,7 +123,6 @@ export function createMediaService(deps: {
         );
       }
       const image = await readImage(input.bytes);
-      await checkQuotas(input.botId, input.sessionId, image.bytes.length);
       const id = newMediaId();
       const ref: AttachmentRef = {
         id,
@@ -120,24 +131,33 @@ export function createMediaService(deps: {
         width: image.width,
         height: image.height,
       };
-      // In a bucket first: a row never points at an object that is not there.
+      // In a bucket first: a row never points at an object that is not there. Refused by a quota, it is removed.
       if (deps.bucket) await deps.bucket.put(objectKey(id), image.bytes, image.contentType);
-      await deps.db.query(
-        `INSERT INTO media (id, bot_id, session_id, content_type, size, width, height, sha256, store, data)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [
-          id,
-          input.botId,
-          input.sessionId,
-          image.contentType,
-          image.bytes.length,
-          image.width,
-          image.height,
-          createHash('sha256').update(image.bytes).digest(),
-          deps.bucket ? 's3' : 'postgres',
-          deps.bucket ? null : image.bytes,
-        ],
-      );
+      try {
+        await withTransaction(deps.db, async (tx) => {
+          await lockQuotas(tx, input.botId);
+          await checkQuotas(tx, input.botId, input.sessionId, image.bytes.length);
+          await tx.query(
+            `INSERT INTO media (id, bot_id, session_id, content_type, size, width, height, sha256, store, data)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+            [
+              id,
+              input.botId,
+              input.sessionId,
+              image.contentType,
+              image.bytes.length,
+              image.width,
+              image.height,
+              createHash('sha256').update(image.bytes).digest(),
+              deps.bucket ? 's3' : 'postgres',
+              deps.bucket ? null : image.bytes,
+            ],
+          );
+        });
+      } catch (err) {
+        await deleteObjects([id]).catch(() => undefined);
+        throw err;
+      }
       return ref;
     },
 

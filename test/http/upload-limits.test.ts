@@ -9,7 +9,7 @@ import { maintenanceWorkflow } from '../../workflows/maintenance';
 import { startFakeS3 } from '../support/fake-s3';
 import { http, newBot, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
-import { describeImage, hasGpsIfd, jpegDeclaring, photoWithGps, pngDeclaring } from '../support/images';
+import { describeImage, hasGpsIfd, jpegDeclaring, noisePng, photoWithGps, pngDeclaring } from '../support/images';
 import { PNG_1X1, widgetCall, widgetSession } from '../support/widget';
 
 /**
@@ -92,6 +92,21 @@ describe('upload limits', () => {
     expect(served.metadata.exif).toBeUndefined();
     expect(served.metadata.xmp).toBeUndefined();
     expect(file.includes(Buffer.from('PhoneMaker'))).toBe(false);
+  });
+
+  it('uploads sent at the same instant never pass a quota together: exactly what is left is stored', async () => {
+    const bot = await newBot();
+    const { upload, sessionId } = await conversationWithImage(bot);
+    const left = 3;
+    await addMediaRows(bot, sessionId, { size: 100, count: LIMITS.media.imagesPerConversation - 1 - left });
+    // 8 at once (with the first, 9: within the widget's 10 uploads a minute), for 3 places. Photos of 3 MiB: storing
+    // one takes a while, the time in which an upload checked before another was stored could see room that is gone.
+    const photo = await noisePng(1000, 1000);
+    const statuses = (await Promise.all(Array.from({ length: 8 }, () => upload(photo)))).map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(left);
+    expect(statuses.filter((s) => s === 413)).toHaveLength(8 - left);
+    const stored = await testDb().query(`SELECT count(*)::int AS n FROM media WHERE session_id = $1`, [sessionId]);
+    expect(stored.rows[0].n).toBe(LIMITS.media.imagesPerConversation);
   });
 
   it(`a conversation holds ${LIMITS.media.imagesPerConversation} images: the next is 413`, async () => {

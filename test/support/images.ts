@@ -1,4 +1,5 @@
 import sharp from 'sharp';
+import { randomBytes } from 'node:crypto';
 import { crc32, deflateSync } from 'node:zlib';
 
 /**
@@ -69,6 +70,13 @@ export async function webpDeclaring(width: number, height: number): Promise<Buff
   if (webp.toString('latin1', 12, 16) !== 'VP8L') throw new Error('sharp made no simple lossless WebP');
   webp.writeUInt32LE(((webp.readUInt32LE(21) & ~0xfffffff) | (width - 1) | ((height - 1) << 14)) >>> 0, 21);
   return webp;
+}
+
+/** A PNG of random pixels: as many bytes as pixels × 3, whatever the compression. */
+export async function noisePng(width: number, height: number): Promise<Buffer> {
+  return sharp(randomBytes(width * height * 3), { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
 }
 
 /** Real images of each accepted type, as a browser would send them. */
