@@ -225,6 +225,44 @@ export function dashboardAddress(config: Pick<Config, 'PUBLIC_BASE_URL' | 'DASHB
   return (config.DASHBOARD_URL ?? publicAddress(config)).replace(/\/+$/, '');
 }
 
+/** Settings that only mean something over TLS. */
+const TEMPORAL_TLS_SETTINGS = [
+  'TEMPORAL_TLS_CERT_PATH',
+  'TEMPORAL_TLS_KEY_PATH',
+  'TEMPORAL_TLS_CA_PATH',
+  'TEMPORAL_TLS_SERVER_NAME',
+] as const;
+
+/**
+ * Temporal TLS settings that would silently do less than they say (docs/decisions/tls-settings-refused.md): a client
+ * certificate without its key, or the key alone, would connect without the client certificate; a TLS file or server
+ * name with TEMPORAL_TLS off would connect in plain text and ignore it. Each is a problem to refuse at start.
+ */
+export function temporalTlsProblems(
+  config: Pick<Config, 'TEMPORAL_TLS' | (typeof TEMPORAL_TLS_SETTINGS)[number]>,
+): string[] {
+  const problems: string[] = [];
+  if (config.TEMPORAL_TLS_CERT_PATH && !config.TEMPORAL_TLS_KEY_PATH) {
+    problems.push(
+      "TEMPORAL_TLS_KEY_PATH: is required with TEMPORAL_TLS_CERT_PATH (the client certificate's private key: both, or neither)",
+    );
+  }
+  if (config.TEMPORAL_TLS_KEY_PATH && !config.TEMPORAL_TLS_CERT_PATH) {
+    problems.push(
+      'TEMPORAL_TLS_CERT_PATH: is required with TEMPORAL_TLS_KEY_PATH (the client certificate of that key: both, or neither)',
+    );
+  }
+  if (!config.TEMPORAL_TLS) {
+    for (const name of TEMPORAL_TLS_SETTINGS.filter((n) => config[n])) {
+      problems.push(
+        `${name}: is set but TEMPORAL_TLS is not true, so Temporal would be reached in plain text without it ` +
+          `(set TEMPORAL_TLS=true, or unset ${name})`,
+      );
+    }
+  }
+  return problems;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -254,6 +292,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         .map((n) => `${n}: is required with ${stripe.join(' and ')} (all three, or none)`),
     );
   }
+  const tls = temporalTlsProblems(result.data);
+  if (tls.length) throw new ConfigError(tls);
   if (result.data.MEDIA_STORE === 's3') {
     const missing = (
       ['MEDIA_S3_ENDPOINT', 'MEDIA_S3_BUCKET', 'MEDIA_S3_ACCESS_KEY_ID', 'MEDIA_S3_SECRET_ACCESS_KEY'] as const

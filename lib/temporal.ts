@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
-import type { Config } from './config';
+import { type Config, ConfigError, temporalTlsProblems } from './config';
 import { isUnavailableError } from './errors';
 
 /**
@@ -37,11 +37,14 @@ export type TemporalConfig = Pick<
 >;
 
 /**
- * How every process reaches Temporal: the address, TLS (with the mTLS certificate pair when both paths are set; a
+ * How every process reaches Temporal: the address, TLS (with the mTLS certificate pair when its paths are set; a
  * self-hosted server's own CA and certificate name when given) and the API key (Temporal Cloud). The one source for
  * the API's and agentctl's client connection and the worker's native connection, whose options have the same shape.
+ * TLS settings that would do less than they say (half a pair, TLS files without TLS) are refused, as at start-up.
  */
 export function temporalConnectionOptions(config: TemporalConfig) {
+  const problems = temporalTlsProblems(config);
+  if (problems.length) throw new ConfigError(problems);
   const tls = config.TEMPORAL_TLS
     ? {
         clientCertPair:
