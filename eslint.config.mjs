@@ -1,5 +1,5 @@
 // ESLint (flat config) with typescript-eslint. Formatting is Prettier's (`npm run format`); this file holds the
-// rules that keep the layers apart (DESIGN.md, Who owns what) and the ones that catch real bugs.
+// rules that keep the layers apart (docs/architecture.md, Layers) and the ones that catch real bugs.
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';

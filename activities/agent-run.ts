@@ -42,7 +42,7 @@ function workflowIdOf(input: { runId: string }): string {
 const TOLD_TO_VISITOR = new Set<FailureInfo['type']>(['llm_unavailable', 'llm_overloaded', 'no_credits']);
 
 /**
- * The steps of a run (DESIGN.md, agentRun: load agent → retrieve knowledge → LLM → persist → charge credits), as
+ * The steps of a run (docs/architecture.md, Workflows, agentRun: load agent → retrieve knowledge → LLM → persist → charge credits), as
  * activities over the domain code in lib/runs: the workflow calls them in order, and a chat turn runs them all in one
  * local activity (`answerMessage`). Activities never call each other.
  */

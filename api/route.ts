@@ -202,7 +202,7 @@ export function mountRoutes(
     if (def.deprecated) chain.push(deprecationHeaders(def.deprecated));
     // Cookie surfaces (the dashboard, accounts): writes only from our own pages.
     if (def.session || def.sameOrigin || def.path.startsWith('/v1/auth/')) chain.push(writesFromOurPages);
-    // DESIGN.md, A chat turn: auth → rate limit → body limit → zod → idempotency → handler.
+    // docs/architecture.md, The design this code keeps (a chat turn): auth → rate limit → body limit → zod → idempotency → handler.
     // With a key, the key check and the rate window are one round trip (requireKey counts it).
     if (def.widget) {
       if (!def.rateGroup) throw new Error(`widget route ${def.path} needs a rate group`);

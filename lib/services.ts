@@ -71,7 +71,7 @@ export interface ServiceDeps {
 }
 
 /**
- * One service per resource (DESIGN.md, Who owns what): each owns its SQL, its Temporal calls and the mapping of its
+ * One service per resource (docs/architecture.md, Who owns what): each owns its SQL, its Temporal calls and the mapping of its
  * failures to API errors. Routes, the builder's tools, the widget, the dashboard and agentctl all call these.
  */
 export function createServices(deps: ServiceDeps) {

@@ -6,7 +6,7 @@ import type { Logger } from './logger';
 import type { AnswerSource } from '../workflows/contracts/agent-run';
 
 /**
- * Answers travel from the worker to the API process that holds the visitor's connection (DESIGN.md, A chat turn,
+ * Answers travel from the worker to the API process that holds the visitor's connection (docs/architecture.md, A chat turn,
  * step 4): the LLM activity publishes text fragments with `pg_notify`, and the statement that stores a message
  * run's answer also notifies it (delivered at commit, so the answer is durable before anyone reads it). Each API
  * process LISTENs on one connection and hands messages to the request waiting for that turn. Postgres delivers

@@ -8,7 +8,7 @@ import { startFakeOpenAI } from './support/fake-openai';
 import { STACK_ENV, type StackInfo, testStackEnv } from './support/stack-info';
 
 /**
- * One real stack per test run (DESIGN.md, Testing): embedded Postgres on a fresh data folder, the Temporal dev
+ * One real stack per test run (docs/architecture.md, Testing): embedded Postgres on a fresh data folder, the Temporal dev
  * server in memory, a worker and the API as child processes, and the fake OpenAI server in this process. Children's
  * logs go to `<dataDir>/logs/` (printed on failure to start). With DATABASE_URL or TEMPORAL_ADDRESS set, those are
  * used instead, as in production.

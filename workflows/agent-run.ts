@@ -29,7 +29,7 @@ const MAX_TOOL_STEPS = 6;
 
 /**
  * One run of an agent woken by a trigger (webhook, schedule, poll, manual): load agent → retrieve knowledge → LLM →
- * persist → charge credits (DESIGN.md, Workflows: `run/{runId}`). The steps are local activities: no server round
+ * persist → charge credits (docs/architecture.md, Workflows: `run/{runId}`). The steps are local activities: no server round
  * trips between them, still durable (a worker that dies mid-run is replaced and the steps re-run, idempotently).
  * The trigger's health workflow hears of every outcome. Chat turns run the same steps inside the conversation.
  */

@@ -72,13 +72,13 @@ const { finishRun: recordFailedRun } = proxyLocalActivities<AgentRunActivities>(
 /** Patch id: an operator's takeover of a bot-answered conversation sends `escalated` (added after release). */
 const OPERATOR_TAKEOVER_ESCALATES = 'operator-takeover-escalates';
 
-/** A workflow holds about 2 000 updates in its history (DESIGN.md); start afresh well before that. */
+/** A workflow holds about 2 000 updates in its history (docs/architecture.md, Workflows); start afresh well before that. */
 export const UPDATES_BEFORE_CONTINUE_AS_NEW = 500;
 /** A conversation the bot answers, untouched for a whole window of this length, ends; its next message starts it again. */
 export const IDLE_END_MS = 7 * 24 * 3600 * 1000;
 
 /**
- * One conversation session (DESIGN.md, Workflows): owns its status — bot → waiting → operator → bot — and runs
+ * One conversation session (docs/architecture.md, Workflows): owns its status — bot → waiting → operator → bot — and runs
  * its turns one at a time. Each bot answer is a run (trigger kind `message`) executed here as a local activity.
  * Postgres is the read model (polling never touches Temporal); every status change is written by applyTransition.
  */
@@ -93,7 +93,7 @@ export async function conversationWorkflow(
   const updatesBeforeContinueAsNew = input.lifecycle?.updatesBeforeContinueAsNew ?? UPDATES_BEFORE_CONTINUE_AS_NEW;
   const idleEndMs = input.lifecycle?.idleEndMs ?? IDLE_END_MS;
 
-  // Turns run one after another (spec, and DESIGN.md: the workflow serializes its turns).
+  // Turns run one after another (spec, and docs/architecture.md: the workflow serializes its turns).
   let tail: Promise<unknown> = Promise.resolve();
   function serialized<T>(fn: () => Promise<T>): Promise<T> {
     const run = tail.then(fn);

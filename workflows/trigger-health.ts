@@ -18,7 +18,7 @@ const { emailNotification } = proxyActivities<TriggerActivities>({
 });
 
 /**
- * Counts a trigger's failed runs in a row (DESIGN.md, Workflows: `trigger/{triggerId}`). Reports are handled one
+ * Counts a trigger's failed runs in a row (docs/architecture.md, Workflows: `trigger/{triggerId}`). Reports are handled one
  * at a time, in arrival order, so concurrent runs cannot lose a count. A success resets it; the fifth failure pauses
  * the trigger, which stays paused until the owner turns it on again.
  *

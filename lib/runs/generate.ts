@@ -9,7 +9,7 @@ import { sourcesOfAnswer } from './sources';
 import { cannotAnswerTool, gaveUp, unansweredOutcome, unansweredText } from './limits';
 
 export interface GenerateDeps {
-  /** Null when no LLM is configured: answers are then extractive (DESIGN.md). */
+  /** Null when no LLM is configured: answers are then extractive (docs/architecture.md, Without a model). */
   llm: Llm | null;
   defaultModel: string;
   deltas: DeltaPublisher;

@@ -76,7 +76,7 @@ function specOf(t: TriggerRow): ScheduleSpec {
 }
 
 /**
- * Triggers and their runs (spec, Incoming trigger webhook; DESIGN.md, Workflows): the rows, the Temporal Schedules
+ * Triggers and their runs (spec, Incoming trigger webhook; docs/architecture.md, Workflows): the rows, the Temporal Schedules
  * of schedule and poll triggers (`trigger-schedule/{id}`), the agentRun workflows of webhook and manual runs, and
  * the triggerHealth workflow that counts failed runs. The dashboard, the builder and the hook route call these.
  */

@@ -4,7 +4,7 @@ import { type OwnPlatform, http, newBot, ownerSession, sseFrames, startOwnPlatfo
 
 /**
  * With no LLM configured the platform answers extractively: the best-matching knowledge passages, stated as such
- * (DESIGN.md). Its own worker and API without OPENAI_API_KEY, sharing the run's Postgres and Temporal.
+ * (docs/architecture.md, The design this code keeps). Its own worker and API without OPENAI_API_KEY, sharing the run's Postgres and Temporal.
  */
 describe('extractive answers without an LLM', () => {
   let own: OwnPlatform;

@@ -3,7 +3,7 @@ import type { FailureInfo } from '../failures';
 import type { AnswerSource } from './agent-run';
 
 /**
- * The conversation workflow: one visitor session, its status and turns (DESIGN.md, Workflows).
+ * The conversation workflow: one visitor session, its status and turns (docs/architecture.md, Workflows).
  * The contract between the services (client side), the workflow and its activities: nothing here may import Node
  * built-ins or anything outside `workflows/` but the workflow SDK, since it is bundled into the workflow sandbox.
  */

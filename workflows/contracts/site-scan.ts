@@ -32,7 +32,7 @@ export interface SiteScanHandoff {
   workflowId: string;
 }
 
-/** One scan per bot: the id's uniqueness is the spec's 409 (DESIGN.md, Workflows). */
+/** One scan per bot: the id's uniqueness is the spec's 409 (docs/architecture.md, Workflows). */
 export function siteScanWorkflowId(botId: string): string {
   return `scan/${botId}`;
 }
