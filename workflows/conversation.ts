@@ -105,12 +105,12 @@ export async function conversationWorkflow(
   const base = { botId: input.botId, sessionId: input.sessionId };
 
   async function transition(t: Omit<TransitionInput, 'botId' | 'sessionId'>): Promise<void> {
-    const { deliveryId } = await applyTransition({ ...base, ...t });
+    const { deliveryId, deliverySchedule } = await applyTransition({ ...base, ...t });
     if (deliveryId) {
       // The delivery outlives this conversation run (continue-as-new, idle end): it is abandoned, not owned.
       await startChild(webhookDeliveryWorkflow, {
         workflowId: deliveryWorkflowId(deliveryId),
-        args: [deliveryId],
+        args: deliverySchedule ? [deliveryId, deliverySchedule] : [deliveryId],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         searchAttributes: { BotId: [input.botId] },
       });
