@@ -6,7 +6,12 @@
  * - cluster: the production shape (a real Temporal server, two API replicas behind a balancer, two workers) started
  *   in test/cluster/global-setup.ts; its files run a subset of the HTTP tests against it, and its own.
  */
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
+const swc = ['@swc/jest', { jsc: { target: 'es2022' } }];
+// Our TypeScript, and the few ESM-only packages the code requires (Node 20.19 loads them with require(esm); jest's module
+// system does not, so they are compiled to CommonJS like our own files).
+const ESM_ONLY_PACKAGES = ['eventsource-parser'];
+const transform = { '^.+\\.ts$': swc, [`/node_modules/(${ESM_ONLY_PACKAGES.join('|')})/.+\\.js$`]: swc };
+const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY_PACKAGES.join('|')})/)`];
 
 module.exports = {
   testTimeout: 60_000,
@@ -16,12 +21,14 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
     },
     {
       displayName: 'stack',
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/{http,workflow,browser}/**/*.test.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
       globalTeardown: '<rootDir>/test/global-teardown.ts',
@@ -30,6 +37,7 @@ module.exports = {
       displayName: 'cluster',
       testEnvironment: 'node',
       transform,
+      transformIgnorePatterns,
       testMatch: ['<rootDir>/test/cluster/**/*.test.ts'],
       setupFiles: ['<rootDir>/test/support/use-cluster.ts'],
       globalSetup: '<rootDir>/test/cluster/global-setup.ts',

@@ -92,7 +92,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
     },
 
     /**
-     * A whole chat turn in one local activity (docs/decisions.md, "A chat turn is one local activity"): the visitor
+     * A whole chat turn in one local activity (docs/decisions/005-chat-turn-local-activity.md): the visitor
      * message joins the transcript, the run is recorded, the model answers, the answer is stored. Every write is
      * idempotent on ids chosen by the workflow, so a retry after a crash repeats nothing. A backend failure is
      * recorded on the run and returned as a value: the turn has an answer for the visitor either way.

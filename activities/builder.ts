@@ -2,11 +2,13 @@ import { Context } from '@temporalio/activity';
 import { refusalFor } from '../lib/builder/screen';
 import { builderSystemPrompt } from '../lib/builder/prompt';
 import { type BuilderPorts, builderToolDefinitions, runBuilderTool } from '../lib/builder/tools';
+import type { CreditService } from '../lib/credits/service';
 import { type ChatMessage, type Llm, LlmError } from '../lib/llm';
 import { failure } from '../workflows/failures';
 import type {
   BuilderActInput,
   BuilderActOutcome,
+  BuilderChargeInput,
   BuilderStepInput,
   BuilderThought,
 } from '../workflows/contracts/builder-thread';
@@ -14,6 +16,8 @@ import type {
 export interface BuilderDeps {
   /** Null when no LLM is configured: the builder says so (the API answers before a turn even starts). */
   llm: Llm | null;
+  /** The workspace's credits: a model step needs some left, and a turn that asked the model is charged. */
+  credits: Pick<CreditService, 'balance' | 'charge'>;
   builder: BuilderPorts & {
     /** One model call of the builder. */
     stepTimeoutMs: number;
@@ -47,7 +51,12 @@ export function createBuilderActivities(deps: BuilderDeps) {
       if (!llm) throw failure('llm_unavailable', 'The builder needs an LLM: set OPENAI_API_KEY for the worker');
       return withHeartbeat(async () => {
         const marked = input.principal.kind === 'builder_key' ? input.principal.botId : null;
-        const agents = await deps.builder.overview.agents(input.workspaceId, marked);
+        const [agents, balance] = await Promise.all([
+          deps.builder.overview.agents(input.workspaceId, marked),
+          deps.credits.balance(input.workspaceId),
+        ]);
+        // The platform's model is paid in credits, as runs are (README, Credits): with none left, no model step.
+        if (balance <= 0) throw failure('no_credits', 'The workspace has no credits left for the builder');
         const system = builderSystemPrompt({ principal: input.principal, agents, declined: input.declined });
         try {
           const res = await llm.complete({
@@ -55,11 +64,30 @@ export function createBuilderActivities(deps: BuilderDeps) {
             tools: builderToolDefinitions(input.principal),
             timeoutMs: deps.builder.stepTimeoutMs,
           });
-          return { text: res.text, toolCalls: res.toolCalls };
+          return {
+            text: res.text,
+            toolCalls: res.toolCalls,
+            promptTokens: res.promptTokens,
+            completionTokens: res.completionTokens,
+          };
         } catch (err) {
           if (err instanceof LlmError) throw failure(err.kind, err.message);
           throw err;
         }
+      });
+    },
+
+    /**
+     * Charges a turn that asked the model (README, Credits), keyed by the turn: a retried activity, or a turn replayed,
+     * charges it once. The builder uses the platform's default model, whose weight is 1.
+     */
+    async chargeBuilderTurn(input: BuilderChargeInput): Promise<void> {
+      await deps.credits.charge({
+        workspaceId: input.workspaceId,
+        key: `builder:${input.turnId}`,
+        reason: 'builder turn',
+        promptTokens: input.promptTokens,
+        completionTokens: input.completionTokens,
       });
     },
 

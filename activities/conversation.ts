@@ -12,7 +12,7 @@ export interface ConversationDeps extends BriefingDeps {
 
 /**
  * The conversation workflow's writes to its read model in Postgres, one transaction per transition; a hand-over to
- * the team first writes the operator's briefing (the model's, or an extractive one).
+ * the team first writes the operator's briefing (the model's, charged to the workspace, or an extractive one).
  */
 export function createConversationActivities(deps: ConversationDeps) {
   return {
@@ -20,7 +20,7 @@ export function createConversationActivities(deps: ConversationDeps) {
     async applyTransition(
       input: TransitionInput,
     ): Promise<{ deliveryId: string | null; deliverySchedule?: DeliverySchedule }> {
-      const done = await applyTransition(deps.db, input, { brief: (lines) => briefing(deps, lines) });
+      const done = await applyTransition(deps.db, input, { brief: (lines, use) => briefing(deps, lines, use) });
       return done.deliveryId && deps.deliverySchedule ? { ...done, deliverySchedule: deps.deliverySchedule } : done;
     },
   };

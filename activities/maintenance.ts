@@ -1,4 +1,5 @@
 import type { Db } from '../lib/db';
+import { LIMITS } from '../lib/limits';
 
 /**
  * Writes that span Postgres and Temporal, converged after the fact: a trigger and its Schedule, a scanned address
@@ -52,6 +53,7 @@ export function createMaintenanceActivities({ db, convergence, periodic }: Maint
       cachedAnswers: number;
       turnStreams: number;
       loginThrottles: number;
+      widgetSightings: number;
     }> {
       const idem = await db.query(`DELETE FROM idempotency_keys WHERE expires_at < now()`);
       // Windows older than two minutes can no longer be the current one for any request.
@@ -66,7 +68,14 @@ export function createMaintenanceActivities({ db, convergence, periodic }: Maint
       const throttles = await db.query(
         `DELETE FROM login_throttle WHERE updated_at < now() - interval '1 day' AND COALESCE(locked_until, now()) <= now()`,
       );
+      // The dashboard lists sightings of the kept period only (lib/widget/sightings.ts): older ones are never read.
+      const sightings = await db.query(
+        `DELETE FROM widget_sightings
+          WHERE GREATEST(last_allowed_at, last_refused_at) < now() - make_interval(days => $1)`,
+        [LIMITS.widget.sightingsKeptDays],
+      );
       return {
+        widgetSightings: sightings.rowCount ?? 0,
         turnStreams: streams.rowCount ?? 0,
         loginThrottles: throttles.rowCount ?? 0,
         idempotencyKeys: idem.rowCount ?? 0,

@@ -32,7 +32,7 @@ export function createTriggerActivities(deps: TriggerDeps) {
     /**
      * Decides whether a scheduled or polled wake-up becomes a run, and with which input. A deleted or disabled
      * trigger skips; a poll whose content did not change skips (spec: a run only when the content changed; the
-     * first fetch only records the baseline, see docs/decisions.md).
+     * first fetch only records the baseline, see docs/decisions/045-schedules-and-polls.md).
      */
     async beginTriggerRun(input: { triggerId: string }): Promise<{ skip?: string; input?: string }> {
       const t = await findTriggerForRun(deps.db, input.triggerId);

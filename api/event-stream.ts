@@ -14,7 +14,7 @@ export interface EventStream {
  *
  * The frames go straight to the connection, Koa told not to respond: a stream body would pass every frame through a
  * PassThrough and the response through `stream.pipeline`, whose AbortController and DOMException per response cost
- * more of the API's CPU than the stream's frames (docs/decisions.md, "The CPU a streamed turn costs"). The headers are
+ * more of the API's CPU than the stream's frames (docs/decisions/119-streamed-turn-cpu.md). The headers are
  * sent here, so everything that sets one does so before the handler opens the stream (all middleware does, on the
  * way in; an error after this point is an error frame).
  */

@@ -28,19 +28,28 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
   return rewrite(json);
 }
 
-function parametersOf(schema: z.ZodType | undefined, where: 'query' | 'path', components: Record<string, JsonSchema>) {
+function parametersOf(
+  schema: z.ZodType | undefined,
+  where: 'query' | 'path',
+  components: Record<string, JsonSchema>,
+  path?: string,
+) {
   if (!schema) return [];
   const json = toSchema(schema, 'input', components) as {
     properties?: Record<string, JsonSchema>;
     required?: string[];
   };
-  return Object.entries(json.properties ?? {}).map(([name, s]) => ({
-    name,
-    in: where,
-    required: where === 'path' || (json.required ?? []).includes(name),
-    description: typeof s.description === 'string' ? s.description : undefined,
-    schema: s,
-  }));
+  // A path parameter exists only where the path names it: a schema shared by several paths may declare more.
+  const named = (name: string) => where !== 'path' || !path || path.includes(`{${name}}`);
+  return Object.entries(json.properties ?? {})
+    .filter(([name]) => named(name))
+    .map(([name, s]) => ({
+      name,
+      in: where,
+      required: where === 'path' || (json.required ?? []).includes(name),
+      description: typeof s.description === 'string' ? s.description : undefined,
+      schema: s,
+    }));
 }
 
 const KEY_SCHEMES: Record<string, string> = { secret: 'secretKey', public: 'publicKey', builder: 'builderKey' };
@@ -119,7 +128,7 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string; sessi
       ...(def.description ? { description: def.description } : {}),
       tags: [def.tag],
       parameters: [
-        ...parametersOf(def.params, 'path', components),
+        ...parametersOf(def.params, 'path', components, def.path),
         ...parametersOf(def.query, 'query', components),
         ...[...(def.headers ?? []), ...(def.idempotent ? [IDEMPOTENCY_HEADER] : [])].map(
           (h: { name: string; description: string; required?: boolean }) => ({
@@ -150,7 +159,8 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string; sessi
           }
         : def.session
           ? { security: [{ session: [] }] }
-          : {}),
+          : // Said outright, so tools do not apply a document-wide default: this operation needs no credential.
+            { security: [] }),
       ...(def.unstable
         ? {
             'x-stability': 'unstable',
@@ -172,7 +182,8 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string; sessi
         'Errors are `{error, code}`; every response carries `X-Request-Id`.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
+    // Where the API is reached; without a public address, the document's own origin (a relative URL).
+    servers: [{ url: opts.serverUrl ?? '/' }],
     paths,
     components: {
       schemas: components,

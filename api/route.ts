@@ -50,7 +50,7 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
   /** Requires a dashboard user session (cookie). */
   session?: boolean;
   /**
-   * With `session`: the roles that may call it (docs/decisions.md, "Roles"); absent = owner and admin. Others get 403
+   * With `session`: the roles that may call it (docs/decisions/085-roles-and-team.md); absent = owner and admin. Others get 403
    * `forbidden`. Finer rules (an admin may remove only operators) are the service's.
    */
   roles?: readonly Role[];

@@ -23,7 +23,7 @@ const EMBED_CALL_TIMEOUT_MS = 30_000;
 /**
  * The knowledge writes' embedder when embeddings are on (OPENAI_API_KEY and EMBEDDING_MODEL), else undefined.
  * A failing embedding call refuses the write as a retryable 503 `service_unavailable` before anything is written
- * (docs/decisions.md, Knowledge base → Embeddings); the log line names the failure kind, never the key.
+ * (docs/decisions/032-embeddings.md); the log line names the failure kind, never the key.
  */
 function buildEmbedder(config: Config, logger: Logger): Embedder | undefined {
   const model = embeddingModelOf(config);

@@ -73,7 +73,7 @@ conversations), then run for --warmup seconds, then --seconds are measured:
 
 --workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do): the Temporal dev
 server, one API — or with --cluster N the production shape (npm run cluster: a real Temporal server, N API replicas
-behind the balancer, which runs in this process and counts as the load generator's CPU).
+behind the balancer, Caddy with deploy/Caddyfile, whose CPU is reported as the balancer's, not the platform's).
 Results: bench/results/load.json; a run with failed turns also keeps its processes' logs in
 bench/results/load-failed-logs/.`;
 

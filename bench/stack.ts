@@ -36,7 +36,7 @@ function benchEnv(fakeUrl: string, publicBaseUrl: string): Record<string, string
 
 /**
  * The production shape for a benchmark (stack/cluster.ts): a real Temporal server, `apis` replicas behind the
- * balancer (which runs in the benchmark's own process), `workers` workers.
+ * balancer (Caddy, a process of its own: role `balancer`), `workers` workers.
  */
 /**
  * What the load benchmark's --fault can do to each shape of the platform, in its measured window (bench/load.ts):
@@ -82,7 +82,7 @@ function unsupported(kind: FaultKind, shape: keyof typeof FAULTS): never {
 
 /**
  * The production shape for a benchmark (stack/cluster.ts): a real Temporal server, `apis` replicas behind the
- * balancer (which runs in the benchmark's own process), `workers` workers.
+ * balancer (Caddy, a process of its own: role `balancer`), `workers` workers.
  */
 export async function startBenchCluster(opts: { apis: number; workers: number }): Promise<{
   url: string;
@@ -318,6 +318,7 @@ const ROLES: [string, string][] = [
   ['worker/main', 'worker'],
   ['api/server', 'api'],
   ['bench/baseline', 'baseline'],
+  ['caddy', 'balancer'],
 ];
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux

@@ -13,8 +13,8 @@ export interface Principal {
 }
 
 /**
- * A builder key's last use, for the team page's list (docs/decisions.md, "Builder keys and the people who issued
- * them"): written at most once a minute per key, so a busy client costs one small write a minute, not one a request.
+ * A builder key's last use, for the team page's list (docs/decisions/106-builder-key-issuers.md):
+ * written at most once a minute per key, so a busy client costs one small write a minute, not one a request.
  */
 const TOUCH_BUILDER_KEY = `used AS (UPDATE api_keys a SET last_used_at = now() FROM k
                  WHERE a.id = k.id AND k.kind = 'builder'

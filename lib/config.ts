@@ -18,7 +18,7 @@ export const configSchema = z.object({
   PORT: port.default(8080),
   /**
    * Where the API is reached from outside (links in e-mails, trigger addresses, media URLs). Required in production:
-   * a link is never built from the request's Host (docs/decisions.md, "Links come from configuration").
+   * a link is never built from the request's Host (docs/decisions/103-links-from-configuration.md).
    */
   PUBLIC_BASE_URL: z.url().optional(),
   /** Where the dashboard's pages are served when not by the API itself (its origin may send cookie writes). */
@@ -65,7 +65,7 @@ export const configSchema = z.object({
   /**
    * The worker's gRPC compression towards Temporal (the SDK's default is gzip). None by default: the worker and the
    * server are near each other, where compressing every workflow task's call only costs CPU on both sides
-   * (docs/decisions.md, "The CPU a streamed turn costs"); `gzip` for a slow link.
+   * (docs/decisions/119-streamed-turn-cpu.md); `gzip` for a slow link.
    */
   TEMPORAL_GRPC_COMPRESSION: z.enum(['none', 'gzip']).default('none'),
 
@@ -92,8 +92,8 @@ export const configSchema = z.object({
   LLM_TURN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
   /**
    * A worker flushes the pieces of every answer it is streaming at most once per this many milliseconds, in one
-   * statement and one notification (a stream's first piece and its end at once): docs/decisions.md, "Streams that
-   * stay true". 100 ms is ten updates a second for a visitor, and a third less CPU per turn than one flush per token.
+   * statement and one notification (a stream's first piece and its end at once): docs/decisions/015-stream-fragment-coalescing.md.
+   * 100 ms is ten updates a second for a visitor, and a third less CPU per turn than one flush per token.
    */
   STREAM_COALESCE_MS: z.coerce.number().int().min(0).max(1000).default(100),
   /**
@@ -102,7 +102,7 @@ export const configSchema = z.object({
    */
   STORAGE_OUTAGE_RETRY_MS: z.coerce.number().int().min(0).max(30_000).default(30_000),
   /**
-   * How much one worker takes on at once (docs/decisions.md, "Sizing a worker"). A chat turn holds a workflow-task
+   * How much one worker takes on at once (docs/decisions/112-worker-slots.md). A chat turn holds a workflow-task
    * slot and a local-activity slot while the model answers — seconds of waiting, little CPU — so the SDK's defaults
    * (40 workflow tasks) would cap a worker at ~40 turns in flight on an idle machine. CPU is the real limit.
    */
@@ -118,14 +118,14 @@ export const configSchema = z.object({
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   /**
    * The Temporal UI's stack trace of a running workflow. Collecting it takes a source-mapped stack trace of every
-   * promise a workflow makes, which was the largest CPU cost of a workflow task (docs/decisions.md, "The CPU a
-   * streamed turn costs"); off unless set, read by the SDK's workflow thread through patches/.
+   * promise a workflow makes, which was the largest CPU cost of a workflow task (docs/decisions/119-streamed-turn-cpu.md);
+   * off unless set, read by the SDK's workflow thread through patches/.
    */
   WORKER_WORKFLOW_STACK_TRACES: z.enum(['true', 'false']).default('false'),
   /**
    * The SDK's deadlock guard on every call into a workflow's sandbox, which costs a thread started and joined per
    * call; by default the worker watches its workflow thread as a whole instead, and exits (code 70, naming the run)
-   * when a workflow holds it past 5 s (docs/decisions.md, "The workflow thread's deadlock guard"). Read by the SDK
+   * when a workflow holds it past 5 s (docs/decisions/125-workflow-thread-deadlock-guard.md). Read by the SDK
    * through patches/.
    */
   WORKER_WORKFLOW_TIMEOUT_PER_CALL: z.enum(['true', 'false']).default('false'),
@@ -158,7 +158,7 @@ export const configSchema = z.object({
   SMTP_FROM: z.string().default('Agent Platform <no-reply@localhost>'),
 
   /**
-   * Paying for a plan in the dashboard (docs/decisions.md, "Paying for a plan"): Stripe Checkout when the secret key,
+   * Paying for a plan in the dashboard (docs/decisions/092-paying-for-a-plan.md): Stripe Checkout when the secret key,
    * the webhook's signing secret and the plans' prices are set; without them plans are recorded by the platform's
    * operators (`agentctl billing plan`). STRIPE_PRICES: `starter:price_…,pro:price_…,business:price_…`.
    */
@@ -192,13 +192,13 @@ export const configSchema = z.object({
 
   /**
    * Password hashes (argon2, 19 MiB each) one API process runs at once, and how many more may wait; beyond, sign-ins,
-   * sign-ups and resets answer 503 at once (docs/decisions.md, "Hashing is bounded").
+   * sign-ups and resets answer 503 at once (docs/decisions/105-bounded-password-hashing.md).
    */
   PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   PASSWORD_HASH_QUEUE: z.coerce.number().int().min(0).max(1000).default(32),
   /**
    * After 5 failed sign-ins an account is slowed down for this many seconds, doubling with each further failure up to
-   * 15 minutes (docs/decisions.md, "Sign-in limits").
+   * 15 minutes (docs/decisions/054-sign-in-limits.md).
    */
   LOGIN_SLOWDOWN_SECONDS: z.coerce.number().int().min(1).max(900).default(2),
 
@@ -231,6 +231,44 @@ export function dashboardAddress(config: Pick<Config, 'PUBLIC_BASE_URL' | 'DASHB
   return (config.DASHBOARD_URL ?? publicAddress(config)).replace(/\/+$/, '');
 }
 
+/** Settings that only mean something over TLS. */
+const TEMPORAL_TLS_SETTINGS = [
+  'TEMPORAL_TLS_CERT_PATH',
+  'TEMPORAL_TLS_KEY_PATH',
+  'TEMPORAL_TLS_CA_PATH',
+  'TEMPORAL_TLS_SERVER_NAME',
+] as const;
+
+/**
+ * Temporal TLS settings that would silently do less than they say (docs/decisions/tls-settings-refused.md): a client
+ * certificate without its key, or the key alone, would connect without the client certificate; a TLS file or server
+ * name with TEMPORAL_TLS off would connect in plain text and ignore it. Each is a problem to refuse at start.
+ */
+export function temporalTlsProblems(
+  config: Pick<Config, 'TEMPORAL_TLS' | (typeof TEMPORAL_TLS_SETTINGS)[number]>,
+): string[] {
+  const problems: string[] = [];
+  if (config.TEMPORAL_TLS_CERT_PATH && !config.TEMPORAL_TLS_KEY_PATH) {
+    problems.push(
+      "TEMPORAL_TLS_KEY_PATH: is required with TEMPORAL_TLS_CERT_PATH (the client certificate's private key: both, or neither)",
+    );
+  }
+  if (config.TEMPORAL_TLS_KEY_PATH && !config.TEMPORAL_TLS_CERT_PATH) {
+    problems.push(
+      'TEMPORAL_TLS_CERT_PATH: is required with TEMPORAL_TLS_KEY_PATH (the client certificate of that key: both, or neither)',
+    );
+  }
+  if (!config.TEMPORAL_TLS) {
+    for (const name of TEMPORAL_TLS_SETTINGS.filter((n) => config[n])) {
+      problems.push(
+        `${name}: is set but TEMPORAL_TLS is not true, so Temporal would be reached in plain text without it ` +
+          `(set TEMPORAL_TLS=true, or unset ${name})`,
+      );
+    }
+  }
+  return problems;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
@@ -260,6 +298,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         .map((n) => `${n}: is required with ${stripe.join(' and ')} (all three, or none)`),
     );
   }
+  const tls = temporalTlsProblems(result.data);
+  if (tls.length) throw new ConfigError(tls);
   if (result.data.MEDIA_STORE === 's3') {
     const missing = (
       ['MEDIA_S3_ENDPOINT', 'MEDIA_S3_BUCKET', 'MEDIA_S3_ACCESS_KEY_ID', 'MEDIA_S3_SECRET_ACCESS_KEY'] as const

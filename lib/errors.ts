@@ -44,7 +44,7 @@ export type FailureApiCode = MustBeErrorCode<(typeof FAILURES)[FailureType]['api
 /**
  * Seconds a client should wait after 503 `service_unavailable` that names no wait of its own: a dependency (Postgres,
  * Temporal) out of reach. Its return cannot be known; a restart or a blip is back within seconds, and every request
- * retried meanwhile is refused in milliseconds, so a short wait costs little (docs/decisions.md).
+ * retried meanwhile is refused in milliseconds, so a short wait costs little (docs/decisions/003-dependency-unreachable-503.md).
  */
 export const SERVICE_RETRY_AFTER_SECONDS = 2;
 

@@ -11,11 +11,15 @@ export const LIMITS = {
     /** GET /messages, /knowledge, /knowledge/{id}, POST /typing, all /operator/* */
     reads: 240,
     /**
-     * The widget (`/v1/widget/*`, docs/decisions.md "The visitor's widget"), counted per (public key + IP): one
+     * The widget (`/v1/widget/*`, docs/decisions/076-widget-callers.md), counted per (public key + IP): one
      * visitor sends a few messages a minute, but many visitors may share an address (an office, a mobile carrier).
      */
     widgetDialogue: 60,
-    /** Config, polling (a visitor polls every 2.5 s: 24 a minute), typing: room for a couple dozen visitors per IP. */
+    /**
+     * Config, polling (a visitor polls every 2.5 s: 24 a minute), typing, and CORS preflights (a browser asks again
+     * only for an address it has not asked about in 10 minutes: a poll's address changes with new messages): room for
+     * a couple dozen visitors per IP.
+     */
     widgetReads: 600,
     widgetUploads: 10,
   },
@@ -24,7 +28,7 @@ export const LIMITS = {
   hookBodyBytes: 256 * 1024,
   messageChars: 8000,
   sessionIdChars: 128,
-  /** Chat request fields the spec leaves unbounded (docs/decisions.md). */
+  /** Chat request fields the spec leaves unbounded (docs/decisions/README.md). */
   userTokenChars: 256,
   userAuthChars: 4096,
   pageContextChars: 4000,
@@ -38,7 +42,7 @@ export const LIMITS = {
   failedDeliveries: { listed: 20, days: 30 },
   /** The inbox: saved replies a workspace keeps, and a title's length. */
   inbox: { savedReplies: 100, savedReplyTitleChars: 80 },
-  /** Accounts (docs/decisions.md, "The dashboard: accounts, team, billing"); counts are per minute. */
+  /** Accounts (docs/decisions/084-accounts.md); counts are per minute. */
   account: {
     signupsPerAddress: 5,
     resetRequestsPerAddress: 5,
@@ -58,7 +62,7 @@ export const LIMITS = {
     nameChars: 200,
     workspaceNameChars: 200,
   },
-  /** Failed sign-ins per minute, per (e-mail, client address) and per client address (docs/decisions.md). */
+  /** Failed sign-ins per minute, per (e-mail, client address) and per client address (docs/decisions/054-sign-in-limits.md). */
   loginAttemptsPerAccount: 10,
   loginAttemptsPerAddress: 30,
   /**
@@ -69,7 +73,7 @@ export const LIMITS = {
   loginSlowdownAfterFailures: 5,
   loginSlowdownMaxSeconds: 900,
   /**
-   * Builder key pairing (docs/decisions.md, "Builder key pairing"): a started pairing lives 10 minutes; once approved,
+   * Builder key pairing (docs/decisions/067-pairing-flow.md): a started pairing lives 10 minutes; once approved,
    * its client has at least 2 more minutes to collect the key. Starts and polls are counted per client address.
    */
   pairing: {
@@ -86,19 +90,36 @@ export const LIMITS = {
     checksPerPerson: 30,
     deviceChars: 100,
   },
-  /** The builder (spec, Limits: builder messages and turn; docs/decisions.md, "The builder over MCP"). */
+  /** The builder (spec, Limits: builder messages and turn; docs/decisions/075-builder-limits-and-failures.md). */
   builder: {
     /** `constructor` messages (and HTTP builder calls) per minute per workspace. */
     messagesPerMinute: 12,
     /** Handshake, tool list, `agents` and `incidents` per minute per workspace: more generous (spec). */
     readsPerMinute: 120,
+    /**
+     * POSTs to the MCP endpoint per minute per builder key, whatever they carry (notifications and batches too;
+     * docs/decisions/mcp-request-budget.md): room for the reads and messages above, with their notifications.
+     */
+    mcpRequestsPerMinute: 240,
+    /**
+     * A JSON-RPC batch (protocol revision 2025-03-26 only): at most this many messages (as the SDK's transport), and
+     * of them at most this many cancellations, each of which tells every API replica (a Postgres notification).
+     */
+    mcpBatchMessages: 100,
+    mcpCancellationsPerRequest: 16,
     turnSeconds: 180,
     /** A call queued behind a running turn of its thread waits this long, then answers "busy". */
     queueWaitSeconds: 30,
     messageChars: 8000,
     threadChars: 200,
-    /** The line in square brackets naming what awaits confirmation. */
-    summaryChars: 300,
+    /**
+     * The line in square brackets naming what awaits confirmation, with the values it would write quoted
+     * (docs/decisions/consent-shows-the-write.md): a text whole up to `consentQuoteChars` and `consentQuoteLines`,
+     * longer ones by their first lines and a digest. The line's own bound is only a backstop.
+     */
+    summaryChars: 2000,
+    consentQuoteChars: 200,
+    consentQuoteLines: 3,
   },
   /** The visitor's widget (docs/widget.md). */
   widget: {
@@ -114,12 +135,19 @@ export const LIMITS = {
     teamNameChars: 80,
     /** A comment with the satisfaction score asked for after a resolution. */
     satisfactionCommentChars: 2000,
-    /** Allowed origins per bot, and the length of one. */
+    /** Allowed origins per bot, and the length of one (a longer `Origin` on a widget call is 400). */
     allowedOrigins: 50,
     originChars: 300,
+    /**
+     * Where the widget runs (docs/decisions/widget-preflight-budget.md): origins it was only ever refused on, kept per
+     * bot (anyone can send any `Origin` with the public key; allowed ones are always kept), and how long a sighting is
+     * kept.
+     */
+    refusedSightingsPerBot: 50,
+    sightingsKeptDays: 30,
   },
   /**
-   * Visitors' images (docs/decisions.md, "Upload quotas and retention"): how many a conversation holds, how many bytes
+   * Visitors' images (docs/decisions/108-upload-quotas.md): how many a conversation holds, how many bytes
    * a bot takes in a day (rolling 24 hours) and a workspace keeps in all, and the largest picture accepted (a small
    * file can declare a huge one, which a viewer would try to decode). Retention: MEDIA_RETENTION_DAYS (default 90).
    */
@@ -132,9 +160,9 @@ export const LIMITS = {
     /** Images deleted per maintenance run at most (the next run goes on). */
     retentionBatch: 500,
   },
-  /** How long a cached answer is reused at most (docs/decisions.md, "Answer cache"). */
+  /** How long a cached answer is reused at most (docs/decisions/057-answer-cache.md). */
   answerCacheTtlHours: 24,
-  /** Knowledge sources (not in the spec's table; chosen in docs/decisions.md). */
+  /** Knowledge sources (not in the spec's table; chosen in docs/decisions/027-knowledge-source-api.md). */
   sourceIdChars: 200,
   sourceTitleChars: 1000,
   /** The dashboard's knowledge search (`q`): a title or an id, neither longer than 1000 characters. */

@@ -139,7 +139,7 @@ export function createOpenAiLlm(opts: {
         }
         // The request goes through the client (its headers, errors for a refused request), the stream's body is
         // read here from the connection itself (lib/http/model-fetch.ts): every event a network read completes is
-        // handled at once and its text handed on in one piece (docs/decisions.md, "The CPU a streamed turn costs").
+        // handled at once and its text handed on in one piece (docs/decisions/119-streamed-turn-cpu.md).
         // The client's timeout ends when the answer's headers come; its body has what is left of the same budget.
         const deadline = Date.now() + timeoutMs;
         const response = await client.chat.completions

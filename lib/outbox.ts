@@ -25,3 +25,19 @@ export function createOutbox(
     },
   };
 }
+
+/**
+ * Text someone chose (a workspace's name) as it is quoted in an e-mail, so it cannot pass for the platform's own words:
+ * on one line (line breaks, tabs and other control or invisible formatting characters, bidirectional overrides
+ * included, become spaces), without quotation marks of its own that would end the quotation, and with addresses
+ * defused so no mail program makes them a link (`https[:]//example[.]com`). The caller puts it between “ and ”.
+ */
+export function quotedInEmail(text: string): string {
+  return text
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/["“”„‟«»]/g, "'")
+    .replace(/\b([a-z][a-z0-9+.-]*):(?=\/\/)/gi, '$1[:]')
+    .replace(/([\p{L}\p{N}_-])\.(?=[\p{L}\p{N}])/gu, '$1[.]');
+}

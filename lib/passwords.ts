@@ -47,7 +47,7 @@ function weakerThanCurrent(phc: string): boolean {
   );
 }
 
-/** Hashing and checking passwords with a bound on how many run at once (docs/decisions.md, "Hashing is bounded"). */
+/** Hashing and checking passwords with a bound on how many run at once (docs/decisions/105-bounded-password-hashing.md). */
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
   verify(password: string, stored: string): Promise<{ ok: boolean; rehash: boolean }>;

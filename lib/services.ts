@@ -109,7 +109,7 @@ export function createServices(deps: ServiceDeps) {
       loginSlowdownSeconds: config.LOGIN_SLOWDOWN_SECONDS,
       warn,
     }),
-    team: createTeamService({ db, outbox }),
+    team: createTeamService({ db, outbox, secrets }),
     actions: createActionService({ db, temporal }),
     billing: createBillingService({ db, payments: paymentProviderOf(config) }),
     bots: createBotService({

@@ -6,7 +6,7 @@ export const SESSION_COOKIE = 'ap_session';
 /**
  * The session cookie's name and whether it is Secure: when the API's public address is https, `__Host-ap_session`,
  * always Secure — a browser then keeps it for this host only, path `/`, never sent over plain HTTP nor set by a
- * sibling domain (docs/decisions.md, "Session cookie"). Otherwise (a local set-up on http) `ap_session`, Secure exactly
+ * sibling domain (docs/decisions/042-dashboard-sessions.md). Otherwise (a local set-up on http) `ap_session`, Secure exactly
  * when the request came over https.
  */
 export function sessionCookie(publicAddress: string): { name: string; alwaysSecure: boolean } {
@@ -16,7 +16,7 @@ export function sessionCookie(publicAddress: string): { name: string; alwaysSecu
 }
 export const SESSION_DAYS = 14;
 
-/** Who may do what in a workspace (docs/decisions.md, "Roles"). */
+/** Who may do what in a workspace (docs/decisions/085-roles-and-team.md). */
 export type Role = 'owner' | 'admin' | 'operator';
 
 export interface UserSession {

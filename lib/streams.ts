@@ -129,7 +129,7 @@ export function claimStreamSql(turnId: string, owner: string, step: string): str
 export interface PublisherOptions {
   /**
    * The publisher flushes at most once per this many milliseconds: everything every stream of the process received
-   * meanwhile goes in one statement and one notification (docs/decisions.md, "Streams that stay true"). A model
+   * meanwhile goes in one statement and one notification (docs/decisions/015-stream-fragment-coalescing.md). A model
    * streams a token every few milliseconds to each of hundreds of turns; one statement per token would be the
    * platform's largest cost. A stream's first piece and its end go at once.
    */
@@ -181,8 +181,8 @@ interface OpenStream {
 }
 
 /**
- * One publisher per worker process: the streams of every turn in flight share its flushes (docs/decisions.md,
- * "Streams that stay true"). A flush is one statement, at most one in flight. Every coalescing window one flush
+ * One publisher per worker process: the streams of every turn in flight share its flushes (docs/decisions/015-stream-fragment-coalescing.md).
+ * A flush is one statement, at most one in flight. Every coalescing window one flush
  * carries what all streams have waiting; between windows a stream whose first piece or end is waiting goes at once,
  * alone (with any other such stream) — it does not take every other stream's few characters with it, which would
  * make each turn's pieces as many as the turns starting and ending around it.

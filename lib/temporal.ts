@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
-import type { Config } from './config';
+import { type Config, ConfigError, temporalTlsProblems } from './config';
 import { isUnavailableError } from './errors';
 
 /**
@@ -37,11 +37,14 @@ export type TemporalConfig = Pick<
 >;
 
 /**
- * How every process reaches Temporal: the address, TLS (with the mTLS certificate pair when both paths are set; a
+ * How every process reaches Temporal: the address, TLS (with the mTLS certificate pair when its paths are set; a
  * self-hosted server's own CA and certificate name when given) and the API key (Temporal Cloud). The one source for
  * the API's and agentctl's client connection and the worker's native connection, whose options have the same shape.
+ * TLS settings that would do less than they say (half a pair, TLS files without TLS) are refused, as at start-up.
  */
 export function temporalConnectionOptions(config: TemporalConfig) {
+  const problems = temporalTlsProblems(config);
+  if (problems.length) throw new ConfigError(problems);
   const tls = config.TEMPORAL_TLS
     ? {
         clientCertPair:
@@ -94,7 +97,7 @@ function saidByServer(err: unknown, words: RegExp): boolean {
 const retryOptions = defaultGrpcRetryOptions({ maxAttempts: 5 });
 
 /**
- * How the API and agentctl's client behave when Temporal is down (docs/decisions.md, "Outages of a dependency"):
+ * How the API and agentctl's client behave when Temporal is down (docs/decisions/024-temporal-outage.md):
  * - a call retries an unavailable server 5 times over about 2 s (the SDK's default is 10 times over about 20 s), so
  *   a new chat during an outage is answered 503 in seconds instead of hanging; a turn already running is not lost
  *   by it (lib/conversations/turn.ts waits for its answer);
@@ -282,7 +285,7 @@ export async function resendUnprocessedUpdate<T>(
 /**
  * Waits for what a started workflow gives (its result, an update's result) through an outage of Temporal: the
  * workflow goes on in its worker while the server is away, so a wait that loses the server asks again every second
- * until `until` instead of calling the work failed (docs/decisions.md, "Outages of a dependency"). Any other failure,
+ * until `until` instead of calling the work failed (docs/decisions/024-temporal-outage.md). Any other failure,
  * and an outage that outlasts `until`, is thrown.
  */
 export async function waitThroughOutage<T>(wait: () => Promise<T>, until: number, everyMs = 1_000): Promise<T> {

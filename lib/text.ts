@@ -26,3 +26,12 @@ export function storableText(text: string): string {
  * (U+FEFF is space to JavaScript only, U+001C–U+001F to Python only), so the union is excluded explicitly.
  */
 export const NOT_BLANK = /[^\s\u001c-\u001f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
+
+/**
+ * Untrusted text for a model, to be put inside a marked element (`<untrusted-data>…</untrusted-data>`,
+ * `<conversation>…</conversation>`): every `<` and `>` escaped as JSON does it (`\u003c`, `\u003e`), so the text can
+ * neither close the element it is in nor open another. JSON text stays valid JSON.
+ */
+export function escapeMarkup(text: string): string {
+  return text.replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
+}

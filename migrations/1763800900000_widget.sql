@@ -1,6 +1,6 @@
 -- Up Migration
 
--- The visitor's widget (docs/widget.md, docs/decisions.md "The visitor's widget").
+-- The visitor's widget (docs/widget.md, docs/decisions/076-widget-callers.md).
 
 -- Origins whose pages may embed the bot's widget (CORS on /v1/widget/*): exact `scheme://host[:port]` strings. None
 -- by default: an owner names the sites that may use the public key from a browser.

@@ -1,6 +1,6 @@
 -- Up Migration
 
--- The dashboard's people, team and billing (docs/decisions.md, "The dashboard: accounts, team, billing").
+-- The dashboard's people, team and billing (docs/decisions/084-accounts.md).
 
 -- Roles: the owner (everything), admins (everything but the owner's own powers: billing changes, roles), operators
 -- (the inbox). Earlier "members" could do no more than read: they become operators.

@@ -1,6 +1,6 @@
 -- Up Migration
 
--- Who issued a key and for which device (docs/decisions.md, "Builder keys and the people who issued them"): a key
+-- Who issued a key and for which device (docs/decisions/106-builder-key-issuers.md): a key
 -- must not outlive the person who made it. `issued_by` is the signed-in person who issued it (dashboard, builder
 -- panel, pairing approval), NULL for keys issued by an API call or a command (agentctl) and for keys older than this
 -- column. The reference never deletes a key: removing a person revokes their builder keys first, in the same

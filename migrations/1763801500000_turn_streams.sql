@@ -1,5 +1,5 @@
 -- Up Migration
--- What each streamed turn has published so far (docs/decisions.md, "Streams that stay true"): written in the same
+-- What each streamed turn has published so far (docs/decisions/014-streams-that-stay-true.md): written in the same
 -- statement as the notification that carries it, so a retry on another worker reads exactly what any visitor saw and
 -- continues after it. `owner` is the attempt that may append (a retry claims it); `step` is the model call of the
 -- turn (a turn with tool calls has several), `step_start` where that call's text starts. Offsets and lengths are in

@@ -1,5 +1,5 @@
 -- Up Migration
--- Sign-in attempts per account, across client addresses (docs/decisions.md, "Sign-in limits"): every attempt counts
+-- Sign-in attempts per account, across client addresses (docs/decisions/054-sign-in-limits.md): every attempt counts
 -- before its password is checked, a success clears the row; from the 5th failure on the account is slowed down
 -- (`locked_until`, doubling to 15 minutes) and attempts meanwhile are refused without checking anything.
 CREATE TABLE login_throttle (

@@ -1,5 +1,5 @@
 -- Up Migration
--- Where a bot's widget was seen (docs/decisions.md, "Where the widget runs"): each page origin that loaded it or was
+-- Where a bot's widget was seen (docs/decisions/102-widget-sightings.md): each page origin that loaded it or was
 -- refused, so the dashboard can say "installed on" and "blocked on" instead of leaving the owner a CORS error in a
 -- visitor's console. Written at most once a minute per bot and origin by each API process; at most 50 origins a bot.
 CREATE TABLE widget_sightings (

@@ -1,5 +1,5 @@
 -- Up Migration
--- The visitor's satisfaction with the help a person gave (docs/decisions.md, "Asking how it went"): asked once a
+-- The visitor's satisfaction with the help a person gave (docs/decisions/101-satisfaction.md): asked once a
 -- conversation is resolved, one answer per resolution (a later one replaces it), kept on the conversation for reports
 -- and as a `satisfaction` event in the operators' transcript.
 ALTER TABLE conversations

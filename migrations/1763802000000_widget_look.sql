@@ -1,5 +1,5 @@
 -- Up Migration
--- How the widget looks on the integrator's site (docs/decisions.md, "The widget's look"): accent colour, greeting,
+-- How the widget looks on the integrator's site (docs/decisions/099-widget-look.md): accent colour, greeting,
 -- launcher side, the team's name on people's replies and an avatar. Only what the owner set is stored; the API fills
 -- the defaults.
 ALTER TABLE bots ADD COLUMN widget_look jsonb NOT NULL DEFAULT '{}';

@@ -1,5 +1,5 @@
 -- Up Migration
--- Who of the team wrote an operator's reply (docs/decisions.md, "The widget's look"): the person's name when they
+-- Who of the team wrote an operator's reply (docs/decisions/099-widget-look.md): the person's name when they
 -- replied from the dashboard; null for replies through the operator API, which name no person.
 ALTER TABLE messages ADD COLUMN author_name text;
 

@@ -1,5 +1,5 @@
 -- Up Migration
--- The team's saved replies (docs/decisions.md, "The visitor panel"): texts an operator inserts into a reply instead of
+-- The team's saved replies (docs/decisions/095-visitor-panel.md): texts an operator inserts into a reply instead of
 -- typing them again, shared by the workspace.
 CREATE TABLE saved_replies (
   id            text PRIMARY KEY,

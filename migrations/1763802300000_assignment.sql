@@ -1,6 +1,6 @@
 -- Up Migration
--- Who handles a handed-over conversation, and who of the team is writing to it (docs/decisions.md, "Assignment and
--- who is replying"): an operator assigns it to themselves or to a teammate (a reply from the dashboard takes an
+-- Who handles a handed-over conversation, and who of the team is writing to it (docs/decisions/096-assignment.md):
+-- an operator assigns it to themselves or to a teammate (a reply from the dashboard takes an
 -- unassigned one); the person typing a reply is kept with the typing signal, so another operator sees "Ana is
 -- replying" before writing a second answer.
 ALTER TABLE conversations

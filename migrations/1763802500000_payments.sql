@@ -1,5 +1,5 @@
 -- Up Migration
--- Paying for a plan (docs/decisions.md, "Paying for a plan"): the provider's events, each handled once (a provider
+-- Paying for a plan (docs/decisions/092-paying-for-a-plan.md): the provider's events, each handled once (a provider
 -- resends an event until it is acknowledged), and the subscription that keeps a workspace on its plan.
 CREATE TABLE payment_events (
   provider      text NOT NULL,

@@ -1,5 +1,5 @@
 -- Up Migration
--- The knowledge sources an answer used (docs/decisions.md, "Answers name their sources"): on the bot's message, for
+-- The knowledge sources an answer used (docs/decisions/058-answers-cite-sources.md): on the bot's message, for
 -- transcripts and the widget, and on a cached answer, which is given again with the same sources.
 ALTER TABLE messages ADD COLUMN sources jsonb;
 ALTER TABLE answer_cache ADD COLUMN sources jsonb;

@@ -1,5 +1,5 @@
 -- Up Migration
--- An agent that cannot answer from its knowledge says so (docs/decisions.md, "An agent that knows its limits"):
+-- An agent that cannot answer from its knowledge says so (docs/decisions/059-agent-knows-its-limits.md):
 -- with handoff on, it offers a person (`offer`) or hands the conversation over at once (`hand_over`), by the owner's
 -- choice. Why a conversation was last handed over: `requested` (the visitor or the integrator asked), `unanswered`
 -- (the agent could not answer), `operator` (a person took it over).

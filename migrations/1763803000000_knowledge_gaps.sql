@@ -1,5 +1,5 @@
 -- Up Migration
--- What is missing (docs/decisions.md, "What is missing"): a chat turn the agent could not answer keeps how it ended
+-- What is missing (docs/decisions/063-what-is-missing.md): a chat turn the agent could not answer keeps how it ended
 -- (offer, hand_over, said), so the owner sees the questions grouped; `gap_source_id` is the knowledge source the
 -- owner wrote to answer it (the question then leaves the list).
 ALTER TABLE runs ADD COLUMN unanswered text CHECK (unanswered IN ('offer', 'hand_over', 'said'));

@@ -1,5 +1,5 @@
 -- Up Migration
--- Sign-up is verified before credits (docs/decisions.md, "Sign-up is verified before credits"): a workspace made by
+-- Sign-up is verified before credits (docs/decisions/111-signup-verification.md): a workspace made by
 -- sign-up gets its included credits once its owner has confirmed the e-mail address, by the e-mailed link or by
 -- another proof of the mailbox (an accepted invitation, a confirmed password reset).
 ALTER TABLE users ADD COLUMN email_verified_at timestamptz;

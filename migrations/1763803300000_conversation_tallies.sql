@@ -1,8 +1,8 @@
 -- Up Migration
 -- The conversations each workspace started in a month, counted by the maintenance schedule up to `counted_through`
 -- (lib/billing/service.ts, tallyConversations). A new conversation's quota check adds those created since: minutes of
--- rows, where counting the whole month's grew with every conversation (docs/decisions.md, "Counting a month's
--- conversations"). No row: nothing counted yet this month, the check counts the month from its start.
+-- rows, where counting the whole month's grew with every conversation (docs/decisions/093-conversation-tallies.md).
+-- No row: nothing counted yet this month, the check counts the month from its start.
 CREATE TABLE conversation_tallies (
   workspace_id     text NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
   period           date NOT NULL,

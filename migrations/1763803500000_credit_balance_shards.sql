@@ -1,8 +1,8 @@
 -- Up Migration
 -- Every finished run charged its workspace by updating `workspaces.credit_balance`, so every turn of a workspace
 -- queued for that one row, and held it through its commit's flush: at 300 visitors of one workspace the run's last
--- statement took 5.3 ms where it takes 0.5 without that update (docs/decisions.md, "A workspace's credit balance in
--- shards"). Run charges now go to one of sixteen rows of the workspace, chosen by the run id; grants and top-ups
+-- statement took 5.3 ms where it takes 0.5 without that update (docs/decisions/130-credit-balance-shards.md).
+-- Run charges now go to one of sixteen rows of the workspace, chosen by the run id; grants and top-ups
 -- still go to `workspaces.credit_balance`. A workspace's balance is that column plus its shards
 -- (lib/credits/service.ts, creditBalanceSql). Nothing moves: during a rolling deploy, workers of the previous release
 -- charge the column, and their charges are counted the same.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `npm start` and `npm test` need, once: npm packages, and the Temporal CLI (built from source with
 # `go install`, into .tools/bin) when none is on PATH and no external Temporal is configured; with --test or --cluster
-# also the Temporal server for the production shape. Never downloads a prebuilt binary.
+# also the Temporal server, its UI and the Caddy balancer for the production shape. Never downloads a prebuilt binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,6 +58,20 @@ if { [ "${1:-}" = "--test" ] || [ "${1:-}" = "--cluster" ]; } && [ ! -x "$UI_DIR
   echo "setup: building the Temporal UI ${TEMPORAL_UI_VERSION} with go install (a minute, once)" >&2
   mkdir -p "$UI_DIR"
   GOBIN="$PWD/$UI_DIR" GOFLAGS=-mod=mod go install "github.com/temporalio/ui-server/v2/cmd/server@${TEMPORAL_UI_VERSION}" >&2
+fi
+
+# The production shape's balancer in front of the API replicas: Caddy, configured by deploy/Caddyfile (the file
+# operators copy; stack/balancer.ts starts it with that same file).
+CADDY_VERSION=v2.11.9  # stack/balancer.ts names the same
+CADDY_DIR=".tools/caddy/${CADDY_VERSION}"
+if { [ "${1:-}" = "--test" ] || [ "${1:-}" = "--cluster" ]; } && [ ! -x "$CADDY_DIR/caddy" ]; then
+  if ! command -v go >/dev/null 2>&1; then
+    echo "setup: building Caddy needs a Go toolchain; install Go" >&2
+    exit 1
+  fi
+  echo "setup: building Caddy ${CADDY_VERSION} with go install (a few minutes, once)" >&2
+  mkdir -p "$CADDY_DIR"
+  GOBIN="$PWD/$CADDY_DIR" GOFLAGS=-mod=mod go install "github.com/caddyserver/caddy/v2/cmd/caddy@${CADDY_VERSION}" >&2
 fi
 
 # `npm test` also fuzzes the public contract with schemathesis, from a virtualenv of the project's own.

@@ -11,7 +11,7 @@ import { type TemporalUi, startTemporalUi } from './temporal-ui';
 /**
  * The production shape on one machine (`npm run cluster`, and the `cluster` test project): a real Temporal server
  * (its four services, on a Postgres of their own), the project's database on another Postgres, N API replicas behind
- * a balancer that streams, and M workers on one task queue. Every setting a real deployment needs is set here by
+ * a real balancer (Caddy with deploy/Caddyfile), and M workers on one task queue. Every setting a real deployment needs is set here by
  * name — README, "Scale it out".
  */
 export interface ClusterOptions {
@@ -100,9 +100,12 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     log('applying migrations');
     await migrate(env.DATABASE_URL, () => undefined);
 
-    // Behind the balancer: the client is the entry it appends to X-Forwarded-For; links use the balancer's address.
+    // Behind the balancer: the client is the address it writes in X-Forwarded-For (replacing whatever the client sent);
+    // links use the balancer's address. The replicas listen on loopback only: nobody reaches them around the
+    // balancer, where any X-Forwarded-For would be believed.
     env.TRUST_PROXY = 'true';
     env.TRUST_PROXY_HOPS = '1';
+    env.HOST = '127.0.0.1';
     env.PUBLIC_BASE_URL ||= `http://127.0.0.1:${opts.port}`;
 
     const workers: ManagedProcess[] = [];
@@ -130,10 +133,12 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     log(`starting ${opts.apis} API replica${opts.apis === 1 ? '' : 's'}`);
     for (let i = 0; i < opts.apis; i++) await startReplica(i, await freePort());
 
+    log('starting the balancer (Caddy, deploy/Caddyfile)');
     const balancer = await startBalancer({
       port: opts.port,
       backends: apis.map((a) => a.url),
-      log: (m) => log(`balancer: ${m}`),
+      dataDir: path.join(opts.dataDir, 'balancer'),
+      ...child,
     });
     onStop(() => balancer.close());
 

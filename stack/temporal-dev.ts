@@ -27,7 +27,7 @@ export function findTemporalCli(): string {
  * or half the machine's cores, at least one. The dev server shares the machine with Postgres, the worker and the API;
  * with one thread per core, Go's idle threads spin looking for work, on CPU the others lack: at 300 visitors on two
  * cores, in a slow hour, one thread took 2–4 ms off every turn across all processes, and in faster hours changed
- * nothing measurable (docs/decisions.md, "The dev server's Go threads").
+ * nothing measurable (docs/decisions/128-dev-server-go-threads.md).
  */
 export function devServerCpus(env: NodeJS.ProcessEnv = process.env, cores = os.availableParallelism()): number {
   const set = env.TEMPORAL_DEV_SERVER_CPUS;

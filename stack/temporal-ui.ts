@@ -23,6 +23,7 @@ export interface TemporalUi {
 export function uiConfig(opts: { temporalAddress: string; port: number; namespace: string }): string {
   return [
     `temporalGrpcAddress: ${opts.temporalAddress}`,
+    'host: 127.0.0.1', // loopback only, like the frontend it reads: this UI has no sign-in of its own
     `port: ${opts.port}`,
     'enableUi: true',
     `defaultNamespace: ${opts.namespace}`,

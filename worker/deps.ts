@@ -105,6 +105,7 @@ export function buildActivityDeps(
     // Activities reach Temporal only through the services that own the resources (health reports, Schedules,
     // decisions), injected here: activity modules import no service that starts workflows.
     triggers: services.triggers,
+    credits: services.credits,
     builder: {
       services,
       overview: services.builder.overview,

@@ -1,4 +1,11 @@
-import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  patched,
+  proxyActivities,
+  setHandler,
+} from '@temporalio/workflow';
 import type { BuilderActivities } from '../activities/builder';
 import { failureInfo } from './failures';
 import {
@@ -31,6 +38,15 @@ export const BUSY_TEXT =
   'The builder is still working on the previous message of this conversation, so nothing was changed. ' +
   'Send your message again in a moment.';
 
+/** A turn that could not ask the model because the workspace has no credits left (README, Credits). */
+export const NO_CREDITS_TEXT =
+  "No credits left: the builder's AI is paid from this workspace's credits, and there are none, so nothing more was " +
+  'changed. Add credits on the Billing page (a new workspace gets its included credits once its owner confirms the ' +
+  'e-mail address), then send the message again.';
+
+/** Patch id: a turn that asked the model is charged after it (added after release; older turns replay without it). */
+const TURNS_CHARGED = 'builder-turns-charged';
+
 /** Answers that apply what awaits confirmation; anything else declines it. */
 const CONSENT = /^\s*(yes|y|yes please|ok|okay|confirm|confirmed|go ahead|do it|apply it)\s*[.!]*\s*$/i;
 
@@ -45,6 +61,12 @@ const { thinkBuilderStep } = proxyActivities<BuilderActivities>({
 const { actBuilderTool } = proxyActivities<BuilderActivities>({
   startToCloseTimeout: '30 seconds',
   heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
+});
+// A turn's charge: one statement, idempotent on the turn id, so retrying it is safe; bounded so a turn whose charge
+// cannot be written (Postgres away for longer) still answers its caller.
+const { chargeBuilderTurn } = proxyActivities<BuilderActivities>({
+  startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
 });
 
@@ -74,7 +96,7 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
   let history: BuilderMessage[] = carried?.history ?? [];
   let pending: Pending | null = carried?.pending ?? null;
   let undelivered: BuilderReply[] = carried?.undelivered ?? [];
-  // Prompt injection (docs/decisions.md, "Prompt injection into the builder"): where in `history`, counted from its
+  // Prompt injection (docs/decisions/109-builder-prompt-injection.md): where in `history`, counted from its
   // end (1 = the last message), the newest reply written with untrusted content in view is; 0 when the history holds
   // none. Tool results are never remembered, but a reply may repeat what they said, and the model sees the history
   // in every later turn: while such a reply is in it, every turn is tainted from its start, and so is its own reply
@@ -147,6 +169,8 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
     // Set once a tool brought in what visitors or other systems wrote, or from the start when the history the model is
     // given holds a reply written after such a read: then this turn only asks.
     let tainted = untrustedWithin > 0;
+    // What the model used in this turn: charged once at its end, as a run is (README, Credits).
+    const used = { steps: 0, promptTokens: 0, completionTokens: 0 };
     let text: string;
     try {
       for (let step = 0; ; step++) {
@@ -160,6 +184,11 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
           declined: asked && step === 0 ? asked.summary : undefined,
           messages: [...history, user, ...steps],
         });
+        if (thought.promptTokens !== undefined || thought.completionTokens !== undefined) {
+          used.steps++;
+          used.promptTokens += thought.promptTokens ?? 0;
+          used.completionTokens += thought.completionTokens ?? 0;
+        }
         if (thought.toolCalls.length === 0) {
           text = thought.text;
           break;
@@ -199,9 +228,25 @@ export async function builderThreadWorkflow(input: BuilderThreadInput, carried?:
     } catch (err) {
       const info = failureInfo(err, { fallbackMessage: 'The builder could not finish this turn' });
       text =
-        info.type === 'llm_unavailable'
-          ? `The builder's AI backend refused the request (${info.message}). Nothing more was changed; the owner needs to check the LLM key or funds.`
-          : `The builder could not finish this turn (${info.message}). Send the message again.`;
+        info.type === 'no_credits'
+          ? NO_CREDITS_TEXT
+          : info.type === 'llm_unavailable'
+            ? `The builder's AI backend refused the request (${info.message}). Nothing more was changed; the owner needs to check the LLM key or funds.`
+            : `The builder could not finish this turn (${info.message}). Send the message again.`;
+    }
+    // The model steps that answered are paid for, however the turn ended (the changes they made stay made); a turn
+    // that never reached the model — a refusal, no credits — costs nothing.
+    if (used.steps > 0 && patched(TURNS_CHARGED)) {
+      try {
+        await chargeBuilderTurn({
+          workspaceId: input.workspaceId,
+          turnId: turn.turnId,
+          promptTokens: used.promptTokens,
+          completionTokens: used.completionTokens,
+        });
+      } catch {
+        // Postgres stayed away through the retries: the turn's answer still reaches its caller.
+      }
     }
     const awaiting = pending?.summary;
     const reply = text + (awaiting ? `\n\n[Awaiting confirmation: ${awaiting}. Reply "yes" to apply it.]` : '');

@@ -45,13 +45,13 @@ const { applyTransition } = proxyLocalActivities<ConversationActivities>({
 
 /**
  * A bot answer is one local activity inside this workflow rather than a child workflow: measured on the dev server,
- * the child's extra hops cost more than the whole platform budget of a turn (docs/decisions.md). The run is still
+ * the child's extra hops cost more than the whole platform budget of a turn (docs/decisions/005-chat-turn-local-activity.md). The run is still
  * durable (a replacement worker re-runs the activity, idempotently), recorded in `runs`, and visible here in the
  * Temporal UI; trigger runs use the agentRun workflow with the same steps.
  */
 /**
  * What a turn's database writes may add to the model's budget: they retry through a Postgres outage of up to 30 s
- * (STORAGE_OUTAGE_RETRY_MS, at most 30 s) before the turn fails (docs/decisions.md, "Outages of a dependency").
+ * (STORAGE_OUTAGE_RETRY_MS, at most 30 s) before the turn fails (docs/decisions/023-postgres-outage-during-turn.md).
  */
 const STORAGE_GRACE_MS = 35_000;
 
@@ -294,7 +294,7 @@ export async function conversationWorkflow(
 
   setHandler(operatorReplyUpdate, (reply) =>
     serialized(async () => {
-      // Decision (docs/decisions.md): `waiting` becomes `operator` when an operator first replies. An operator who
+      // Decision (docs/decisions/010-operator-reply-takes-over.md): `waiting` becomes `operator` when an operator first replies. An operator who
       // takes over a conversation the bot was answering hands it over too: every handed-over conversation starts
       // with `escalated`, so receivers never see `resolved` without one (histories from before this rule replay
       // without the event).

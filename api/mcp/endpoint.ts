@@ -51,9 +51,13 @@ export function createBuilderMcpEndpoint(deps: { services: Services; logger: Log
   const inFlightKey = (clientId: string, id: unknown) => `${clientId}\n${JSON.stringify(id)}`;
 
   async function track(clientId: string, messages: JsonRpcMessage[], call: McpCall): Promise<() => void> {
+    // A batch may name a call twice: each call is cancelled once (and `refusal` bounded how many there are).
+    const cancelled = new Set<string>();
     for (const m of messages) {
       if (m.method === 'notifications/cancelled') {
         const requestId = m.params?.requestId;
+        if (cancelled.has(JSON.stringify(requestId))) continue;
+        cancelled.add(JSON.stringify(requestId));
         for (const c of inFlight.get(inFlightKey(clientId, requestId)) ?? []) c.abort();
         // Best effort, as the protocol's cancellation is: without it the other replica's call counts as received.
         await deps.services.builder
@@ -109,7 +113,11 @@ export function createBuilderMcpEndpoint(deps: { services: Services; logger: Log
     async handle(request, call, clientId) {
       const authInfo: AuthInfo = { token: 'builder-key', clientId, scopes: [], extra: { call } };
       const legacy = await isLegacyRequest(request.clone(), undefined, { maxRequestBodySize: LIMITS.bodyBytes });
-      const untrack = await track(clientId, await jsonRpcMessages(request), call);
+      const { messages, batch } = await jsonRpcMessages(request);
+      // Refused before anything of it is acted on: a cancellation tells every replica (a Postgres notification).
+      const refused = batch ? batchRefusal(request, legacy, messages) : null;
+      if (refused) return refused;
+      const untrack = await track(clientId, messages, call);
       try {
         return await (legacy ? serveLegacy(request, authInfo) : modern.fetch(request, { authInfo }));
       } finally {
@@ -126,13 +134,51 @@ interface JsonRpcMessage {
 }
 
 /** The JSON-RPC messages of a POST (one, or a batch of the earlier era); none when its body is not JSON. */
-async function jsonRpcMessages(request: Request): Promise<JsonRpcMessage[]> {
+async function jsonRpcMessages(request: Request): Promise<{ messages: JsonRpcMessage[]; batch: boolean }> {
   try {
     const parsed = JSON.parse(await request.clone().text()) as unknown;
-    return (Array.isArray(parsed) ? parsed : [parsed]).filter(
+    const messages = (Array.isArray(parsed) ? parsed : [parsed]).filter(
       (m): m is JsonRpcMessage => typeof m === 'object' && m !== null,
     );
+    return { messages, batch: Array.isArray(parsed) };
   } catch {
-    return [];
+    return { messages: [], batch: false };
   }
+}
+
+/** The one protocol revision with JSON-RPC batches (2025-06-18 removed them; the current era has none). */
+export const BATCH_REVISION = '2025-03-26';
+
+/**
+ * Why a JSON-RPC batch is not accepted, as Streamable HTTP refuses input (400 with a JSON-RPC error without an id,
+ * `-32600` Invalid Request, which the SDK clients report with its text), or null when it is served. Batches belong to
+ * revision 2025-03-26 only: a client of that revision sends no `MCP-Protocol-Version`, or names that one; a batch
+ * naming a later one, or claiming the current era, is refused. A served batch holds at most `mcpBatchMessages`
+ * messages (as the SDK's transport), and at most `mcpCancellationsPerRequest` cancellations
+ * (docs/decisions/mcp-request-budget.md).
+ */
+function batchRefusal(request: Request, legacy: boolean, messages: JsonRpcMessage[]): Response | null {
+  const refuse = (message: string) =>
+    Response.json(
+      { jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: ${message}` } },
+      {
+        status: 400,
+      },
+    );
+  // Nothing in it to act on: the SDK says what is wrong with it.
+  if (messages.length === 0) return null;
+  const revision = request.headers.get('mcp-protocol-version')?.trim() || BATCH_REVISION;
+  if (!legacy || revision !== BATCH_REVISION) {
+    return refuse(
+      `JSON-RPC batches exist in protocol revision ${BATCH_REVISION} only` +
+        `${legacy ? `, not in ${revision}` : ''}: send one message per POST`,
+    );
+  }
+  const { mcpBatchMessages, mcpCancellationsPerRequest } = LIMITS.builder;
+  if (messages.length > mcpBatchMessages) return refuse(`a batch holds at most ${mcpBatchMessages} messages`);
+  const cancellations = messages.filter((m) => m.method === 'notifications/cancelled').length;
+  if (cancellations > mcpCancellationsPerRequest) {
+    return refuse(`a request cancels at most ${mcpCancellationsPerRequest} calls (notifications/cancelled)`);
+  }
+  return null;
 }

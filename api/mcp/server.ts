@@ -1,6 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, Server, type Tool } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { BuilderRateLimited } from '../../lib/builder/service';
+import { asData } from '../../lib/builder/untrusted';
 import { ApiError, isUnavailableError, SERVICE_RETRY_AFTER_SECONDS } from '../../lib/errors';
 import type { Logger } from '../../lib/logger';
 import { LIMITS } from '../../lib/limits';
@@ -43,7 +44,9 @@ const MCP_TOOLS: Tool[] = [
   {
     name: 'incidents',
     title: 'Incidents',
-    description: "Read-only: what is broken in an agent, in the owner's words, with how to fix it.",
+    description:
+      "Read-only: what is broken in an agent, in the owner's words, with how to fix it. Its text quotes other " +
+      'systems (errors, addresses), so it comes marked as data.',
     inputSchema: {
       type: 'object',
       properties: {
@@ -166,7 +169,9 @@ export function builderMcpServer(services: Services, call: McpCall): Server {
           try {
             const incidents = await services.builder.overview.incidents(call.workspaceId, parsed.data.agent_id);
             const payload = { agent_id: parsed.data.agent_id, incidents };
-            return { ...text(JSON.stringify(payload, null, 2)), structuredContent: payload };
+            // Incidents quote what other systems answered (errors, addresses, names): the client's model reads them
+            // as data, as the builder's own model does; programs read `structuredContent`.
+            return { ...text(asData('incidents', JSON.stringify(payload, null, 2))), structuredContent: payload };
           } catch (err) {
             if (err instanceof ApiError && err.code === 'not_found') {
               return text(`No agent ${parsed.data.agent_id} in this workspace (see the agents tool).`, true);

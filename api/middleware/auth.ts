@@ -29,7 +29,9 @@ export function requireKey(
     keyOf?: (ctx: AppContext) => string;
     /** What is missing, for the 401 `missing_key` text. */
     missing?: string;
-    /** Further checks of an accepted key, before the route runs (the widget: the page's origin). */
+    /** Headers even a refusal of an accepted key must carry (the widget: CORS for a page that may read it). */
+    expose?: (ctx: AppContext, principal: Principal) => void;
+    /** Further checks of an accepted key within its rate window, before the route runs (the widget: the page's origin). */
     admit?: (ctx: AppContext, principal: Principal) => void;
   } = {},
 ): AppMiddleware {
@@ -58,9 +60,10 @@ export function requireKey(
     if (!accept.includes(principal.kind)) {
       throw new ApiError('wrong_key_type', `This endpoint does not accept a ${principal.kind} key`);
     }
-    opts.admit?.(ctx, principal);
+    opts.expose?.(ctx, principal);
     ctx.state.principal = principal;
     if (opts.rateGroup && window) enforceRateWindow(ctx, opts.rateGroup, window.count, window.reset);
+    opts.admit?.(ctx, principal);
     await next();
   };
 }

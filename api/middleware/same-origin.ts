@@ -4,8 +4,8 @@ import type { AppMiddleware } from '../context';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
- * Cookie-authenticated writes are refused from other sites, beyond what SameSite=Lax does (docs/decisions.md,
- * "Cross-site requests"): a browser names the page's site in `Sec-Fetch-Site` and `Origin` on every cross-origin
+ * Cookie-authenticated writes are refused from other sites, beyond what SameSite=Lax does (docs/decisions/055-cross-site-requests.md):
+ * a browser names the page's site in `Sec-Fetch-Site` and `Origin` on every cross-origin
  * write, and either one naming another site is 403 `forbidden`; a body in anything but JSON or an image type (the
  * types an HTML form or a "simple" fetch can send without asking are neither) is 415 `unsupported_media_type`. Clients that are not browsers send
  * neither header and are not affected.

@@ -53,8 +53,8 @@ function setSessionCookie(ctx: AppContext, deps: AppDeps, token: string): void {
 const sessionCookieName = (deps: AppDeps) => sessionCookie(publicAddress(deps.config)).name;
 
 /**
- * `/v1/auth/*` (spec: login is `POST /v1/auth/login`; the rest is ours, docs/decisions.md "The dashboard: accounts,
- * team, billing"): sign-up, sessions, passwords and invitations.
+ * `/v1/auth/*` (spec: login is `POST /v1/auth/login`; the rest is ours, docs/decisions/084-accounts.md):
+ * sign-up, sessions, passwords and invitations.
  */
 export function authRoutes(deps: AppDeps): RouteDef[] {
   const { accounts } = deps.services;

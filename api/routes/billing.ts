@@ -13,7 +13,7 @@ import {
 import { dashboardLinkBase, sessionUser } from '../session';
 
 /**
- * `/v1/billing/*` (docs/decisions.md, "Billing", "Paying for a plan"): what owners and admins see of plans, usage and
+ * `/v1/billing/*` (docs/decisions/091-plans-and-credits.md, 092-paying-for-a-plan.md): what owners and admins see of plans, usage and
  * credits, a plan bought through the payment provider's checkout when one is configured, and its webhook. Without a
  * provider, plans and top-ups are recorded with `agentctl billing`.
  */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BuilderRateLimited } from '../../lib/builder/service';
 import { ApiError } from '../../lib/errors';
+import { LIMITS } from '../../lib/limits';
 import type { Services } from '../../lib/services';
 import type { BuilderPrincipal } from '../../workflows/contracts/builder-thread';
 import type { AppContext } from '../context';
@@ -47,6 +48,33 @@ function carriesResult(body: unknown): boolean {
     );
   } catch {
     return false;
+  }
+}
+
+/** A POSTed JSON-RPC message as far as the route reads it (one message; a batch is the endpoint's to judge). */
+interface JsonRpcInput {
+  method?: unknown;
+  id?: unknown;
+}
+
+/**
+ * A spent budget said in the protocol's terms, with `Retry-After`: a request gets its answer — a tool call a tool result
+ * with `isError` (spec: the builder's limits are tool results, not 429), anything else a JSON-RPC error —, and input
+ * that gets no answer (a notification, a response, a batch) is not accepted: 429 with a JSON-RPC error without an id,
+ * as Streamable HTTP answers input it cannot accept.
+ */
+function answerRateLimited(ctx: AppContext, message: JsonRpcInput | undefined, err: BuilderRateLimited): void {
+  ctx.set('Retry-After', String(err.retryAfter));
+  const id = typeof message?.id === 'string' || typeof message?.id === 'number' ? message.id : undefined;
+  const error = { code: -32000, message: err.message, data: { retry_after: err.retryAfter } };
+  if (id === undefined || typeof message?.method !== 'string') {
+    ctx.status = 429;
+    ctx.body = { jsonrpc: '2.0', id: null, error };
+  } else if (message.method === 'tools/call') {
+    const text = `${err.message}. Nothing was changed.`;
+    ctx.body = { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } };
+  } else {
+    ctx.body = { jsonrpc: '2.0', id, error };
   }
 }
 
@@ -103,7 +131,11 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
         'Both protocol eras: the current one (no handshake; version and capabilities in `params._meta` and the ' +
         '`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` headers; `server/discover`) and the earlier one with ' +
         '`initialize`. Tools `agents`, `incidents`, `constructor`. `GET` is 405; a request whose `Origin` is another ' +
-        "site is 403. The builder's own limits are tool results with `isError: true` (with `Retry-After`), not 429.",
+        "site is 403. The builder's own limits are tool results with `isError: true` (with `Retry-After`), not 429. " +
+        `Every POST counts in the key's budget of ${LIMITS.builder.mcpRequestsPerMinute} a minute: past it a request ` +
+        'gets its answer as a tool result or JSON-RPC error, a notification or batch 429. JSON-RPC batches only in ' +
+        `revision 2025-03-26 (no \`MCP-Protocol-Version\`, or that one), at most ${LIMITS.builder.mcpBatchMessages} ` +
+        `messages and ${LIMITS.builder.mcpCancellationsPerRequest} cancellations; otherwise 400 with a JSON-RPC error.`,
       keys: ['builder'],
       keyHeader: 'authorization',
       sameOrigin: true,
@@ -121,6 +153,16 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
           headers: ['Retry-After'],
         },
         202: { description: 'A notification was accepted' },
+        400: {
+          description:
+            'Input the endpoint does not accept (not JSON-RPC, a batch it refuses): a JSON-RPC error without an id',
+          schema: z.record(z.string(), z.unknown()),
+        },
+        429: {
+          description: "A notification or batch past the key's request budget: a JSON-RPC error without an id",
+          schema: z.record(z.string(), z.unknown()),
+          headers: ['Retry-After'],
+        },
       },
       errors: [
         'bad_request',
@@ -133,29 +175,21 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx) => {
         const { workspaceId, principal } = builderPrincipal(ctx);
         const raw = ctx.state.rawBody ?? Buffer.alloc(0);
-        let message: { method?: unknown } | undefined;
+        let message: JsonRpcInput | undefined;
         try {
-          message = JSON.parse(raw.toString('utf8')) as { method?: unknown };
+          const parsed = JSON.parse(raw.toString('utf8')) as unknown;
+          if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) message = parsed;
         } catch {
           message = undefined; // the SDK answers the parse error in JSON-RPC's own terms
         }
-        if (message && typeof message.method === 'string' && COUNTED_METHODS.has(message.method)) {
-          try {
-            await services.builder.countRequest(workspaceId, 'reads');
-          } catch (err) {
-            if (!(err instanceof BuilderRateLimited)) throw err;
-            ctx.set('Retry-After', String(err.retryAfter));
-            ctx.body = {
-              jsonrpc: '2.0',
-              id: (message as { id?: unknown }).id ?? null,
-              error: {
-                code: -32000,
-                message: `Rate limited: try again in ${err.retryAfter} s`,
-                data: { retry_after: err.retryAfter },
-              },
-            };
-            return;
-          }
+        // Every POST counts in the key's budget, whatever it carries; a handshake or tool list also in the reads.
+        const read = typeof message?.method === 'string' && COUNTED_METHODS.has(message.method);
+        try {
+          await services.builder.countMcpRequest(ctx.state.principal!.keyId, workspaceId, read);
+        } catch (err) {
+          if (!(err instanceof BuilderRateLimited)) throw err;
+          answerRateLimited(ctx, message, err);
+          return;
         }
         const call: McpCall = { workspaceId, principal, log: ctx.state.log };
         const response = await mcp.handle(toFetchRequest(ctx, raw), call, ctx.state.principal!.keyId);

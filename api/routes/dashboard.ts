@@ -97,7 +97,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await bots.rotateKey(bot.id, 'identity');
+        ctx.body = await bots.rotateKey(bot.id, 'identity', sessionUser(ctx).userId);
       },
     }),
     route({
@@ -257,6 +257,9 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       session: true,
       unstable: true,
       summary: 'Creates a bot; its keys are shown in full in this answer only.',
+      description:
+        "403 `forbidden` while the workspace's owner has not confirmed their e-mail address: a workspace made by sign-up " +
+        'gets agents and keys once its address is proved.',
       body: BotCreate,
       responses: { 201: { description: 'Created', schema: BotCreated } },
       errors: ['unauthorized', 'forbidden', 'bad_request', 'service_unavailable'],

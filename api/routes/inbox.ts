@@ -254,7 +254,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
           userId,
           replyScopeOf(ctx, userId, body.text),
         );
-        // Whoever answers first handles it, unless someone was assigned (docs/decisions.md).
+        // Whoever answers first handles it, unless someone was assigned (docs/decisions/096-assignment.md).
         await assignment.takeIfUnassigned(params.sid, userId);
       },
     }),

@@ -13,7 +13,7 @@ import {
 import { sessionBot, sessionUser } from '../session';
 
 /**
- * The owner's reports in the dashboard (issue 21; docs/decisions.md, "What is missing", "What the AI resolved"):
+ * The owner's reports in the dashboard (issue 21; docs/decisions/063-what-is-missing.md, 064-resolution-report.md):
  * read by everyone of the workspace but operators (the inbox only), the answers written by owners and admins.
  */
 export function reportRoutes(deps: AppDeps): RouteDef[] {

@@ -4,6 +4,7 @@ import { StatusResponse } from '../../lib/schemas/auth';
 import {
   BuilderKeyList,
   BuilderKeyParams,
+  DepartureSetting,
   InvitationParams,
   InviteRequest,
   InviteResponse,
@@ -11,13 +12,16 @@ import {
   MemberParams,
   MemberRemoved,
   RoleChange,
+  RotateSeenKeys,
+  RotatedKeys,
+  SeenKeyList,
   TeamView,
 } from '../../lib/schemas/team';
 import { dashboardLinkBase, sessionUser } from '../session';
 import { LIMITS } from '../../lib/limits';
 
 /**
- * The team (docs/decisions.md, "Roles"): owners and admins see and manage it; the finer rules (only the owner changes
+ * The team (docs/decisions/085-roles-and-team.md): owners and admins see and manage it; the finer rules (only the owner changes
  * roles, nobody removes the owner or themself) are the team service's.
  */
 export function teamRoutes(deps: AppDeps): RouteDef[] {
@@ -75,7 +79,8 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       operationId: 'changeRole',
       summary: "Changes a member's role (admin or operator). The owner only; the owner's own role does not change.",
       description:
-        'An admin made an operator loses the builder keys and pending invitations they issued; the answer counts them.',
+        'An admin made an operator loses the builder keys and pending invitations they issued; the answer counts them, ' +
+        'and lists the keys in force they were shown (`keys_seen`), or the new values when the workspace rotates them at once.',
       params: MemberParams,
       body: RoleChange,
       responses: { 200: { description: 'Member', schema: MemberChanged } },
@@ -91,7 +96,8 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       operationId: 'removeMember',
       summary: 'Removes a member: their account and sessions end at once. Never the owner, never yourself.',
       description:
-        'The builder keys and pending invitations they issued are revoked with them; the answer counts them.',
+        'The builder keys and pending invitations they issued are revoked with them; the answer counts them, and lists ' +
+        'the keys in force they were shown (`keys_seen`), or the new values when the workspace rotates them at once.',
       params: MemberParams,
       responses: { 200: { description: 'Removed', schema: MemberRemoved } },
       errors: [...errs, 'not_found'],
@@ -124,6 +130,52 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { params }) => {
         await bots.revokeBuilderKey(sessionUser(ctx), params.kid);
         ctx.body = { status: 'revoked' };
+      },
+    }),
+    route({
+      ...common,
+      method: 'get',
+      path: '/v1/dashboard/team/seen-keys',
+      operationId: 'seenKeys',
+      summary: 'The keys in force that people who left the team, or are operators now, were shown; fingerprints only.',
+      description:
+        'A person is shown a key when they create an agent or reissue one. Rotate them with ' +
+        '`POST /v1/dashboard/team/seen-keys/rotate`.',
+      responses: { 200: { description: 'Seen keys', schema: SeenKeyList } },
+      errors: [...errs],
+      handler: async (ctx) => {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await team.seenKeys(sessionUser(ctx));
+      },
+    }),
+    route({
+      ...common,
+      method: 'post',
+      path: '/v1/dashboard/team/seen-keys/rotate',
+      operationId: 'rotateSeenKeys',
+      summary: 'Rotates every key in force that people who left (or one of them, `user_id`) were shown, in one action.',
+      description:
+        "A bot's secret key, identity and webhook secrets are reissued (the old ones stop at once; the new values are in " +
+        'this answer only); a builder key they saw is revoked. Idempotent: a repeat finds nothing left to rotate.',
+      body: RotateSeenKeys,
+      responses: { 200: { description: 'Rotated', schema: RotatedKeys } },
+      errors: [...errs, 'bad_request'],
+      handler: async (ctx, { body }) => {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await team.rotateSeenKeys(sessionUser(ctx), body.user_id);
+      },
+    }),
+    route({
+      ...common,
+      method: 'put',
+      path: '/v1/dashboard/team/seen-keys/settings',
+      operationId: 'setRotateKeysOnDeparture',
+      summary: "Whether the keys a departing person saw are rotated at once (the owner's choice; default false).",
+      body: DepartureSetting,
+      responses: { 200: { description: 'Setting', schema: DepartureSetting } },
+      errors: [...errs, 'bad_request'],
+      handler: async (ctx, { body }) => {
+        ctx.body = await team.setRotateOnDeparture(sessionUser(ctx), body.rotate_keys_on_departure);
       },
     }),
   ];

@@ -215,7 +215,9 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       summary: 'The visitor attaches an image (the body is its bytes): a message of the conversation holding it.',
       description:
         'PNG, JPEG, GIF or WebP, recognised from the bytes (the declared type and name do not count), up to 5 MiB and ' +
-        `${LIMITS.media.maxSidePixels} pixels on a side (${LIMITS.media.maxPixels / 1_000_000} megapixels; 400 past it). ` +
+        `${LIMITS.media.maxSidePixels} pixels on a side (${LIMITS.media.maxPixels / 1_000_000} megapixels; 400 past it, ` +
+        'and for an image whose size cannot be read). PNG, JPEG and WebP are stored upright and without their metadata ' +
+        '(EXIF, such as where a photo was taken): `size` is the stored size. ' +
         `Quotas: ${LIMITS.media.imagesPerConversation} images a conversation and ${LIMITS.media.workspaceBytesStored / 1024 / 1024} MiB kept per workspace ` +
         `(413 \`payload_too_large\`), ${LIMITS.media.botBytesPerDay / 1024 / 1024} MiB a day per agent (429 \`rate_limited\` with \`Retry-After\`). ` +
         'The bot does not answer an image; a person handling the conversation sees it.',

@@ -11,7 +11,7 @@ import type { SecretBox } from '../secret-box';
 import { type Role, createSession, endOtherSessions, endSession } from '../sessions';
 import { DEFAULT_PLAN, planOf } from '../billing/plans';
 import { grantMonthsIncludedCredits } from '../billing/service';
-import { type BotKeys, createBot } from '../bots/service';
+import { type BotKeys, createBot, replaceWorkspaceKeys } from '../bots/service';
 import { grantCredits } from '../credits/service';
 
 /** Everything shown once when a workspace is bootstrapped; afterwards only fingerprints are known. */
@@ -38,21 +38,45 @@ export interface BootstrapInput {
 let dummyHash: Promise<string> | undefined;
 
 /**
- * Sign-in attempts are counted per (e-mail, client) and per client in one-minute windows shared by every API replica,
+ * Sign-in attempts are counted per (account, client) and per client in one-minute windows shared by every API replica,
  * and per account across clients (`login_throttle`) — all before the password is checked, in one statement each, so
- * attempts sent at once cannot all slip past a count read before any of them was recorded (docs/decisions.md, "Sign-in
- * limits"). Past a limit the answer is 429 `rate_limited` with `Retry-After`, before any hashing; a successful sign-in
+ * attempts sent at once cannot all slip past a count read before any of them was recorded (docs/decisions/054-sign-in-limits.md).
+ * Past a limit the answer is 429 `rate_limited` with `Retry-After`, before any hashing; a successful sign-in
  * takes its attempt back, so an office behind one address is not locked out by its own people.
+ *
+ * The account is the one the e-mail names, however it is typed (`Foo@Example.com`, ` foo@example.com `, in full-width
+ * letters): the throttle's key is its id, found in the same statement, so every spelling shares one budget
+ * (docs/decisions/login-throttle-per-account.md). An e-mail that names no account is counted by its normalised text.
+ * The per-client window counts the normalised e-mail, which is the same for every spelling that finds the account.
  */
-function loginBuckets(email: string, client: string): { account: string; address: string; throttle: string } {
-  const hashed = accountKey(email);
-  return { account: `login|${hashed}|${client}`, address: `login-ip|${client}`, throttle: hashed };
+function loginBuckets(email: string, client: string): { account: string; address: string } {
+  return { account: `login|${accountKey(email)}|${client}`, address: `login-ip|${client}` };
 }
 
-const accountKey = (email: string) => createHash('sha256').update(email.trim().toLowerCase()).digest('base64url');
+/** The e-mail as typed, Unicode-normalised (NFKC: full-width letters become letters), without surrounding spaces. */
+const typedAddress = (email: string) => email.normalize('NFKC').trim();
 
-async function countLoginAttempt(db: Db, email: string, client: string, slowdownSeconds: number): Promise<void> {
-  const { account, address, throttle } = loginBuckets(email, client);
+const accountKey = (email: string) =>
+  createHash('sha256').update(typedAddress(email).toLowerCase()).digest('base64url');
+
+/** The sign-in throttle's key of an account (`login_throttle.account`). */
+const accountThrottle = (userId: string) => `user:${userId}`;
+
+interface LoginUser {
+  id: string;
+  workspace_id: string;
+  email: string;
+  password_hash: string;
+}
+
+/** Counts a sign-in attempt (429 past a limit) and finds the account the e-mail names, if any. */
+async function countLoginAttempt(
+  db: Db,
+  email: string,
+  client: string,
+  slowdownSeconds: number,
+): Promise<LoginUser | undefined> {
+  const { account, address } = loginBuckets(email, client);
   await countOrRefuse(
     db,
     { [account]: LIMITS.loginAttemptsPerAccount, [address]: LIMITS.loginAttemptsPerAddress },
@@ -60,37 +84,46 @@ async function countLoginAttempt(db: Db, email: string, client: string, slowdown
   );
   // Per account, whatever the address: the attempt counts as a failure until it succeeds. From the Nth failure on,
   // the account is slowed down; attempts while it is are refused and not counted (the delay does not grow by them).
-  const res = await db.query<{ refused: boolean; wait: number }>(
-    `INSERT INTO login_throttle AS t (account, failures) VALUES ($1, 1)
-     ON CONFLICT (account) DO UPDATE SET
-       refused = COALESCE(t.locked_until > now(), false),
-       failures = CASE WHEN t.locked_until > now() THEN t.failures
-                       WHEN t.updated_at < now() - make_interval(secs => $4) THEN 1
-                       ELSE t.failures + 1 END,
-       locked_until = CASE WHEN t.locked_until > now() THEN t.locked_until
-                           WHEN t.updated_at < now() - make_interval(secs => $4) THEN NULL
-                           WHEN t.failures + 1 >= $2
-                             THEN now() + make_interval(secs => LEAST($4, $3 * power(2, t.failures + 1 - $2)))
-                           ELSE NULL END,
-       updated_at = CASE WHEN t.locked_until > now() THEN t.updated_at ELSE now() END
-     RETURNING refused, GREATEST(1, ceil(extract(epoch FROM (locked_until - now()))))::int AS wait`,
-    [throttle, LIMITS.loginSlowdownAfterFailures, slowdownSeconds, LIMITS.loginSlowdownMaxSeconds],
+  const res = await db.query<{ refused: boolean; wait: number } & Partial<LoginUser>>(
+    `WITH u AS (SELECT id, workspace_id, email, password_hash FROM users WHERE lower(email) = lower($5)),
+     t AS (
+       INSERT INTO login_throttle AS t (account, failures) VALUES (COALESCE((SELECT 'user:' || id FROM u), $1), 1)
+       ON CONFLICT (account) DO UPDATE SET
+         refused = COALESCE(t.locked_until > now(), false),
+         failures = CASE WHEN t.locked_until > now() THEN t.failures
+                         WHEN t.updated_at < now() - make_interval(secs => $4) THEN 1
+                         ELSE t.failures + 1 END,
+         locked_until = CASE WHEN t.locked_until > now() THEN t.locked_until
+                             WHEN t.updated_at < now() - make_interval(secs => $4) THEN NULL
+                             WHEN t.failures + 1 >= $2
+                               THEN now() + make_interval(secs => LEAST($4, $3 * power(2, t.failures + 1 - $2)))
+                             ELSE NULL END,
+         updated_at = CASE WHEN t.locked_until > now() THEN t.updated_at ELSE now() END
+       RETURNING refused, GREATEST(1, ceil(extract(epoch FROM (locked_until - now()))))::int AS wait
+     )
+     SELECT t.refused, t.wait, u.id, u.workspace_id, u.email, u.password_hash FROM t LEFT JOIN u ON true`,
+    [
+      `email:${accountKey(email)}`,
+      LIMITS.loginSlowdownAfterFailures,
+      slowdownSeconds,
+      LIMITS.loginSlowdownMaxSeconds,
+      typedAddress(email),
+    ],
   );
-  const row = res.rows[0];
-  if (row.refused) {
-    throw tooMany(`Too many failed sign-ins for this account; retry after ${row.wait} s`, row.wait);
-  }
+  const { refused, wait, ...user } = res.rows[0];
+  if (refused) throw tooMany(`Too many failed sign-ins for this account; retry after ${wait} s`, wait);
+  return user.id ? (user as LoginUser) : undefined;
 }
 
 /** A successful sign-in: its attempt is taken back from the windows, and the account's failures are forgotten. */
-async function forgetLoginAttempt(db: Db, email: string, client: string): Promise<void> {
-  const { account, address, throttle } = loginBuckets(email, client);
+async function forgetLoginAttempt(db: Db, email: string, client: string, userId: string): Promise<void> {
+  const { account, address } = loginBuckets(email, client);
   await db.query(
     `UPDATE rate_windows SET count = count - 1
       WHERE bucket = ANY($1) AND window_start = date_trunc('minute', now()) AND count > 0`,
     [[account, address]],
   );
-  await db.query(`DELETE FROM login_throttle WHERE account = $1`, [throttle]);
+  await db.query(`DELETE FROM login_throttle WHERE account = $1`, [accountThrottle(userId)]);
 }
 
 function tooMany(message: string, reset: number): ApiError {
@@ -110,7 +143,7 @@ async function countOrRefuse(db: Db, limits: Record<string, number>, what: strin
 /**
  * A workspace with its owner; no bot (the caller adds one if it wants). A verified owner's workspace (the operators'
  * own, by bootstrap) gets this month's included credits at once; an unverified one's (a sign-up) has none and this
- * month left ungranted, so the owner's confirmation grants it (docs/decisions.md, "Sign-up is verified before credits").
+ * month left ungranted, so the owner's confirmation grants it (docs/decisions/111-signup-verification.md).
  */
 async function createWorkspace(
   tx: Queryable,
@@ -328,7 +361,7 @@ export function createAccountService(deps: {
   async function sendResetLink(email: string, linkBase: LinkBase): Promise<void> {
     const res = await db.query<{ id: string; email: string }>(
       `SELECT id, email FROM users WHERE lower(email) = lower($1)`,
-      [email.trim()],
+      [typedAddress(email)],
     );
     const user = res.rows[0];
     if (!user) return;
@@ -454,18 +487,13 @@ export function createAccountService(deps: {
       password: string,
       client: string,
     ): Promise<{ token: string; user: { user_id: string; workspace_id: string; email: string } }> {
-      await countLoginAttempt(db, email, client, deps.loginSlowdownSeconds);
-      const res = await db.query<{ id: string; workspace_id: string; email: string; password_hash: string }>(
-        `SELECT id, workspace_id, email, password_hash FROM users WHERE lower(email) = lower($1)`,
-        [email],
-      );
-      const user = res.rows[0];
+      const user = await countLoginAttempt(db, email, client, deps.loginSlowdownSeconds);
       const checked = await passwords.verify(
         password,
         user?.password_hash ?? (await (dummyHash ??= hashPassword(randomToken(16)))),
       );
       if (!user || !checked.ok) throw new ApiError('invalid_credentials', 'Wrong e-mail or password');
-      await forgetLoginAttempt(db, email, client);
+      await forgetLoginAttempt(db, email, client, user.id);
       if (checked.rehash) {
         await db.query(`UPDATE users SET password_hash = $2 WHERE id = $1`, [user.id, await passwords.hash(password)]);
       }
@@ -565,16 +593,19 @@ export function createAccountService(deps: {
         );
         const id = spent.rows[0]?.user_id;
         if (!id) throw resetLinkInvalid();
-        const user = await tx.query<{ email: string }>(
-          `UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING email`,
+        const user = await tx.query<{ workspace_id: string; role: Role }>(
+          `UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING workspace_id, role`,
           [id, passwordHash],
         );
         // Other links of the same person stop too: the newest password wins.
         await tx.query(`UPDATE password_resets SET used_at = now() WHERE user_id = $1 AND used_at IS NULL`, [id]);
-        // The link reached them at their address: that proves the mailbox as a confirmation link would.
-        await markEmailVerified(tx, id);
+        // The link reached them at their address: that proves the mailbox as a confirmation link would. If this is the
+        // first proof, whoever held the account before did so without it: the keys they were shown stop.
+        if ((await markEmailVerified(tx, id)) !== null && user.rows[0].role === 'owner') {
+          await replaceWorkspaceKeys(tx, deps.secrets, user.rows[0].workspace_id);
+        }
         // Whoever held the mailbox may sign in again at once, even while an attacker keeps the account slowed down.
-        await tx.query(`DELETE FROM login_throttle WHERE account = $1`, [accountKey(user.rows[0].email)]);
+        await tx.query(`DELETE FROM login_throttle WHERE account = $1`, [accountThrottle(id)]);
         await endOtherSessions(tx, id);
         return id;
       });
@@ -597,7 +628,7 @@ export function createAccountService(deps: {
 
     /**
      * Joins the workspace of an invitation as the role it names, with a new password, signed in. An e-mail that has
-     * an account already is 409 `email_taken` (an account belongs to one workspace: docs/decisions.md).
+     * an account already is 409 `email_taken` (an account belongs to one workspace: docs/decisions/084-accounts.md).
      */
     async acceptInvitation(token: string, input: { password: string; name?: string }, client: string) {
       await countTokenUse('invitation', client);

@@ -1,10 +1,12 @@
 import { type Db, type Queryable, withTransaction } from '../db';
-import { revokeBuilderKeysIssuedBy } from '../bots/service';
+import { type RotatedKey, revokeBuilderKeysIssuedBy, rotateSeenKeys } from '../bots/service';
+import { type SeenKey, seenKeyView, seenKeys } from '../bots/exposures';
 import { ApiError, errors } from '../errors';
 import { LIMITS } from '../limits';
 import { hashKey, randomToken } from '../keys';
 import { newId } from '../ids';
-import type { Outbox } from '../outbox';
+import { type Outbox, quotedInEmail } from '../outbox';
+import type { SecretBox } from '../secret-box';
 import type { Role, UserSession } from '../sessions';
 import { INVITATION_DAYS, type LinkBase } from './service';
 
@@ -33,13 +35,23 @@ const forbidden = (message: string) => new ApiError('forbidden', message);
 export interface Revoked {
   revoked_builder_keys: number;
   revoked_invitations: number;
+  /** The keys in force they were shown (docs/decisions/keys-outlive-holders.md): to rotate. */
+  keys_seen: SeenKey[];
+  /** What was rotated at once, by the workspace's setting: the new values, shown only in this answer. */
+  rotated_keys: RotatedKey[];
 }
+
+const NOTHING_REVOKED: Revoked = { revoked_builder_keys: 0, revoked_invitations: 0, keys_seen: [], rotated_keys: [] };
 
 /**
  * What a person may no longer hold once they leave the team or stop being an admin: the builder keys they issued
  * (panel, pairing, reissues) and the invitations they sent that are still pending. In the caller's transaction.
  */
-async function revokeWhatTheyIssued(tx: Queryable, workspaceId: string, userId: string): Promise<Revoked> {
+async function revokeWhatTheyIssued(
+  tx: Queryable,
+  workspaceId: string,
+  userId: string,
+): Promise<Pick<Revoked, 'revoked_builder_keys' | 'revoked_invitations'>> {
   const keys = await revokeBuilderKeysIssuedBy(tx, workspaceId, userId);
   const invitations = await tx.query(
     `UPDATE invitations SET revoked_at = now()
@@ -47,6 +59,27 @@ async function revokeWhatTheyIssued(tx: Queryable, workspaceId: string, userId: 
     [workspaceId, userId],
   );
   return { revoked_builder_keys: keys, revoked_invitations: invitations.rowCount ?? 0 };
+}
+
+/**
+ * After a person left the team or became an operator (their row already changed, in the caller's transaction): the
+ * keys still in force that they were shown — rotated at once when the workspace says so (`rotate_keys_on_departure`),
+ * the new values then shown to the person who removed or demoted them; listed to rotate otherwise.
+ */
+async function keysTheySaw(
+  tx: Queryable,
+  box: SecretBox,
+  session: UserSession,
+  userId: string,
+): Promise<Pick<Revoked, 'keys_seen' | 'rotated_keys'>> {
+  const setting = await tx.query<{ rotate: boolean }>(
+    `SELECT rotate_keys_on_departure AS rotate FROM workspaces WHERE id = $1`,
+    [session.workspaceId],
+  );
+  if (setting.rows[0]?.rotate) {
+    return { keys_seen: [], rotated_keys: await rotateSeenKeys(tx, box, session.workspaceId, session.userId, userId) };
+  }
+  return { keys_seen: (await seenKeys(tx, session.workspaceId, userId)).map(seenKeyView), rotated_keys: [] };
 }
 
 /**
@@ -77,12 +110,12 @@ async function refuseOverInvitationLimits(tx: Queryable, workspaceId: string): P
 }
 
 /**
- * A workspace's people (docs/decisions.md, "Roles"): members with roles, invitations by e-mail link, role changes and
+ * A workspace's people (docs/decisions/085-roles-and-team.md): members with roles, invitations by e-mail link, role changes and
  * removals. Who may do what beyond the route's roles is decided here: an admin invites admins and operators and
  * removes operators; only the owner changes roles and removes admins; nobody removes the owner or themself. A person
  * removed, or an admin made an operator, loses the builder keys and pending invitations they issued.
  */
-export function createTeamService(deps: { db: Db; outbox: Outbox }) {
+export function createTeamService(deps: { db: Db; outbox: Outbox; secrets: SecretBox }) {
   const { db } = deps;
 
   async function memberOf(workspaceId: string, userId: string): Promise<{ id: string; role: Role }> {
@@ -146,7 +179,7 @@ export function createTeamService(deps: { db: Db; outbox: Outbox }) {
       linkBase: LinkBase,
     ): Promise<{ invitation: InvitationView; invite_url: string; emailed: boolean }> {
       // An unconfirmed sign-up could otherwise mail strangers from thousands of throwaway workspaces: inviting waits
-      // for the inviter's own address to be confirmed (docs/decisions.md, "Sign-up is verified before credits").
+      // for the inviter's own address to be confirmed (docs/decisions/111-signup-verification.md).
       const inviter = await db.query<{ verified: boolean }>(
         `SELECT email_verified_at IS NOT NULL AS verified FROM users WHERE id = $1`,
         [session.userId],
@@ -188,11 +221,13 @@ export function createTeamService(deps: { db: Db; outbox: Outbox }) {
       // The token rides in the fragment: it never reaches a server's access log, nor a Referer (the page reads it).
       const url = `${linkBase}/invite#token=${token}`;
       // The subject is ours alone: the workspace's name is the inviter's text, and a subject is what a phishing
-      // message would want to control.
+      // message would want to control. In the text the name is quoted as theirs, on one line, its addresses defused.
       const sent = await deps.outbox.send(
         email,
         "You're invited to a workspace on Agent Platform",
-        `${row.inviter} invited you to join ${row.workspace} on Agent Platform as ${input.role === 'admin' ? 'an admin' : 'an operator'}.\n\n` +
+        `You are invited to the workspace “${quotedInEmail(row.workspace)}” on Agent Platform, as ` +
+          `${input.role === 'admin' ? 'an admin' : 'an operator'}, by ${row.inviter}.\n` +
+          "(The workspace's name in quotation marks was chosen by its owner, not by Agent Platform.)\n\n" +
           `Accept the invitation here (the link works once, for ${INVITATION_DAYS} days):\n${url}\n`,
       );
       return {
@@ -226,11 +261,13 @@ export function createTeamService(deps: { db: Db; outbox: Outbox }) {
       if (session.role !== 'owner') throw forbidden("Only the workspace's owner changes roles");
       const member = await memberOf(session.workspaceId, userId);
       if (member.role === 'owner') throw forbidden("The owner's role cannot be changed");
-      const revoked = await withTransaction(db, async (tx) => {
+      const revoked = await withTransaction(db, async (tx): Promise<Revoked> => {
         await tx.query(`UPDATE users SET role = $2 WHERE id = $1`, [userId, role]);
-        return role === 'operator'
-          ? revokeWhatTheyIssued(tx, session.workspaceId, userId)
-          : { revoked_builder_keys: 0, revoked_invitations: 0 };
+        if (role !== 'operator') return NOTHING_REVOKED;
+        return {
+          ...(await revokeWhatTheyIssued(tx, session.workspaceId, userId)),
+          ...(await keysTheySaw(tx, deps.secrets, session, userId)),
+        };
       });
       const list = await service.list(session);
       return { ...list.members.find((m) => m.id === userId)!, ...revoked };
@@ -251,8 +288,44 @@ export function createTeamService(deps: { db: Db; outbox: Outbox }) {
       return withTransaction(db, async (tx) => {
         const revoked = await revokeWhatTheyIssued(tx, session.workspaceId, userId);
         await tx.query(`DELETE FROM users WHERE id = $1 AND workspace_id = $2`, [userId, session.workspaceId]);
-        return revoked;
+        return { ...revoked, ...(await keysTheySaw(tx, deps.secrets, session, userId)) };
       });
+    },
+
+    /**
+     * The keys in force that people who left, or are operators now, were shown (owners and admins: the route), and
+     * whether the workspace rotates them at once when someone leaves.
+     */
+    async seenKeys(session: UserSession): Promise<{ seen_keys: SeenKey[]; rotate_keys_on_departure: boolean }> {
+      const [keys, setting] = await Promise.all([
+        seenKeys(db, session.workspaceId),
+        db.query<{ rotate: boolean }>(`SELECT rotate_keys_on_departure AS rotate FROM workspaces WHERE id = $1`, [
+          session.workspaceId,
+        ]),
+      ]);
+      return { seen_keys: keys.map(seenKeyView), rotate_keys_on_departure: setting.rows[0]?.rotate ?? false };
+    },
+
+    /**
+     * Rotates, in one action, every key in force that people who left or are operators now were shown (only
+     * `userId`'s when given): the old ones stop at once, the new values are in this answer only. A repeat rotates
+     * nothing (it is idempotent).
+     */
+    async rotateSeenKeys(session: UserSession, userId?: string): Promise<{ rotated: RotatedKey[] }> {
+      const rotated = await withTransaction(db, (tx) =>
+        rotateSeenKeys(tx, deps.secrets, session.workspaceId, session.userId, userId),
+      );
+      return { rotated };
+    },
+
+    /** Whether the keys a departing person saw are rotated at once (the owner decides; default: listed to rotate). */
+    async setRotateOnDeparture(session: UserSession, rotate: boolean): Promise<{ rotate_keys_on_departure: boolean }> {
+      if (session.role !== 'owner') throw forbidden("Only the workspace's owner changes this setting");
+      await db.query(`UPDATE workspaces SET rotate_keys_on_departure = $2 WHERE id = $1`, [
+        session.workspaceId,
+        rotate,
+      ]);
+      return { rotate_keys_on_departure: rotate };
     },
   };
   return service;

@@ -2,8 +2,8 @@ import { ApiError } from '../errors';
 import { PLANS, type PlanId } from './plans';
 
 /**
- * The models an agent may use, what a run on each costs in credits, and which plans may use it (docs/decisions.md,
- * "Models and their price"). Sign-up is open with free credits and every run is paid with the platform's own LLM key,
+ * The models an agent may use, what a run on each costs in credits, and which plans may use it (docs/decisions/107-model-catalogue.md).
+ * Sign-up is open with free credits and every run is paid with the platform's own LLM key,
  * so an agent's `model` is never free text: it is one of these, allowed on the workspace's plan.
  *
  * `weight` is the model's price relative to the default (gpt-4o-mini = 1): a run costs 1 credit plus one per started

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ApiError, errors } from '../errors';
 
 /**
- * A payment provider behind the dashboard's "Choose plan" (docs/decisions.md, "Paying for a plan"): it opens a
+ * A payment provider behind the dashboard's "Choose plan" (docs/decisions/092-paying-for-a-plan.md): it opens a
  * hosted checkout for a plan and, once paid, tells the platform through a signed webhook. The platform records the
  * plan itself (lib/billing/service.ts `setPlan`), as the operators' `agentctl billing plan` does. Stripe is the one
  * implemented; another provider implements these two functions.

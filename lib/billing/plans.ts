@@ -1,5 +1,5 @@
 /**
- * The plans a workspace can be on (docs/decisions.md, "Billing"): each sets the monthly conversation quota and the
+ * The plans a workspace can be on (docs/decisions/091-plans-and-credits.md): each sets the monthly conversation quota and the
  * credits included every calendar month. A plan is bought through a payment provider (lib/billing/payments.ts: the
  * price charged is the provider's) or recorded by the platform's operators (`agentctl billing plan`); `price` is what
  * the dashboard shows.

@@ -23,7 +23,7 @@ const TALLY_LAG_MS = 60_000;
  * The conversations a workspace started this month (the quota's `used`), `ws` being an SQL expression of its id: the
  * tally the maintenance schedule keeps plus those created since it counted. An index range of minutes of rows,
  * where counting the whole month's cost a new conversation more as the month filled (14.6 ms of Postgres at 100 000;
- * docs/decisions.md, "Counting a month's conversations").
+ * docs/decisions/093-conversation-tallies.md).
  */
 export function conversationsThisMonthSql(ws: string): string {
   return `(SELECT COALESCE(t.counted, 0) + (SELECT count(*) FROM conversations c
@@ -52,7 +52,7 @@ export interface LedgerEntry {
 }
 
 /**
- * Billing (docs/decisions.md, "Billing"): plans, the month's usage and quota, the credits ledger, top-ups and the
+ * Billing (docs/decisions/091-plans-and-credits.md): plans, the month's usage and quota, the credits ledger, top-ups and the
  * included credits granted each month, and a plan paid through a payment provider (lib/billing/payments.ts) when one
  * is configured. Otherwise plans and top-ups are recorded by the platform's operators (agentctl).
  */

@@ -1,5 +1,5 @@
 /**
- * An agent's business hours (docs/decisions.md, "Business hours"): when its team answers handed-over conversations.
+ * An agent's business hours (docs/decisions/061-business-hours.md): when its team answers handed-over conversations.
  * Outside them a handoff still queues the conversation, but the visitor is told when someone will be back and asked
  * for a contact instead of waiting in silence. Hours are local times of one IANA time zone; daylight saving is the
  * zone's (Intl), so "09:00" stays nine in the morning all year.

@@ -1,6 +1,6 @@
 import type { Db, DbClient, Queryable } from '../db';
 import { withTransaction } from '../db';
-import { errors } from '../errors';
+import { ApiError, errors } from '../errors';
 import { newId } from '../ids';
 import { fingerprint, generateKey, hashKey } from '../keys';
 import type { SecretBox } from '../secret-box';
@@ -8,6 +8,7 @@ import type { ModelCatalogue, ModelChoice } from '../billing/models';
 import { type AgentState, readState, writeState } from './state';
 import type { WhenUnanswered } from '../../workflows/contracts/agent-run';
 import type { BusinessHours } from './hours';
+import { type ExposedKind, recordExposure, seenKeys, supersedeExposures } from './exposures';
 
 /** Every key of a new bot, shown once at creation; afterwards only fingerprints are known. */
 export interface BotKeys {
@@ -23,6 +24,7 @@ export async function createBot(
   box: SecretBox,
   input: { workspaceId: string; name: string; instructions?: string; issuedBy?: string | null },
 ): Promise<{ botId: string; keys: BotKeys }> {
+  await refuseKeysBeforeConfirmation(tx, input.workspaceId);
   const botId = newId('bot');
   const publicKey = generateKey('public');
   const webhookSecret = generateKey('webhook');
@@ -44,8 +46,18 @@ export async function createBot(
     ],
   );
   const issued = { workspaceId: input.workspaceId, botId, issuedBy: input.issuedBy ?? null };
-  const { key: secretKey } = await insertApiKey(tx, { ...issued, kind: 'secret' });
-  const { key: builderKey } = await insertApiKey(tx, { ...issued, kind: 'builder', label: `Agent ${input.name}` });
+  const secret = await insertApiKey(tx, { ...issued, kind: 'secret' });
+  const builder = await insertApiKey(tx, { ...issued, kind: 'builder', label: `Agent ${input.name}` });
+  const { key: secretKey } = secret;
+  const { key: builderKey } = builder;
+  // Everything in this answer is shown to the person creating the agent.
+  if (input.issuedBy) {
+    const shown = { workspaceId: input.workspaceId, botId, userId: input.issuedBy };
+    await recordExposure(tx, { ...shown, kind: 'secret', fingerprint: fingerprint(secretKey), apiKeyId: secret.id });
+    await recordExposure(tx, { ...shown, kind: 'builder', fingerprint: fingerprint(builderKey), apiKeyId: builder.id });
+    await recordExposure(tx, { ...shown, kind: 'webhook', fingerprint: fingerprint(webhookSecret) });
+    await recordExposure(tx, { ...shown, kind: 'identity', fingerprint: fingerprint(identitySecret) });
+  }
   return {
     botId,
     keys: {
@@ -56,6 +68,25 @@ export async function createBot(
       visitor_identity_secret: identitySecret,
     },
   };
+}
+
+/**
+ * A workspace made by sign-up holds no keys until its owner has confirmed the e-mail address (403 `forbidden`): whoever
+ * signed up with an address that is not theirs gets nothing that would outlive the real owner's password reset
+ * (docs/decisions/keys-outlive-holders.md). Every way a key is issued comes through here: agents, reissues, pairings,
+ * the builder's keys. In the caller's transaction.
+ */
+export async function refuseKeysBeforeConfirmation(tx: Queryable, workspaceId: string): Promise<void> {
+  const res = await tx.query(
+    `SELECT 1 FROM users WHERE workspace_id = $1 AND role = 'owner' AND email_verified_at IS NULL`,
+    [workspaceId],
+  );
+  if (res.rowCount) {
+    throw new ApiError(
+      'forbidden',
+      'Confirm your e-mail address before agents and keys are made: follow the link we sent you, or ask for a new one',
+    );
+  }
 }
 
 /**
@@ -75,6 +106,7 @@ export async function insertApiKey(
     label?: string;
   },
 ): Promise<{ id: string; key: string }> {
+  await refuseKeysBeforeConfirmation(tx, input.workspaceId);
   const id = newId('key');
   const key = generateKey(input.kind);
   await tx.query(
@@ -137,43 +169,136 @@ export async function rotateKey(
   box: SecretBox,
   botId: string,
   kind: RotatableKind,
-  /** The signed-in person reissuing (null: agentctl). */
+  /** The signed-in person reissuing, who is shown the new key (null: agentctl). */
   issuedBy: string | null = null,
 ): Promise<{ key: string; fingerprint: string }> {
-  return withTransaction(db, async (tx) => {
-    const bot = await tx.query<{ workspace_id: string; name: string }>(
-      `SELECT workspace_id, name FROM bots WHERE id = $1 FOR UPDATE`,
-      [botId],
+  return withTransaction(db, (tx) => rotateKeyIn(tx, box, botId, kind, issuedBy));
+}
+
+/** `rotateKey` in the caller's transaction. */
+async function rotateKeyIn(
+  tx: Queryable,
+  box: SecretBox,
+  botId: string,
+  kind: RotatableKind,
+  issuedBy: string | null,
+): Promise<{ key: string; fingerprint: string }> {
+  const bot = await tx.query<{ workspace_id: string; name: string }>(
+    `SELECT workspace_id, name FROM bots WHERE id = $1 FOR UPDATE`,
+    [botId],
+  );
+  if (!bot.rows[0]) throw errors.notFound(`No bot with id ${botId}`);
+  const workspaceId = bot.rows[0].workspace_id;
+  if (kind === 'secret' || kind === 'builder') {
+    // Spec, Authentication rule 5: reissuing the builder key stops every earlier builder key of the workspace at
+    // once, the ones connected by pairing or issued by the builder included.
+    await tx.query(
+      `UPDATE api_keys SET revoked_at = now()
+        WHERE kind = $2 AND revoked_at IS NULL AND (bot_id = $1 OR ($2 = 'builder' AND workspace_id = $3))`,
+      [botId, kind, workspaceId],
     );
-    if (!bot.rows[0]) throw errors.notFound(`No bot with id ${botId}`);
-    const workspaceId = bot.rows[0].workspace_id;
-    if (kind === 'secret' || kind === 'builder') {
-      // Spec, Authentication rule 5: reissuing the builder key stops every earlier builder key of the workspace at
-      // once, the ones connected by pairing or issued by the builder included.
-      await tx.query(
-        `UPDATE api_keys SET revoked_at = now()
-          WHERE kind = $2 AND revoked_at IS NULL AND (bot_id = $1 OR ($2 = 'builder' AND workspace_id = $3))`,
-        [botId, kind, workspaceId],
-      );
-      const { key } = await insertApiKey(tx, {
+    const { id, key } = await insertApiKey(tx, {
+      workspaceId,
+      botId,
+      kind,
+      issuedBy,
+      ...(kind === 'builder'
+        ? { issuedVia: issuedBy ? 'dashboard' : 'agentctl', label: `Agent ${bot.rows[0].name}` }
+        : {}),
+    });
+    if (issuedBy) {
+      await recordExposure(tx, {
         workspaceId,
         botId,
+        userId: issuedBy,
         kind,
-        issuedBy,
-        ...(kind === 'builder'
-          ? { issuedVia: issuedBy ? 'dashboard' : 'agentctl', label: `Agent ${bot.rows[0].name}` }
-          : {}),
+        fingerprint: fingerprint(key),
+        apiKeyId: id,
       });
-      return { key, fingerprint: fingerprint(key) };
     }
-    const key = generateKey(kind);
-    const column = kind === 'identity' ? 'identity_secret' : 'webhook_secret';
-    await tx.query(
-      `UPDATE bots SET ${column}_sealed = $2, ${column}_fingerprint = $3, updated_at = now() WHERE id = $1`,
-      [botId, box.seal(key), fingerprint(key)],
-    );
     return { key, fingerprint: fingerprint(key) };
-  });
+  }
+  await refuseKeysBeforeConfirmation(tx, workspaceId);
+  const key = generateKey(kind);
+  const column = kind === 'identity' ? 'identity_secret' : 'webhook_secret';
+  await tx.query(
+    `UPDATE bots SET ${column}_sealed = $2, ${column}_fingerprint = $3, updated_at = now() WHERE id = $1`,
+    [botId, box.seal(key), fingerprint(key)],
+  );
+  await supersedeExposures(tx, botId, kind);
+  if (issuedBy) await recordExposure(tx, { workspaceId, botId, userId: issuedBy, kind, fingerprint: fingerprint(key) });
+  return { key, fingerprint: fingerprint(key) };
+}
+
+/** A key rotated because someone who saw it left: its new value (shown once), or null for a builder key revoked. */
+export interface RotatedKey {
+  bot_id: string | null;
+  bot_name: string | null;
+  kind: ExposedKind;
+  /** The new key's fingerprint; the revoked one's for a builder key. */
+  fingerprint: string;
+  key: string | null;
+}
+
+/**
+ * Rotates every key in force that people who left the team or are operators now were shown (only `userId`'s when
+ * given), in the caller's transaction: the old ones stop at once, the new ones are shown to `rotator` (recorded as
+ * seen by them). A bot's secret key, identity and webhook secrets are reissued; a builder key they saw is revoked
+ * (rather than reissued: reissuing one stops every builder key of the workspace, spec rule 5). Keys seen by several
+ * people are rotated once. Idempotent: once rotated, nothing they saw is in force, and a repeat rotates nothing.
+ */
+export async function rotateSeenKeys(
+  tx: Queryable,
+  box: SecretBox,
+  workspaceId: string,
+  rotator: string,
+  userId?: string,
+): Promise<RotatedKey[]> {
+  // Rotations of one workspace take turns: the second finds nothing left to rotate.
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('rotate-seen-keys|' || $1))`, [workspaceId]);
+  const seen = await seenKeys(tx, workspaceId, userId);
+  const rotated: RotatedKey[] = [];
+  const done = new Set<string>();
+  for (const s of seen) {
+    const once = s.kind === 'builder' ? `builder|${s.api_key_id}` : `${s.kind}|${s.bot_id}`;
+    if (done.has(once)) continue;
+    done.add(once);
+    if (s.kind === 'builder' || !s.bot_id) {
+      await tx.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL`, [s.api_key_id]);
+      rotated.push({ bot_id: s.bot_id, bot_name: s.bot_name, kind: s.kind, fingerprint: s.fingerprint, key: null });
+      continue;
+    }
+    const issued = await rotateKeyIn(tx, box, s.bot_id, s.kind, rotator);
+    rotated.push({ bot_id: s.bot_id, bot_name: s.bot_name, kind: s.kind, ...issued });
+  }
+  return rotated;
+}
+
+/**
+ * Every key of a workspace stops, in the caller's transaction: its API keys are revoked and its agents' signing
+ * secrets replaced by new ones nobody is shown (the owner reissues them to see them); public keys stay. For an
+ * account whose address was first proved by a password reset: what its earlier, unproven holder was shown does not
+ * outlive them (workspaces made before sign-ups had to confirm first). The number of keys that stopped.
+ */
+export async function replaceWorkspaceKeys(tx: Queryable, box: SecretBox, workspaceId: string): Promise<number> {
+  const revoked = await tx.query(
+    `UPDATE api_keys SET revoked_at = now() WHERE workspace_id = $1 AND revoked_at IS NULL`,
+    [workspaceId],
+  );
+  const bots = await tx.query<{ id: string }>(`SELECT id FROM bots WHERE workspace_id = $1 FOR UPDATE`, [workspaceId]);
+  for (const { id } of bots.rows) {
+    const webhook = generateKey('webhook');
+    const identity = generateKey('identity');
+    await tx.query(
+      `UPDATE bots SET webhook_secret_sealed = $2, webhook_secret_fingerprint = $3,
+                       identity_secret_sealed = $4, identity_secret_fingerprint = $5, updated_at = now()
+        WHERE id = $1`,
+      [id, box.seal(webhook), fingerprint(webhook), box.seal(identity), fingerprint(identity)],
+    );
+    await supersedeExposures(tx, id, 'webhook');
+    await supersedeExposures(tx, id, 'identity');
+  }
+  return (revoked.rowCount ?? 0) + 2 * bots.rows.length;
 }
 
 /** What the dashboard shows of a bot: its settings, the public key and the fingerprints of its secrets. */
@@ -385,20 +510,33 @@ export function createBotService(deps: {
      * keep working (rule 5).
      */
     async issueBuilderKey(workspaceId: string, issuedBy: string | null): Promise<string> {
-      const { key } = await insertApiKey(deps.db, {
-        workspaceId,
-        botId: null,
-        kind: 'builder',
-        issuedVia: 'builder',
-        issuedBy,
-        label: 'Builder panel',
+      return withTransaction(deps.db, async (tx) => {
+        const { id, key } = await insertApiKey(tx, {
+          workspaceId,
+          botId: null,
+          kind: 'builder',
+          issuedVia: 'builder',
+          issuedBy,
+          label: 'Builder panel',
+        });
+        // The builder shows it to the person who asked for it.
+        if (issuedBy) {
+          await recordExposure(tx, {
+            workspaceId,
+            botId: null,
+            userId: issuedBy,
+            kind: 'builder',
+            fingerprint: fingerprint(key),
+            apiKeyId: id,
+          });
+        }
+        return key;
       });
-      return key;
     },
 
     /**
      * The workspace's builder keys in force, newest first, with who issued each: every key for the owner, the ones
-     * they issued themselves for an admin (docs/decisions.md, "Builder keys and the people who issued them").
+     * they issued themselves for an admin (docs/decisions/106-builder-key-issuers.md).
      */
     async listBuilderKeys(session: { workspaceId: string; userId: string; role: string }): Promise<BuilderKeyView[]> {
       const res = await deps.db.query<{

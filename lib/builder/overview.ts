@@ -8,8 +8,7 @@ import { approvalWorkflowId } from '../../workflows/contracts/action-approval';
  * The data of the builder's two read-only tools (spec, Builder over MCP: `agents` and `incidents`). Everything is
  * read from Postgres in a fixed number of statements, whatever the number of agents, triggers or runs: one for
  * `agents`, two round trips for `incidents` (the agent first, so another workspace's agent learns nothing, then the
- * five signal reads side by side). The payload shapes are decided in docs/decisions.md, "Builder tools: agents and
- * incidents".
+ * five signal reads side by side). The payload shapes are decided in docs/decisions/065-builder-agents-tool.md and 066-builder-incidents-tool.md.
  */
 
 /** One agent of the workspace as the `agents` tool lists it. */

@@ -8,7 +8,7 @@ import type { SecretBox } from '../secret-box';
 import { insertApiKey } from '../bots/service';
 
 /**
- * Builder key pairing (spec, Builder key pairing; docs/decisions.md): a client (an MCP host on someone's machine)
+ * Builder key pairing (spec, Builder key pairing; docs/decisions/067-pairing-flow.md): a client (an MCP host on someone's machine)
  * starts a pairing and shows its code; the workspace owner, signed in on the dashboard page `/connect`, checks the code
  * and approves; the client, polling with the secret only it holds, collects a workspace builder key `ck_` exactly once.
  * The key never reaches the browser: between approval and collection it is kept sealed, then the sealed copy is erased.

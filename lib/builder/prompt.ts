@@ -1,4 +1,5 @@
 import type { BuilderPrincipal } from '../../workflows/contracts/builder-thread';
+import { untrustedElement } from './untrusted';
 
 /**
  * The builder's system prompt. It explains the job and the conventions; it is not where the rules are enforced (the
@@ -25,7 +26,8 @@ export function builderSystemPrompt(input: {
     lines.push(`The program you talk to was connected for agent ${input.principal.botId}; other agents exist too.`);
   }
   if (input.declined) {
-    lines.push(`The owner did not confirm the pending change (${input.declined}); it was not applied.`);
+    // The line quotes what the change would have written: data, which may be a visitor's words.
+    lines.push(`The owner did not confirm the pending change; it was not applied: ${untrustedElement(input.declined)}`);
   }
   return lines.join('\n');
 }

@@ -28,12 +28,16 @@ export const WORKER_BUSY_TEXT =
   'The builder cannot take messages at the moment (its worker is overloaded), so nothing was changed. ' +
   'Send your message again in a few seconds.';
 
-/** The 13th builder message of a minute (spec, Limits): nothing was changed; try again in `retryAfter` seconds. */
+/**
+ * A builder budget is spent (spec, Limits): the 13th builder message of a minute, the 121st read, or a builder key's
+ * 241st request to the MCP endpoint. Nothing was changed; try again in `retryAfter` seconds.
+ */
 export class BuilderRateLimited extends Error {
-  constructor(readonly retryAfter: number) {
-    super(
-      `Too many builder messages in this workspace this minute: nothing was changed. Try again in ${retryAfter} s.`,
-    );
+  constructor(
+    readonly retryAfter: number,
+    message = `Too many builder messages in this workspace this minute: nothing was changed. Try again in ${retryAfter} s.`,
+  ) {
+    super(message);
     this.name = 'BuilderRateLimited';
   }
 }
@@ -115,6 +119,28 @@ export function createBuilderService(deps: BuilderServiceDeps) {
       const limit = kind === 'messages' ? LIMITS.builder.messagesPerMinute : LIMITS.builder.readsPerMinute;
       const [window] = await countInWindows(deps.db, [`builder-${kind}|${workspaceId}`]);
       if (window.count > limit) throw new BuilderRateLimited(Math.max(1, window.reset));
+    },
+
+    /**
+     * Counts one POST to the MCP endpoint, whatever it carries (a request, a notification, a batch of the earlier
+     * protocol), in the builder key's request budget (docs/decisions/mcp-request-budget.md), and a handshake or tool
+     * list (`read`) also in the workspace's reads: one round trip. Over either: BuilderRateLimited.
+     */
+    async countMcpRequest(keyId: string, workspaceId: string, read: boolean): Promise<void> {
+      const own = `mcp-requests|${keyId}`;
+      const windows = await countInWindows(deps.db, [own, ...(read ? [`builder-reads|${workspaceId}`] : [])]);
+      for (const w of windows) {
+        const limit = w.bucket === own ? LIMITS.builder.mcpRequestsPerMinute : LIMITS.builder.readsPerMinute;
+        if (w.count > limit) {
+          const retryAfter = Math.max(1, w.reset);
+          throw new BuilderRateLimited(
+            retryAfter,
+            w.bucket === own
+              ? `Too many requests with this builder key this minute (${limit}): try again in ${retryAfter} s`
+              : `Too many requests to the builder this minute: try again in ${retryAfter} s`,
+          );
+        }
+      }
     },
 
     /**

@@ -80,9 +80,9 @@ export interface ConversationServiceDeps {
 export interface ChatReply {
   answer: string;
   session_id: string;
-  /** The knowledge sources the answer used (docs/decisions.md, "Answers name their sources"). */
+  /** The knowledge sources the answer used (docs/decisions/058-answers-cite-sources.md). */
   sources?: AnswerSource[];
-  /** The agent could not answer and offers a person (docs/decisions.md, "An agent that knows its limits"). */
+  /** The agent could not answer and offers a person (docs/decisions/059-agent-knows-its-limits.md). */
   handoff_offered?: true;
   /** Handed over outside business hours: when the team is back; the answer asks for a contact. */
   after_hours?: AfterHoursView;
@@ -610,7 +610,7 @@ export function createConversationService(deps: ConversationServiceDeps) {
     /**
      * A visitor leaves a way to reach them (spec, Message: a `contact` event), also a dashboard notification. Accepted
      * before any message and with the monthly quota used up: it is how a visitor reaches the team when the chat
-     * cannot (docs/decisions.md), so the conversation starts here without the quota check.
+     * cannot (docs/decisions/078-ratings-contacts-events.md), so the conversation starts here without the quota check.
      */
     async leaveContact(botId: string, sessionId: string, contact: ContactInput): Promise<void> {
       const bot = await loadBot(deps.db, botId);

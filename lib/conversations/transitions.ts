@@ -1,24 +1,39 @@
 import type { TransitionInput } from '../../workflows/contracts/conversation';
+import { chargeModelUse, creditBalanceSql } from '../credits/service';
 import { type Db, withTransaction } from '../db';
-import { BRIEFING_MESSAGES, type BriefingLine } from './briefing';
+import { BRIEFING_MESSAGES, type Briefing, type BriefingLine } from './briefing';
 
 const TRANSCRIPT_MESSAGES = 20;
 
-/** What the briefing reads: the conversation's last messages, with this transition's own (not yet stored). */
-async function briefingLines(db: Db, input: TransitionInput): Promise<BriefingLine[]> {
-  const res = await db.query<{ id: string; author: string; text: string }>(
-    `SELECT id, author, text FROM (SELECT seq, id, author, text FROM messages
-       WHERE session_id = $1 AND author IN ('visitor', 'bot', 'operator') ORDER BY seq DESC LIMIT ${BRIEFING_MESSAGES}) m
-     ORDER BY seq`,
-    [input.sessionId],
+/**
+ * What the briefing reads, in one statement: the conversation's last messages, with this transition's own (not yet
+ * stored), and whether the workspace has credits left for the model to write it (README, Credits).
+ */
+async function briefingInput(
+  db: Db,
+  input: TransitionInput,
+): Promise<{ lines: BriefingLine[]; workspaceId: string | null; hasCredits: boolean }> {
+  const res = await db.query<{
+    workspace_id: string | null;
+    balance: number | null;
+    lines: { id: string; author: string; text: string }[];
+  }>(
+    `SELECT w.id AS workspace_id, ${creditBalanceSql('w')} AS balance,
+            (SELECT COALESCE(json_agg(json_build_object('id', m.id, 'author', m.author, 'text', m.text) ORDER BY m.seq), '[]'::json)
+               FROM (SELECT seq, id, author, text FROM messages
+                      WHERE session_id = $1 AND author IN ('visitor', 'bot', 'operator') ORDER BY seq DESC LIMIT ${BRIEFING_MESSAGES}) m) AS lines
+       FROM (SELECT 1) one LEFT JOIN bots b ON b.id = $2 LEFT JOIN workspaces w ON w.id = b.workspace_id`,
+    [input.sessionId, input.botId],
   );
-  const stored = new Set(res.rows.map((r) => r.id));
+  const row = res.rows[0];
+  const stored = new Set(row.lines.map((r) => r.id));
   // This transition's visitor message counts; its bot messages are the platform's own hand-over words.
   const fresh = input.messages.filter((m) => !stored.has(m.id) && m.author === 'visitor');
-  return [...res.rows, ...fresh].map(({ author, text }) => ({
-    author,
-    text,
-  }));
+  return {
+    lines: [...row.lines, ...fresh].map(({ author, text }) => ({ author, text })),
+    workspaceId: row.workspace_id,
+    hasCredits: (row.balance ?? 0) > 0,
+  };
 }
 const AUTHOR_LABEL: Record<string, string> = { visitor: 'Visitor', bot: 'Bot', operator: 'Operator' };
 
@@ -30,13 +45,24 @@ const AUTHOR_LABEL: Record<string, string> = { visitor: 'Visitor', bot: 'Bot', o
 export async function applyTransition(
   db: Db,
   input: TransitionInput,
-  opts: { brief?: (lines: BriefingLine[]) => Promise<string> } = {},
+  opts: { brief?: (lines: BriefingLine[], use: { model: boolean }) => Promise<Briefing> } = {},
 ): Promise<{ deliveryId: string | null }> {
   // A hand-over to the team (not a person taking it over themselves) gets the operator's briefing, written before the
-  // transaction: it may wait on the model.
+  // transaction: it may wait on the model. The model writes it only while the workspace has credits.
   const handedOver = input.escalated && input.event?.kind === 'escalated' && input.escalationReason !== 'operator';
-  const brief = handedOver && opts.brief ? await opts.brief(await briefingLines(db, input)) : null;
+  const read = handedOver && opts.brief ? await briefingInput(db, input) : null;
+  const brief = read && opts.brief ? await opts.brief(read.lines, { model: read.hasCredits }) : null;
   return withTransaction(db, async (client) => {
+    // The model's briefing is charged as a run is, with the transition that stores it; once per hand-over (its
+    // delivery id, chosen by the workflow), so a retried activity charges nothing more.
+    if (brief?.usage && read?.workspaceId && input.event) {
+      await chargeModelUse(client, {
+        workspaceId: read.workspaceId,
+        key: `briefing:${input.event.deliveryId}`,
+        reason: 'operator briefing',
+        ...brief.usage,
+      });
+    }
     for (const m of input.messages) {
       await client.query(
         // The platform's own words (a hand-over's, an away message) follow what is already there: the workflow's
@@ -58,6 +84,7 @@ export async function applyTransition(
                   after_hours = CASE WHEN $3 THEN $9 ELSE after_hours END,
                   team_back_at = CASE WHEN $3 THEN to_timestamp($10::double precision / 1000) ELSE team_back_at END,
                   briefing = CASE WHEN $3 THEN $11 ELSE briefing END,
+                  briefing_source = CASE WHEN $3 THEN $12 ELSE briefing_source END,
                   briefing_at = CASE WHEN $3 AND $11::text IS NOT NULL THEN now() WHEN $3 THEN NULL ELSE briefing_at END,
                   resolved_at = CASE WHEN $4 THEN now() WHEN $3 THEN NULL ELSE resolved_at END,
                   -- a new request starts unread; operator_here is about the current one
@@ -66,7 +93,7 @@ export async function applyTransition(
                   operator_typing_until = CASE WHEN $4 OR $7 THEN NULL ELSE operator_typing_until END,
                   visitor_user = COALESCE($5, visitor_user),
                   -- the user a visitor confirmation named, kept beside the latest one said (lib/conversations/views.ts)
-                  visitor_confirmed_user = CASE WHEN $12::boolean THEN $5 ELSE visitor_confirmed_user END,
+                  visitor_confirmed_user = CASE WHEN $13::boolean THEN $5 ELSE visitor_confirmed_user END,
                   last_message_at = CASE WHEN $6 THEN now() ELSE last_message_at END
             WHERE session_id = $1`,
       [
@@ -80,7 +107,8 @@ export async function applyTransition(
         input.escalated ? (input.escalationReason ?? null) : null,
         input.afterHours !== undefined,
         input.afterHours?.backAt ?? null,
-        brief,
+        brief?.text ?? null,
+        brief?.source ?? null,
         input.userConfirmed === true && input.user !== undefined,
       ],
     );
@@ -132,7 +160,12 @@ export async function applyTransition(
           body.transcript = recent.rows.map((r) => `${AUTHOR_LABEL[r.author] ?? r.author}: ${r.text}`).join('\n');
           // Additive: why it was handed over (requested, unanswered, operator).
           if (input.escalationReason) body.reason = input.escalationReason;
-          if (brief) body.briefing = brief;
+          // Additive: the briefing, and who wrote it — `model` is the platform's model, which what visitors wrote may
+          // have steered; `extractive` quotes the conversation.
+          if (brief) {
+            body.briefing = brief.text;
+            body.briefing_source = brief.source;
+          }
         }
         if (input.event.kind === 'visitor_message') body.text = input.event.text ?? '';
         await client.query(

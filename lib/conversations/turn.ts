@@ -122,7 +122,7 @@ export async function startConversation(
  *
  * A conversation that already existed is most likely running: it gets a plain update, and Update-with-Start only if
  * its workflow is not there (it ended idle, or never started). Update-with-Start makes the server try a start every
- * time, which cost a fifth more of its CPU per update (docs/decisions.md, "The CPU a streamed turn costs").
+ * time, which cost a fifth more of its CPU per update (docs/decisions/119-streamed-turn-cpu.md).
  */
 export function updateConversation<Ret, Args extends [unknown, ...unknown[]]>(
   deps: Pick<ConversationDeps, 'temporal'>,
@@ -316,13 +316,12 @@ export class TurnNotSentError extends Error {
 
 /**
  * How long a turn that Temporal lost in an outage before any worker took it up is sent again, waiting for the
- * server's return: the blip a turn in flight survives (docs/decisions.md, "Outages of a dependency").
+ * server's return: the blip a turn in flight survives (docs/decisions/024-temporal-outage.md).
  */
 const TEMPORAL_OUTAGE_RESEND_MS = 30_000;
 
 /**
- * Sends the turn (Update-with-Start) and waits for its result. When Temporal becomes unreachable (docs/decisions.md,
- * "Outages of a dependency"):
+ * Sends the turn (Update-with-Start) and waits for its result. When Temporal becomes unreachable (docs/decisions/024-temporal-outage.md):
  * - a turn that has begun (its run is recorded) goes on in the worker: its result is waited for until `deadline` —
  *   the answer announced through Postgres usually comes first;
  * - a turn sent while the connection was up, which has not begun, may have reached a server that then stopped: an

@@ -2,6 +2,7 @@ import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import type { Queryable } from '../db';
 import type { AttachmentRef } from '../media/service';
 import type { AnswerSource } from '../../workflows/contracts/agent-run';
+import type { BriefingSource } from './briefing';
 import { attachmentView } from './poll';
 import type { ConversationRow } from './turn';
 import type { EscalationReason } from '../../workflows/contracts/conversation';
@@ -178,6 +179,7 @@ export async function readTranscript(
       status: string;
       visitor_typing: boolean;
       briefing: string | null;
+      briefing_source: BriefingSource | null;
       briefing_ms: string | null;
       escalation_reason: EscalationReason | null;
       after_hours: boolean;
@@ -185,7 +187,7 @@ export async function readTranscript(
     }>(
       `UPDATE conversations SET operator_seen_at = COALESCE(operator_seen_at, now()) WHERE session_id = $1
        RETURNING visitor_user, status, COALESCE(visitor_typing_until > now(), false) AS visitor_typing,
-                 briefing, (extract(epoch FROM briefing_at) * 1000)::bigint AS briefing_ms,
+                 briefing, briefing_source, (extract(epoch FROM briefing_at) * 1000)::bigint AS briefing_ms,
                  escalation_reason, after_hours, (extract(epoch FROM team_back_at) * 1000)::bigint AS team_back_ms`,
       [conversation.session_id],
     ),
@@ -214,8 +216,15 @@ export async function readTranscript(
     // Why and when it was last handed over, as the thread lists say.
     escalation_reason: meta.rows[0]?.escalation_reason ?? null,
     after_hours: meta.rows[0] ? afterHoursOf(meta.rows[0]) : null,
-    // The operator's briefing, written when the conversation was last handed to the team.
-    briefing: meta.rows[0]?.briefing ? { text: meta.rows[0].briefing, at: Number(meta.rows[0].briefing_ms) } : null,
+    // The operator's briefing, written when the conversation was last handed to the team, and who wrote it (one of
+    // unknown origin is said to be the model's: the label that asks for care).
+    briefing: meta.rows[0]?.briefing
+      ? {
+          text: meta.rows[0].briefing,
+          at: Number(meta.rows[0].briefing_ms),
+          source: meta.rows[0].briefing_source ?? 'model',
+        }
+      : null,
     messages: messages.map((m) => ({
       id: m.id,
       author: m.author,

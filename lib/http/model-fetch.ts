@@ -5,7 +5,7 @@ import https from 'node:https';
  * The `fetch` the `openai` client uses to reach the model's API (its `fetch` option): node:http with kept-alive
  * connections instead of the global fetch (undici). A model streams its answer a token at a time, each in a network
  * read of its own, to hundreds of turns at once; undici hands every read through a web stream and a promise, which
- * was a large part of what a streamed turn cost (docs/decisions.md, "The CPU a streamed turn costs"). Here the
+ * was a large part of what a streamed turn cost (docs/decisions/119-streamed-turn-cpu.md). Here the
  * response's node stream is kept: `bodyOf` gives it to the reader (lib/llm.ts), which takes each read as an event. The
  * `Response` still has a body for whoever reads it the standard way (the client, for an error's text), bridged only
  * when read.
@@ -31,7 +31,7 @@ const IDLE_CONNECTION_MS = 30_000;
  * A request written to a kept-alive connection that the server was closing at that moment fails before any answer
  * (`ECONNRESET`, "socket hang up"): the server never read it, so it goes once more on a new connection (Node's
  * documentation, `request.reusedSocket`). Under load, with hundreds of connections idle for seconds, the race is
- * met now and then: the likely cause of rare error frames in the load benchmark (docs/decisions.md). A connection
+ * met now and then: the likely cause of rare error frames in the load benchmark (docs/decisions/126-model-connection-retry.md). A connection
  * of its own, not the agent's next idle one: the server closes connections idle as long at the same moment, so the
  * next one may be closing too (seen once in thousands of turns at 300 visitors).
  */
@@ -148,7 +148,7 @@ function abortError(): Error {
  * `onText` may let the connection rest: `rest(ms)` stops reading the socket for `ms` once this read is handled, so
  * what the server sends meanwhile waits in the kernel and comes in one read. A model sends a token every few
  * milliseconds to each of hundreds of turns, and every network read costs the worker a wake-up, the HTTP parser and
- * the stream's machinery (docs/decisions.md, "The CPU a streamed turn costs").
+ * the stream's machinery (docs/decisions/119-streamed-turn-cpu.md).
  */
 export function readText(
   res: IncomingMessage,

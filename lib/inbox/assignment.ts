@@ -17,7 +17,7 @@ export interface ThreadPresence {
 const NAME_OF = (alias: string) => `COALESCE(NULLIF(btrim(${alias}.name), ''), ${alias}.email)`;
 
 /**
- * Assignment and "who is replying" for the dashboard's inbox (docs/decisions.md, "Assignment and who is replying"):
+ * Assignment and "who is replying" for the dashboard's inbox (docs/decisions/096-assignment.md):
  * a handed-over conversation is assigned to one person of the workspace, by anyone of it, or taken by the first
  * person who replies from the dashboard; the person typing is kept with the typing signal, so that two operators do
  * not answer the same visitor twice. The operator API (integrators' own tools) names nobody and assigns nothing.

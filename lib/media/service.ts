@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../db';
+import { type Db, type Queryable, withTransaction } from '../db';
 import { ApiError } from '../errors';
 import { randomToken } from '../keys';
 import { LIMITS } from '../limits';
-import { IMAGE_TYPES, sniffImage } from './image';
+import { readImage } from './image';
 import type { ObjectStore } from './s3';
 
 /** What a message says of the image it holds (`messages.attachment`), and what the API shows of it with its `url`. */
@@ -29,21 +29,6 @@ export function newMediaId(): string {
 
 const MEDIA_ID = /^med_[A-Za-z0-9]{32}$/;
 const { media: M } = LIMITS;
-
-/**
- * A small file may declare an enormous picture (a 65535×65535 PNG header in a few dozen bytes) that every viewer
- * would try to decode: more than 8192 pixels on a side or 40 megapixels is 400 `bad_request`.
- */
-export function checkDimensions(info: { width?: number; height?: number }): void {
-  if (!info.width || !info.height) return;
-  if (info.width > M.maxSidePixels || info.height > M.maxSidePixels || info.width * info.height > M.maxPixels) {
-    throw new ApiError(
-      'bad_request',
-      `Images may be at most ${M.maxSidePixels} pixels on a side and ${M.maxPixels / 1_000_000} megapixels; ` +
-        `this one is ${info.width}×${info.height}`,
-    );
-  }
-}
 
 /** The address of an attachment as clients fetch it. */
 export function mediaUrl(baseUrl: string, id: string): string {
@@ -72,11 +57,11 @@ export function createMediaService(deps: {
   /**
    * The upload quotas (LIMITS.media): images per conversation and bytes kept per workspace are 413
    * `payload_too_large` (no retry helps until something is deleted); a bot's bytes in 24 hours is 429 `rate_limited`
-   * with `Retry-After` (when the oldest upload of the day leaves the window). Read before storing: uploads sent at the
-   * same instant can pass together, by at most the widget's upload rate.
+   * with `Retry-After` (when the oldest upload of the day leaves the window). Read in the transaction that inserts
+   * the row, after `lockQuotas`.
    */
-  async function checkQuotas(botId: string, sessionId: string, size: number): Promise<void> {
-    const res = await deps.db.query<{ in_conversation: number; bot_day: string; retry: number | null; stored: string }>(
+  async function checkQuotas(tx: Queryable, botId: string, sessionId: string, size: number): Promise<void> {
+    const res = await tx.query<{ in_conversation: number; bot_day: string; retry: number | null; stored: string }>(
       `SELECT (SELECT count(*)::int FROM media WHERE bot_id = $1 AND session_id = $2) AS in_conversation,
               (SELECT COALESCE(sum(size), 0) FROM media WHERE bot_id = $1 AND created_at > now() - interval '1 day')
                 AS bot_day,
@@ -111,11 +96,24 @@ export function createMediaService(deps: {
     }
   }
 
+  /**
+   * Every quota counts the workspace's media (a conversation's and a bot's are within it): uploads of one workspace
+   * check and insert one after another under this transaction-scoped lock, so uploads sent at the same instant never
+   * pass a quota together. An advisory lock rather than the workspace's row, which chat turns update (credits).
+   */
+  async function lockQuotas(tx: Queryable, botId: string): Promise<void> {
+    await tx.query(
+      `SELECT pg_advisory_xact_lock(hashtextextended('media-quotas:' || workspace_id, 0)) FROM bots WHERE id = $1`,
+      [botId],
+    );
+  }
+
   return {
     /**
-     * Checks and stores one image of a conversation; 415 `unsupported_media_type` for anything but PNG, JPEG, GIF or
-     * WebP (by the bytes), 413 `payload_too_large` past the size limit, 400 `bad_request` past the largest picture,
-     * and the quotas (`checkQuotas`). Returns what the message will hold.
+     * Checks and stores one image of a conversation (lib/media/image.ts, readImage): 415 `unsupported_media_type` for
+     * anything but PNG, JPEG, GIF or WebP (by the bytes), 413 `payload_too_large` past the size limit, 400
+     * `bad_request` for an image whose size cannot be read or past the largest picture, and the quotas
+     * (`checkQuotas`), which count the bytes stored. Returns what the message will hold.
      */
     async save(input: { botId: string; sessionId: string; bytes: Buffer }): Promise<AttachmentRef> {
       if (input.bytes.length > LIMITS.widget.attachmentBytes) {
@@ -124,40 +122,42 @@ export function createMediaService(deps: {
           `Images may be at most ${LIMITS.widget.attachmentBytes / 1024 / 1024} MiB`,
         );
       }
-      const info = input.bytes.length ? sniffImage(input.bytes) : null;
-      if (!info) {
-        throw new ApiError(
-          'unsupported_media_type',
-          `Only images can be attached: ${IMAGE_TYPES.map((t) => t.slice(6).toUpperCase()).join(', ')}`,
-        );
-      }
-      checkDimensions(info);
-      await checkQuotas(input.botId, input.sessionId, input.bytes.length);
+      const image = await readImage(input.bytes);
       const id = newMediaId();
       const ref: AttachmentRef = {
         id,
-        content_type: info.contentType,
-        size: input.bytes.length,
-        ...(info.width ? { width: info.width, height: info.height } : {}),
+        content_type: image.contentType,
+        size: image.bytes.length,
+        width: image.width,
+        height: image.height,
       };
-      // In a bucket first: a row never points at an object that is not there.
-      if (deps.bucket) await deps.bucket.put(objectKey(id), input.bytes, info.contentType);
-      await deps.db.query(
-        `INSERT INTO media (id, bot_id, session_id, content_type, size, width, height, sha256, store, data)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-        [
-          id,
-          input.botId,
-          input.sessionId,
-          info.contentType,
-          input.bytes.length,
-          info.width ?? null,
-          info.height ?? null,
-          createHash('sha256').update(input.bytes).digest(),
-          deps.bucket ? 's3' : 'postgres',
-          deps.bucket ? null : input.bytes,
-        ],
-      );
+      // In a bucket first: a row never points at an object that is not there. Refused by a quota, it is removed.
+      if (deps.bucket) await deps.bucket.put(objectKey(id), image.bytes, image.contentType);
+      try {
+        await withTransaction(deps.db, async (tx) => {
+          await lockQuotas(tx, input.botId);
+          await checkQuotas(tx, input.botId, input.sessionId, image.bytes.length);
+          await tx.query(
+            `INSERT INTO media (id, bot_id, session_id, content_type, size, width, height, sha256, store, data)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+            [
+              id,
+              input.botId,
+              input.sessionId,
+              image.contentType,
+              image.bytes.length,
+              image.width,
+              image.height,
+              createHash('sha256').update(image.bytes).digest(),
+              deps.bucket ? 's3' : 'postgres',
+              deps.bucket ? null : image.bytes,
+            ],
+          );
+        });
+      } catch (err) {
+        await deleteObjects([id]).catch(() => undefined);
+        throw err;
+      }
       return ref;
     },
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db';
 
 /**
- * What is missing (docs/decisions.md, "What is missing"): the questions an agent could not answer from its knowledge
+ * What is missing (docs/decisions/063-what-is-missing.md): the questions an agent could not answer from its knowledge
  * (its chat turns that ended in "I can't answer that"), grouped by similarity so the owner writes one answer for the
  * twenty ways visitors asked the same thing.
  */

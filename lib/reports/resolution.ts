@@ -2,7 +2,7 @@ import type { Queryable } from '../db';
 import { errors } from '../errors';
 
 /**
- * What the AI resolved (docs/decisions.md, "What the AI resolved"): the conversations that started in a period, each
+ * What the AI resolved (docs/decisions/064-resolution-report.md): the conversations that started in a period, each
  * in exactly one of these, by what happened in it:
  * - `resolved_by_agent`: the agent answered, never said it could not, no answer was rated down, no person needed;
  * - `not_resolved_by_agent`: no person involved, but the agent said it could not answer or an answer was rated down;

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db';
 
 /**
- * How useful each knowledge source is (docs/decisions.md, "What is missing"): over a period, how many answers named
+ * How useful each knowledge source is (docs/decisions/063-what-is-missing.md): over a period, how many answers named
  * it among their sources, and how visitors rated those answers. A source never used may be dead weight or
  * unreachable by the words visitors use; one often rated down is worth a rewrite.
  */

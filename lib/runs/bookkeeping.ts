@@ -1,5 +1,5 @@
 import type { ModelCatalogue } from '../billing/models';
-import { chargeShardSql, creditBalanceSql } from '../credits/service';
+import { chargeShardSql, creditBalanceSql, creditsFor } from '../credits/service';
 import { type Db, preparedStatement } from '../db';
 import { LIMITS } from '../limits';
 import type { Passage } from '../knowledge/retrieve';
@@ -112,15 +112,8 @@ const FINISH_RUN = preparedStatement(
     SELECT (SELECT ok FROM own) AS owned, (SELECT pg_notify('${DELTA_CHANNEL}', $16) WHERE $16::text IS NOT NULL AND (SELECT ok FROM own)) AS notified`,
 );
 
-/**
- * Credits charged for a run (README, Credits): one per run plus one per started 1 000 tokens, the tokens weighted by
- * the model's price relative to the default (lib/billing/models.ts; the default's weight is 1).
- */
-export function creditsFor(promptTokens: number, completionTokens: number, weight = 1): number {
-  // Weighted tokens are rounded to whole ones first: 1 000 × 2.7 is 2700.0000000000005 in floating point.
-  const weighted = Math.round((promptTokens + completionTokens) * weight);
-  return 1 + Math.ceil(weighted / 1000);
-}
+/** Credits charged for a run (README, Credits): lib/credits/service.ts, where every model use is priced. */
+export { creditsFor };
 
 /** The id of the bot's answer to a chat turn: derived from the run id, so a retried finish writes it once. */
 export function answerMessageId(runId: string): string {

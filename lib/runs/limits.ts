@@ -1,7 +1,7 @@
 import type { ToolCall, Unanswered, WhenUnanswered } from '../../workflows/contracts/agent-run';
 
 /**
- * An agent that knows its limits (docs/decisions.md, "An agent that knows its limits"). In a chat turn the model is
+ * An agent that knows its limits (docs/decisions/059-agent-knows-its-limits.md). In a chat turn the model is
  * given one more tool, `cannot_answer`, to call when its knowledge does not hold the answer; without a model, a
  * question no passage matches is one it cannot answer. Either way the platform says so plainly, in its own words,
  * and — with handoff on — offers a person or hands the conversation over, as the owner chose.

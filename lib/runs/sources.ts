@@ -2,7 +2,7 @@ import type { Passage } from '../knowledge/retrieve';
 import type { AnswerSource } from '../../workflows/contracts/agent-run';
 
 /**
- * Answers name the knowledge sources they used (docs/decisions.md, "Answers name their sources"). The prompt numbers
+ * Answers name the knowledge sources they used (docs/decisions/058-answers-cite-sources.md). The prompt numbers
  * the sources of the passages it gives the model — one number per source, so the passages of one page share it — and
  * asks the model to cite them as `[n]`. The numbers it cites are the answer's sources; an answer drawn from passages
  * that cites none names every source it was given (the model saw them all, and a visitor is better served by a list

@@ -68,10 +68,18 @@ export const Transcript = z
     escalation_reason: EscalationReason,
     after_hours: AfterHoursOfThread,
     briefing: z
-      .object({ text: z.string(), at: z.number().int().describe('Unix ms') })
+      .object({
+        text: z.string(),
+        at: z.number().int().describe('Unix ms'),
+        source: z
+          .enum(['model', 'extractive'])
+          .describe(
+            'Who wrote it: `model` — the platform’s model summarised the conversation (show it as written by AI: what visitors wrote may have steered it); `extractive` — the visitor’s own words quoted',
+          ),
+      })
       .nullable()
       .describe(
-        'A short summary of the conversation written when it was last handed to the team (the model’s, or extractive without one); null before any hand-over',
+        'A short summary of the conversation written when it was last handed to the team (the model’s, or extractive without one or without credits); null before any hand-over',
       ),
     messages: z.array(Message),
     next_cursor: z.string(),

@@ -42,14 +42,54 @@ export const RoleChange = z.object({ role: InvitedRole }).meta({ id: 'RoleChange
 export const MemberParams = z.object({ uid: z.string().min(1).max(64) });
 export const InvitationParams = z.object({ iid: z.string().min(1).max(64) });
 
-/** What a removal or a demotion took with it (docs/decisions.md, "Builder keys and the people who issued them"). */
+const KeyKind = z.enum(['secret', 'identity', 'webhook', 'builder']);
+
+/** A key in force that someone who left the team, or is an operator now, was shown (docs/decisions/keys-outlive-holders.md). */
+export const SeenKey = z
+  .object({
+    bot_id: z.string().nullable().describe("The agent whose key it is; null for a builder key of the workspace's"),
+    bot_name: z.string().nullable(),
+    kind: KeyKind.describe('`secret` (sk_), `identity` (idsec_), `webhook` (whsec_), `builder` (ck_)'),
+    fingerprint: z.string().describe('Of the key they saw, which still works: never the key'),
+    shown_at: z.number().int().describe('When they created or reissued it (and so were shown it)'),
+    seen_by: z.object({
+      id: z.string(),
+      email: z.string(),
+      now: z.enum(['removed', 'operator']).describe('Removed from the team, or made an operator'),
+    }),
+  })
+  .meta({ id: 'SeenKey' });
+export const RotatedKey = z
+  .object({
+    bot_id: z.string().nullable(),
+    bot_name: z.string().nullable(),
+    kind: KeyKind,
+    fingerprint: z.string().describe("The new key's; the revoked one's for a builder key"),
+    key: z
+      .string()
+      .nullable()
+      .describe(
+        'The new key, shown only in this answer; null for a builder key, which is revoked (reissue one if needed)',
+      ),
+  })
+  .meta({ id: 'RotatedKey' });
+
+/** What a removal or a demotion took with it (docs/decisions/106-builder-key-issuers.md). */
 const RevokedCounts = {
   revoked_builder_keys: z.number().int().describe('Builder keys this person had issued, now revoked'),
   revoked_invitations: z.number().int().describe('Pending invitations this person had sent, now revoked'),
+  keys_seen: z
+    .array(SeenKey)
+    .describe(
+      'The keys still in force this person was shown: rotate them (`POST /v1/dashboard/team/seen-keys/rotate`)',
+    ),
+  rotated_keys: z
+    .array(RotatedKey)
+    .describe("Rotated at once by the workspace's `rotate_keys_on_departure`: the new values, shown only here"),
 };
 export const MemberChanged = Member.extend({
   ...RevokedCounts,
-}).meta({ id: 'TeamMemberChanged', description: 'Counts are 0 unless an admin became an operator.' });
+}).meta({ id: 'TeamMemberChanged', description: 'Counts and lists are empty unless the member became an operator.' });
 export const MemberRemoved = z
   .object({ status: z.literal('removed'), ...RevokedCounts })
   .meta({ id: 'TeamMemberRemoved' });
@@ -72,3 +112,17 @@ export const BuilderKey = z
   .meta({ id: 'BuilderKey' });
 export const BuilderKeyList = z.object({ builder_keys: z.array(BuilderKey) }).meta({ id: 'BuilderKeyList' });
 export const BuilderKeyParams = z.object({ kid: z.string().min(1).max(64) });
+
+export const SeenKeyList = z
+  .object({
+    seen_keys: z.array(SeenKey),
+    rotate_keys_on_departure: z
+      .boolean()
+      .describe('Whether the keys a departing person saw are rotated at once (otherwise they are listed here)'),
+  })
+  .meta({ id: 'SeenKeyList' });
+export const RotateSeenKeys = z
+  .object({ user_id: z.string().min(1).max(64).optional().describe('Only the keys this person saw; all when absent') })
+  .meta({ id: 'RotateSeenKeys' });
+export const RotatedKeys = z.object({ rotated: z.array(RotatedKey) }).meta({ id: 'RotatedKeys' });
+export const DepartureSetting = z.object({ rotate_keys_on_departure: z.boolean() }).meta({ id: 'DepartureSetting' });

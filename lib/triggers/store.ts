@@ -8,7 +8,7 @@ import type { Queryable } from '../db';
 /**
  * A signal's body as the run's text (spec: "any bytes"). UTF-8 text without NUL is handed over as it is; anything
  * else (NUL, 0xFF, a binary payload) as base64 behind a fixed note, so the model and the run log can hold every
- * acknowledged body exactly (docs/decisions.md, "Hook bodies that are not text").
+ * acknowledged body exactly (docs/decisions/044-webhook-triggers.md).
  */
 export function signalText(body: Buffer): string {
   let text: string | null;

@@ -14,7 +14,7 @@ export interface WidgetConfig {
   handoff_enabled: boolean;
   /** How the widget looks on the integrator's site (colour, greeting, side, the team's name, avatar). */
   look: WidgetLook;
-  /** Whether a person is there to answer, and how long they usually take (docs/decisions.md, "Is the team there?"). */
+  /** Whether a person is there to answer, and how long they usually take (docs/decisions/100-team-presence.md). */
   team: { online: boolean; typical_reply_seconds: number | null };
   attachments: { max_bytes: number; types: readonly string[] };
   poll_interval_ms: number;

@@ -405,7 +405,10 @@ describe('the dashboard', () => {
       await page.getByText('Nothing is assigned to you').waitFor();
       const box = page.getByTestId('briefing');
       await box.waitFor();
-      expect(await box.locator('summary').textContent()).toBe('Briefingwritten when handed to the team, just now');
+      // The model answered the briefing with a tool call (the visitor's marker): it quotes the conversation, and says so.
+      expect(await box.locator('summary').textContent()).toBe(
+        'BriefingQuoted from the conversationwritten when handed to the team, just now',
+      );
       expect(await box.getAttribute('open')).not.toBeNull();
       const shown = await page.getByTestId('briefing-text').innerText();
       expect(shown.split('\n')).toEqual(briefing.text.split('\n').map((line) => line.replace(/\s+/g, ' ').trim()));

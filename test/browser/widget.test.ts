@@ -5,6 +5,7 @@ import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { http, inOneRateWindow, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { type ShopPage, launchChromium, makePng, startShopPage } from '../support/browser';
+import { pixels } from '../support/images';
 import { stackInfo } from '../support/stack-info';
 
 /**
@@ -304,7 +305,7 @@ describe('the widget on an integrator’s page', () => {
       const media = await fetch(new URL(withImage.attachment!.url, stackInfo().apiUrl));
       expect(media.status).toBe(200);
       expect(media.headers.get('content-type')).toBe('image/png');
-      expect(Buffer.from(await media.arrayBuffer()).equals(png)).toBe(true);
+      expect((await pixels(Buffer.from(await media.arrayBuffer()))).equals(await pixels(png))).toBe(true);
       expect(await thumb.getAttribute('src')).toBe(new URL(withImage.attachment!.url, stackInfo().apiUrl).href);
 
       // Too large an image is refused before it is sent, with a notice.

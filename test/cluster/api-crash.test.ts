@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { type Balancer, startBalancer } from '../../stack/balancer';
 import { startApi, waitForApi } from '../../stack/platform';
 import { type ManagedProcess, freePort } from '../../stack/processes';
@@ -22,7 +23,7 @@ import '../http/api-crash.test';
  *   stream with its end frame, whose text equals the stored answer; the turn ran once, and further retries replay it.
  *
  * The shared cluster's replicas serve the other files running beside this one, so this file kills one of its own: a
- * balancer (stack/balancer.ts) over two API replicas on the cluster's Postgres, Temporal and task queue (the
+ * balancer (Caddy with deploy/Caddyfile, as the cluster runs it: stack/balancer.ts) over two API replicas on the cluster's Postgres, Temporal and task queue (the
  * cluster's workers run the turn).
  */
 const ROUTE = '/v1/api/chat/stream';
@@ -54,7 +55,13 @@ describe('an API replica killed mid-stream, behind the balancer', () => {
       }),
     );
     replicas.push(...started);
-    balancer = await startBalancer({ port: await freePort(), backends: replicas.map((r) => r.url) });
+    balancer = await startBalancer({
+      port: await freePort(),
+      backends: replicas.map((r) => r.url),
+      dataDir: path.join(stackInfo().dataDir, 'api-crash-balancer'),
+      name: 'api-crash-balancer',
+      quiet: true,
+    });
   }, 120_000);
 
   afterAll(async () => {

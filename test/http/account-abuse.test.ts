@@ -143,6 +143,35 @@ describe('guessing passwords', () => {
     for (let i = 0; i < 4; i++) expect((await login('wrong guess!')).status).toBe(401);
   });
 
+  it('counts the account the e-mail names, however it is typed: every spelling shares one budget (issue 40, item 9)', async () => {
+    const bot = await newBot();
+    const [local, domain] = bot.email.split('@');
+    // The same account, typed five ways: capitals, spaces around it, full-width letters (NFKC makes them plain).
+    const spellings = [
+      `${local.toUpperCase()}@${domain.toUpperCase()}`,
+      ` ${bot.email} `,
+      `\uff4f${bot.email.slice(1)}`,
+      `${local}@${domain.replace('example', 'ＥＸＡＭＰＬＥ')}`,
+      bot.email,
+    ];
+    const login = (email: string, password: string) =>
+      http('/v1/auth/login', {
+        body: { email, password },
+        baseUrl: api.url,
+        headers: { 'X-Forwarded-For': uniqueClientAddress() },
+      });
+    for (const email of spellings) expect((await login(email, 'wrong guess!')).status).toBe(401);
+    // Five failures of one account: slowed down, whichever spelling comes next, the right password included.
+    const slowed = await login(bot.email, bot.password);
+    expect([slowed.status, slowed.body.code]).toEqual([429, 'rate_limited']);
+    const wait = Number(slowed.headers.get('retry-after'));
+    await new Promise((r) => setTimeout(r, wait * 1000 + 200));
+    // Any spelling of the address signs in with the right password.
+    const signedIn = await login(`  ${local.toUpperCase()}@${domain} `, bot.password);
+    expect(signedIn.status).toBe(200);
+    expect(signedIn.body).toMatchObject({ user_id: bot.user_id, email: bot.email });
+  });
+
   it('an IPv6 client is counted by its /64: new addresses of the same network do not buy more attempts', async () => {
     await inOneRateWindow();
     const statuses: number[] = [];
@@ -309,6 +338,36 @@ describe('invitation floods', () => {
     const retry = Number(refused.headers.get('retry-after'));
     expect(retry).toBeGreaterThan(22 * 3600 - 120);
     expect(retry).toBeLessThanOrEqual(22 * 3600);
+  });
+});
+
+describe('the invitation e-mail (issue 40, item 9)', () => {
+  it("quotes the workspace's name as its owner's words: on one line, its addresses defused", async () => {
+    const bot = await newBot();
+    const owner = await ownerSession(bot);
+    const name =
+      'Acme\r\n\r\nYour account is suspended. Sign in at https://evil.example/login “now”\u202e\tor www.evil.example';
+    const renamed = await http('/v1/dashboard/workspace', { method: 'PATCH', headers: owner, body: { name } });
+    expect(renamed.status).toBe(200);
+    const email = unique();
+    const invited = await http('/v1/dashboard/team/invitations', {
+      body: { email, role: 'admin' },
+      headers: owner,
+      baseUrl: api.url,
+    });
+    expect(invited.status).toBe(201);
+    const mail = await mailTo(email);
+    expect(mail.subject).toBe("You're invited to a workspace on Agent Platform");
+    const quoted =
+      "“Acme Your account is suspended. Sign in at https[:]//evil[.]example/login 'now' or www[.]evil[.]example”";
+    expect(mail.text).toContain(
+      `You are invited to the workspace ${quoted} on Agent Platform, as an admin, by ${bot.email}.`,
+    );
+    expect(mail.text).toContain('was chosen by its owner, not by Agent Platform');
+    // No line of the message is the name's own, and no address of it can become a link.
+    expect(mail.text.split(/\r?\n/).some((line) => line.startsWith('Your account'))).toBe(false);
+    expect(mail.text).not.toContain('evil.example');
+    expect(mail.text).not.toContain('\u202e');
   });
 });
 

@@ -355,11 +355,12 @@ describe('invitations and roles', () => {
       method: 'DELETE',
       headers: asAdmin,
     });
-    expect(operatorRemoved.body).toEqual({ status: 'removed', revoked_builder_keys: 0, revoked_invitations: 0 });
+    const nothing = { revoked_builder_keys: 0, revoked_invitations: 0, keys_seen: [], rotated_keys: [] };
+    expect(operatorRemoved.body).toEqual({ status: 'removed', ...nothing });
     expect((await http('/v1/auth/me', { headers: asThird })).status).toBe(401);
     // The owner removes the promoted admin: that session stops at once.
     const removed = await http(`/v1/dashboard/team/members/${operator.userId}`, { method: 'DELETE', headers: owner });
-    expect(removed.body).toEqual({ status: 'removed', revoked_builder_keys: 0, revoked_invitations: 0 });
+    expect(removed.body).toEqual({ status: 'removed', ...nothing });
     expect((await http('/v1/auth/me', { headers: asOperator })).status).toBe(401);
     const members = (await http('/v1/dashboard/team', { headers: owner })).body.members;
     expect(members.map((m: { role: string; you: boolean }) => [m.role, m.you])).toEqual([

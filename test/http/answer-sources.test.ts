@@ -7,7 +7,7 @@ import { http as api, newBot, ownerSession, sseFrames, waitUntil } from '../supp
 import { widgetCall, widgetSession } from '../support/widget';
 
 /**
- * Answers name the knowledge sources they used (issue 21, item 1; docs/decisions.md, "Answers name their sources"):
+ * Answers name the knowledge sources they used (issue 21, item 1; docs/decisions/058-answers-cite-sources.md):
  * the sources the model cites as [n], or every source it was given when it cites none, in the chat response, the
  * stream's end frame, the widget's poll and the transcripts.
  */

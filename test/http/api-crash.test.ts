@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type OwnPlatform, http, newBot, startOwnPlatform, testDb, turnRunning } from '../support/helpers';
 
 /**
- * Its own API process, killed while it owns an Idempotency-Key (docs/decisions.md, "Idempotency after a crash"): the
+ * Its own API process, killed while it owns an Idempotency-Key (docs/decisions/051-idempotent-chat-turns.md): the
  * key's lease lapses and a retry takes it over in seconds, joining the turn the dead process started.
  */
 describe('an API process killed while it owns an Idempotency-Key', () => {

@@ -1,5 +1,5 @@
 /**
- * Paying for a plan (docs/decisions.md, "Paying for a plan"): without a payment provider the dashboard says plans are
+ * Paying for a plan (docs/decisions/092-paying-for-a-plan.md): without a payment provider the dashboard says plans are
  * recorded by the operators; with Stripe (a fake speaking its API on loopback) the owner opens a checkout, and the
  * plan changes when Stripe's signed webhook says it is paid — once per event, never on a bad or stale signature — and
  * goes back to Free when the subscription ends.

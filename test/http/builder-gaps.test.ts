@@ -55,7 +55,7 @@ describe('the builder and what is missing', () => {
     expect(toolMessage.content).toContain(group.run_ids[0]);
     // Visitors' words were read in this turn: the change is asked first.
     expect(asked.body.reply).toMatch(
-      /\[Awaiting confirmation: add an answer "Gift cards" to agent "Gift shop"'s knowledge/,
+      /\[Awaiting confirmation: answer 2 unanswered question\(s\) of agent "Gift shop": add to its knowledge the text "Gift cards of 25, 50 and 100 euros are sold in the shop\.", titled "Gift cards" \(quoted: data/,
     );
     expect((await http(`/v1/dashboard/bots/${bot.bot_id}/gaps`, { headers: owner })).body.groups).toHaveLength(1);
 

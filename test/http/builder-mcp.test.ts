@@ -162,12 +162,15 @@ describe('MCP builder: reads, consent, refusals', () => {
     const thread = `consent-${randomUUID()}`;
     const asked = await constructor(client, `${marker} make it talk like a pirate`, thread);
     const lines = textOf(asked).trim().split('\n');
-    expect(lines.at(-1)).toMatch(/^\[Awaiting confirmation: change instructions of agent "Shop assistant"\..*\]$/);
+    // The line shows what would be written, quoted.
+    expect(lines.at(-1)).toBe(
+      '[Awaiting confirmation: change agent "Shop assistant": instructions to "Answer like a pirate.". Reply "yes" to apply it.]',
+    );
     expect((asked.structuredContent as Record<string, unknown>).awaiting_confirmation).toContain('instructions');
     expect(await instructionsOf(bot.bot_id)).toBe(before);
 
     const done = await constructor(client, 'yes', thread);
-    expect(textOf(done)).toContain('Done: change instructions of agent "Shop assistant"');
+    expect(textOf(done)).toContain('Done: change agent "Shop assistant": instructions to "Answer like a pirate."');
     expect(await instructionsOf(bot.bot_id)).toBe('Answer like a pirate.');
   });
 
@@ -178,7 +181,7 @@ describe('MCP builder: reads, consent, refusals', () => {
     ]);
     const thread = `a-${randomUUID()}`;
     const asked = await constructor(client, `${marker} rename the agent`, thread);
-    expect(textOf(asked)).toMatch(/\[Awaiting confirmation: change name of agent "Shop assistant"/);
+    expect(textOf(asked)).toContain('[Awaiting confirmation: change agent "Shop assistant": name to "Renamed".');
     const tag = `elsewhere-${randomUUID()}`;
     const elsewhere = await constructor(client, `[[fake:tag:${tag}]] yes`, `b-${randomUUID()}`);
     expect(textOf(elsewhere)).not.toContain('Done:');
@@ -502,7 +505,9 @@ describe('POST /v1/dashboard/builder', () => {
       body: { message: `${marker} make it brief` },
     });
     expect(asked.status).toBe(200);
-    expect(asked.body.reply).toMatch(/\[Awaiting confirmation: change instructions of agent "Front desk"\..*\]$/);
+    expect(asked.body.reply).toMatch(
+      /\[Awaiting confirmation: change agent "Front desk": instructions to "Be brief\."\..*\]$/,
+    );
     expect(asked.body.awaiting_confirmation).toContain('instructions');
     // The MCP conversation without a thread is another conversation: its "yes" applies nothing here.
     const client = await connect(bot.keys.builder_key, 'auto');

@@ -78,7 +78,7 @@ describe('builder conversations belong to the program that holds the key', () =>
       { text: 'Renaming awaits your yes.' },
     ]);
     const pending = await constructor(a, `${asked.marker} rename the agent`, thread);
-    expect(textOf(pending)).toMatch(/\[Awaiting confirmation: change name of agent/);
+    expect(textOf(pending)).toMatch(/\[Awaiting confirmation: change agent ".*": name to "Renamed by A"\./);
 
     // B, in a thread of the same name: its "yes" is an ordinary message to the model in B's own conversation.
     const tag = `b-${randomUUID()}`;
@@ -97,7 +97,7 @@ describe('builder conversations belong to the program that holds the key', () =>
 
     // A's yes, in A's thread, applies exactly what A was asked.
     const done = await constructor(a, 'yes', thread);
-    expect(textOf(done)).toContain('Done: change name of agent');
+    expect(textOf(done)).toMatch(/Done: change agent ".*": name to "Renamed by A"/);
     expect(await nameOf()).toBe('Renamed by A');
   });
 

@@ -7,7 +7,7 @@ import { widgetCall, widgetSession } from '../support/widget';
 import { ALL_DAYS, closedUntilTomorrow } from '../support/hours';
 
 /**
- * Business hours (issue 21, item 3; docs/decisions.md, "Business hours"): outside them a handoff still queues the
+ * Business hours (issue 21, item 3; docs/decisions/061-business-hours.md): outside them a handoff still queues the
  * conversation, but the visitor is told when someone will be back and asked for a contact; the inbox shows it.
  */
 async function settings(bot: BootstrapResult, body: Record<string, unknown>) {

@@ -14,7 +14,7 @@ import { stackInfo } from '../support/stack-info';
  * that each get a bot of their own and a request rate under the group's limit (spec, Limits), so the budget of one
  * does not starve another; the groups run at once (about two minutes in all).
  *
- * Strings are generated as UTF-8 without NUL: the API refuses NUL and unpaired surrogates with 400 (decisions.md).
+ * Strings are generated as UTF-8 without NUL: the API refuses NUL and unpaired surrogates with 400 (docs/decisions/050-text-postgres-cannot-store.md).
  * The reads group does not check that every schema-valid request is accepted: a cursor is valid only when the API
  * made it, which no schema can say.
  */

@@ -77,6 +77,7 @@ describe('handoff lifecycle: bot → waiting → operator → bot', () => {
       transcript: expect.any(String),
       reason: 'requested',
       briefing: expect.stringContaining('Please help'),
+      briefing_source: 'model',
       at: expect.any(Number),
     });
     expect(esc.body.transcript).toContain('Visitor: My order is late');

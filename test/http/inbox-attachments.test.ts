@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { http, newBot, ownerSession, testDb } from '../support/helpers';
+import { pixels } from '../support/images';
 import { PNG_1X1, widgetCall, widgetSession } from '../support/widget';
 
 describe('images from the operator', () => {
@@ -34,7 +35,10 @@ describe('images from the operator', () => {
     const { id, attachment } = sent.body.message;
     const file = await fetch(attachment.url);
     expect(file.status).toBe(200);
-    expect(Buffer.from(await file.arrayBuffer()).equals(PNG_1X1)).toBe(true);
+    // The picture sent, encoded again without its metadata (lib/media/image.ts).
+    const served = Buffer.from(await file.arrayBuffer());
+    expect(served.length).toBe(attachment.size);
+    expect((await pixels(served)).equals(await pixels(PNG_1X1))).toBe(true);
 
     // The visitor's widget shows it, signed; the public poll has it unsigned; the transcript has it.
     const poll = await widgetCall(bot, `/v1/widget/messages?session_id=${visitor.session_id}`, { token });

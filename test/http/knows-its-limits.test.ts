@@ -5,7 +5,7 @@ import { http, newBot, ownerSession, sseFrames, startActionTarget, testDb, waitU
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /**
- * An agent that knows its limits (issue 21, item 2; docs/decisions.md, "An agent that knows its limits"): the model
+ * An agent that knows its limits (issue 21, item 2; docs/decisions/059-agent-knows-its-limits.md): the model
  * is given a `cannot_answer` tool; when it calls it the visitor reads so plainly and, with handoff on, is offered a
  * person (`handoff_offered`) or handed over at once (the owner's `when_unanswered`), with `reason: unanswered` on the
  * `escalated` webhook.

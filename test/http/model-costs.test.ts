@@ -6,7 +6,7 @@ import { agentctl, http, newBot, ownerSession, testDb } from '../support/helpers
 import { stackInfo } from '../support/stack-info';
 
 /**
- * Cost abuse (issue 17, item 8; docs/decisions.md, "Models and their price"): an agent's model is one of a catalogue,
+ * Cost abuse (issue 17, item 8; docs/decisions/107-model-catalogue.md): an agent's model is one of a catalogue,
  * allowed per plan, and a run's credits are weighted by the model's price. The test stack's default model is
  * `fake-model` (weight 1, every plan); `gpt-4o` is built in at its OpenAI price relative to gpt-4o-mini, paid plans only.
  */

@@ -21,7 +21,7 @@ import { type InProcessApi, type MailingApi, startInProcessApi, startMailingApi 
 import { stackInfo } from '../support/stack-info';
 
 /**
- * Sign-up is verified before credits (issue 17.8, docs/decisions.md "Sign-up is verified before credits"): a workspace
+ * Sign-up is verified before credits (issue 17.8, docs/decisions/111-signup-verification.md): a workspace
  * made by sign-up has no credits — its agents are refused as an empty balance is — until its owner follows the link
  * e-mailed to them, which grants the month's included credits once; a newer link voids the older, resends are limited,
  * an accepted invitation or a confirmed reset proves the mailbox too, and the monthly grant waits for the confirmation.
@@ -113,14 +113,9 @@ describe('a sign-up', () => {
     );
     expect(stored.rows).toEqual([{ plain: false, seconds: 48 * 3600 }]);
 
-    // An agent of the new workspace: a chat on the platform's model gets the empty balance's refusal.
-    const created = await http('/v1/dashboard/bots', { body: { name: 'Helper' }, headers: cookie, baseUrl: api.url });
-    expect(created.status).toBe(201);
-    const key = created.body.keys.secret_key as string;
-    const refused = await http('/v1/api/chat', { key, body: { message: 'hello?' } });
-    expect([refused.status, refused.body.code]).toEqual([503, 'llm_unavailable']);
-    const runs = await testDb().query(`SELECT status, error_code FROM runs WHERE bot_id = $1`, [created.body.bot.id]);
-    expect(runs.rows).toEqual([{ status: 'failed', error_code: 'no_credits' }]);
+    // No agent (and so no key) before the address is confirmed (docs/decisions/keys-outlive-holders.md).
+    const early = await http('/v1/dashboard/bots', { body: { name: 'Helper' }, headers: cookie, baseUrl: api.url });
+    expect([early.status, early.body.code]).toEqual([403, 'forbidden']);
 
     // Two confirmations at once (a double click, two tabs): both say confirmed, one grants.
     const both = await Promise.all([verify(token), verify(token)]);
@@ -135,6 +130,9 @@ describe('a sign-up', () => {
     expect(me.body.user.email_verified).toBe(true);
     expect(me.body.workspace.credits_awaiting_confirmation).toBe(0);
 
+    const created = await http('/v1/dashboard/bots', { body: { name: 'Helper' }, headers: cookie, baseUrl: api.url });
+    expect(created.status).toBe(201);
+    const key = created.body.keys.secret_key as string;
     const answered = await http('/v1/api/chat', { key, body: { message: 'hello again' } });
     expect(answered.status).toBe(200);
     expect(answered.body.answer).toContain('Fake answer: hello again');
@@ -245,6 +243,97 @@ describe('an owner who has not confirmed', () => {
 
     expect((await verify(tokenIn((await mailsTo(email))[0].text)!)).status).toBe(200);
     expect((await invite()).status).toBe(201);
+  });
+});
+
+/** The reset e-mail's token, once it arrived. */
+async function resetTokenFor(email: string) {
+  const mail = await waitUntil('the reset e-mail', async () => {
+    const mails = smtp.messages.filter((m) => m.to.includes(email)).map((m) => parseMessage(m.data));
+    return mails.find((m) => m.subject.startsWith('Reset'));
+  });
+  return /reset-password#token=([A-Za-z0-9]+)/.exec(mail.text)![1];
+}
+
+describe('keys wait for the confirmation (issue 40, item 7)', () => {
+  it('a sign-up gets no agent, no key and no paired client until its address is confirmed', async () => {
+    const { email, cookie, workspaceId } = await signup();
+    const created = await http('/v1/dashboard/bots', { body: { name: 'Helper' }, headers: cookie, baseUrl: api.url });
+    expect([created.status, created.body.code]).toEqual([403, 'forbidden']);
+    expect(created.body.error).toMatch(/Confirm your e-mail address/);
+    // A builder client asking to connect: the owner's approval would issue a key.
+    const started = await http('/v1/mcp-pair/start', { body: { device: 'Claude Desktop' } });
+    const approved = await http(`/v1/dashboard/mcp-pair/${started.body.code}/approve`, {
+      method: 'POST',
+      headers: cookie,
+      baseUrl: api.url,
+    });
+    expect([approved.status, approved.body.code]).toEqual([403, 'forbidden']);
+    const held = await testDb().query(
+      `SELECT (SELECT count(*)::int FROM bots WHERE workspace_id = $1) AS bots,
+              (SELECT count(*)::int FROM api_keys WHERE workspace_id = $1) AS keys`,
+      [workspaceId],
+    );
+    expect(held.rows).toEqual([{ bots: 0, keys: 0 }]);
+
+    expect((await verify(tokenIn((await mailsTo(email))[0].text)!)).status).toBe(200);
+    const later = await http('/v1/dashboard/bots', { body: { name: 'Helper' }, headers: cookie, baseUrl: api.url });
+    expect(later.status).toBe(201);
+    expect(later.body.keys.secret_key).toMatch(/^sk_/);
+  });
+
+  it("a stranger's sign-up with your address holds nothing once your password reset takes the account", async () => {
+    const email = unique();
+    const stranger = await signup({ email, workspace_name: 'Not yours' });
+    const tried = await http('/v1/dashboard/bots', {
+      body: { name: 'Mine now' },
+      headers: stranger.cookie,
+      baseUrl: api.url,
+    });
+    expect(tried.status).toBe(403);
+
+    // The address's real owner resets the password: signed in, the address proved, the stranger signed out.
+    expect((await http('/v1/auth/password-reset', { body: { email }, baseUrl: api.url })).status).toBe(202);
+    const reset = await http('/v1/auth/password-reset/confirm', {
+      body: { token: await resetTokenFor(email), password: 'the real owner now' },
+      baseUrl: api.url,
+    });
+    expect(reset.status).toBe(200);
+    expect(reset.body.user.email_verified).toBe(true);
+    expect((await http('/v1/auth/me', { headers: stranger.cookie, baseUrl: api.url })).status).toBe(401);
+    const keys = await testDb().query(`SELECT count(*)::int AS n FROM api_keys WHERE workspace_id = $1`, [
+      stranger.workspaceId,
+    ]);
+    expect(keys.rows[0].n).toBe(0);
+  });
+
+  it('an account made before sign-ups had to confirm: the reset that first proves the address stops its keys', async () => {
+    // As a sign-up made before this change: an owner who never confirmed, with an agent and its keys.
+    const bot = await newBot();
+    await testDb().query(`UPDATE users SET email_verified_at = NULL WHERE id = $1`, [bot.user_id]);
+    expect((await http('/v1/api/knowledge', { key: bot.keys.secret_key })).status).toBe(200);
+
+    expect((await http('/v1/auth/password-reset', { body: { email: bot.email }, baseUrl: api.url })).status).toBe(202);
+    const reset = await http('/v1/auth/password-reset/confirm', {
+      body: { token: await resetTokenFor(bot.email), password: 'the real owner now' },
+      baseUrl: api.url,
+    });
+    expect(reset.status).toBe(200);
+    const cookie = cookieOf(reset);
+    const refused = await http('/v1/api/knowledge', { key: bot.keys.secret_key });
+    expect([refused.status, refused.body.code]).toEqual([401, 'invalid_key']);
+    const view = (await http(`/v1/dashboard/bots/${bot.bot_id}`, { headers: cookie, baseUrl: api.url })).body;
+    // Its signing secrets were replaced by ones nobody was shown; its public key (in web pages) stays.
+    expect(view.visitor_identity_secret_fingerprint).not.toBe(`idsec_…${bot.keys.visitor_identity_secret.slice(-4)}`);
+    expect(view.handoff_webhook_secret_fingerprint).not.toBe(`whsec_…${bot.keys.handoff_webhook_secret.slice(-4)}`);
+    expect([view.public_key, view.secret_key_fingerprint]).toEqual([bot.keys.public_key, null]);
+    // The owner, now proved, reissues what they need.
+    const issued = await http(`/v1/dashboard/bots/${bot.bot_id}/secret`, {
+      method: 'POST',
+      headers: cookie,
+      baseUrl: api.url,
+    });
+    expect((await http('/v1/api/knowledge', { key: issued.body.key })).status).toBe(200);
   });
 });
 

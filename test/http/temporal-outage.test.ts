@@ -66,8 +66,7 @@ async function startOwnTemporal(): Promise<OwnTemporal> {
 }
 
 /**
- * A Temporal server of its own, with its own worker and API, so stopping it disturbs no other test (docs/decisions.md,
- * "Outages of a dependency").
+ * A Temporal server of its own, with its own worker and API, so stopping it disturbs no other test (docs/decisions/024-temporal-outage.md).
  */
 describe('Temporal stopped while the platform runs', () => {
   let temporal: OwnTemporal;

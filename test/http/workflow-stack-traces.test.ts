@@ -1,7 +1,7 @@
 /**
  * The Temporal UI's "Stack Trace" of a running conversation (the `__stack_trace` query): off by default, because
- * collecting it takes a source-mapped stack trace of every promise a workflow makes (patches/, docs/decisions.md "The
- * CPU a streamed turn costs"); on with WORKER_WORKFLOW_STACK_TRACES=true, for the time someone debugs a stuck workflow.
+ * collecting it takes a source-mapped stack trace of every promise a workflow makes (patches/, docs/decisions/119-streamed-turn-cpu.md);
+ * on with WORKER_WORKFLOW_STACK_TRACES=true, for the time someone debugs a stuck workflow.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';

@@ -12,7 +12,8 @@
  *   POST /v1/embeddings         deterministic hashed bag-of-words vectors, 64 dims unless `dimensions` is given
  *   GET  /v1/models, GET /v1/models/:id
  *   POST /_control/script       {tag, steps}: same as fake.script(tag, steps), for tests in other processes
- *   GET  /_control/requests     ?tag=T filters to requests carrying [[fake:script:T]] or [[fake:tag:T]]
+ *   GET  /_control/requests     ?tag=T filters to requests carrying [[fake:script:T]] or [[fake:tag:T]]; a chat
+ *                               completion's record holds the `usage` it was answered with
  *   POST /_control/reset        same as fake.reset()
  *   /v1 endpoints require an Authorization header (like OpenAI); it is never recorded.
  *
@@ -74,6 +75,8 @@ export interface RecordedRequest {
   /** Script tags and tag: labels, for filtering. */
   tags: string[];
   receivedAt: number;
+  /** The token counts a chat completion was answered with (what the platform charges credits for). */
+  usage?: { prompt_tokens: number; completion_tokens: number };
 }
 
 export interface Step {
@@ -211,7 +214,7 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
     const headers = { ...req.headers };
     delete headers.authorization;
     delete headers['api-key'];
-    requests.push({
+    const recorded: RecordedRequest = {
       method: req.method ?? 'GET',
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
@@ -220,7 +223,8 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
       directives: plan.raw,
       tags: plan.tags,
       receivedAt: Date.now(),
-    });
+    };
+    requests.push(recorded);
 
     if (!req.headers.authorization) {
       return sendError(
@@ -239,7 +243,7 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
     }
 
     const signal = requestSignal(res, lifetime.signal);
-    if (route === 'POST /v1/chat/completions') return handleChat(req, res, body, plan, signal);
+    if (route === 'POST /v1/chat/completions') return handleChat(req, res, body, plan, signal, recorded);
     if (route === 'POST /v1/embeddings') return handleEmbeddings(req, res, body, plan, signal);
     if (route === 'GET /v1/models') {
       return sendJson(res, 200, { object: 'list', data: MODELS.map(modelObject) });
@@ -277,6 +281,7 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
     body: any,
     plan: Plan,
     signal: AbortSignal,
+    recorded: RecordedRequest,
   ): Promise<void> {
     if (!hasModel(body))
       return sendError(res, 400, 'invalid_request_error', null, 'you must provide a model parameter');
@@ -358,6 +363,7 @@ export async function startFakeOpenAI(opts: { port?: number } = {}): Promise<Fak
 
     reply = applyMaxTokens(reply, body);
     const usage = usageFor(messages, reply);
+    recorded.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
     if (stream) return streamReply(res, body, reply, usage, plan.pace, signal);
     if (plan.pace) await sleep(plan.pace.totalMs, signal); // a paced model answers whole only at the end
     if (signal.aborted) return;

@@ -196,11 +196,17 @@ export async function ownerSession(bot: BootstrapResult): Promise<Record<string,
   return { Cookie: cookie };
 }
 
+/** A request the fake OpenAI received; a chat completion's holds the token counts it was answered with. */
+export interface FakeRequest {
+  body: Record<string, any>;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+}
+
 /** Chat-completion requests the fake OpenAI received carrying `[[fake:tag:<tag>]]` (or a script tag). */
-export async function fakeRequests(tag: string): Promise<{ body: Record<string, any> }[]> {
+export async function fakeRequests(tag: string): Promise<FakeRequest[]> {
   const base = stackInfo().fakeOpenAIUrl.replace(/\/v1\/?$/, '');
   const res = await fetch(`${base}/_control/requests?tag=${encodeURIComponent(tag)}`);
-  const json = (await res.json()) as { requests: { body: Record<string, any> }[] } | { body: Record<string, any> }[];
+  const json = (await res.json()) as { requests: FakeRequest[] } | FakeRequest[];
   return Array.isArray(json) ? json : json.requests;
 }
 

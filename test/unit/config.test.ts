@@ -49,6 +49,63 @@ describe('configuration', () => {
     }
   });
 
+  it('refuses Temporal TLS settings that would silently do less: half a certificate pair, TLS files without TLS', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        parseConfig({ ...valid, ...env });
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    const cert = { TEMPORAL_TLS_CERT_PATH: '/etc/temporal/client.pem' };
+    const key = { TEMPORAL_TLS_KEY_PATH: '/etc/temporal/client.key' };
+    // A certificate without its key (or the key alone) would connect without a client certificate.
+    expect(problems({ TEMPORAL_TLS: 'true', ...cert })).toEqual([
+      expect.stringMatching(/^TEMPORAL_TLS_KEY_PATH: is required with TEMPORAL_TLS_CERT_PATH/),
+    ]);
+    expect(problems({ TEMPORAL_TLS: 'true', ...key })).toEqual([
+      expect.stringMatching(/^TEMPORAL_TLS_CERT_PATH: is required with TEMPORAL_TLS_KEY_PATH/),
+    ]);
+    // TLS settings with TEMPORAL_TLS false (or unset) would connect in plain text: each is named.
+    expect(problems({ TEMPORAL_TLS: 'false', ...cert, ...key })).toEqual([
+      expect.stringMatching(/^TEMPORAL_TLS_CERT_PATH: is set but TEMPORAL_TLS is not true.*plain text/),
+      expect.stringMatching(/^TEMPORAL_TLS_KEY_PATH: is set but TEMPORAL_TLS is not true/),
+    ]);
+    for (const [name, value] of [
+      ['TEMPORAL_TLS_CA_PATH', '/etc/temporal/ca.pem'],
+      ['TEMPORAL_TLS_SERVER_NAME', 'temporal.internal'],
+    ]) {
+      expect(problems({ [name]: value })).toEqual([
+        expect.stringMatching(new RegExp(`^${name}: is set but TEMPORAL_TLS is not true`)),
+      ]);
+    }
+    expect(problems({ TEMPORAL_TLS: 'false', ...cert })).toHaveLength(2);
+    // What does what it says is accepted.
+    expect(problems({ TEMPORAL_TLS: 'true', ...cert, ...key, TEMPORAL_TLS_CA_PATH: '/ca.pem' })).toEqual([]);
+    expect(problems({ TEMPORAL_TLS: 'true', TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' })).toEqual([]);
+    expect(problems({ TEMPORAL_TLS: 'false' })).toEqual([]);
+  });
+
+  it('the worker and the API refuse to start on such TLS settings, saying what is wrong', async () => {
+    const root = path.join(__dirname, '..', '..');
+    const start = (entry: string, env: Record<string, string>) =>
+      new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', path.join(root, entry)],
+          { cwd: root, env: { PATH: process.env.PATH, ...valid, ...env }, timeout: 30_000 },
+          (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr }),
+        );
+      });
+    const worker = await start('worker/main.ts', { TEMPORAL_TLS: 'true', TEMPORAL_TLS_CERT_PATH: '/x/client.pem' });
+    expect(worker.code).toBe(78);
+    expect(worker.stderr).toMatch(/Invalid configuration:\n {2}- TEMPORAL_TLS_KEY_PATH: is required/);
+    const api = await start('api/server.ts', { TEMPORAL_TLS: 'false', TEMPORAL_TLS_CA_PATH: '/x/ca.pem' });
+    expect(api.code).toBe(78);
+    expect(api.stderr).toContain('TEMPORAL_TLS_CA_PATH: is set but TEMPORAL_TLS is not true');
+  });
+
   it('a bad value stops the process with a message naming the variable', async () => {
     const root = path.join(__dirname, '..', '..');
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {

@@ -1,61 +1,48 @@
 import { describe, expect, it } from '@jest/globals';
-import { sniffImage } from '../../lib/media/image';
+import sharp from 'sharp';
+import { readImage } from '../../lib/media/image';
 import { signV4 } from '../../lib/media/s3';
 import { createSecretBox } from '../../lib/secret-box';
 import { visitorToken, visitorTokenMatches } from '../../lib/widget/visitor-token';
 import { WidgetOrigin } from '../../lib/schemas/dashboard';
+import { pngDeclaring, realImage } from '../support/images';
 import { PNG_1X1 } from '../support/widget';
 
 const GIF_1X1 = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
-/** SOI, an APP0 (JFIF) segment, then a baseline frame header: 2 rows of 3 pixels. */
-const JPEG_3X2 = Buffer.from(
-  'ffd8' + 'ffe000104a46494600010100000100010000' + 'ffc0001108000200030301220002110103110' + '1ffd9',
-  'hex',
-);
 
-function webp(chunk: 'VP8L' | 'VP8X', width: number, height: number): Buffer {
-  const b = Buffer.alloc(40);
-  b.write('RIFF', 0, 'latin1');
-  b.writeUInt32LE(32, 4);
-  b.write('WEBP', 8, 'latin1');
-  b.write(chunk, 12, 'latin1');
-  b.writeUInt32LE(20, 16);
-  if (chunk === 'VP8L') {
-    b[20] = 0x2f;
-    b.writeUInt32LE((width - 1) | ((height - 1) << 14), 21);
-  } else {
-    b.writeUIntLE(width - 1, 24, 3);
-    b.writeUIntLE(height - 1, 27, 3);
-  }
-  return b;
-}
-
-describe('sniffImage: the type from the bytes', () => {
-  it('recognises PNG, GIF, JPEG and WebP with their size', () => {
-    expect(sniffImage(PNG_1X1)).toEqual({ contentType: 'image/png', width: 1, height: 1 });
-    expect(sniffImage(GIF_1X1)).toEqual({ contentType: 'image/gif', width: 1, height: 1 });
-    expect(sniffImage(JPEG_3X2)).toEqual({ contentType: 'image/jpeg', width: 3, height: 2 });
-    expect(sniffImage(webp('VP8L', 4, 3))).toEqual({ contentType: 'image/webp', width: 4, height: 3 });
-    expect(sniffImage(webp('VP8X', 640, 480))).toEqual({ contentType: 'image/webp', width: 640, height: 480 });
+describe('readImage: the type from the bytes', () => {
+  it('recognises PNG, GIF, JPEG and WebP with their size, whatever they were called', async () => {
+    expect(await readImage(PNG_1X1)).toMatchObject({ contentType: 'image/png', width: 1, height: 1 });
+    expect(await readImage(GIF_1X1)).toMatchObject({ contentType: 'image/gif', width: 1, height: 1 });
+    expect(await readImage(await realImage('jpeg', 3, 2))).toMatchObject({
+      contentType: 'image/jpeg',
+      width: 3,
+      height: 2,
+    });
+    expect(await readImage(await realImage('webp', 640, 480))).toMatchObject({
+      contentType: 'image/webp',
+      width: 640,
+      height: 480,
+    });
   });
 
-  it('refuses everything else, whatever it claims to be', () => {
+  it('refuses everything else with 415, whatever it claims to be', async () => {
+    const tiff = await sharp({ create: { width: 2, height: 2, channels: 3, background: 'red' } })
+      .tiff()
+      .toBuffer();
     for (const bytes of [
-      Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'),
+      Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>'),
       Buffer.from('<html><script>alert(1)</script>'),
-      Buffer.from('GIF89a'),
-      PNG_1X1.subarray(0, 16), // signature without its header
+      tiff, // an image, but no browser shows it
       Buffer.from('RIFF\0\0\0\0WAVEfmt '),
       Buffer.from('%PDF-1.4'),
       Buffer.alloc(64),
       Buffer.alloc(0),
     ]) {
-      expect(sniffImage(bytes)).toBeNull();
+      await expect(readImage(bytes)).rejects.toMatchObject({ code: 'unsupported_media_type' });
     }
-    // A header stating a zero-sized image is no image.
-    const zero = Buffer.from(PNG_1X1);
-    zero.writeUInt32BE(0, 16);
-    expect(sniffImage(zero)).toBeNull();
+    // A header stating a zero-sized image is no image anyone can look at.
+    await expect(readImage(pngDeclaring(0, 1))).rejects.toMatchObject({ code: 'bad_request' });
   });
 });
 

@@ -20,7 +20,7 @@ describe('children of stack (stack/processes.ts)', () => {
   it('do not outlive a parent that exits without stopping them', async () => {
     // A parent that starts a long-running child and exits at once, as jest does when another project's setup fails.
     const script = `
-      const { startProcess } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'stack', 'processes'))});
+      const { startProcess } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'stack', 'processes'))});
       const p = startProcess('sleeper', 'sleep', ['60'], { quiet: true });
       p.child.once('spawn', () => { process.stdout.write(String(p.child.pid)); process.exit(3); });
     `;
@@ -38,7 +38,7 @@ describe('children of stack (stack/processes.ts)', () => {
   /** A parent that starts a sleeping child, prints its pid and waits; `own` is its own handler for SIGTERM, if any. */
   function parentWithChild(own = '') {
     const script = `
-      const { startProcess } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'lib', 'stack', 'processes'))});
+      const { startProcess } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'stack', 'processes'))});
       ${own}
       const p = startProcess('sleeper', 'sleep', ['60'], { quiet: true });
       p.child.once('spawn', () => process.stdout.write(String(p.child.pid) + '\\n'));

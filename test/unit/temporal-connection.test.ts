@@ -53,6 +53,11 @@ describe('Temporal connection options', () => {
     expect(options.tls).toEqual({ clientCertPair: undefined });
   });
 
+  it('refuses half a certificate pair, even in a configuration not read by parseConfig', () => {
+    const config = { ...parseConfig({ ...base, TEMPORAL_TLS: 'true' }), TEMPORAL_TLS_CERT_PATH: '/x/client.pem' };
+    expect(() => temporalConnectionOptions(config)).toThrow(/TEMPORAL_TLS_KEY_PATH: is required/);
+  });
+
   it('is what the worker, the API and agentctl connect with', () => {
     const source = (file: string) => readFileSync(path.join(__dirname, '..', '..', file), 'utf8');
     // The worker's own connection adds only its compression to the shared options (test/unit/worker-capacity.test.ts).

@@ -1,6 +1,6 @@
 /**
  * The watch on the worker's workflow thread (patches/@temporalio+worker+1.24.0.patch, WorkerThreadClient.watchLiveness;
- * docs/decisions.md "The workflow thread's deadlock guard"), driven with a stand-in for the thread: it ends the process
+ * docs/decisions/125-workflow-thread-deadlock-guard.md), driven with a stand-in for the thread: it ends the process
  * when the thread answers nothing past the limit while a request waits, and it does not when the answer came but waits,
  * unread, behind a block of the worker's own main thread.
  */

@@ -1,5 +1,5 @@
 /**
- * The workflow thread's deadlock guard (patches/, docs/decisions.md "The workflow thread's deadlock guard"). The SDK
+ * The workflow thread's deadlock guard (patches/, docs/decisions/125-workflow-thread-deadlock-guard.md). The SDK
  * puts a timeout on every call into a workflow's sandbox, and Node starts and joins a watchdog thread for each such
  * call: a measurable share of a turn's CPU. By default the worker's main thread watches the workflow thread as a whole
  * instead, and ends the process, naming the run, when a workflow holds the thread past the limit; with

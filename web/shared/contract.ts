@@ -38,6 +38,9 @@ export type VisitorPanel = z.infer<typeof operator.VisitorPanel>;
 export type TeamMember = z.infer<typeof team.Member>;
 export type Invitation = z.infer<typeof team.Invitation>;
 export type BuilderKey = z.infer<typeof team.BuilderKey>;
+/** A key in force that someone who left the team (or is an operator now) was shown; its rotation's new value. */
+export type SeenKey = z.infer<typeof team.SeenKey>;
+export type RotatedKey = z.infer<typeof team.RotatedKey>;
 
 /** The widget's poll: the spec's, with the operator's first name on a dashboard reply and the satisfaction question. */
 export type WidgetPoll = z.infer<typeof widget.WidgetPollResponse>;

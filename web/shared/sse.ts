@@ -1,3 +1,4 @@
+import { createParser } from 'eventsource-parser';
 import { type AnswerSource, readSources } from './sources';
 
 /**
@@ -80,44 +81,22 @@ export function toFrame(json: unknown): StreamFrame | null {
   return null;
 }
 
-/**
- * Splits what has been received so far into complete frames and the unfinished rest, which the caller keeps and
- * prepends to the next chunk. Pure: no I/O, so it is tested and reasoned about on strings alone. Lines other than
- * `data:` (comments, `event:`, `id:`) are ignored; several `data:` lines of one event are joined with a newline, as
- * the EventSource standard does.
- */
-export function parseSse(buffer: string): { frames: StreamFrame[]; rest: string } {
-  // CRLF and CR line ends read as LF; a CR last in the buffer waits, since its LF may come in the next chunk.
-  const text = buffer.replace(/\r\n|\r(?!$)/g, '\n');
-  const frames: StreamFrame[] = [];
-  let start = 0;
-  for (;;) {
-    const end = text.indexOf('\n\n', start);
-    if (end < 0) break;
-    const block = text.slice(start, end);
-    start = end + 2;
-    const data = block
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
-      .join('\n');
-    if (!data) continue;
-    let json: unknown;
-    try {
-      json = JSON.parse(data);
-    } catch {
-      continue; // a broken frame is skipped; the end frame (or the connection's end) still finishes the turn
-    }
-    const frame = toFrame(json);
-    if (frame) frames.push(frame);
+/** One event's data as a frame; null for a broken or unknown one (skipped: the end frame, or the body's end, still
+ * finishes the turn). */
+function frameOf(data: string): StreamFrame | null {
+  try {
+    return toFrame(JSON.parse(data));
+  } catch {
+    return null;
   }
-  return { frames, rest: text.slice(start) };
 }
 
 /**
- * Reads a response body's frames to its end, handing each to `onFrame` as soon as it is complete (a character split
- * between two network reads is kept for the next). `ended`: the end frame came; `broken`: the connection failed
- * before the body's end (what was read is handed on first).
+ * Reads a response body's frames to its end, handing each to `onFrame` as soon as it is complete. The event stream is
+ * parsed by `eventsource-parser` (line ends, comments, `event:` and `id:` lines, several `data:` lines of one event
+ * joined with a newline, as the EventSource standard says); a character split between two network reads is kept for
+ * the next. `ended`: the end frame came; `broken`: the connection failed before the body's end (what was read is
+ * handed on first).
  */
 export async function readFrames(
   body: ReadableStream<Uint8Array>,
@@ -125,18 +104,19 @@ export async function readFrames(
 ): Promise<{ ended: boolean; broken: boolean }> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  let buffer = '';
   let ended = false;
+  const parser = createParser({
+    onEvent: ({ data }) => {
+      const frame = frameOf(data);
+      if (!frame) return;
+      if (frame.type === 'end') ended = true;
+      onFrame(frame);
+    },
+  });
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
-      const parsed = parseSse(buffer);
-      buffer = parsed.rest;
-      for (const frame of parsed.frames) {
-        if (frame.type === 'end') ended = true;
-        onFrame(frame);
-      }
+      parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }));
       if (done) return { ended, broken: false };
     }
   } catch {

@@ -51,7 +51,7 @@ export interface ToolCall {
 }
 
 /**
- * A knowledge source an answer used (docs/decisions.md, "Answers name their sources"), in the wire shape of the
+ * A knowledge source an answer used (docs/decisions/058-answers-cite-sources.md), in the wire shape of the
  * chat response, the stream's end frame and transcripts: stored and carried as is.
  */
 export interface AnswerSource {
@@ -67,7 +67,7 @@ export interface AnswerSource {
 export type WhenUnanswered = 'offer' | 'hand_over';
 
 /**
- * An answer the agent could not give from its knowledge (docs/decisions.md, "An agent that knows its limits"): it
+ * An answer the agent could not give from its knowledge (docs/decisions/059-agent-knows-its-limits.md): it
  * offered a person, handed the conversation over, or (handoff off) only said so.
  */
 export type Unanswered = 'offer' | 'hand_over' | 'said';

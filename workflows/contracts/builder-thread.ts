@@ -71,6 +71,23 @@ export interface BuilderToolCall {
 export interface BuilderThought {
   text: string;
   toolCalls: BuilderToolCall[];
+  /**
+   * The model's tokens, when the model answered (absent for a refusal decided before it, and in steps recorded before
+   * builder turns were charged): the turn is charged for them (`BuilderChargeInput`).
+   */
+  promptTokens?: number;
+  completionTokens?: number;
+}
+
+/**
+ * A builder turn that asked the platform's model, charged to its workspace as a run that finishes is (README, Credits):
+ * 1 + one credit per started 1 000 tokens of the model steps that answered; once per turn whatever retries happen.
+ */
+export interface BuilderChargeInput {
+  workspaceId: string;
+  turnId: string;
+  promptTokens: number;
+  completionTokens: number;
 }
 
 /** A chat message of a builder conversation as the model sees it (the OpenAI wire shape, kept plain). */

@@ -1,6 +1,6 @@
 /**
  * A workflow that, when asked to, never yields: the bug the workflow thread's deadlock guard is for (patches/,
- * docs/decisions.md "The workflow thread's deadlock guard"). Test only; run by test/support/spinning-worker.ts.
+ * docs/decisions/125-workflow-thread-deadlock-guard.md). Test only; run by test/support/spinning-worker.ts.
  */
 export async function spinningWorkflow(spin: boolean): Promise<string> {
   if (spin) {

@@ -6,7 +6,7 @@ import { Button, describeFailure, formatNumber } from './ui';
 import './email-confirmation.css';
 
 /**
- * Confirming one's e-mail address (docs/decisions.md, "Sign-up is verified before credits"): the banner the signed-in
+ * Confirming one's e-mail address (docs/decisions/111-signup-verification.md): the banner the signed-in
  * pages show until it is confirmed, and "send a new link", which the /verify-email page offers too.
  */
 

@@ -1,6 +1,6 @@
 /**
- * What the widget says when a conversation was handed over outside the team's hours (docs/decisions.md, "Business
- * hours"): that nobody is coming now, and when the team is back, in the visitor's own time zone and locale. DOM-free.
+ * What the widget says when a conversation was handed over outside the team's hours (docs/decisions/061-business-hours.md):
+ * that nobody is coming now, and when the team is back, in the visitor's own time zone and locale. DOM-free.
  */
 
 const DAY_MS = 86_400_000;

@@ -13,7 +13,9 @@ import type {
   LedgerEntry as LedgerEntryView,
   NotificationView,
   PlanView,
+  RotatedKey,
   SavedReplyView,
+  SeenKey,
   TeamMember,
   Teammate,
   UsageView,
@@ -25,6 +27,8 @@ import { call, query, seg } from './client';
 export type {
   Attachment,
   BuilderKey,
+  RotatedKey,
+  SeenKey,
   Invitation,
   MessageEvent,
   Teammate,
@@ -126,10 +130,24 @@ export const teamApi = {
   remove: (uid: string) => call<{ status: string } & Revoked>('DELETE', `/v1/dashboard/team/members/${seg(uid)}`),
   builderKeys: () => call<{ builder_keys: BuilderKey[] }>('GET', '/v1/dashboard/team/builder-keys'),
   revokeBuilderKey: (id: string) => call<{ status: string }>('DELETE', `/v1/dashboard/team/builder-keys/${seg(id)}`),
+  seenKeys: () =>
+    call<{ seen_keys: SeenKey[]; rotate_keys_on_departure: boolean }>('GET', '/v1/dashboard/team/seen-keys'),
+  /** Rotates the keys in force that people who left saw (one person's with `userId`); idempotent. */
+  rotateSeenKeys: (userId?: string) =>
+    call<{ rotated: RotatedKey[] }>('POST', '/v1/dashboard/team/seen-keys/rotate', userId ? { user_id: userId } : {}),
+  setRotateOnDeparture: (rotate: boolean) =>
+    call<{ rotate_keys_on_departure: boolean }>('PUT', '/v1/dashboard/team/seen-keys/settings', {
+      rotate_keys_on_departure: rotate,
+    }),
 };
 
-/** What a removal or a demotion took with it: the builder keys and pending invitations the person had issued. */
+/**
+ * What a removal or a demotion took with it: the builder keys and pending invitations the person had issued, the keys
+ * in force they were shown (to rotate), or those rotated at once by the workspace's setting (new values, shown once).
+ */
 export interface Revoked {
   revoked_builder_keys: number;
   revoked_invitations: number;
+  keys_seen: SeenKey[];
+  rotated_keys: RotatedKey[];
 }

@@ -25,7 +25,9 @@ export function AgentsPage() {
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<{ bot: Bot; keys: BotKeys } | undefined>();
 
-  const createButton = session.admin && !creating && (
+  // A workspace made by sign-up gets agents, and so keys, once its owner's address is confirmed (the API says 403).
+  const unconfirmed = !session.me.user.email_verified;
+  const createButton = session.admin && !unconfirmed && !creating && (
     <Button variant="primary" onClick={() => setCreating(true)}>
       New agent
     </Button>
@@ -53,7 +55,12 @@ export function AgentsPage() {
           {({ bots }) =>
             bots.length === 0 ? (
               <Empty title="No agents yet">
-                {session.admin ? (
+                {unconfirmed ? (
+                  <p data-testid="agents-wait-for-confirmation">
+                    Confirm your e-mail address to create your first agent: an agent comes with keys, and keys are
+                    issued once the address is shown to be yours. Follow the link we sent you, or send it again above.
+                  </p>
+                ) : session.admin ? (
                   <p>Create your first agent: give it a name, then teach it with texts or a scan of your site.</p>
                 ) : (
                   <p>An owner or admin of the workspace creates agents.</p>

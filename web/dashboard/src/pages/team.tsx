@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type Invitation, type Member, type Revoked, teamApi } from '../api/ops';
+import { type Invitation, type Member, type Revoked, type RotatedKey, teamApi } from '../api/ops';
 import { roleLabel } from '../layout';
 import { useSession } from '../session';
 import {
@@ -19,6 +19,7 @@ import {
   valueOf,
 } from '../ui';
 import { BuilderKeys } from './team-builder-keys';
+import { SeenKeys } from './team-seen-keys';
 import './team.css';
 
 /**
@@ -39,15 +40,24 @@ const ROLE_HELP: Record<string, string> = {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-/** " 2 builder keys and 1 invitation they issued were revoked." — or nothing when there were none. */
+/**
+ * " 2 builder keys and 1 invitation they issued were revoked." and what of the keys they were shown: to rotate, or
+ * rotated — or nothing when there was nothing.
+ */
 function revokedText(revoked: Revoked | undefined): string {
   const keys = revoked?.revoked_builder_keys ?? 0;
   const invitations = revoked?.revoked_invitations ?? 0;
   const parts: string[] = [];
   if (keys) parts.push(plural(keys, 'builder key'));
   if (invitations) parts.push(plural(invitations, 'invitation'));
-  if (!parts.length) return '';
-  return ` ${parts.join(' and ')} they issued ${keys + invitations === 1 ? 'was' : 'were'} revoked.`;
+  const said = parts.length
+    ? ` ${parts.join(' and ')} they issued ${keys + invitations === 1 ? 'was' : 'were'} revoked.`
+    : '';
+  const seen = revoked?.keys_seen.length ?? 0;
+  const rotated = revoked?.rotated_keys.length ?? 0;
+  if (rotated) return `${said} ${plural(rotated, 'key')} they saw ${rotated === 1 ? 'was' : 'were'} rotated.`;
+  if (seen) return `${said} They were shown ${plural(seen, 'key')} that still work: rotate them under Keys to rotate.`;
+  return said;
 }
 
 const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
@@ -70,14 +80,24 @@ export function TeamPage() {
   const myRole = session.role;
   const team = useResource(() => teamApi.list(), []);
   const keys = useResource(() => teamApi.builderKeys(), []);
+  const seen = useResource(() => teamApi.seenKeys(), []);
+  const [rotated, setRotated] = useState<RotatedKey[] | undefined>();
   const [invited, setInvited] = useState<{ email: string; url: string; emailed: boolean } | undefined>();
   const [removing, setRemoving] = useState<Member | undefined>();
   const [message, setMessage] = useState('');
 
-  /** The invitations and builder keys a removed or demoted person issued are gone: read both again. */
-  const refreshIssued = () => {
+  /**
+   * The invitations and builder keys a removed or demoted person issued are gone: read both again, and the keys they
+   * were shown (to rotate; or rotated at once, whose new values are shown once).
+   */
+  const refreshIssued = (revoked?: Revoked) => {
     team.reload();
     keys.reload();
+    seen.reload();
+    if (revoked?.rotated_keys.length) setRotated(revoked.rotated_keys);
+    if (revoked?.keys_seen.length || revoked?.rotated_keys.length) {
+      document.getElementById('seen-keys')?.scrollIntoView({ block: 'start' });
+    }
   };
 
   const canChangeRole = (m: Member) => myRole === 'owner' && !m.you && m.role !== 'owner';
@@ -145,7 +165,7 @@ export function TeamPage() {
                         `${updated.email} is now ${roleLabel(updated.role).toLowerCase()}.${revokedText(revoked)}`,
                       );
                       // An admin made an operator loses the keys and invitations they issued.
-                      if (revoked) refreshIssued();
+                      if (revoked) refreshIssued(revoked);
                     }}
                     onRemove={() => setRemoving(m)}
                   />
@@ -162,6 +182,17 @@ export function TeamPage() {
           </>
         )}
       </Loaded>
+
+      <SeenKeys
+        seen={seen}
+        owner={myRole === 'owner'}
+        rotated={rotated}
+        onRotated={(r) => {
+          setRotated(r);
+          if (r) setMessage(r.length ? `${plural(r.length, 'key')} rotated.` : 'Nothing was left to rotate.');
+        }}
+        onSetting={(rotate) => seen.set((d) => ({ ...d, rotate_keys_on_departure: rotate }))}
+      />
 
       <BuilderKeys
         keys={keys}
@@ -192,7 +223,7 @@ export function TeamPage() {
             setRemoving(undefined);
             team.set((d) => ({ ...d, members: d.members.filter((x) => x.id !== gone.id) }));
             setMessage(`${gone.email} was removed from the workspace.${revokedText(revoked)}`);
-            refreshIssued();
+            refreshIssued(revoked);
           }}
         />
       )}
@@ -286,10 +317,11 @@ function MemberRow(props: {
     if (role === m.role) return;
     const res = await action.run(() => teamApi.setRole(m.id, role));
     if (res.ok) {
-      const { revoked_builder_keys, revoked_invitations, ...member } = res.value;
+      const { revoked_builder_keys, revoked_invitations, keys_seen, rotated_keys, ...member } = res.value;
+      const revoked = { revoked_builder_keys, revoked_invitations, keys_seen, rotated_keys };
       props.onChanged(
         { ...m, ...member, role: member.role ?? role },
-        revoked_builder_keys || revoked_invitations ? { revoked_builder_keys, revoked_invitations } : undefined,
+        revoked_builder_keys || revoked_invitations || keys_seen.length || rotated_keys.length ? revoked : undefined,
       );
     }
   }
@@ -447,8 +479,9 @@ function ConfirmRemove(props: { member: Member; onClose: () => void; onRemoved: 
       <h2 id="confirm-title">Remove {display}?</h2>
       <p id="confirm-text">
         {props.member.email} loses access at once: their sessions end and their account is deleted, and the builder keys
-        and pending invitations they issued are revoked. Conversations they answered stay. To bring them back, invite
-        them again.
+        and pending invitations they issued are revoked. Keys they were shown that still work are listed to rotate (or
+        rotated at once, if the workspace is set so). Conversations they answered stay. To bring them back, invite them
+        again.
       </p>
       {action.failure && <ErrorBox failure={action.failure} title="Not removed." />}
       <DialogActions>

@@ -36,7 +36,7 @@ const times = (n: number) => (n === 1 ? 'once' : n === 2 ? 'twice' : `${n} times
 type Outcome = { tone: 'success'; title: string; sourceId: string } | { tone: 'warning' };
 
 /**
- * "Questions it couldn't answer" (docs/decisions.md, "What is missing"): the questions of the period the agent could
+ * "Questions it couldn't answer" (docs/decisions/063-what-is-missing.md): the questions of the period the agent could
  * not answer from its knowledge, grouped, most asked first. "Add an answer" writes a knowledge source through
  * `POST …/gaps/answer`; the group then leaves the list (409: answered meanwhile, the list is read again).
  */

@@ -1,7 +1,7 @@
 import type { Bot } from '../../api/agents';
 
 /**
- * An agent's business hours as the settings edit them (docs/decisions.md, "Business hours"), apart from the DOM: the
+ * An agent's business hours as the settings edit them (docs/decisions/061-business-hours.md), apart from the DOM: the
  * form's draft and the API's value, the hours in a line, and the API's refusal in the owner's words.
  */
 

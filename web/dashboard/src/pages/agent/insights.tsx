@@ -8,7 +8,7 @@ import type { TabProps } from './tab';
 import './insights.css';
 
 /**
- * The agent's insights (owners and admins: docs/decisions.md, "What is missing"): the questions it could not answer,
+ * The agent's insights (owners and admins: docs/decisions/063-what-is-missing.md): the questions it could not answer,
  * with a way to add the answer, and how useful each of its sources is — both over one period (`?days=`, 7, 30 or 90).
  */
 export function InsightsTab(props: TabProps) {

@@ -3,7 +3,7 @@ import { type Failure, newIdempotencyKey } from '../../api/client';
 import { type Message, inboxApi } from '../../api/ops';
 import { ImageIcon } from '../../../../shared/icons';
 
-/** What the API takes (docs/decisions.md): the same images as a visitor may send. */
+/** What the API takes (docs/decisions/097-operator-images.md): the same images as a visitor may send. */
 const TYPES = 'image/png,image/jpeg,image/gif,image/webp';
 const MAX_BYTES = 5 * 1024 * 1024;
 

@@ -9,7 +9,7 @@ import { browserTimeZone, lastDays, percent } from './model';
 import './reports.css';
 
 /**
- * `/reports` (owners and admins): what the AI resolved (docs/decisions.md, "What the AI resolved") — the conversations
+ * `/reports` (owners and admins): what the AI resolved (docs/decisions/064-resolution-report.md) — the conversations
  * of the last 7, 30 or 90 days (days of the browser's time zone) of all agents or one, by what happened in them, per
  * day as a chart and its table, with the visitors' ratings and satisfaction. The choice is in the address
  * (`?days=&agent=`), so a reload or a shared link shows the same report.

@@ -2,7 +2,7 @@ import type { ResolutionCounts } from '../../api/reports';
 import { dayLong, dayOf, dayShort } from '../../days';
 
 /**
- * The resolution report's rules apart from the DOM (docs/decisions.md, "What the AI resolved"): the period as days of
+ * The resolution report's rules apart from the DOM (docs/decisions/064-resolution-report.md): the period as days of
  * the browser's time zone, the four outcomes every conversation has one of (they add up to the conversations), shares
  * and the chart's summary in words.
  */
