@@ -113,7 +113,13 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
           startRun(startDeps, input.run, {
             workflowId: workflowIdOf(input.run),
             visitor: simple
-              ? { id: message.id, text: message.text, at: message.at, user: input.visitor.user }
+              ? {
+                  id: message.id,
+                  text: message.text,
+                  at: message.at,
+                  user: input.visitor.user,
+                  userConfirmed: input.visitor.userConfirmed,
+                }
               : undefined,
             flushedByFinish: true,
             questionKey: question,

@@ -1,14 +1,9 @@
 import { Context } from '@temporalio/activity';
 import type { Db } from '../lib/db';
-import {
-  loadDelivery,
-  markDelivered,
-  markDeliveryFailed,
-  recordAttempt,
-  signDelivery,
-} from '../lib/deliveries/service';
+import { loadDelivery, markDelivered, markDeliveryFailed, recordAttempt, signDelivery } from '../lib/deliveries/store';
 import type { SafeFetch } from '../lib/http/safe-fetch';
 import type { SecretBox } from '../lib/secret-box';
+import type { DeliveryGivenUp } from '../workflows/contracts/webhook-delivery';
 import { failure } from '../workflows/failures';
 
 export interface WebhookDeps {
@@ -68,7 +63,8 @@ export function createWebhookActivities({ db, fetch, secrets }: WebhookDeps) {
       throw failure(status < 500 ? 'webhook_rejected' : 'webhook_failed', `Receiver answered HTTP ${status}`);
     },
 
-    markDeliveryFailed(deliveryId: string, error: string): Promise<void> {
+    /** Given up: marked failed, and the workspace told (a notification; the workflow e-mails a new one). */
+    markDeliveryFailed(deliveryId: string, error: string): Promise<DeliveryGivenUp> {
       return markDeliveryFailed(db, deliveryId, error);
     },
   };

@@ -12,6 +12,7 @@ import { apiRoutes } from './routes/api';
 import { authRoutes } from './routes/auth';
 import { builderRoutes } from './routes/builder';
 import { dashboardRoutes } from './routes/dashboard';
+import { deliveryRoutes } from './routes/deliveries';
 import { createDashboardPages, pageNotFound } from './pages';
 import { pageRoutes } from './routes/pages';
 import { pairingRoutes } from './routes/pairing';
@@ -43,6 +44,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...teamRoutes(deps),
     ...billingRoutes(deps),
     ...dashboardRoutes(deps),
+    ...deliveryRoutes(deps),
     ...inboxRoutes(deps),
     ...reportRoutes(deps),
     ...builderRoutes(deps),

@@ -144,6 +144,12 @@ export const configSchema = z.object({
   /** A builder message queued behind a running turn of its conversation answers "busy" after this long. */
   BUILDER_QUEUE_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   TRIGGER_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /**
+   * The wait before a failed webhook delivery's first retry; the next ones wait 5 and 25 times as long (spec, Delivery
+   * rules 1: after 1, 5 and 25 s). Read by whoever starts a delivery (the worker for events, the API for "send
+   * again"); the test stacks shorten it so a delivery given up is seen within a test.
+   */
+  WEBHOOK_RETRY_FIRST_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   /** smtp(s)://user:pass@host:port — e-mails notifications to the workspace owner when set. */
   SMTP_URL: z
     .string()

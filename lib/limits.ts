@@ -38,6 +38,8 @@ export const LIMITS = {
   agentStateBytes: 64 * 1024,
   /** Site scans listed in the dashboard. */
   scanList: { min: 1, max: 50, default: 20 },
+  /** Webhook deliveries given up that an agent's page lists (to send again): how many, and of how many days. */
+  failedDeliveries: { listed: 20, days: 30 },
   /** The inbox: saved replies a workspace keeps, and a title's length. */
   inbox: { savedReplies: 100, savedReplyTitleChars: 80 },
   /** Accounts (docs/decisions/084-accounts.md); counts are per minute. */

@@ -19,6 +19,7 @@ import { createPairingService } from './builder/pairing';
 import { createBuilderService } from './builder/service';
 import { createConversationService } from './conversations/service';
 import { createCreditService } from './credits/service';
+import { createDeliveryService } from './deliveries/service';
 import { createKnowledgeService } from './knowledge/service';
 import { createReportsService } from './reports/service';
 import { mediaBucketOf } from './media/bucket';
@@ -40,6 +41,7 @@ export interface ServiceDeps {
     | 'LLM_MODELS'
     | 'MEDIA_RETENTION_DAYS'
     | 'TRIGGER_MIN_INTERVAL_SECONDS'
+    | 'WEBHOOK_RETRY_FIRST_MS'
     | 'SSRF_ALLOW_LOOPBACK'
     | 'OPENAI_API_KEY'
     | 'BUILDER_QUEUE_WAIT_MS'
@@ -137,6 +139,7 @@ export function createServices(deps: ServiceDeps) {
       media,
     }),
     credits: createCreditService({ db }),
+    deliveries: createDeliveryService({ db, temporal, schedule: { firstRetryMs: config.WEBHOOK_RETRY_FIRST_MS } }),
     knowledge,
     media,
     models,

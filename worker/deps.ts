@@ -95,6 +95,7 @@ export function buildActivityDeps(
       retryForMs: config.STORAGE_OUTAGE_RETRY_MS,
     }),
     storageRetryMs: config.STORAGE_OUTAGE_RETRY_MS,
+    deliverySchedule: { firstRetryMs: config.WEBHOOK_RETRY_FIRST_MS },
     fetch: createSafeFetch({
       allowLoopback: config.SSRF_ALLOW_LOOPBACK,
       userAgent: 'AgentPlatform/1.0 (+webhooks; crawler)',

@@ -105,12 +105,12 @@ export async function conversationWorkflow(
   const base = { botId: input.botId, sessionId: input.sessionId };
 
   async function transition(t: Omit<TransitionInput, 'botId' | 'sessionId'>): Promise<void> {
-    const { deliveryId } = await applyTransition({ ...base, ...t });
+    const { deliveryId, deliverySchedule } = await applyTransition({ ...base, ...t });
     if (deliveryId) {
       // The delivery outlives this conversation run (continue-as-new, idle end): it is abandoned, not owned.
       await startChild(webhookDeliveryWorkflow, {
         workflowId: deliveryWorkflowId(deliveryId),
-        args: [deliveryId],
+        args: deliverySchedule ? [deliveryId, deliverySchedule] : [deliveryId],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         searchAttributes: { BotId: [input.botId] },
       });
@@ -172,6 +172,7 @@ export async function conversationWorkflow(
         await transition({
           messages: [visitorMessage],
           user: msg.user,
+          userConfirmed: msg.userConfirmed,
           event: { deliveryId: `dlv_${uuid4()}`, kind: 'visitor_message', text: msg.text, at: msg.at },
         });
         return { answer: '', handoff: true };
@@ -186,6 +187,7 @@ export async function conversationWorkflow(
           escalationReason: offeredPerson ? 'unanswered' : 'requested',
           ...backAtOf(msg.afterHours),
           user: msg.user,
+          userConfirmed: msg.userConfirmed,
           messages: [visitorMessage, { id: `msg_${msg.runId.slice(4)}`, author: 'bot', text: words, at: msg.at + 1 }],
           event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: msg.at },
         });
@@ -208,7 +210,7 @@ export async function conversationWorkflow(
       };
       if (msg.withTools) {
         // The bot has actions for this visitor: tool calls (and approvals) need the agentRun workflow's loop.
-        await transition({ messages: [visitorMessage], user: msg.user });
+        await transition({ messages: [visitorMessage], user: msg.user, userConfirmed: msg.userConfirmed });
         const runInput = { ...run, withTools: true, ownerContext: false };
         try {
           const result = await executeChild(agentRunWorkflow, {
@@ -228,7 +230,7 @@ export async function conversationWorkflow(
       }
       try {
         const outcome = await turnActivities(msg.turnTimeoutMs).answerMessage({
-          visitor: { ...base, messages: [visitorMessage], user: msg.user },
+          visitor: { ...base, messages: [visitorMessage], user: msg.user, userConfirmed: msg.userConfirmed },
           run,
         });
         if (outcome.failure) return { answer: '', runId: msg.runId, error: outcome.failure };

@@ -92,6 +92,8 @@ export async function applyTransition(
                   -- a reply ends its writer's typing signal (the visitor's dots, the team's "is replying")
                   operator_typing_until = CASE WHEN $4 OR $7 THEN NULL ELSE operator_typing_until END,
                   visitor_user = COALESCE($5, visitor_user),
+                  -- the user a visitor confirmation named, kept beside the latest one said (lib/conversations/views.ts)
+                  visitor_confirmed_user = CASE WHEN $13::boolean THEN $5 ELSE visitor_confirmed_user END,
                   last_message_at = CASE WHEN $6 THEN now() ELSE last_message_at END
             WHERE session_id = $1`,
       [
@@ -107,6 +109,7 @@ export async function applyTransition(
         input.afterHours?.backAt ?? null,
         brief?.text ?? null,
         brief?.source ?? null,
+        input.userConfirmed === true && input.user !== undefined,
       ],
     );
     // A visitor asked for a person, or the agent could not answer and handed over: the team is told in the dashboard

@@ -250,6 +250,7 @@ export async function prepareChat(
       text: body.message,
       at: Date.now(),
       user: confirmed?.user ?? body.user_token,
+      ...(confirmed ? { userConfirmed: true } : {}),
       role,
       withTools: role === 'admin' ? row.admin_tools : row.visitor_tools,
       pageContext: body.page_context,

@@ -244,37 +244,50 @@ export async function readTranscript(
 
 /** What the inbox's visitor panel shows beside a conversation (`GET …/threads/{sid}/visitor`). */
 export interface VisitorPanel {
-  /** The site's own id for the visitor (`user_token`), when it said. */
+  /** The site's own id for the visitor (`user_token`, or the `user` of a visitor confirmation), when it said. */
   user: string | null;
+  /** `user` was named by a valid visitor confirmation (`user_auth`, signed by the site): not just typed. */
+  user_confirmed: boolean;
   /** From the latest contact the visitor left in this conversation. */
   name: string | null;
   contact: string | null;
   note: string | null;
   first_seen_at: number;
   satisfaction: { score: number; comment: string | null; at: number } | null;
-  /** The same visitor's other conversations with this agent (same `user`, or the same contact), newest first. */
+  /**
+   * Other conversations with this agent that may be the same visitor's: the same `user`, or the same contact.
+   * `confirmed` only when the site confirmed the same user in both (`user_auth`): an id or a contact a visitor typed
+   * is a claim anyone can make (docs/decisions/confirmed-identities-only.md). Confirmed ones first, then newest first.
+   */
   earlier: {
     session_id: string;
     status: string;
     started_at: number;
     last_message_at: number;
     last_message: { author: string; text: string; at: number } | null;
+    /** What links it: the same user (confirmed or not), else the same contact. */
+    linked_by: 'user' | 'contact';
+    confirmed: boolean;
   }[];
 }
 
 const EARLIER_CONVERSATIONS = 10;
 
-/** Who the visitor is, as far as the conversation says, and their other conversations with the same agent. */
+/**
+ * Who the visitor is, as far as the conversation says, and their other conversations with the same agent, each
+ * saying whether the site confirmed that it is the same person.
+ */
 export async function readVisitorPanel(db: Queryable, conversation: ConversationRow): Promise<VisitorPanel> {
   const res = await db.query<{
     user: string | null;
+    user_confirmed: boolean;
     contact: { name?: string; contact?: string; note?: string } | null;
     first_ms: string;
     score: number | null;
     comment: string | null;
     satisfaction_ms: string | null;
   }>(
-    `SELECT c.visitor_user AS user,
+    `SELECT c.visitor_user AS user, COALESCE(c.visitor_user = c.visitor_confirmed_user, false) AS user_confirmed,
             (SELECT m.event FROM messages m
               WHERE m.session_id = c.session_id AND m.author = 'event' AND m.event->>'kind' = 'contact'
               ORDER BY m.seq DESC LIMIT 1) AS contact,
@@ -292,6 +305,8 @@ export async function readVisitorPanel(db: Queryable, conversation: Conversation
     started_ms: string;
     last_ms: string;
     last: { author: string; text: string; at: number } | null;
+    same_user: boolean;
+    confirmed: boolean;
   }>(
     `SELECT c.session_id, c.status,
             (extract(epoch FROM c.created_at) * 1000)::bigint AS started_ms,
@@ -300,7 +315,10 @@ export async function readVisitorPanel(db: Queryable, conversation: Conversation
                                       'text', CASE WHEN m.attachment IS NOT NULL AND m.text = '' THEN '[image]' ELSE m.text END,
                                       'at', m.at)
                FROM messages m WHERE m.session_id = c.session_id AND m.author <> 'event'
-              ORDER BY m.seq DESC LIMIT 1) AS last
+              ORDER BY m.seq DESC LIMIT 1) AS last,
+            COALESCE(c.visitor_user = $3, false) AS same_user,
+            -- the same person only when the site confirmed the same user on both sides
+            COALESCE($5::boolean AND c.visitor_user = $3 AND c.visitor_confirmed_user = $3, false) AS confirmed
        FROM conversations c
       WHERE c.bot_id = $1 AND c.session_id <> $2
         AND (($3::text IS NOT NULL AND c.visitor_user = $3)
@@ -308,12 +326,14 @@ export async function readVisitorPanel(db: Queryable, conversation: Conversation
                   SELECT 1 FROM messages e
                    WHERE e.session_id = c.session_id AND e.author = 'event' AND e.event->>'kind' = 'contact'
                      AND lower(e.event->>'contact') = lower($4))))
-      ORDER BY c.last_message_at DESC, c.session_id DESC
+      -- confirmed first, so conversations claiming the id cannot push the confirmed ones out of the list
+      ORDER BY confirmed DESC, c.last_message_at DESC, c.session_id DESC
       LIMIT ${EARLIER_CONVERSATIONS}`,
-    [conversation.bot_id, conversation.session_id, row?.user ?? null, contact],
+    [conversation.bot_id, conversation.session_id, row?.user ?? null, contact, row?.user_confirmed ?? false],
   );
   return {
     user: row?.user ?? null,
+    user_confirmed: row?.user_confirmed ?? false,
     name: row?.contact?.name ?? null,
     contact,
     note: row?.contact?.note ?? null,
@@ -326,6 +346,8 @@ export async function readVisitorPanel(db: Queryable, conversation: Conversation
       started_at: Number(r.started_ms),
       last_message_at: Number(r.last_ms),
       last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
+      linked_by: r.same_user ? ('user' as const) : ('contact' as const),
+      confirmed: r.confirmed,
     })),
   };
 }

@@ -3,7 +3,8 @@ import type { Mailer } from '../mailer';
 
 /**
  * Notifications: what the platform tells a workspace's people (a trigger paused after failed runs, an action
- * waiting for approval). Shown in the dashboard; e-mailed to the owner when asked and SMTP is configured.
+ * waiting for approval, a webhook delivery given up). Shown in the dashboard; e-mailed to the owner when asked and
+ * SMTP is configured.
  */
 
 export interface NotificationInput {
@@ -11,7 +12,7 @@ export interface NotificationInput {
   id: string;
   workspaceId: string;
   botId: string | null;
-  kind: 'trigger_paused' | 'approval_requested' | 'contact_left' | 'handoff_requested';
+  kind: 'trigger_paused' | 'approval_requested' | 'contact_left' | 'handoff_requested' | 'delivery_failed';
   title: string;
   body: string;
   data: Record<string, unknown>;
@@ -24,6 +25,40 @@ export async function notify(db: Queryable, n: NotificationInput): Promise<void>
      ON CONFLICT (id) DO NOTHING`,
     [n.id, n.workspaceId, n.botId, n.kind, n.title, n.body, JSON.stringify(n.data)],
   );
+}
+
+/**
+ * Records a notification about an agent unless one of its kind about that agent is still unread: that one is then
+ * brought up to date (`update` is given its data) and moved to the top instead. A webhook receiver down for an hour
+ * makes one notification and one e-mail, not one per event. Serialized per agent and kind (a transaction-scoped
+ * advisory lock), so call it inside the caller's transaction. Returns the id when a notification was recorded (the
+ * caller e-mails it), null when an unread one was updated.
+ */
+export async function notifyUnlessUnread(
+  tx: Queryable,
+  n: NotificationInput & { botId: string },
+  update: (unread: Record<string, unknown>) => Pick<NotificationInput, 'title' | 'body' | 'data'>,
+): Promise<string | null> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`notify:${n.kind}:${n.botId}`]);
+  const unread = await tx.query<{ id: string; data: Record<string, unknown> }>(
+    `SELECT id, data FROM notifications
+      WHERE workspace_id = $1 AND bot_id = $2 AND kind = $3 AND read_at IS NULL
+      ORDER BY created_at DESC LIMIT 1`,
+    [n.workspaceId, n.botId, n.kind],
+  );
+  const row = unread.rows[0];
+  if (!row) {
+    await notify(tx, n);
+    return n.id;
+  }
+  const next = update(row.data);
+  await tx.query(`UPDATE notifications SET title = $2, body = $3, data = $4, created_at = now() WHERE id = $1`, [
+    row.id,
+    next.title,
+    next.body,
+    JSON.stringify(next.data),
+  ]);
+  return null;
 }
 
 /**

@@ -61,7 +61,9 @@ const START_RUN = preparedStatement(
   'start-run',
   `WITH vm AS (INSERT INTO messages (id, session_id, bot_id, author, text, at)
                 SELECT $9, $6, $2, 'visitor', $10, $11 WHERE $9::text IS NOT NULL ON CONFLICT (id) DO NOTHING RETURNING 1),
-         vc AS (UPDATE conversations SET visitor_user = COALESCE($12, visitor_user), last_message_at = now()
+         -- The user a visitor confirmation named ($19) is kept beside the latest one said (lib/conversations/views.ts).
+         vc AS (UPDATE conversations SET visitor_user = COALESCE($12, visitor_user), last_message_at = now(),
+                       visitor_confirmed_user = CASE WHEN $19::boolean THEN $12 ELSE visitor_confirmed_user END
                  WHERE $9::text IS NOT NULL AND session_id = $6 RETURNING 1),
          r AS (INSERT INTO runs (id, bot_id, workspace_id, trigger_kind, trigger_id, session_id, workflow_id, status, input)
                VALUES ($1, $2, $3, $4, $5, $6, $7, 'running', $8) ON CONFLICT (id) DO NOTHING RETURNING 1),
@@ -138,7 +140,7 @@ export async function startRun(
   input: AgentRunInput,
   opts: {
     workflowId: string;
-    visitor?: { id: string; text: string; at: number; user?: string };
+    visitor?: { id: string; text: string; at: number; user?: string; userConfirmed?: boolean };
     flushedByFinish?: boolean;
     /** The turn's question key (lib/runs/answer-cache.ts), when it may be answered from the cache. */
     questionKey?: Buffer;
@@ -184,6 +186,7 @@ export async function startRun(
         opts.questionKey ?? null,
         opts.stream?.turnId ?? null,
         opts.stream?.owner ?? null,
+        visitor?.userConfirmed === true && visitor.user !== undefined,
       ]),
     ),
     deps.retrieve(input.botId, input.input),

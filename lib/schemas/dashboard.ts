@@ -258,7 +258,9 @@ export const NotificationView = z
     id: z.string(),
     kind: z
       .string()
-      .describe('trigger_paused, approval_requested, contact_left, handoff_requested; new kinds may come'),
+      .describe(
+        'trigger_paused, approval_requested, contact_left, handoff_requested, delivery_failed; new kinds may come',
+      ),
     title: z.string(),
     body: z.string(),
     bot_id: z.string().nullable(),

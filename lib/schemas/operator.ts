@@ -121,7 +121,13 @@ const LastMessage = z.object({ author: z.string(), text: z.string(), at: z.numbe
 
 export const VisitorPanel = z
   .object({
-    user: z.string().nullable().describe("The site's own id for the visitor (`user_token`)"),
+    user: z
+      .string()
+      .nullable()
+      .describe("The site's own id for the visitor (`user_token`, or a confirmation's `user`)"),
+    user_confirmed: z
+      .boolean()
+      .describe('`user` was named by a valid visitor confirmation (`user_auth`), not only typed as `user_token`'),
     name: z.string().nullable().describe('From the latest contact the visitor left'),
     contact: z.string().nullable(),
     note: z.string().nullable(),
@@ -137,10 +143,16 @@ export const VisitorPanel = z
           started_at: z.number().int(),
           last_message_at: z.number().int(),
           last_message: LastMessage,
+          linked_by: z
+            .enum(['user', 'contact'])
+            .describe('The same user (`user_token` or confirmed), else the same contact'),
+          confirmed: z
+            .boolean()
+            .describe('The site confirmed the same user in both conversations (`user_auth`); otherwise only a claim'),
         }),
       )
       .describe(
-        "The same visitor's other conversations with this agent (same user or contact), newest first, 10 at most",
+        "Other conversations with this agent that may be the same visitor's (same user or contact): confirmed ones first, then newest first, 10 at most",
       ),
   })
   .meta({ id: 'VisitorPanel' });

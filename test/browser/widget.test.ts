@@ -512,7 +512,7 @@ describe('the widget on an integrator’s page', () => {
     }
   }, 120_000);
 
-  it("draws the bot's Markdown (bold, a list, a link) and never HTML; the visitor's own text stays as typed", async () => {
+  it("draws the bot's Markdown (bold, a list, links with their real host) and never HTML; the visitor's own text stays as typed", async () => {
     const bot = await newBot({ botName: 'Markdown bot' });
     await allowShop(bot);
     // The fake model answers with the visitor's message itself: the answer is exactly this Markdown.
@@ -520,16 +520,24 @@ describe('the widget on an integrator’s page', () => {
     const { context, page, errors } = await openShop(bot, { open: true });
     try {
       const markdown =
-        'We open **Monday to Friday**:\n\n- from *nine*\n- see [our hours](https://shop.example.com/hours)\n\n<img src=x onerror="window.hacked=1">';
+        'We open **Monday to Friday**:\n\n- from *nine*\n- see [our hours](https://shop.example.com/hours)\n' +
+        '- pay at [bank.example.com](https://evil.example/pay)\n\n<img src=x onerror="window.hacked=1">';
       await send(page, markdown);
       const answer = page.locator('.msg-bot .bubble').last();
       await page.getByRole('button', { name: 'Helpful', exact: true }).waitFor();
       expect(await answer.locator('strong').textContent()).toBe('Monday to Friday');
       expect(await answer.locator('em').textContent()).toBe('nine');
-      expect(await answer.locator('li').allTextContents()).toEqual(['from nine', 'see our hours']);
-      const link = answer.getByRole('link', { name: 'our hours' });
+      // A link shows the host it really goes to, most of all when its text names another one.
+      expect(await answer.locator('li').allTextContents()).toEqual([
+        'from nine',
+        'see our hours (shop.example.com)',
+        'pay at bank.example.com (evil.example)',
+      ]);
+      const link = answer.getByRole('link', { name: 'our hours (shop.example.com)' });
       expect(await link.getAttribute('href')).toBe('https://shop.example.com/hours');
       expect(await link.getAttribute('rel')).toContain('noopener');
+      const lying = answer.getByRole('link', { name: 'bank.example.com (evil.example)' });
+      expect(await lying.getAttribute('href')).toBe('https://evil.example/pay');
       // The tag is text, shown as written; nothing ran.
       expect(await answer.locator('img').count()).toBe(0);
       expect(await answer.textContent()).toContain('<img src=x onerror="window.hacked=1">');

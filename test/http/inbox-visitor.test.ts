@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { BootstrapResult } from '../../lib/accounts/service';
+import { signVisitorConfirmation } from '../../lib/identity';
 import { http, newBot, ownerSession, testDb } from '../support/helpers';
 import { widgetCall, widgetSession } from '../support/widget';
 
@@ -59,6 +60,16 @@ describe("the inbox's visitor panel", () => {
     expect(ana.first_seen_at).toBeGreaterThan(Date.now() - 60_000);
     const earlier = ana.earlier.map((c: { session_id: string }) => c.session_id);
     expect(new Set(earlier)).toEqual(new Set([sameUser.session_id, sameContact.session_id]));
+    // All typed, nothing signed by the site: each link says how it was made, none is confirmed.
+    expect(ana.user_confirmed).toBe(false);
+    expect(
+      Object.fromEntries(
+        ana.earlier.map((c: { session_id: string; linked_by: string; confirmed: boolean }) => [
+          c.session_id,
+          [c.linked_by, c.confirmed],
+        ]),
+      ),
+    ).toEqual({ [sameUser.session_id]: ['user', false], [sameContact.session_id]: ['contact', false] });
     expect(ana.earlier[0].last_message).toMatchObject({ author: 'bot' });
 
     // Known only by the site's id: the conversation with that id, not the one known only by the contact.
@@ -80,6 +91,64 @@ describe("the inbox's visitor panel", () => {
     const other = await ownerSession(await newBot());
     const res = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${first.session_id}/visitor`, { headers: other });
     expect(res.status).toBe(404);
+  });
+
+  it('links another conversation as the same person only when the site confirmed the same user in both; a typed id is marked as a claim', async () => {
+    const bot = await newBot();
+    const owner = await ownerSession(bot);
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    const signed = (user: string, secret = bot.keys.visitor_identity_secret) =>
+      signVisitorConfirmation({ user, bot: bot.bot_id, exp }, secret);
+    const chat = async (body: Record<string, unknown>) => {
+      const res = await http('/v1/api/chat', {
+        key: bot.keys.secret_key,
+        body: { message: 'Where is my order 1234?', ...body },
+      });
+      expect(res.status).toBe(200);
+      return res.body.session_id as string;
+    };
+    const panel = async (sid: string) => {
+      const res = await http(`/v1/dashboard/bots/${bot.bot_id}/threads/${sid}/visitor`, { headers: owner });
+      expect(res.status).toBe(200);
+      return res.body as {
+        user: string | null;
+        user_confirmed: boolean;
+        earlier: { session_id: string; linked_by: string; confirmed: boolean }[];
+      };
+    };
+    const links = (p: Awaited<ReturnType<typeof panel>>) =>
+      p.earlier.map((c) => [c.session_id, c.linked_by, c.confirmed]);
+
+    // Ana, confirmed by the site twice (once asking for a person: the hand-over's write path); then two visitors who
+    // only say they are u-42 — one typed it, one sent a confirmation the site did not sign.
+    const ana = await chat({ user_auth: signed('u-42') });
+    const anaAgain = await chat({ user_auth: signed('u-42'), user_token: 'u-42', escalate: true });
+    const typed = await chat({ user_token: 'u-42' });
+    const forged = await chat({ user_token: 'u-42', user_auth: signed('u-42', 'idsec_not_the_sites_secret') });
+
+    const seenByAna = await panel(ana);
+    expect(seenByAna).toMatchObject({ user: 'u-42', user_confirmed: true });
+    // The confirmed conversation first (claims cannot push it out of the list), then the claims, newest first.
+    expect(links(seenByAna)).toEqual([
+      [anaAgain, 'user', true],
+      [forged, 'user', false],
+      [typed, 'user', false],
+    ]);
+    expect((await panel(anaAgain)).user_confirmed).toBe(true);
+
+    // Whoever typed u-42 is not shown Ana's conversations as theirs: every link is a claim.
+    const seenByTyped = await panel(typed);
+    expect(seenByTyped).toMatchObject({ user: 'u-42', user_confirmed: false });
+    expect(new Set(links(seenByTyped).map(String))).toEqual(
+      new Set([`${ana},user,false`, `${anaAgain},user,false`, `${forged},user,false`]),
+    );
+    expect((await panel(forged)).user_confirmed).toBe(false);
+
+    // Ana's session typing her id later stays confirmed for it; typing another id is that id, not confirmed.
+    await chat({ session_id: ana, user_token: 'u-42' });
+    expect((await panel(ana)).user_confirmed).toBe(true);
+    await chat({ session_id: ana, user_token: 'u-7' });
+    expect(await panel(ana)).toMatchObject({ user: 'u-7', user_confirmed: false, earlier: [] });
   });
 
   it('names the person who replied from the dashboard to the widget (first name only), and nobody through the API', async () => {

@@ -4,9 +4,11 @@ import type { BootstrapResult } from '../../lib/accounts/service';
 import { type FakeSmtp, parseMessage, startFakeSmtp } from '../support/fake-smtp';
 import { type OwnPlatform, http, newBot, ownerSession, startOwnPlatform, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /**
- * Pausing a trigger e-mails the owner when SMTP_URL is set (docs/decisions/047-trigger-pause.md). The e-mail goes through the
+ * Pausing a trigger, and a webhook delivery given up, e-mail the owner when SMTP_URL is set
+ * (docs/decisions/047-trigger-pause.md, docs/decisions/failed-deliveries-told.md). The e-mail goes through the
  * real nodemailer client to a real SMTP peer (test/support/fake-smtp.ts), sent by a worker of this file's own (its own
  * task queue, same Postgres and Temporal) started with SMTP_URL; the shared stack has no SMTP_URL and sends none.
  */
@@ -131,5 +133,52 @@ describe('trigger pause notifications by e-mail', () => {
     expect(again.rows[0].emailed_at).toBeNull();
     expect(smtp.messages).toHaveLength(before);
     expect(smtp.messages.some((m) => m.to.includes(bot.email))).toBe(false);
+  }, 90_000);
+
+  it('a webhook delivery given up e-mails the owner once; more failures while it is unread update the notification only', async () => {
+    const receiver = await startWebhookReceiver([410]);
+    try {
+      const bot = await newBot({ botName: 'Hook agent' });
+      await testDb().query(`UPDATE bots SET handoff_webhook_url = $2 WHERE id = $1`, [bot.bot_id, receiver.url]);
+      const escalate = async () => {
+        const res = await http('/v1/api/chat', {
+          key: bot.keys.secret_key,
+          body: { message: 'a person, please', escalate: true },
+          baseUrl,
+        });
+        expect(res.body.handoff).toBe(true);
+      };
+      const given = async () =>
+        (
+          await testDb().query(
+            `SELECT title, body, data, emailed_at FROM notifications WHERE bot_id = $1 AND kind = 'delivery_failed'`,
+            [bot.bot_id],
+          )
+        ).rows;
+
+      await escalate();
+      const [told] = await waitUntil('the e-mail', async () => {
+        const rows = await given();
+        return rows[0]?.emailed_at ? rows : undefined;
+      });
+      const mails = () => smtp.messages.filter((m) => m.to.includes(bot.email));
+      expect(mails()).toHaveLength(1);
+      const parsed = parseMessage(mails()[0].data);
+      expect(parsed.subject).toBe('Hook agent: a webhook event could not be delivered');
+      expect(parsed.text).toBe(told.body);
+      expect(parsed.text).toContain('HTTP 410');
+      expect(parsed.text).toContain(new URL(receiver.url).origin);
+      expect(parsed.text).not.toContain(bot.keys.handoff_webhook_secret);
+
+      await escalate();
+      await waitUntil('the second failure counted', async () => {
+        const rows = await given();
+        return rows.length === 1 && rows[0].data.count === 2;
+      });
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(mails()).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
   }, 90_000);
 });

@@ -36,6 +36,8 @@ export function testStackEnv(opts: { fakeOpenAIUrl: string; taskQueue: string })
     SSRF_ALLOW_LOOPBACK: 'true',
     // Schedule and poll triggers every second, so their runs are seen within a test.
     TRIGGER_MIN_INTERVAL_SECONDS: '1',
+    // Webhook retries after 0.1, 0.5 and 2.5 s (1, 5 and 25 s in production), so a delivery given up is seen soon.
+    WEBHOOK_RETRY_FIRST_MS: '100',
     SECRET_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
     // A builder message queued behind a slow turn answers "busy" after 2 s (30 s by default).
     BUILDER_QUEUE_WAIT_MS: '2000',

@@ -12,9 +12,10 @@ export interface ReceivedDelivery {
 
 /**
  * A real HTTP server on loopback standing in for an integrator's webhook endpoint. `statuses` scripts the answers
- * (the last one repeats); `verify` checks a delivery the way the spec tells receivers to.
+ * (the last one repeats); `verify` checks a delivery the way the spec tells receivers to. `port`: listen on this one
+ * (a receiver back up at the address of one that was closed); any free one by default.
  */
-export async function startWebhookReceiver(statuses: number[] = [200]) {
+export async function startWebhookReceiver(statuses: number[] = [200], opts: { port?: number } = {}) {
   const received: ReceivedDelivery[] = [];
   const waiters: (() => void)[] = [];
   const server = http.createServer((req, res) => {
@@ -34,10 +35,11 @@ export async function startWebhookReceiver(statuses: number[] = [200]) {
       waiters.splice(0).forEach((w) => w());
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(opts.port ?? 0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/hooks`,
+    port,
     received,
     /** Resolves when at least `n` deliveries have arrived, or rejects after `timeoutMs`. */
     async waitFor(n: number, timeoutMs = 20_000): Promise<ReceivedDelivery[]> {
@@ -51,7 +53,12 @@ export async function startWebhookReceiver(statuses: number[] = [200]) {
       }
       return received;
     },
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    /** Stops listening and drops kept-alive connections: from now on the address refuses connections. */
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
   };
 }
 

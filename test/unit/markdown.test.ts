@@ -40,7 +40,12 @@ describe('the Markdown of an answer (web/shared/markdown.ts)', () => {
         type: 'paragraph',
         children: [
           text('Details: '),
-          { type: 'link', href: 'https://shop.example.com/hours', children: [text('opening hours')] },
+          {
+            type: 'link',
+            href: 'https://shop.example.com/hours',
+            children: [text('opening hours')],
+            host: 'shop.example.com',
+          },
           text('.'),
         ],
       },
@@ -72,6 +77,41 @@ describe('the Markdown of an answer (web/shared/markdown.ts)', () => {
     expect(safeHref('HTTPS://shop.example.com/a?b=1')).toBe('HTTPS://shop.example.com/a?b=1');
     expect(safeHref('javascript:alert(1)')).toBeUndefined();
     expect(safeHref('//evil.example')).toBeUndefined();
+  });
+
+  it('shows where a link really goes unless its text is that address: another host named, or none', () => {
+    const hostOf = (md: string) => {
+      const [node] = parseInline(md);
+      return node.type === 'link' ? (node.host ?? null) : 'not a link';
+    };
+    // Text naming another host than the link's: the real host is shown.
+    expect(hostOf('[bank.example.com](https://evil.example/login)')).toBe('evil.example');
+    expect(hostOf('[https://bank.example.com/login](https://evil.example/login)')).toBe('evil.example');
+    expect(hostOf('[bank.example.com.evil.example](https://evil.example)')).toBe('evil.example');
+    expect(hostOf('[**bank.example.com**](https://evil.example)')).toBe('evil.example');
+    expect(hostOf('[help@bank.example.com](mailto:help@evil.example)')).toBe('help@evil.example');
+    // Text naming no host hides it as well.
+    expect(hostOf('[your account](https://evil.example/login)')).toBe('evil.example');
+    // Text that is the address, or its host, says where it goes.
+    expect(hostOf('[shop.example.com](https://shop.example.com/hours)')).toBeNull();
+    expect(hostOf('[Shop.Example.com/hours](https://shop.example.com/hours)')).toBeNull();
+    expect(hostOf('[https://shop.example.com/hours](https://shop.example.com/hours)')).toBeNull();
+    expect(hostOf('https://shop.example.com/hours')).toBeNull();
+    expect(hostOf('[help@shop.example.com](mailto:help@shop.example.com)')).toBeNull();
+    // An address that hides its host: a user part before it, or a host in another script (its xn-- form is shown).
+    expect(hostOf('https://bank.example.com@evil.example/login')).toBe('evil.example');
+    expect(hostOf('[bаnk.example](https://bаnk.example/)')).toMatch(/^xn--/);
+    expect(linkify('see https://bank.example.com@evil.example/x')).toEqual([
+      text('see '),
+      {
+        type: 'link',
+        href: 'https://bank.example.com@evil.example/x',
+        children: [text('https://bank.example.com@evil.example/x')],
+        host: 'evil.example',
+      },
+    ]);
+    // The host is drawn beside the text, never instead of it: every character of the answer is still shown.
+    expect(visible(parseMarkdown('[bank.example.com](https://evil.example)'))).toBe('bank.example.com');
   });
 
   it('makes bare addresses links without the sentence punctuation after them', () => {

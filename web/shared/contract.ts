@@ -10,6 +10,7 @@ import type * as billing from '../../lib/schemas/billing';
 import type * as conversation from '../../lib/schemas/conversation';
 import type * as auth from '../../lib/schemas/auth';
 import type * as dashboard from '../../lib/schemas/dashboard';
+import type * as deliveries from '../../lib/schemas/deliveries';
 import type * as knowledge from '../../lib/schemas/knowledge';
 import type * as operator from '../../lib/schemas/operator';
 import type * as reports from '../../lib/schemas/reports';
@@ -53,6 +54,9 @@ export type BotView = z.infer<typeof dashboard.BotView>;
 export type BotSummary = z.infer<typeof dashboard.BotSummary>;
 export type RunView = z.infer<typeof dashboard.RunView>;
 export type NotificationView = z.infer<typeof dashboard.NotificationView>;
+/** A webhook delivery given up, on the agent's page, and what sending it again answers. */
+export type FailedDeliveryView = z.infer<typeof deliveries.FailedDelivery>;
+export type DeliverySentAgainView = z.infer<typeof deliveries.DeliverySentAgain>;
 export type TriggerView = z.infer<typeof triggers.TriggerView>;
 export type ApprovalView = z.infer<typeof actions.ApprovalView>;
 export type PlanView = z.infer<typeof billing.PlanView>;

@@ -57,6 +57,8 @@ function inlines(nodes: Inline[]): ComponentChildren {
         return (
           <a key={i} href={n.href} target="_blank" rel="noopener noreferrer nofollow">
             {inlines(n.children)}
+            {/* Where it really goes, when the text does not say so: part of the link's name for a screen reader. */}
+            {n.host && <span class="link-host"> ({n.host})</span>}
           </a>
         );
     }

@@ -1,9 +1,10 @@
 /**
  * The Markdown a model writes, read into a small tree the front ends draw with their own elements: paragraphs, line
  * breaks, lists, headings (drawn as bold lines), code blocks, and inline bold, italic, code and links. Never HTML:
- * every character of the text ends up as text, and a link is only an `http(s):` or `mailto:` address. Anything
- * that is not one of these forms (an unclosed `**`, a table) stays as the characters it is, which is also what a
- * stream shows until the closing mark arrives. No DOM and no framework here, so it is tested as plain code.
+ * every character of the text ends up as text, and a link is only an `http(s):` or `mailto:` address, drawn with the
+ * host it goes to unless its text is that address (`linkTo`). Anything that is not one of these forms (an unclosed
+ * `**`, a table) stays as the characters it is, which is also what a stream shows until the closing mark arrives.
+ * No DOM and no framework here, so it is tested as plain code.
  */
 
 export type Inline =
@@ -11,7 +12,8 @@ export type Inline =
   | { type: 'code'; text: string }
   | { type: 'strong'; children: Inline[] }
   | { type: 'em'; children: Inline[] }
-  | { type: 'link'; href: string; children: Inline[] }
+  /** `host`: where the link goes, when its text does not say it (see `linkTo`); drawn after the text. */
+  | { type: 'link'; href: string; children: Inline[]; host?: string }
   | { type: 'br' };
 
 export type Block =
@@ -114,6 +116,59 @@ export function safeHref(href: string): string | undefined {
   return /^(https?:\/\/[^\s<>"]+|mailto:[^\s<>"]+@[^\s<>"]+)$/i.test(href) ? href : undefined;
 }
 
+/**
+ * A link to `href` (a `safeHref`) drawn as `children`, with the host it really goes to unless its text is that very
+ * address: a text can name another host (`[bank.example.com](https://evil.example)`) or none (`[your account](…)`),
+ * and a reader on a phone has no status bar to check. An address with a user part (`https://bank.example@evil.example`)
+ * or a host written in another script (shown as its `xn--` form) never counts as saying where it goes.
+ * Undefined when the address cannot be read: it stays text.
+ */
+export function linkTo(href: string, children: Inline[]): Inline | undefined {
+  const goes = destination(href);
+  if (!goes) return undefined;
+  return saysWhere(plainText(children), goes)
+    ? { type: 'link', href, children }
+    : { type: 'link', href, children, host: goes.host };
+}
+
+/** The host of a web address (or the address of a `mailto:`), and whether the address hides it behind a user part. */
+function destination(href: string): { host: string; mail: boolean; userPart: boolean } | undefined {
+  if (/^mailto:/i.test(href)) {
+    const address = href.slice('mailto:'.length).split('?')[0].toLowerCase();
+    return address ? { host: address, mail: true, userPart: false } : undefined;
+  }
+  try {
+    const url = new URL(href);
+    if (!url.hostname) return undefined;
+    return { host: url.hostname, mail: false, userPart: url.username !== '' || url.password !== '' };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The text is the address itself (or its host, as written): it tells the reader where the link goes. */
+function saysWhere(text: string, goes: { host: string; mail: boolean; userPart: boolean }): boolean {
+  if (goes.userPart) return false;
+  const said = text.trim().toLowerCase();
+  if (goes.mail) return said.replace(/^mailto:/, '') === goes.host;
+  const named = /^(?:https?:\/\/)?([^\s/?#@:\\]+)(?::\d+)?(?:[/?#]\S*)?$/.exec(said);
+  return named !== null && named[1].replace(/\.$/, '') === goes.host.replace(/\.$/, '');
+}
+
+function plainText(nodes: Inline[]): string {
+  return nodes
+    .map((n) =>
+      n.type === 'text' || n.type === 'code'
+        ? n.text
+        : n.type === 'br'
+          ? ' '
+          : 'children' in n
+            ? plainText(n.children)
+            : '',
+    )
+    .join('');
+}
+
 /** A bare web address in running text, without the sentence's punctuation after it. */
 const BARE_URL = /\bhttps?:\/\/[^\s<>"'`]+[^\s<>"'`.,;:!?)\]]/;
 
@@ -124,8 +179,10 @@ export function linkify(text: string): Inline[] {
   let last = 0;
   for (const match of text.matchAll(pattern)) {
     const at = match.index ?? 0;
+    const link = linkTo(match[0], [{ type: 'text', text: match[0] }]);
+    if (!link) continue;
     if (at > last) out.push({ type: 'text', text: text.slice(last, at) });
-    out.push({ type: 'link', href: match[0], children: [{ type: 'text', text: match[0] }] });
+    out.push(link);
     last = at + match[0].length;
   }
   if (last < text.length) out.push({ type: 'text', text: text.slice(last) });
@@ -139,12 +196,12 @@ const INLINE: { re: RegExp; make: (m: RegExpExecArray) => Inline | undefined }[]
     re: /\[([^\]\n]+)\]\(([^)\s]+)\)/y,
     make: (m) => {
       const href = safeHref(m[2]);
-      return href ? { type: 'link', href, children: parseInline(m[1]) } : undefined;
+      return href ? linkTo(href, parseInline(m[1])) : undefined;
     },
   },
   {
     re: /\bhttps?:\/\/[^\s<>"'`]+[^\s<>"'`.,;:!?)\]]/y,
-    make: (m) => ({ type: 'link', href: m[0], children: [{ type: 'text', text: m[0] }] }),
+    make: (m) => linkTo(m[0], [{ type: 'text', text: m[0] }]),
   },
   { re: /\*\*(?=\S)([^\n]*?\S)\*\*/y, make: (m) => ({ type: 'strong', children: parseInline(m[1]) }) },
   { re: /\b__(?=\S)([^\n]*?\S)__\b/y, make: (m) => ({ type: 'strong', children: parseInline(m[1]) }) },

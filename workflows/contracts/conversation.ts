@@ -66,6 +66,8 @@ export interface TransitionInput {
   afterHours?: { backAt: number | null };
   resolved?: boolean;
   user?: string;
+  /** `user` was named by a valid visitor confirmation (`user_auth`), not only typed as `user_token`. */
+  userConfirmed?: boolean;
   messages: TranscriptMessage[];
   /** An outgoing webhook to record; delivered by a webhookDelivery workflow when the bot has an address. */
   event?: { deliveryId: string; kind: HandoffEvent; text?: string; at: number };
@@ -78,6 +80,8 @@ export interface VisitorMessageInput {
   text: string;
   at: number;
   user?: string;
+  /** `user` was named by a valid visitor confirmation (`user_auth`), not only typed as `user_token`. */
+  userConfirmed?: boolean;
   role?: 'admin' | 'visitor';
   pageContext?: string;
   /** `escalate: true`, or the visitor asked for a person in plain text. */

@@ -7,9 +7,9 @@ import { usePolling } from '../use-polling';
 import './notifications.css';
 
 /**
- * `/notifications`: what the workspace was told (paused triggers, approvals waiting, contacts visitors left), newest
- * first, unread ones marked. Each links to where it can be dealt with, when its data says where; opening the link
- * marks it read. Read again every 30 s while the page is open.
+ * `/notifications`: what the workspace was told (paused triggers, approvals waiting, contacts visitors left, webhook
+ * deliveries given up), newest first, unread ones marked. Each links to where it can be dealt with, when its data
+ * says where; opening the link marks it read. Read again every 30 s while the page is open.
  */
 
 const REFRESH_MS = 30_000;
@@ -19,6 +19,7 @@ const KINDS: Record<string, { label: string; tone: 'warning' | 'info' | 'success
   approval_requested: { label: 'Approval needed', tone: 'info' },
   contact_left: { label: 'Contact left', tone: 'success' },
   handoff_requested: { label: 'Asked for a person', tone: 'warning' },
+  delivery_failed: { label: 'Webhook failed', tone: 'warning' },
 };
 
 /** Where a notification can be acted on, from what its data holds. */
@@ -38,6 +39,8 @@ export function targetOf(n: Notification): { href: string; label: string } | und
     };
   if (n.kind === 'approval_requested') return { href: `/agents/${b}/actions`, label: 'Review the approval' };
   if (n.kind === 'trigger_paused') return { href: `/agents/${b}/triggers`, label: 'Open the triggers' };
+  if (n.kind === 'delivery_failed')
+    return { href: `/agents/${b}/settings`, label: 'See what failed and send it again' };
   return { href: `/agents/${b}`, label: 'Open the agent' };
 }
 
@@ -79,7 +82,7 @@ export function NotificationsPage() {
     <Page
       title={unread > 0 ? `Notifications (${unread})` : 'Notifications'}
       heading="Notifications"
-      description="Paused triggers, approvals waiting for you, and contacts visitors left."
+      description="Paused triggers, approvals waiting for you, contacts visitors left, and webhook events that failed."
       actions={
         unread > 0 ? (
           <Button busy={marking.busy === 'all'} busyLabel="Marking…" onClick={() => void markRead()}>
@@ -110,8 +113,8 @@ export function NotificationsPage() {
             return (
               <Empty title={onlyUnread ? 'Nothing unread' : 'No notifications yet'}>
                 <p class="muted">
-                  You are told here when a trigger is paused after failures, when an action waits for approval, and when
-                  a visitor leaves a contact.
+                  You are told here when a trigger is paused after failures, when an action waits for approval, when a
+                  visitor leaves a contact, and when your webhook address does not accept an event.
                 </p>
               </Empty>
             );

@@ -3,6 +3,7 @@ import { type Bot, type ModelChoices, agents } from '../../api/agents';
 import { navigate } from '../../router';
 import { Button, ErrorBox, Field, Notice, Panel, Time, useAction, useResource, valueOf } from '../../ui';
 import { BusinessHoursEditor } from './business-hours';
+import { FailedDeliveries } from './failed-deliveries';
 import { draftOf, hoursOf, hoursSummary, plainSettingsError, sameHours } from './hours-model';
 import type { TabProps } from './tab';
 
@@ -173,6 +174,7 @@ export function SettingsTab(props: TabProps) {
           </p>
         )}
       </Panel>
+      <FailedDeliveries bot={bot} />
       <DeleteAgent {...props} />
     </>
   );

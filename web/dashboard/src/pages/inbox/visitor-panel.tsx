@@ -1,12 +1,14 @@
-import { inboxApi } from '../../api/ops';
+import { type VisitorPanel as Panel, inboxApi } from '../../api/ops';
 import { Link } from '../../router';
-import { Time, useResource } from '../../ui';
+import { Badge, Time, useResource } from '../../ui';
 import { addressOf, clip, contactHref, statusInfo } from './model';
 import './visitor-panel.css';
 
 /**
  * About the visitor, above the transcript: the site's id for them, the contact they left, how they rated the help, and
- * their other conversations with this agent (same id or same contact), each a link that opens it here. Read when the
+ * their other conversations with this agent (same id or same contact), each a link that opens it here. Only the site
+ * confirms who a visitor is (a signed `user_auth`): an id or a contact typed in the chat is anyone's claim, so those
+ * are marked "not confirmed" and listed apart (docs/decisions/confirmed-identities-only.md). Read when the
  * conversation opens and again when a new contact or rating arrives (`version`).
  */
 export function VisitorPanel(props: { botId: string; sessionId: string; version: number }) {
@@ -16,14 +18,20 @@ export function VisitorPanel(props: { botId: string; sessionId: string; version:
   );
   const v = panel.data;
   if (!v) return null;
-  const summary = [v.name, v.contact, v.user && `id ${v.user}`].filter(Boolean).join(' · ') || 'Nothing left yet';
+  const summary =
+    [v.name, v.contact, v.user && `id ${v.user}${v.user_confirmed ? '' : ' (not confirmed)'}`]
+      .filter(Boolean)
+      .join(' · ') || 'Nothing left yet';
+  const confirmed = v.earlier.filter((c) => c.confirmed);
+  const claimed = v.earlier.filter((c) => !c.confirmed);
   return (
     <details class="visitor-panel" data-testid="visitor-panel">
       <summary>
         <span class="visitor-panel-title">About the visitor</span>
         <span class="muted small">
           {summary}
-          {v.earlier.length > 0 && ` · ${v.earlier.length} other conversation${v.earlier.length === 1 ? '' : 's'}`}
+          {confirmed.length > 0 && ` · ${confirmed.length} other conversation${confirmed.length === 1 ? '' : 's'}`}
+          {claimed.length > 0 && ` · ${claimed.length} maybe theirs, not confirmed`}
         </span>
       </summary>
       <dl class="dl">
@@ -49,7 +57,12 @@ export function VisitorPanel(props: { botId: string; sessionId: string; version:
           <>
             <dt>Site&rsquo;s id</dt>
             <dd>
-              <code>{v.user}</code>
+              <code>{v.user}</code>{' '}
+              {v.user_confirmed ? (
+                <Badge tone="success">Confirmed by your site</Badge>
+              ) : (
+                <Badge tone="warning">Not confirmed</Badge>
+              )}
             </dd>
           </>
         )}
@@ -66,27 +79,52 @@ export function VisitorPanel(props: { botId: string; sessionId: string; version:
           </>
         )}
       </dl>
-      {v.earlier.length > 0 && (
+      {confirmed.length > 0 && (
         <>
           <h3 class="subheading">Other conversations</h3>
-          <ul class="list" aria-label="The visitor's other conversations">
-            {v.earlier.map((c) => (
-              <li key={c.session_id} class="list-row">
-                <Link
-                  href={addressOf({ status: 'all', agent: '', bot: props.botId, session: c.session_id })}
-                  data-testid="earlier-conversation"
-                >
-                  {c.last_message ? clip(c.last_message.text, 80) : 'No messages'}
-                </Link>
-                <span class="muted small">
-                  {statusInfo(c.status).label} · <Time ms={c.last_message_at} relative />
-                </span>
-              </li>
-            ))}
-          </ul>
+          <Earlier list={confirmed} botId={props.botId} label="The visitor's other conversations" />
+        </>
+      )}
+      {claimed.length > 0 && (
+        <>
+          <h3 class="subheading">Maybe the same visitor — not confirmed</h3>
+          <p class="muted small" data-testid="unconfirmed-hint">
+            Linked by an id or a contact typed in the chat, which anyone can type. Check who you are talking to before
+            you share anything from these.
+          </p>
+          <Earlier
+            list={claimed}
+            botId={props.botId}
+            label="Conversations with the same id or contact, not confirmed"
+          />
         </>
       )}
     </details>
+  );
+}
+
+function Earlier(props: { list: Panel['earlier']; botId: string; label: string }) {
+  return (
+    <ul class="list" aria-label={props.label}>
+      {props.list.map((c) => (
+        <li key={c.session_id} class="list-row">
+          <Link
+            href={addressOf({ status: 'all', agent: '', bot: props.botId, session: c.session_id })}
+            data-testid="earlier-conversation"
+          >
+            {c.last_message ? clip(c.last_message.text, 80) : 'No messages'}
+          </Link>
+          <span class="muted small">
+            {!c.confirmed && (
+              <>
+                <Badge tone="warning">Not confirmed</Badge> {c.linked_by === 'user' ? 'same id' : 'same contact'} ·{' '}
+              </>
+            )}
+            {statusInfo(c.status).label} · <Time ms={c.last_message_at} relative />
+          </span>
+        </li>
+      ))}
+    </ul>
   );
 }
 
