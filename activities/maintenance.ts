@@ -64,7 +64,7 @@ export function createMaintenanceActivities({ db, convergence, periodic }: Maint
       // an hour after its last claim nobody reads it. (Not the time of its last send: sends leave every indexed
       // column alone, so that they are HOT updates; migrations/1763803400000_turn_streams_hot_sends.sql.)
       const streams = await db.query(`DELETE FROM turn_streams WHERE claimed_at < now() - interval '1 hour'`);
-      // Failures older than the longest slow-down are forgotten at the next attempt anyway (lib/accounts/service.ts).
+      // Failures older than the longest slow-down are forgotten at the next attempt anyway (lib/accounts/sign-in.ts).
       const throttles = await db.query(
         `DELETE FROM login_throttle WHERE updated_at < now() - interval '1 day' AND COALESCE(locked_until, now()) <= now()`,
       );

@@ -4,9 +4,8 @@ import type { Embedder } from './knowledge/store';
 import type { SecretBox } from './secret-box';
 import type { DeltaHub } from './streams';
 import type { Temporal } from './temporal';
-import { createAccountService } from './accounts/service';
+import { createAccountService, createTeamService } from './accounts/service';
 import { createPasswordHasher } from './passwords';
-import { createTeamService } from './accounts/team';
 import type { Logger } from './logger';
 import { createMailer } from './mailer';
 import { createOutbox } from './outbox';
@@ -97,19 +96,21 @@ export function createServices(deps: ServiceDeps) {
   });
   const scans = createScanService({ db, temporal, allowLoopback: config.SSRF_ALLOW_LOOPBACK });
   const knowledge = createKnowledgeService({ db, embed: deps.embed });
-  return {
-    accounts: createAccountService({
-      db,
-      secrets,
-      outbox,
-      passwords: createPasswordHasher({
-        concurrency: config.PASSWORD_HASH_CONCURRENCY,
-        queue: config.PASSWORD_HASH_QUEUE,
-      }),
-      loginSlowdownSeconds: config.LOGIN_SLOWDOWN_SECONDS,
-      warn,
+  // Accounts and the team share one set of deps (lib/accounts/deps.ts).
+  const accountDeps = {
+    db,
+    secrets,
+    outbox,
+    passwords: createPasswordHasher({
+      concurrency: config.PASSWORD_HASH_CONCURRENCY,
+      queue: config.PASSWORD_HASH_QUEUE,
     }),
-    team: createTeamService({ db, outbox, secrets }),
+    loginSlowdownSeconds: config.LOGIN_SLOWDOWN_SECONDS,
+    warn,
+  };
+  return {
+    accounts: createAccountService(accountDeps),
+    team: createTeamService(accountDeps),
     actions: createActionService({ db, temporal }),
     billing: createBillingService({ db, payments: paymentProviderOf(config) }),
     bots: createBotService({

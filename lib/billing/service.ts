@@ -321,7 +321,7 @@ export function createBillingService(deps: {
      * Grants each workspace its plan's included credits once per calendar month (the maintenance schedule runs it
      * every few minutes). Each workspace is granted in its own transaction, under a row lock, and marked with the
      * month granted: a retry, or two workers at once, grant nothing twice. A workspace whose owner has not confirmed
-     * their e-mail address is skipped: its credits wait for the confirmation (lib/accounts/service.ts verifyEmail),
+     * their e-mail address is skipped: its credits wait for the confirmation (lib/accounts/verify.ts verifyEmail),
      * which grants the month's through the same mark.
      */
     async grantIncludedCredits(): Promise<number> {
