@@ -145,6 +145,8 @@ export const LIMITS = {
     textChars: 5_000_000,
     /** The multipart request around the file: its boundary, headers and the small fields. */
     envelopeBytes: 64 * 1024,
+    /** A file's name as kept (its last path segment). */
+    nameChars: 255,
   },
   /** The dashboard's knowledge search (`q`): a title or an id, neither longer than 1000 characters. */
   knowledgeSearchChars: 200,
