@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { BootstrapResult } from '../../lib/accounts/service';
 import { LIMITS } from '../../lib/limits';
-import { http, newBot, testDb } from '../support/helpers';
+import { http, newBot, ownerSession, rawRequest, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 import { headingsDocx, makePdf, makePng, readingDone, twoPagePdf, uploadFile } from '../support/documents';
 
@@ -157,9 +157,7 @@ describe('files in, each format read on its structure', () => {
       body: { session_id: randomUUID(), message: 'When does the vintage bicycle shop open?' },
     });
     expect(chat.status).toBe(200);
-    expect(chat.body.sources).toEqual([
-      expect.objectContaining({ source_id: accepted.source_id, title: 'Opening hours' }),
-    ]);
+    expect(chat.body.sources).toEqual([expect.objectContaining({ source_id: accepted.source_id, title: 'hours' })]);
   });
 });
 
@@ -197,7 +195,7 @@ describe('files that cannot be read say why, and leave nothing half-written', ()
   });
 
   it('a PDF with no text layer (an image only): it looks scanned', async () => {
-    const pdf = await makePdf((d) => d.image(makePng(64), 50, 50, { width: 300 }));
+    const pdf = await makePdf((d) => d.image(makePng(64, 64), 50, 50, { width: 300 }));
     await failsWith({ name: 'scan.pdf', bytes: pdf }, /looks scanned: no text to read/);
   });
 
@@ -219,7 +217,7 @@ describe('files that cannot be read say why, and leave nothing half-written', ()
 
   it('a PNG named .pdf is refused as an image (415), and nothing is written', async () => {
     const bot = await newBot();
-    const res = await uploadFile(key(bot), { name: 'manual.pdf', bytes: makePng(), type: 'application/pdf' });
+    const res = await uploadFile(key(bot), { name: 'manual.pdf', bytes: makePng(16, 16), type: 'application/pdf' });
     expect(res.status).toBe(415);
     expect(res.body).toEqual({
       code: 'unsupported_media_type',
@@ -292,5 +290,28 @@ describe('replacing and retrying', () => {
       { text: 'Bring the receipt.', heading_path: ['Returns', 'Within 30 days'], page: null },
       { text: 'Store credit only.', heading_path: ['Returns', 'After 30 days'], page: null },
     ]);
+  });
+});
+
+describe("the dashboard's upload", () => {
+  it('takes a multipart upload only from our own page (a form on another site cannot send one)', async () => {
+    const bot = await newBot();
+    const session = await ownerSession(bot);
+    const form = new FormData();
+    form.set('file', new Blob(['The ferry leaves at noon.'], { type: 'text/plain' }), 'ferry.txt');
+    const request = new Request('http://localhost/', { method: 'POST', body: form });
+    const body = Buffer.from(await request.arrayBuffer()).toString('utf8');
+    const post = (headers: Record<string, string>) =>
+      rawRequest(`${stackInfo().apiUrl}/v1/dashboard/bots/${bot.bot_id}/knowledge/files`, {
+        method: 'POST',
+        body,
+        headers: { ...session, 'Content-Type': request.headers.get('content-type')!, ...headers },
+      });
+    expect((await post({})).status).toBe(415); // no proof it comes from our page
+    expect((await post({ 'Sec-Fetch-Site': 'cross-site' })).status).toBe(403);
+    const ours = await post({ 'Sec-Fetch-Site': 'same-origin' });
+    expect(ours.status).toBe(202);
+    const source = await readingDone(key(bot), ours.body.source_id);
+    expect(source).toMatchObject({ status: 'indexed', file: { name: 'ferry.txt' } });
   });
 });
