@@ -2,6 +2,7 @@ import { type ActionDeps, createActionActivities } from './actions';
 import { type AgentRunDeps, createAgentRunActivities } from './agent-run';
 import { type BuilderDeps, createBuilderActivities } from './builder';
 import { type ConversationDeps, createConversationActivities } from './conversation';
+import { type KnowledgeFileDeps, createKnowledgeFileActivities } from './knowledge-file';
 import { type MaintenanceDeps, createMaintenanceActivities } from './maintenance';
 import { type SiteScanDeps, createSiteScanActivities } from './site-scan';
 import { type TriggerDeps, createTriggerActivities } from './triggers';
@@ -15,6 +16,7 @@ export type ActivityDeps = ActionDeps &
   AgentRunDeps &
   BuilderDeps &
   ConversationDeps &
+  KnowledgeFileDeps &
   MaintenanceDeps &
   SiteScanDeps &
   TriggerDeps &
@@ -26,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentRunActivities(deps),
     ...createBuilderActivities(deps),
     ...createConversationActivities(deps),
+    ...createKnowledgeFileActivities(deps),
     ...createMaintenanceActivities(deps),
     ...createSiteScanActivities(deps),
     ...createTriggerActivities(deps),

@@ -11,6 +11,13 @@ export interface StreamTap {
 }
 
 /** What middleware leaves on `ctx.state` for the handlers after it. */
+/** A file sent in a multipart request: its name and declared type as the client gave them, and its bytes. */
+export interface UploadedFile {
+  name: string;
+  declaredType: string;
+  bytes: Buffer;
+}
+
 export interface AppState {
   requestId: string;
   log: Logger;
@@ -19,6 +26,13 @@ export interface AppState {
   session?: UserSession;
   /** The raw request body, exactly as received (signatures are computed over it). */
   rawBody?: Buffer;
+  /** A multipart request's file (api/middleware/multipart.ts); its other fields are the body. */
+  upload?: UploadedFile;
+  /**
+   * What the idempotency step compares instead of the raw body, when the raw body is not the request's identity: a
+   * multipart body's boundary is random, so a retry of the same upload would otherwise differ from its first try.
+   */
+  bodyDigest?: Buffer;
   /** Set by the idempotency step when the request has an `Idempotency-Key`: stable across the request's retries. */
   idempotencyScope?: string;
   /** A handler sets it false when what it answers must not be replayed (a stream that carried an error frame). */

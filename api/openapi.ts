@@ -52,6 +52,29 @@ function parametersOf(
     }));
 }
 
+/** A multipart operation's form: the route's text fields (its body schema) and the file, as binary. */
+function multipartSchema(def: RouteDef, components: Record<string, JsonSchema>): JsonSchema {
+  const fields = (def.body ? toSchema(def.body, 'input', components) : {}) as {
+    properties?: Record<string, JsonSchema>;
+    required?: string[];
+    $ref?: string;
+  };
+  const resolved = (fields.$ref ? components[fields.$ref.split('/').pop()!] : fields) as typeof fields;
+  const file = def.multipart!.file;
+  return {
+    type: 'object',
+    properties: {
+      [file]: {
+        type: 'string',
+        format: 'binary',
+        description: `The file (at most ${def.multipart!.maxFileBytes / 1024 / 1024} MiB).`,
+      },
+      ...(resolved.properties ?? {}),
+    },
+    required: [file, ...(resolved.required ?? [])],
+  };
+}
+
 const KEY_SCHEMES: Record<string, string> = { secret: 'secretKey', public: 'publicKey', builder: 'builderKey' };
 
 /**
@@ -140,16 +163,28 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string; sessi
           }),
         ),
       ],
-      ...(def.body
+      ...(def.multipart
         ? {
             requestBody: {
               required: true,
-              content: { 'application/json': { schema: toSchema(def.body, 'input', components) } },
+              content: {
+                'multipart/form-data': {
+                  schema: multipartSchema(def, components),
+                  encoding: { [def.multipart.file]: { contentType: 'application/octet-stream' } },
+                },
+              },
             },
           }
-        : def.rawBody
-          ? { requestBody: { required: false, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } }
-          : {}),
+        : def.body
+          ? {
+              requestBody: {
+                required: true,
+                content: { 'application/json': { schema: toSchema(def.body, 'input', components) } },
+              },
+            }
+          : def.rawBody
+            ? { requestBody: { required: false, content: { '*/*': { schema: { type: 'string', format: 'binary' } } } } }
+            : {}),
       responses,
       ...(def.keys
         ? {

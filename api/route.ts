@@ -11,6 +11,7 @@ import { requireKey, requireRole, requireSession } from './middleware/auth';
 import { type Role, sessionCookie } from '../lib/sessions';
 import { readBody } from './middleware/body';
 import { idempotency } from './middleware/idempotency';
+import { type MultipartOptions, readMultipart } from './middleware/multipart';
 import { rateLimit } from './middleware/rate-limit';
 import { sameOriginWrites } from './middleware/same-origin';
 import { type NoteOrigin, ownOriginsOf, widgetAccess } from './middleware/widget';
@@ -66,6 +67,11 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
   body?: B;
   /** Read the body as raw bytes without JSON parsing (signed trigger hooks). */
   rawBody?: boolean;
+  /**
+   * A `multipart/form-data` body: its text fields are the body `body` validates, its file `ctx.state.upload`
+   * (api/middleware/multipart.ts). `bodyLimit` is the whole request's limit.
+   */
+  multipart?: MultipartOptions;
   bodyLimit?: number;
   query?: Q;
   params?: P;
@@ -219,7 +225,8 @@ export function mountRoutes(
       );
     if (def.rateGroup && !def.keys && !def.widget) chain.push(rateLimit(deps.db, def.rateGroup));
     if (def.method !== 'get' && def.method !== 'delete') {
-      chain.push(readBody({ limit: def.bodyLimit ?? LIMITS.bodyBytes, json: !def.rawBody }));
+      chain.push(readBody({ limit: def.bodyLimit ?? LIMITS.bodyBytes, json: !def.rawBody && !def.multipart }));
+      if (def.multipart) chain.push(readMultipart(def.multipart));
     }
     chain.push(validate(def));
     if (def.idempotent) chain.push(idempotency(deps.db));

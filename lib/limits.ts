@@ -165,6 +165,19 @@ export const LIMITS = {
   /** Knowledge sources (not in the spec's table; chosen in docs/decisions/027-knowledge-source-api.md). */
   sourceIdChars: 200,
   sourceTitleChars: 1000,
+  /**
+   * Files uploaded into knowledge (docs/decisions/documents-in.md): the largest file, the most PDF pages read, and
+   * the most text one file may hold once read (a pasted text's 5 MiB, in characters).
+   */
+  knowledgeFiles: {
+    bytes: 20 * 1024 * 1024,
+    maxPages: 500,
+    textChars: 5_000_000,
+    /** The multipart request around the file: its boundary, headers and the small fields. */
+    envelopeBytes: 64 * 1024,
+    /** A file's name as kept (its last path segment). */
+    nameChars: 255,
+  },
   /** The dashboard's knowledge search (`q`): a title or an id, neither longer than 1000 characters. */
   knowledgeSearchChars: 200,
   /** A trigger's run task text: a message's size. */

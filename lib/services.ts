@@ -95,7 +95,8 @@ export function createServices(deps: ServiceDeps) {
     minIntervalSeconds: config.TRIGGER_MIN_INTERVAL_SECONDS,
   });
   const scans = createScanService({ db, temporal, allowLoopback: config.SSRF_ALLOW_LOOPBACK });
-  const knowledge = createKnowledgeService({ db, embed: deps.embed });
+  // Originals of uploaded files: in Postgres, or in the same bucket as attached images.
+  const knowledge = createKnowledgeService({ db, temporal, embed: deps.embed, bucket: mediaBucketOf(config) });
   // Accounts and the team share one set of deps (lib/accounts/deps.ts).
   const accountDeps = {
     db,
@@ -121,6 +122,7 @@ export function createServices(deps: ServiceDeps) {
         await triggers.removeAllOfBot(botId);
         await scans.stopAllOfBot(botId);
         await media.deleteForBot(botId);
+        await knowledge.files.deleteForBot(botId);
       },
     }),
     builder: createBuilderService({

@@ -90,6 +90,7 @@ export function buildActivityDeps(
     models: services.models,
     retrieve,
     embed,
+    knowledgeFiles: services.knowledge.files,
     deltas: createDeltaPublisher(db, {
       coalesceMs: config.STREAM_COALESCE_MS,
       retryForMs: config.STORAGE_OUTAGE_RETRY_MS,

@@ -7,3 +7,4 @@ export { siteScanWorkflow } from './site-scan';
 export { triggerHealthWorkflow } from './trigger-health';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { builderThreadWorkflow } from './builder-thread';
+export { knowledgeFileWorkflow } from './knowledge-file';

@@ -59,7 +59,8 @@ export function idempotency(db: Db, lease: IdempotencyLease = DEFAULT_LEASE): Ap
     const apiKeyId = ctx.state.principal!.keyId;
     const hash = createHash('sha256')
       .update(`${ctx.method} ${ctx.path}\n`)
-      .update(ctx.state.rawBody ?? Buffer.alloc(0))
+      // A multipart body is identified by its fields and file, not its random boundary (api/middleware/multipart.ts).
+      .update(ctx.state.bodyDigest ?? ctx.state.rawBody ?? Buffer.alloc(0))
       .digest();
 
     const claimed = await db.query<{ generation: number }>(

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../../lib/errors';
+import { type ErrorCode, errors } from '../../lib/errors';
 import { LIMITS } from '../../lib/limits';
 import type { AppDeps } from '../deps';
 import { ALL_ROLES, AUTH_ERRORS, type RouteDef, route } from '../route';
@@ -6,6 +6,8 @@ import { BotParams } from '../../lib/schemas/common';
 import {
   DashboardKnowledgeQuery,
   KnowledgeDeleted,
+  KnowledgeFileAccepted,
+  KnowledgeFileFields,
   KnowledgeIndexed,
   KnowledgeList,
   KnowledgeSource,
@@ -13,8 +15,43 @@ import {
   PageQuery,
   SourceId,
   SourceIdParams,
+  SourceQuery,
 } from '../../lib/schemas/knowledge';
+import type { AppContext } from '../context';
+import type { MultipartOptions } from '../middleware/multipart';
 import { keyBot, sessionBot } from '../session';
+
+const MULTIPART: MultipartOptions = {
+  file: 'file',
+  maxFileBytes: LIMITS.knowledgeFiles.bytes,
+  fields: ['source_id', 'title'],
+  maxFieldBytes: 16 * 1024,
+};
+const FILE_BODY_LIMIT = LIMITS.knowledgeFiles.bytes + LIMITS.knowledgeFiles.envelopeBytes;
+const UPLOAD_DESCRIPTION =
+  `A \`multipart/form-data\` body with the file in the field \`file\` (at most ${LIMITS.knowledgeFiles.bytes / 1024 / 1024} MiB; ` +
+  `PDF up to ${LIMITS.knowledgeFiles.maxPages} pages): PDF, Word (.docx), Markdown, HTML, CSV or plain text, judged by ` +
+  'its content, not its name (anything else is 415 `unsupported_media_type`, saying what it is). Answered at once with ' +
+  '202 `reading`: the file is read in the background and split into passages on its structure (headings, ' +
+  'paragraphs, lists, table rows), each with its heading path and page. Follow `GET /v1/api/knowledge/{source_id}` ' +
+  'to `status` `indexed` (with `fragments`), or `failed` with a `reason` (an encrypted PDF, a scanned one with no ' +
+  'text, a damaged file, too many pages). The same `source_id`, or else the same file name, replaces that source; ' +
+  'its previous passages stay searchable until the new ones are indexed.';
+
+/** Sends a file source's original as a download: never shown inline (an HTML file must not run on our origin). */
+function sendFile(
+  ctx: AppContext,
+  file: { name: string; contentType: string; size: number; sha256: Buffer; body: Buffer },
+) {
+  const ascii = file.name.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  ctx.set('Content-Disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(file.name)}`);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+  ctx.set('Cache-Control', 'private, no-cache');
+  ctx.etag = `"${file.sha256.toString('base64url').slice(0, 27)}"`;
+  ctx.type = file.contentType;
+  ctx.body = file.body;
+}
 
 const DashboardSourceParams = BotParams.extend({ source_id: SourceId });
 
@@ -50,7 +87,52 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
     'payload_too_large',
   ];
 
+  const upload = {
+    method: 'post',
+    body: KnowledgeFileFields,
+    bodyLimit: FILE_BODY_LIMIT,
+    multipart: MULTIPART,
+    responses: { 202: { description: 'Accepted: being read', schema: KnowledgeFileAccepted } },
+  } as const;
+  const uploaded = (ctx: AppContext) => {
+    const file = ctx.state.upload;
+    if (!file) throw errors.badRequest('file: is required (a multipart field named `file`)');
+    return file;
+  };
+
   return [
+    route({
+      ...upload,
+      path: '/v1/api/knowledge/files',
+      operationId: 'uploadKnowledgeFile',
+      tag: 'Knowledge base',
+      summary: 'Uploads a file (PDF, Word, Markdown, HTML, CSV, text) into the knowledge base; read in the background.',
+      description: UPLOAD_DESCRIPTION,
+      keys: ['secret'],
+      rateGroup: 'dialogue',
+      idempotent: true,
+      errors: [...writeErrors, 'unsupported_media_type', 'rate_limited', 'internal_error'],
+      handler: async (ctx, { body }) => {
+        const file = uploaded(ctx);
+        ctx.status = 202;
+        ctx.body = await knowledge.uploadFile(keyBot(ctx), { ...file, ...body });
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/v1/api/knowledge/{id}/file',
+      operationId: 'downloadKnowledgeFile',
+      tag: 'Knowledge base',
+      summary: 'The original of an uploaded file, as uploaded (a download).',
+      keys: ['secret'],
+      rateGroup: 'reads',
+      params: SourceIdParams,
+      responses: { 200: { description: 'The file', contentType: 'application/octet-stream' } },
+      errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'rate_limited', 'internal_error'],
+      handler: async (ctx, { params }) => {
+        sendFile(ctx, await knowledge.download(keyBot(ctx).botId, params.id));
+      },
+    }),
     route({
       ...write,
       path: '/v1/api/knowledge',
@@ -82,14 +164,18 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       path: '/v1/api/knowledge/{id}',
       operationId: 'getKnowledge',
       tag: 'Knowledge base',
-      summary: 'One knowledge source in full, with its text.',
+      summary: 'One knowledge source in full, with its text (and its passages when asked).',
+      description:
+        'An uploaded file is `reading` until its passages are indexed, then `indexed`, or `failed` with a `reason`; ' +
+        '`file` describes the original.',
       keys: ['secret'],
       rateGroup: 'reads',
       params: SourceIdParams,
+      query: SourceQuery,
       responses: { 200: { description: 'The source', schema: KnowledgeSource } },
       errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'rate_limited', 'internal_error'],
-      handler: async (ctx, { params }) => {
-        ctx.body = await knowledge.get(keyBot(ctx).botId, params.id);
+      handler: async (ctx, { params, query }) => {
+        ctx.body = await knowledge.get(keyBot(ctx).botId, params.id, query);
       },
     }),
     route({
@@ -143,13 +229,43 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       method: 'get',
       path: '/v1/dashboard/bots/{id}/knowledge/{source_id}',
       operationId: 'dashboardGetKnowledge',
-      summary: 'One knowledge source in full, with its text.',
+      summary: 'One knowledge source in full, with its text (and its passages when asked).',
       roles: ALL_ROLES,
       params: DashboardSourceParams,
+      query: SourceQuery,
       responses: { 200: { description: 'The source', schema: KnowledgeSource } },
       errors: [...dashboardErrors],
+      handler: async (ctx, { params, query }) => {
+        ctx.body = await knowledge.get((await sessionBot(deps, ctx, params.id)).id, params.source_id, query);
+      },
+    }),
+    route({
+      ...dashboard,
+      ...upload,
+      path: '/v1/dashboard/bots/{id}/knowledge/files',
+      operationId: 'dashboardUploadKnowledgeFile',
+      summary: 'Uploads a file into the knowledge base; read in the background (as `POST /v1/api/knowledge/files`).',
+      description: UPLOAD_DESCRIPTION,
+      errors: [...dashboardErrors, 'payload_too_large', 'unsupported_media_type'],
+      handler: async (ctx, { params, body }) => {
+        const bot = await sessionBot(deps, ctx, params.id);
+        const file = uploaded(ctx);
+        ctx.status = 202;
+        ctx.body = await knowledge.uploadFile({ botId: bot.id, workspaceId: bot.workspace_id }, { ...file, ...body });
+      },
+    }),
+    route({
+      ...dashboard,
+      method: 'get',
+      path: '/v1/dashboard/bots/{id}/knowledge/{source_id}/file',
+      operationId: 'dashboardDownloadKnowledgeFile',
+      summary: 'The original of an uploaded file, as uploaded (a download).',
+      roles: ALL_ROLES,
+      params: DashboardSourceParams,
+      responses: { 200: { description: 'The file', contentType: 'application/octet-stream' } },
+      errors: [...dashboardErrors],
       handler: async (ctx, { params }) => {
-        ctx.body = await knowledge.get((await sessionBot(deps, ctx, params.id)).id, params.source_id);
+        sendFile(ctx, await knowledge.download((await sessionBot(deps, ctx, params.id)).id, params.source_id));
       },
     }),
     route({

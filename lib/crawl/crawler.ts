@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import { OutboundBlockedError, OutboundError, type SafeFetch, type SafeResponse } from '../http/safe-fetch';
+import type { Block } from '../knowledge/document';
 import { decodeHtml, extractPage, isHtml } from './extract';
 import { fetchRobots, type RobotsFetchResult } from './robots';
 
@@ -42,6 +43,8 @@ export interface CrawledPage {
   url: string;
   title: string;
   text: string;
+  /** The text's structure (headings, list items, table rows), which the knowledge splitter reads. */
+  blocks: Block[];
   /** sha256 (hex) of the text lower-cased with whitespace collapsed. */
   contentHash: string;
 }
@@ -323,7 +326,7 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
         else if (hashes.has(hash)) skip(url, 'duplicate');
         else {
           hashes.add(hash);
-          pages.push({ url: finalUrl, title: page.title, text: page.text, contentHash: hash });
+          pages.push({ url: finalUrl, title: page.title, text: page.text, blocks: page.blocks, contentHash: hash });
         }
       }
     }

@@ -1,6 +1,7 @@
 import { TextDecoder } from 'node:util';
 
 import { defaultTreeAdapter, parse, type DefaultTreeAdapterMap, type TreeAdapter } from 'parse5';
+import type { Block } from '../knowledge/document';
 
 /**
  * Turns an HTML page into readable text for the knowledge base, plus the links a crawler may follow.
@@ -19,6 +20,11 @@ export interface ExtractedPage {
   title: string;
   /** Readable text: one line per block, heading or list item; whitespace collapsed; '' when nothing is left. */
   text: string;
+  /**
+   * The same lines with their structure, for the splitter (lib/knowledge/chunk.ts): headings with their level, list
+   * items, table rows with their cells and header, preformatted text; every other line is a paragraph.
+   */
+  blocks: Block[];
   /** Absolute http(s) URLs of `<a href>` (including navigation), fragments removed, nofollow skipped, deduplicated. */
   links: string[];
 }
@@ -174,33 +180,96 @@ function textContent(el: Element): string {
   return collapse(parts.join(''));
 }
 
+/** What kind of line an element's text makes (the innermost block element that holds it decides). */
+type LineKind = { kind: 'paragraph' } | { kind: 'heading'; level: number } | { kind: 'list_item' } | { kind: 'code' };
+
+const HEADING_TAG = /^h([1-6])$/;
+
+function lineKindOf(tag: string): LineKind | undefined {
+  const heading = HEADING_TAG.exec(tag);
+  if (heading) return { kind: 'heading', level: Number(heading[1]) };
+  if (tag === 'li' || tag === 'dt' || tag === 'dd') return { kind: 'list_item' };
+  if (tag === 'pre' || tag === 'listing') return { kind: 'code' };
+  if (tag === 'p' || tag === 'div' || tag === 'blockquote') return { kind: 'paragraph' };
+  return undefined;
+}
+
 /** Collects lines: inline text accumulates, block boundaries and `<br>` end the current line. */
 class LineWriter {
   readonly lines: string[] = [];
+  readonly blocks: Block[] = [];
   private current = '';
-  private cells = 0;
+  private cells: string[] = [];
+  private cellStart = -1;
+  /** The kinds of the open block elements; the innermost one names a line ended inside it. */
+  readonly kinds: LineKind[] = [{ kind: 'paragraph' }];
+  /** The open tables, each with its header (a row of `<th>` cells) once one is read. */
+  private tables: { header?: string[]; rows: number }[] = [];
+  /** Open table cells: inside one, block elements do not end the line (a Word table wraps each cell in `<p>`). */
+  cellDepth = 0;
+  private rowHeaderOnly = true;
 
   text(s: string): void {
     this.current += s;
   }
 
-  cell(): void {
+  cell(header: boolean): void {
     // Table cells of one row stay on one line, separated so values do not run together.
-    if (this.cells++ > 0) this.current += ' | ';
+    this.endCell();
+    if (this.cells.length > 0) this.current += ' | ';
+    this.cellStart = this.current.length;
+    if (!header) this.rowHeaderOnly = false;
+  }
+
+  private endCell(): void {
+    if (this.cellStart < 0) return;
+    this.cells.push(collapse(this.current.slice(this.cellStart)));
+    this.cellStart = -1;
+  }
+
+  openTable(): void {
+    this.tables.push({ rows: 0 });
+  }
+
+  closeTable(): void {
+    this.tables.pop();
   }
 
   newline(): void {
+    this.endCell();
     const line = collapse(this.current);
-    if (line) this.lines.push(line);
+    if (line) {
+      this.lines.push(line);
+      const table = this.tables[this.tables.length - 1];
+      if (this.cells.length > 0 && table) {
+        const cells = this.cells;
+        // A row of header cells names the columns of the rows after it. A table without any (a Word table whose
+        // header row is not marked as one) has none: its first row may be data (a two-column list of properties).
+        if (this.rowHeaderOnly) table.header = cells;
+        else this.blocks.push({ kind: 'table_row', cells, ...(table.header ? { header: table.header } : {}) });
+        table.rows++;
+      } else {
+        const kind = this.kinds[this.kinds.length - 1];
+        this.blocks.push(
+          kind.kind === 'heading'
+            ? { kind: 'heading', level: kind.level, text: line }
+            : { kind: kind.kind, text: line },
+        );
+      }
+    }
     this.current = '';
-    this.cells = 0;
+    this.cells = [];
+    this.cellStart = -1;
+    this.rowHeaderOnly = true;
   }
 }
 
-type Frame = { kind: 'node'; node: Node; inSection: boolean; inPre: boolean } | { kind: 'end'; block: boolean };
+type Frame =
+  | { kind: 'node'; node: Node; inSection: boolean; inPre: boolean }
+  | { kind: 'end'; block: boolean; lineKind?: boolean; table?: boolean; cell?: boolean };
 
-/** Renders the text of `roots` (in order) into lines. */
-function renderText(roots: { el: ParentNode; inSection: boolean }[]): string {
+/** Renders the text of `roots` (in order) into lines, and the same lines as blocks. */
+function renderText(roots: { el: ParentNode; inSection: boolean }[]): { text: string; blocks: Block[] } {
   const out = new LineWriter();
   const stack: Frame[] = [];
   for (let r = roots.length - 1; r >= 0; r--) {
@@ -213,7 +282,10 @@ function renderText(roots: { el: ParentNode; inSection: boolean }[]): string {
   while (stack.length > 0) {
     const frame = stack.pop()!;
     if (frame.kind === 'end') {
-      if (frame.block) out.newline();
+      if (frame.cell) out.cellDepth--;
+      if (frame.block && !out.cellDepth) out.newline();
+      if (frame.lineKind) out.kinds.pop();
+      if (frame.table) out.closeTable();
       continue;
     }
     const { node, inPre } = frame;
@@ -233,13 +305,27 @@ function renderText(roots: { el: ParentNode; inSection: boolean }[]): string {
     if (!isElement(node) || isDropped(node, frame.inSection)) continue;
     const tag = node.tagName;
     if (tag === 'br') {
-      out.newline();
+      if (out.cellDepth) out.text(' ');
+      else out.newline();
       continue;
     }
-    if (CELL_TAGS.has(tag)) out.cell();
-    const block = !INLINE_TAGS.has(tag) && !CELL_TAGS.has(tag);
-    if (block) out.newline();
-    stack.push({ kind: 'end', block });
+    const cell = CELL_TAGS.has(tag);
+    if (cell) {
+      // A cell of a table nested in a cell is text of the outer cell.
+      if (!out.cellDepth) out.cell(tag === 'th');
+      else out.text(' ');
+      out.cellDepth++;
+    }
+    const block = !INLINE_TAGS.has(tag) && !cell;
+    if (block) {
+      if (out.cellDepth) out.text(' ');
+      else out.newline();
+    }
+    const lineKind = block && !out.cellDepth ? lineKindOf(tag) : undefined;
+    if (lineKind) out.kinds.push(lineKind);
+    const table = tag === 'table' && !out.cellDepth;
+    if (table) out.openTable();
+    stack.push({ kind: 'end', block, lineKind: Boolean(lineKind), table, cell });
     const inSection = frame.inSection || SECTIONING.has(tag);
     const childPre = inPre || tag === 'pre' || tag === 'listing';
     for (let i = node.childNodes.length - 1; i >= 0; i--) {
@@ -247,7 +333,7 @@ function renderText(roots: { el: ParentNode; inSection: boolean }[]): string {
     }
   }
   out.newline();
-  return out.lines.join('\n');
+  return { text: out.lines.join('\n'), blocks: out.blocks };
 }
 
 /**
@@ -338,9 +424,10 @@ export function extractPage(html: string, baseUrl: string): ExtractedPage {
 
   const body = findFirst(doc, (el) => htmlEl(el) && el.tagName === 'body');
   const roots = contentRoots(doc);
-  let text = roots.length > 0 ? renderText(roots.map((el) => ({ el, inSection: true }))) : '';
+  let rendered = roots.length > 0 ? renderText(roots.map((el) => ({ el, inSection: true }))) : undefined;
   // An empty <main> (say, filled by JavaScript) should not hide text the page does have elsewhere.
-  if (!text && body) text = renderText([{ el: body, inSection: false }]);
+  if (!rendered?.text && body) rendered = renderText([{ el: body, inSection: false }]);
+  const { text, blocks } = rendered ?? { text: '', blocks: [] };
 
   // Links come from the whole document, navigation included: that is how a site links its pages together.
   const links: string[] = [];
@@ -358,7 +445,7 @@ export function extractPage(html: string, baseUrl: string): ExtractedPage {
     return true;
   });
 
-  return { title, text, links };
+  return { title, text, blocks, links };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -7,6 +7,8 @@
  * straddles the cut is still whole in one fragment.
  */
 
+import { type Block, type DocumentModel, blockText, clampLevel, hasText, readPlainText } from './document';
+
 export interface ChunkOptions {
   min?: number;
   target?: number;
@@ -139,4 +141,134 @@ export function chunkText(text: string, options: ChunkOptions = {}): string[] {
     start = skipSpace(clean, next);
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Passages: documents split on their structure
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A retrieval passage: its text, the headings it sits under (outermost first) and, for paged formats, its page. */
+export interface SplitPassage {
+  text: string;
+  headingPath: string[];
+  page?: number;
+}
+
+export interface PassageOptions {
+  /** A passage is filled up to about this many characters… */
+  target?: number;
+  /** …and may grow to this many to keep a block whole; a longer block is cut with `chunkText`. */
+  max?: number;
+  /** Below this, a passage takes the next block even past `target` (while it stays under `max`). */
+  min?: number;
+  /** The overlap `chunkText` repeats when it must cut inside one long block. */
+  overlap?: number;
+}
+
+/**
+ * Chosen by measurement (docs/decisions/passages-keep-context.md, `bench/passage-size.ts`): on long documents, the best
+ * five passages found more relevant sections as passages grew to about 1000 characters, and little more beyond
+ * (recall@5 0.30 at 500, 0.36 at 1000, 0.37 at 1500) while what the model reads kept growing (+25 %).
+ */
+export const PASSAGE_DEFAULTS = { min: 600, target: 1000, max: 1400, overlap: 100 } as const;
+
+/** Items of one list, rows of one table and lines of one code block sit on consecutive lines of a passage. */
+const TIGHT_KINDS = new Set<Block['kind']>(['list_item', 'table_row', 'code']);
+/** Headings kept in a path; deeper ones still start sections but are not repeated in every passage. */
+const MAX_PATH = 6;
+/** A heading's text in a path is cut here: a "heading" that is a whole paragraph (a bad PDF) must not flood it. */
+const HEADING_CHARS = 200;
+
+function shortHeading(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length <= HEADING_CHARS ? line : `${line.slice(0, HEADING_CHARS - 1)}…`;
+}
+
+/**
+ * Splits a document into passages on its structure (docs/decisions/passages-keep-context.md):
+ * - a heading starts a section, and a passage never holds text of two sections (nor of two pages);
+ * - within a section, whole blocks (paragraphs, list items, table rows, code) are gathered up to `target`
+ *   characters, or up to `max` while the passage is still under `min`; a block is never cut while it fits in `max`;
+ * - a block longer than `max` is cut by `chunkText` (never inside a word, CJK and long blobs handled there);
+ * - each passage carries its heading path (outermost first) and its page; a heading with nothing under it (before
+ *   the next heading of its level or above) is a passage of its own, so its words are not lost.
+ */
+export function splitDocument(doc: DocumentModel, options: PassageOptions = {}): SplitPassage[] {
+  const { min, target, max, overlap } = { ...PASSAGE_DEFAULTS, ...options };
+  if (!(min > overlap && target >= min && max >= target)) {
+    throw new RangeError('splitDocument: need overlap < min <= target <= max');
+  }
+  const out: SplitPassage[] = [];
+  const stack: { level: number; text: string }[] = [];
+  const path = () => stack.slice(-MAX_PATH).map((h) => h.text);
+
+  let parts: string[] = [];
+  let length = 0;
+  let page: number | undefined;
+  let lastKind: Block['kind'] | undefined;
+  // The innermost heading, until something is written under it.
+  let bareHeading: { level: number; path: string[]; page?: number } | undefined;
+
+  const flush = () => {
+    const text = cleanText(parts.join('')).trim();
+    if (text) out.push({ text, headingPath: path(), ...(page !== undefined ? { page } : {}) });
+    parts = [];
+    length = 0;
+    lastKind = undefined;
+  };
+  const emitBare = () => {
+    if (!bareHeading) return;
+    const { path: p, page: at } = bareHeading;
+    out.push({ text: p[p.length - 1], headingPath: p, ...(at !== undefined ? { page: at } : {}) });
+    bareHeading = undefined;
+  };
+
+  for (const block of doc.blocks) {
+    if (!hasText(block)) continue;
+    if (block.kind === 'heading') {
+      flush();
+      const level = clampLevel(block.level);
+      if (bareHeading && level <= bareHeading.level) emitBare();
+      bareHeading = undefined;
+      while (stack.length && stack[stack.length - 1].level >= level) stack.pop();
+      stack.push({ level, text: shortHeading(block.text) });
+      bareHeading = { level, path: path(), page: block.page };
+      continue;
+    }
+    bareHeading = undefined;
+    if (length && block.page !== page) flush();
+    if (!length) page = block.page;
+
+    const text = blockText(block);
+    if (text.length > max) {
+      flush();
+      page = block.page;
+      for (const piece of chunkText(text, { min, target, max, overlap })) {
+        out.push({ text: piece, headingPath: path(), ...(page !== undefined ? { page } : {}) });
+      }
+      continue;
+    }
+    // Items of one list and rows of one table sit on consecutive lines; other blocks are paragraphs.
+    const tight = lastKind === block.kind && TIGHT_KINDS.has(block.kind);
+    const sep = !length ? '' : tight ? '\n' : '\n\n';
+    const grown = length + sep.length + text.length;
+    if (length && grown > target && !(length < min && grown <= max)) {
+      flush();
+      page = block.page;
+      parts.push(text);
+      length = text.length;
+    } else {
+      parts.push(sep, text);
+      length = grown;
+    }
+    lastKind = block.kind;
+  }
+  flush();
+  emitBare();
+  return out;
+}
+
+/** Pasted text (`POST /v1/api/knowledge`) and scanned pages: read as Markdown-ish plain text, then split alike. */
+export function splitText(text: string, options: PassageOptions = {}): SplitPassage[] {
+  return splitDocument(readPlainText(cleanText(text)), options);
 }

@@ -9,7 +9,7 @@
  */
 
 /** Bumped whenever the output of `searchText` (or the chunker) changes, so unchanged sources are re-indexed. */
-export const SEARCH_TEXT_VERSION = 1;
+export const SEARCH_TEXT_VERSION = 2;
 
 // Runs of scripts written without spaces between words (Hangul has spaces but glues particles to words).
 const BIGRAM_RUN = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]+/gu;

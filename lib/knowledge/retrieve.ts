@@ -8,6 +8,10 @@ export interface Passage {
   /** The page's address, for a source a site scan read. */
   url?: string;
   text: string;
+  /** The headings the passage sits under in its document, outermost first (empty when it has none). */
+  headingPath?: string[];
+  /** Its page, for a paged document (a PDF). */
+  page?: number;
   /** Higher is better. Comparable within one call only: full-text rank alone, or a fused rank with embeddings. */
   score: number;
 }
@@ -65,12 +69,12 @@ export function buildRetrievalQuery(
       name: 'retrieve-full-text',
       // Rank and cut first, then fetch titles for the few rows left.
       text: `WITH top AS (
-        SELECT f.source_id, f.ordinal, f.text, ts_rank(f.tsv, ${TSQUERY})::float8 AS score
+        SELECT f.source_id, f.ordinal, f.text, f.heading_path, f.page, ts_rank(f.tsv, ${TSQUERY})::float8 AS score
           FROM knowledge_fragments f
          WHERE f.bot_id = $1 AND f.tsv @@ ${TSQUERY}
          ORDER BY score DESC, f.source_id, f.ordinal
          LIMIT $3)
-      SELECT top.source_id, s.title, s.url, top.text, top.score
+      SELECT top.source_id, s.title, s.url, top.text, top.heading_path, top.page, top.score
         FROM top JOIN knowledge_sources s ON s.bot_id = $1 AND s.source_id = top.source_id
        ORDER BY top.score DESC, top.source_id, top.ordinal`,
       values: [botId, search, limit],
@@ -102,7 +106,7 @@ export function buildRetrievalQuery(
           FROM lexical l FULL JOIN semantic m USING (source_id, ordinal)
          ORDER BY score DESC, source_id, ordinal
          LIMIT $3)
-      SELECT top.source_id, s.title, s.url, f.text, top.score::float8 AS score
+      SELECT top.source_id, s.title, s.url, f.text, f.heading_path, f.page, top.score::float8 AS score
         FROM top
         JOIN knowledge_fragments f ON f.bot_id = $1 AND f.source_id = top.source_id AND f.ordinal = top.ordinal
         JOIN knowledge_sources s ON s.bot_id = $1 AND s.source_id = top.source_id
@@ -121,14 +125,22 @@ export async function retrievePassages(
   query: string,
   opts: RetrieveOptions = {},
 ): Promise<Passage[]> {
-  const res = await db.query<{ source_id: string; title: string; url: string | null; text: string; score: number }>(
-    buildRetrievalQuery(botId, query, opts),
-  );
+  const res = await db.query<{
+    source_id: string;
+    title: string;
+    url: string | null;
+    text: string;
+    heading_path: string[] | null;
+    page: number | null;
+    score: number;
+  }>(buildRetrievalQuery(botId, query, opts));
   return res.rows.map((r) => ({
     sourceId: r.source_id,
     title: r.title,
     ...(r.url ? { url: r.url } : {}),
     text: r.text,
+    ...(r.heading_path?.length ? { headingPath: r.heading_path } : {}),
+    ...(r.page != null ? { page: r.page } : {}),
     score: r.score,
   }));
 }

@@ -4,13 +4,14 @@ import { withTransaction, type Db, type DbClient, type Queryable } from '../db';
 import { errors } from '../errors';
 import { newId } from '../ids';
 import { LIMITS } from '../limits';
-import { chunkText, cleanText } from './chunk';
+import { type SplitPassage, cleanText, splitDocument, splitText } from './chunk';
+import type { DocumentModel } from './document';
 import { SEARCH_TEXT_VERSION, searchText } from './normalize';
 
 /** Turns texts into vectors (one per text, all of one dimension). No embedder is configured by default. */
 export type Embedder = (texts: string[]) => Promise<number[][]>;
 
-export type SourceOrigin = 'api' | 'scan';
+export type SourceOrigin = 'api' | 'scan' | 'file';
 
 export interface SourceInput {
   botId: string;
@@ -20,6 +21,24 @@ export interface SourceInput {
   text: string;
   origin?: SourceOrigin;
   url?: string | null;
+  /**
+   * The text's structure (a file read by its reader, a scanned page's blocks): split on it. Absent, `text` is read as
+   * Markdown-ish plain text (lib/knowledge/document.ts, `readPlainText`).
+   */
+  document?: DocumentModel;
+}
+
+/** What a source is, as lists show it: a text written through the API or the dashboard, a scanned page, or a file. */
+export type SourceKind = 'text' | 'page' | 'file';
+
+/** The original of a file source (lib/knowledge/files.ts). */
+export interface SourceFile {
+  name: string;
+  content_type: string;
+  size: number;
+  pages: number | null;
+  /** Unix ms */
+  uploaded_at: number;
 }
 
 export interface SourceSummary {
@@ -27,7 +46,12 @@ export interface SourceSummary {
   title: string;
   fragments: number;
   origin: SourceOrigin;
+  kind: SourceKind;
+  /** `reading` while a file is read; `failed` (with `reason`) when it could not be; else `indexed`. */
+  status: 'reading' | 'indexed' | 'failed';
+  reason: string | null;
   url: string | null;
+  file: SourceFile | null;
   /** Unix ms */
   created_at: number;
   /** Unix ms */
@@ -36,6 +60,13 @@ export interface SourceSummary {
 
 export interface Source extends SourceSummary {
   text: string;
+}
+
+/** A source's passage as stored: its text, the headings it sits under, its page. */
+export interface StoredPassage {
+  text: string;
+  heading_path: string[];
+  page: number | null;
 }
 
 /** The search configuration created by the knowledge migration. */
@@ -102,32 +133,42 @@ async function insertFragments(
   botId: string,
   sourceId: string,
   title: string,
-  chunks: string[],
+  passages: SplitPassage[],
   embeddings: number[][] | null,
 ): Promise<void> {
-  for (let i = 0; i < chunks.length; i += INSERT_BATCH) {
-    const batch = chunks.slice(i, i + INSERT_BATCH);
-    // One statement per batch; the title's words are in every fragment's vector at weight C (body: D).
+  for (let i = 0; i < passages.length; i += INSERT_BATCH) {
+    const batch = passages.slice(i, i + INSERT_BATCH);
+    // One statement per batch. The title's words and the passage's headings are in its vector at weight C (body: D),
+    // so a question naming a section finds that section's passages.
     const vectors = embeddings?.slice(i, i + batch.length);
     await tx.query(
-      `INSERT INTO knowledge_fragments (bot_id, source_id, ordinal, text, tsv, embedding, embedding_bits)
+      `INSERT INTO knowledge_fragments (bot_id, source_id, ordinal, text, tsv, embedding, embedding_bits, heading_path, page)
        SELECT $1, $2, f.ordinal, f.text,
-              setweight(to_tsvector('${SEARCH_CONFIG}', $3), 'C') || to_tsvector('${SEARCH_CONFIG}', f.search),
-              f.embedding::real[], f.bits::varbit
-         FROM unnest($4::int[], $5::text[], $6::text[], $7::text[], $8::text[])
-                AS f(ordinal, text, search, embedding, bits)`,
+              setweight(to_tsvector('${SEARCH_CONFIG}', $3 || ' ' || f.headings), 'C') || to_tsvector('${SEARCH_CONFIG}', f.search),
+              f.embedding::real[], f.bits::varbit, ARRAY(SELECT json_array_elements_text(f.path::json)), f.page
+         FROM unnest($4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[])
+                AS f(ordinal, text, search, embedding, bits, headings, path, page)`,
       [
         botId,
         sourceId,
         searchText(title),
         batch.map((_, j) => i + j),
-        batch,
-        batch.map(searchText),
+        batch.map((p) => p.text),
+        batch.map((p) => searchText(p.text)),
         vectors ? vectors.map((v) => `{${v.join(',')}}`) : batch.map(() => null),
         vectors ? vectors.map(signBits) : batch.map(() => null),
+        batch.map((p) => searchText(p.headingPath.join(' '))),
+        batch.map((p) => JSON.stringify(p.headingPath)),
+        batch.map((p) => p.page ?? null),
       ],
     );
   }
+}
+
+/** What the model (and an embedding) reads of a passage: where it sits, then its text. */
+export function passageContext(title: string, headingPath: string[]): string {
+  const path = headingPath.filter((h, i) => !(i === 0 && h === title));
+  return [title, ...path].filter(Boolean).join(' › ');
 }
 
 /**
@@ -138,7 +179,14 @@ async function insertFragments(
 export async function upsertSource(
   db: Db,
   input: SourceInput,
-  opts: { embed?: Embedder } = {},
+  opts: {
+    embed?: Embedder;
+    /**
+     * Runs first inside the write's transaction (after the bot row is locked): a file's reading checks there that
+     * its upload is still the current one, and throws to write nothing if not.
+     */
+    inTransaction?: (tx: DbClient) => Promise<void>;
+  } = {},
 ): Promise<{ sourceId: string; fragments: number }> {
   const sourceId = input.sourceId ?? newId('src');
   const text = input.text.replace(/\u0000/g, '');
@@ -162,8 +210,9 @@ export async function upsertSource(
     if (row && row.content_hash.equals(hash) && (!opts.embed || row.embedded)) {
       const touched = await withTransaction(db, async (tx) => {
         await bumpVersion(tx, input.botId);
+        await opts.inTransaction?.(tx);
         const res = await tx.query<{ fragment_count: number }>(
-          `UPDATE knowledge_sources SET origin = $3, url = $4, updated_at = now()
+          `UPDATE knowledge_sources SET origin = $3, url = $4, status = 'indexed', reason = NULL, updated_at = now()
             WHERE bot_id = $1 AND source_id = $2 AND content_hash = $5 RETURNING fragment_count`,
           [input.botId, sourceId, origin, url, hash],
         );
@@ -174,29 +223,31 @@ export async function upsertSource(
     }
   }
 
-  const chunks = chunkText(text);
+  const passages = input.document ? splitDocument(input.document) : splitText(text);
   const embeddings =
-    opts.embed && chunks.length
+    opts.embed && passages.length
       ? await embedAll(
           opts.embed,
-          chunks.map((c) => `${title}\n\n${c}`),
+          passages.map((p) => `${passageContext(title, p.headingPath)}\n\n${p.text}`),
         )
       : null;
 
   await withTransaction(db, async (tx) => {
     await bumpVersion(tx, input.botId);
+    await opts.inTransaction?.(tx);
     await tx.query(
       `INSERT INTO knowledge_sources (bot_id, source_id, title, text, origin, url, content_hash, fragment_count)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (bot_id, source_id) DO UPDATE
          SET title = EXCLUDED.title, text = EXCLUDED.text, origin = EXCLUDED.origin, url = EXCLUDED.url,
-             content_hash = EXCLUDED.content_hash, fragment_count = EXCLUDED.fragment_count, updated_at = now()`,
-      [input.botId, sourceId, title, text, origin, url, hash, chunks.length],
+             content_hash = EXCLUDED.content_hash, fragment_count = EXCLUDED.fragment_count, updated_at = now(),
+             status = 'indexed', reason = NULL`,
+      [input.botId, sourceId, title, text, origin, url, hash, passages.length],
     );
     await tx.query(`DELETE FROM knowledge_fragments WHERE bot_id = $1 AND source_id = $2`, [input.botId, sourceId]);
-    await insertFragments(tx, input.botId, sourceId, title, chunks, embeddings);
+    await insertFragments(tx, input.botId, sourceId, title, passages, embeddings);
   });
-  return { sourceId, fragments: chunks.length };
+  return { sourceId, fragments: passages.length };
 }
 
 /** Deletes a source and its fragments; false when the bot has no such source (nothing is bumped then). */
@@ -220,7 +271,12 @@ export async function deleteSource(db: Db, botId: string, sourceId: string): Pro
   }
 }
 
-const SUMMARY_COLUMNS = `source_id, title, fragment_count AS fragments, origin, url,
+// Columns of `knowledge_sources`, plus a file source's original (one row by primary key, NULL for other sources).
+const SUMMARY_COLUMNS = `source_id, title, fragment_count AS fragments, origin,
+  CASE origin WHEN 'api' THEN 'text' WHEN 'scan' THEN 'page' ELSE 'file' END AS kind, status, reason, url,
+  (SELECT json_build_object('name', f.name, 'content_type', f.content_type, 'size', f.size, 'pages', f.pages,
+                            'uploaded_at', (extract(epoch FROM f.uploaded_at) * 1000)::bigint)
+     FROM knowledge_files f WHERE f.bot_id = knowledge_sources.bot_id AND f.source_id = knowledge_sources.source_id) AS file,
   (extract(epoch FROM created_at) * 1000)::bigint AS created_at,
   (extract(epoch FROM updated_at) * 1000)::bigint AS updated_at`;
 
@@ -283,6 +339,15 @@ export async function getSource(db: Queryable, botId: string, sourceId: string):
     [botId, sourceId],
   );
   return res.rows[0] ?? null;
+}
+
+/** A source's passages in order, with their heading paths and pages. */
+export async function sourcePassages(db: Queryable, botId: string, sourceId: string): Promise<StoredPassage[]> {
+  const res = await db.query<StoredPassage>(
+    `SELECT text, heading_path, page FROM knowledge_fragments WHERE bot_id = $1 AND source_id = $2 ORDER BY ordinal`,
+    [botId, sourceId],
+  );
+  return res.rows;
 }
 
 /** The bot's answer-cache key: bumped by every knowledge write and delete. */

@@ -1,4 +1,5 @@
 import type { Passage } from '../knowledge/retrieve';
+import { passageContext } from '../knowledge/store';
 import { sourceRefOf } from './sources';
 import type { ChatMessage } from '../llm';
 import type { AgentRunInput, ToolTurn } from '../../workflows/contracts/agent-run';
@@ -22,14 +23,22 @@ const PLATFORM_RULES = [
   'Answer in the language of the visitor.',
 ].join(' ');
 
+/**
+ * Where a passage sits, as the model reads it before the passage: "Lamp manual › Installation › Wi-Fi (page 2): ".
+ * The headings say what a passage is about when its own words do not (a table row, a step of a list).
+ */
+export function placeOf(p: Passage): string {
+  const place = passageContext(p.title, p.headingPath ?? []);
+  const page = p.page !== undefined ? ` (page ${p.page})` : '';
+  return place || page ? `${place}${page}: ` : '';
+}
+
 /** The messages of one model call: system prompt (rules, instructions, page, passages), history, the input. */
 export function buildPrompt(input: Pick<AgentRunInput, 'input' | 'pageContext'>, ctx: PromptContext): ChatMessage[] {
   // Numbered by source (lib/runs/sources.ts): the numbers the answer cites name its sources.
   const refs = sourceRefOf(ctx.passages);
   const knowledge = ctx.passages.length
-    ? ctx.passages
-        .map((p, i) => `[${refs[i]}] ${p.title ? `${p.title}: ` : ''}${p.text.slice(0, PASSAGE_CHARS)}`)
-        .join('\n\n')
+    ? ctx.passages.map((p, i) => `[${refs[i]}] ${placeOf(p)}${p.text.slice(0, PASSAGE_CHARS)}`).join('\n\n')
     : '(no passages matched this message)';
   const system = [
     PLATFORM_RULES,
@@ -87,9 +96,7 @@ export function extractiveAnswer(passages: Passage[]): string {
   if (!passages.length) {
     return "I couldn't find anything about that in this site's knowledge base. (No AI model is configured, so I can only quote what the knowledge base says.)";
   }
-  const quoted = extractivePassages(passages).map(
-    (p) => `• ${p.title ? `${p.title}: ` : ''}${p.text.slice(0, 600).trim()}`,
-  );
+  const quoted = extractivePassages(passages).map((p) => `• ${placeOf(p)}${p.text.slice(0, 600).trim()}`);
   return `Here is what the knowledge base says about this:\n\n${quoted.join('\n\n')}`;
 }
 

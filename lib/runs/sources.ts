@@ -1,4 +1,5 @@
 import type { Passage } from '../knowledge/retrieve';
+import { passageContext } from '../knowledge/store';
 import type { AnswerSource } from '../../workflows/contracts/agent-run';
 
 /**
@@ -14,14 +15,24 @@ export function numberSources(passages: Passage[]): AnswerSource[] {
   const sources: AnswerSource[] = [];
   for (const p of passages) {
     if (sources.some((s) => s.source_id === p.sourceId)) continue;
+    // The best passage of a source names its place: the page and headings an answer's reader can turn to.
+    const heading = p.headingPath?.length ? passageContext('', headingsBelowTitle(p)) : '';
     sources.push({
       ref: sources.length + 1,
       source_id: p.sourceId,
       title: p.title || p.sourceId,
       ...(p.url ? { url: p.url } : {}),
+      ...(p.page !== undefined ? { page: p.page } : {}),
+      ...(heading ? { heading } : {}),
     });
   }
   return sources;
+}
+
+/** A passage's headings without a first one that only repeats its source's title. */
+function headingsBelowTitle(p: Passage): string[] {
+  const path = p.headingPath ?? [];
+  return path[0] === p.title ? path.slice(1) : path;
 }
 
 /** The number the prompt gives each passage: its source's. */

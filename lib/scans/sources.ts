@@ -50,7 +50,16 @@ export async function writeScannedPage(
   const { botId, page } = input;
   const { sourceId } = await upsertSource(
     db,
-    { botId, sourceId: scanSourceId(page.url), title: page.title, text: page.text, origin: 'scan', url: page.url },
+    {
+      botId,
+      sourceId: scanSourceId(page.url),
+      title: page.title,
+      text: page.text,
+      // Split on the page's structure (its headings, lists and tables), like a file.
+      document: { blocks: page.blocks },
+      origin: 'scan',
+      url: page.url,
+    },
     opts,
   );
   await db.query(

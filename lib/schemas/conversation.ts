@@ -42,6 +42,11 @@ export const AnswerSource = z
     source_id: z.string(),
     title: z.string(),
     url: z.string().optional().describe("The page's address, for a source a site scan read."),
+    page: z.number().int().optional().describe('The page of the passage it was cited for, for a paged file (a PDF).'),
+    heading: z
+      .string()
+      .optional()
+      .describe('The headings that passage sits under in its document, outermost first, joined by ` › `.'),
   })
   .meta({ id: 'AnswerSource', description: 'A knowledge source an answer used.' });
 

@@ -42,11 +42,34 @@ export const KnowledgeIndexed = z
   })
   .meta({ id: 'KnowledgeIndexed' });
 
+const SourceFile = z
+  .object({
+    name: z.string().describe('The file name as uploaded (its last path segment).'),
+    content_type: z.string().describe('What the file is, judged by its content (not by its name).'),
+    size: z.number().int().describe('Bytes'),
+    pages: z.number().int().nullable().describe('Pages of a PDF, once read; `null` for other formats.'),
+    uploaded_at: z.number().int().describe('Unix milliseconds'),
+  })
+  .meta({ id: 'KnowledgeSourceFile' });
+
 const SourceFields = {
   source_id: z.string(),
   title: z.string(),
-  fragments: z.number().int().describe('How many retrieval fragments the text was split into.'),
-  origin: z.enum(['api', 'scan']).describe('`api` for writes through the API, `scan` for pages read by a site scan.'),
+  fragments: z.number().int().describe('How many retrieval fragments (passages) the text was split into.'),
+  origin: z
+    .enum(['api', 'scan', 'file'])
+    .describe('`api` for texts written through the API, `scan` for pages read by a site scan, `file` for uploads.'),
+  kind: z
+    .enum(['text', 'page', 'file'])
+    .describe('What the source is: a written `text`, a scanned `page`, or an uploaded `file`.'),
+  status: z
+    .enum(['reading', 'indexed', 'failed'])
+    .describe(
+      '`indexed` once its passages are searchable. An uploaded file is `reading` until then, or `failed` (see ' +
+        '`reason`); a replaced file keeps the passages of its previous version until the new one is indexed.',
+    ),
+  reason: z.string().nullable().describe('Why a file could not be read, when `status` is `failed`; else `null`.'),
+  file: SourceFile.nullable().describe('The original of an uploaded file (download it at `…/{id}/file`); else `null`.'),
   url: z.string().nullable().describe('The page a scanned source was read from; `null` for API writes.'),
   created_at: z.number().int().describe('Unix milliseconds'),
   updated_at: z.number().int().describe('Unix milliseconds; changes with every write of the same `source_id`.'),
@@ -54,9 +77,61 @@ const SourceFields = {
 
 export const KnowledgeSourceSummary = z.object(SourceFields).meta({ id: 'KnowledgeSourceSummary' });
 
+export const KnowledgePassage = z
+  .object({
+    text: z.string(),
+    heading_path: z.array(z.string()).describe('The headings the passage sits under, outermost first.'),
+    page: z.number().int().nullable().describe('Its page, for a PDF; else `null`.'),
+  })
+  .meta({ id: 'KnowledgePassage' });
+
 export const KnowledgeSource = z
-  .object({ ...SourceFields, text: z.string().describe('The full text as written.') })
+  .object({
+    ...SourceFields,
+    text: z.string().describe('The full text as written (a file: its text as read, headings marked with `#`).'),
+    passages: z
+      .array(KnowledgePassage)
+      .optional()
+      .describe('With `?passages=true`: the passages the source was split into, in order.'),
+  })
   .meta({ id: 'KnowledgeSource' });
+
+export const SourceQuery = z.object({
+  passages: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((v) => v === 'true')
+    .describe('`true` adds the passages with their heading paths and pages.'),
+});
+
+/** The text fields of a file upload (the file itself is the multipart field `file`). */
+export const KnowledgeFileFields = z
+  .object({
+    source_id: SourceId.optional().describe(
+      'Same `source_id` replaces that source. Without it, an earlier upload of the same file name is replaced, ' +
+        'else a new source is made.',
+    ),
+    title: z
+      .string()
+      .max(MAX_TITLE_CHARS, `must be at most ${MAX_TITLE_CHARS} characters`)
+      .optional()
+      .describe("Shown in the list; without it the document's own title (a PDF's, a first heading), else its name."),
+  })
+  .meta({ id: 'KnowledgeFileFields' });
+
+export const KnowledgeFileAccepted = z
+  .object({
+    status: z
+      .literal('reading')
+      .describe('Being read; follow `GET /v1/api/knowledge/{source_id}` to `indexed` or `failed`.'),
+    source_id: z.string(),
+    name: z.string(),
+    format: z.enum(['pdf', 'docx', 'html', 'markdown', 'csv', 'text']).describe('What the file is, by its content.'),
+    content_type: z.string(),
+    size: z.number().int(),
+    replaced: z.boolean().describe('An earlier upload of this source (same `source_id` or file name) was replaced.'),
+  })
+  .meta({ id: 'KnowledgeFileAccepted' });
 
 export const KnowledgeList = z
   .object({

@@ -104,7 +104,7 @@ code line 2</pre>
     const started = Date.now();
     expect(extractPage(bomb, BASE).text).toBe('before');
     expect(Date.now() - started).toBeLessThan(2000);
-    expect(extractPage('', BASE)).toEqual({ title: '', text: '', links: [] });
+    expect(extractPage('', BASE)).toEqual({ title: '', text: '', blocks: [], links: [] });
   });
 });
 
@@ -179,5 +179,34 @@ describe('decodeHtml and isHtml', () => {
     expect(isHtml('text/plain', Buffer.from('<html>'))).toBe(false);
     expect(isHtml(undefined, Buffer.from('  <!DOCTYPE html><p>'))).toBe(true);
     expect(isHtml(undefined, Buffer.from('%PDF-1.4'))).toBe(false);
+  });
+});
+
+describe('extractPage blocks (the structure the splitter reads)', () => {
+  it('tells headings with their level, paragraphs, list items, table rows with their header, and code', () => {
+    const html = `<html><body><nav>Menu</nav><main>
+      <h1>Manual</h1><p>Intro <b>text</b></p>
+      <h2>Prices</h2>
+      <table><thead><tr><th>Product</th><th>Price</th></tr></thead>
+        <tbody><tr><td><p>Lamp</p><p>warm</p></td><td>12 €</td></tr></tbody></table>
+      <ul><li>one</li><li>two</li></ul>
+      <pre>a = 1</pre></main></body></html>`;
+    const page = extractPage(html, BASE);
+    expect(page.blocks).toEqual([
+      { kind: 'heading', level: 1, text: 'Manual' },
+      { kind: 'paragraph', text: 'Intro text' },
+      { kind: 'heading', level: 2, text: 'Prices' },
+      { kind: 'table_row', cells: ['Lamp warm', '12 €'], header: ['Product', 'Price'] },
+      { kind: 'list_item', text: 'one' },
+      { kind: 'list_item', text: 'two' },
+      { kind: 'code', text: 'a = 1' },
+    ]);
+    // The text keeps its lines as before: the row on one line, cells apart.
+    expect(page.text.split('\n')).toContain('Lamp warm | 12 €');
+  });
+
+  it('keeps a table without header cells as rows of values (its first row may be data)', () => {
+    const page = extractPage('<table><tr><td>Weight</td><td>2 kg</td></tr></table>', BASE);
+    expect(page.blocks).toEqual([{ kind: 'table_row', cells: ['Weight', '2 kg'] }]);
   });
 });

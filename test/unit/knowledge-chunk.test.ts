@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { CHUNK_DEFAULTS, chunkText } from '../../lib/knowledge/chunk';
+import { CHUNK_DEFAULTS, PASSAGE_DEFAULTS, chunkText, splitDocument, splitText } from '../../lib/knowledge/chunk';
+import { type Block, readPlainText } from '../../lib/knowledge/document';
 import { searchText } from '../../lib/knowledge/normalize';
 import { deriveTitle } from '../../lib/knowledge/store';
 
@@ -155,5 +156,94 @@ describe('deriveTitle', () => {
     const long = deriveTitle(`${'word '.repeat(50)}\nnext`);
     expect(long.length).toBeLessThanOrEqual(121);
     expect(long).toMatch(/^word( word)+…$/);
+  });
+});
+
+describe('splitDocument and splitText (passages on structure)', () => {
+  const para = (n: number, word = 'lamp') =>
+    Array.from({ length: n }, (_, i) => `Sentence ${i} is about the ${word}.`).join(' ');
+
+  it('never mixes sections, and gives each passage its heading path', () => {
+    const passages = splitText(
+      '# Manual\n\nIntro.\n\n## Installation\n\n### Wi-Fi\n\nPress the button.\n\n## Care\n\nWipe it dry.',
+    );
+    expect(passages).toEqual([
+      { text: 'Intro.', headingPath: ['Manual'] },
+      { text: 'Press the button.', headingPath: ['Manual', 'Installation', 'Wi-Fi'] },
+      { text: 'Wipe it dry.', headingPath: ['Manual', 'Care'] },
+    ]);
+  });
+
+  it('keeps a heading with nothing under it as a passage of its own, so its words are not lost', () => {
+    expect(splitText('# FAQ\n\n## Shipping\n\n## Returns\n\nWithin 30 days.')).toEqual([
+      { text: 'Shipping', headingPath: ['FAQ', 'Shipping'] },
+      { text: 'Within 30 days.', headingPath: ['FAQ', 'Returns'] },
+    ]);
+  });
+
+  it('gathers whole blocks up to the target, list items and table rows on their own lines, never cut when they fit', () => {
+    const items: Block[] = Array.from({ length: 60 }, (_, i) => ({
+      kind: 'list_item',
+      text: `Item ${i} ${'x'.repeat(40)}`,
+    }));
+    const passages = splitDocument({ blocks: items });
+    expect(passages.length).toBeGreaterThan(1);
+    for (const p of passages) {
+      expect(p.text.length).toBeLessThanOrEqual(PASSAGE_DEFAULTS.max);
+      for (const line of p.text.split('\n')) expect(line).toMatch(/^- Item \d+ x{40}$/);
+    }
+    expect(passages.flatMap((p) => p.text.split('\n'))).toHaveLength(60);
+    const rows = splitDocument({
+      blocks: [{ kind: 'table_row', cells: ['Lamp', '12 €'], header: ['Product', 'Price'] }],
+    });
+    expect(rows).toEqual([{ text: 'Product: Lamp; Price: 12 €', headingPath: [] }]);
+  });
+
+  it('starts a new passage on a new page, and carries the page', () => {
+    const passages = splitDocument({
+      blocks: [
+        { kind: 'heading', level: 1, text: 'Guide', page: 1 },
+        { kind: 'paragraph', text: 'On page one.', page: 1 },
+        { kind: 'paragraph', text: 'On page two.', page: 2 },
+      ],
+    });
+    expect(passages).toEqual([
+      { text: 'On page one.', headingPath: ['Guide'], page: 1 },
+      { text: 'On page two.', headingPath: ['Guide'], page: 2 },
+    ]);
+  });
+
+  it('cuts a block longer than the largest passage with chunkText: never inside a word, CJK and blobs too', () => {
+    const texts = [para(80), '会社のマスコットは紫のウーパールーパーです'.repeat(150), 'x'.repeat(3001)];
+    for (const text of texts) {
+      const passages = splitDocument({
+        blocks: [
+          { kind: 'heading', level: 1, text: 'H' },
+          { kind: 'paragraph', text },
+        ],
+      });
+      expect(passages.length).toBeGreaterThan(1);
+      const boundaries = wordBoundaries(text);
+      for (const p of passages) {
+        expect(p.headingPath).toEqual(['H']);
+        expect(p.text.length).toBeLessThanOrEqual(PASSAGE_DEFAULTS.max);
+        if (!/^x+$/.test(text)) {
+          const start = text.indexOf(p.text);
+          expect(boundaries.has(start)).toBe(true);
+          expect(boundaries.has(start + p.text.length)).toBe(true);
+        }
+      }
+    }
+  });
+
+  it('reads pasted text as Markdown-ish: • and 1. items, fenced code, paragraphs of several lines', () => {
+    const doc = readPlainText('Title line\nsecond line\n\n• one\n• two\n1. three\n\n```\nconst a = 1;\n```');
+    expect(doc.blocks).toEqual([
+      { kind: 'paragraph', text: 'Title line\nsecond line' },
+      { kind: 'list_item', text: 'one' },
+      { kind: 'list_item', text: 'two' },
+      { kind: 'list_item', text: 'three' },
+      { kind: 'code', text: 'const a = 1;' },
+    ]);
   });
 });

@@ -19,6 +19,8 @@ export function SourceList(props: { sources: AnswerSource[] | undefined }) {
           const label = (
             <>
               <span class="answer-source-ref">[{s.ref}]</span> {s.title.trim() || s.source_id}
+              {s.heading ? ` › ${s.heading}` : ''}
+              {s.page !== undefined ? `, page ${s.page}` : ''}
             </>
           );
           return (

@@ -14,10 +14,17 @@ export function readSources(value: unknown): AnswerSource[] | undefined {
   const sources: AnswerSource[] = [];
   for (const s of value as unknown[]) {
     if (!s || typeof s !== 'object') continue;
-    const { ref, source_id, title, url } = s as Record<string, unknown>;
+    const { ref, source_id, title, url, page, heading } = s as Record<string, unknown>;
     if (typeof ref !== 'number' || !Number.isFinite(ref) || typeof source_id !== 'string') continue;
     if (typeof title !== 'string') continue;
-    sources.push({ ref, source_id, title, ...(typeof url === 'string' ? { url } : {}) });
+    sources.push({
+      ref,
+      source_id,
+      title,
+      ...(typeof url === 'string' ? { url } : {}),
+      ...(typeof page === 'number' && Number.isInteger(page) ? { page } : {}),
+      ...(typeof heading === 'string' && heading ? { heading } : {}),
+    });
   }
   return sources.length ? sources : undefined;
 }

@@ -61,6 +61,10 @@ export interface AnswerSource {
   title: string;
   /** The page's address, for a source a site scan read. */
   url?: string;
+  /** The page of the source's best passage given, for a paged file (a PDF). */
+  page?: number;
+  /** The headings that passage sits under, joined by ` › `. */
+  heading?: string;
 }
 
 /** With handoff on, what an agent does when it cannot answer from its knowledge (the owner's setting). */

@@ -81,8 +81,11 @@ export const agents = {
     call<{ sources: Source[]; next_cursor: string }>('GET', `${bot(id)}/knowledge${query({ limit: 20, ...page })}`),
   addKnowledge: (id: string, body: { title?: string; text: string; source_id?: string }) =>
     call<{ status: 'indexed'; source_id: string }>('POST', `${bot(id)}/knowledge`, body),
-  source: (id: string, sourceId: string) =>
-    call<Source & { text: string }>('GET', `${bot(id)}/knowledge/${seg(sourceId)}`),
+  source: (id: string, sourceId: string, opts: { passages?: boolean } = {}) =>
+    call<Source & { text: string; passages?: { text: string; heading_path: string[]; page: number | null }[] }>(
+      'GET',
+      `${bot(id)}/knowledge/${seg(sourceId)}${opts.passages ? '?passages=true' : ''}`,
+    ),
   removeKnowledge: (id: string, sourceId: string) =>
     call<{ status: 'deleted'; source_id: string }>('DELETE', `${bot(id)}/knowledge/${seg(sourceId)}`),
 

@@ -4,6 +4,7 @@ import { Link, usePlace } from '../../router';
 import { Button, ErrorBox, Field, Loaded, Panel, useAction, useResource, valueOf } from '../../ui';
 import { Sources } from './knowledge-sources';
 import { ScanPanel } from './scan-panel';
+import { UploadFiles } from './upload-files';
 import { SourceRow } from './source-row';
 import './knowledge.css';
 import type { TabProps } from './tab';
@@ -32,6 +33,7 @@ export function KnowledgeTab(props: TabProps) {
           <AddText {...props} onAdded={() => setVersion((v) => v + 1)} />
         </div>
       )}
+      {props.admin && <UploadFiles {...props} onIndexed={() => setVersion((v) => v + 1)} />}
       <Sources {...props} version={version} />
     </>
   );

@@ -1,6 +1,16 @@
 import { useState } from 'preact/hooks';
 import { type Source, agents } from '../../api/agents';
+import { knowledgeFileUrl } from '../../api/uploads';
 import { Badge, Button, ConfirmDelete, ErrorBox, Field, Time, useAction, valueOf } from '../../ui';
+import { formatSize } from './uploads-model';
+
+type Passage = { text: string; heading_path: string[]; page: number | null };
+
+const KIND: Record<string, { label: string; tone: 'info' | 'neutral' | 'success' }> = {
+  page: { label: 'Page', tone: 'info' },
+  file: { label: 'File', tone: 'success' },
+  text: { label: 'Text', tone: 'neutral' },
+};
 
 /**
  * One knowledge source in a list: its title, kind and size, its text on demand, and (for admins) editing a written
@@ -18,12 +28,21 @@ export function SourceRow(props: {
   const { source } = props;
   const [confirming, setConfirming] = useState(false);
   const [text, setText] = useState<string | undefined>(props.text);
+  /** The passages the source was split into, with their headings and pages, when asked for. */
+  const [passages, setPassages] = useState<Passage[] | undefined>();
   /** The text being edited (a written text only: a scanned page is read again from its site). */
   const [editing, setEditing] = useState<{ title: string; text: string } | undefined>();
   const remove = useAction();
   const show = useAction();
   const save = useAction();
-  const editable = props.canDelete && source.origin !== 'scan';
+  const editable = props.canDelete && source.origin === 'api';
+  const kind = KIND[source.kind] ?? KIND.text;
+
+  async function togglePassages() {
+    if (passages !== undefined) return setPassages(undefined);
+    const res = await show.run(() => agents.source(props.botId, source.source_id, { passages: true }));
+    if (res.ok) setPassages(res.value.passages ?? []);
+  }
 
   async function startEditing() {
     const res = await show.run(() => agents.source(props.botId, source.source_id));
@@ -66,12 +85,32 @@ export function SourceRow(props: {
         <div>
           <span class="cell-main">{source.title || source.source_id}</span>
           <span class="cell-sub">
-            <Badge tone={source.origin === 'scan' ? 'info' : 'neutral'}>
-              {source.origin === 'scan' ? 'Page' : 'Text'}
-            </Badge>{' '}
-            {source.url ? <span class="break">{source.url}</span> : source.source_id} · {source.fragments} fragment
+            <Badge tone={kind.tone}>{kind.label}</Badge>{' '}
+            {source.status === 'reading' && <Badge tone="info">Reading…</Badge>}
+            {source.status === 'failed' && <Badge tone="danger">Failed</Badge>}{' '}
+            {source.url ? (
+              <span class="break">{source.url}</span>
+            ) : source.file ? (
+              <a
+                href={knowledgeFileUrl(props.botId, source.source_id)}
+                download={source.file.name}
+                data-testid="download"
+              >
+                {source.file.name}
+              </a>
+            ) : (
+              source.source_id
+            )}
+            {source.file &&
+              ` (${formatSize(source.file.size)}${source.file.pages ? `, ${source.file.pages} pages` : ''})`}{' '}
+            · {source.fragments} passage
             {source.fragments === 1 ? '' : 's'} · updated <Time ms={source.updated_at} relative />
           </span>
+          {source.status === 'failed' && source.reason && (
+            <span class="cell-sub source-reason" data-testid="source-reason">
+              {source.reason}
+            </span>
+          )}
         </div>
         <div class="row-actions">
           <Button
@@ -82,6 +121,9 @@ export function SourceRow(props: {
             aria-expanded={text !== undefined}
           >
             {text === undefined ? 'Show text' : 'Hide text'}
+          </Button>
+          <Button small variant="ghost" onClick={() => void togglePassages()} aria-expanded={passages !== undefined}>
+            {passages === undefined ? 'Show passages' : 'Hide passages'}
           </Button>
           {editable && !editing && (
             <Button
@@ -118,6 +160,19 @@ export function SourceRow(props: {
       {show.failure && <ErrorBox failure={show.failure} />}
       {remove.failure && <ErrorBox failure={remove.failure} />}
       {text !== undefined && <pre class="source-text">{text}</pre>}
+      {passages !== undefined && (
+        <ol class="source-passages" aria-label="Passages" data-testid="passages">
+          {passages.map((p, i) => (
+            <li key={i}>
+              <span class="muted small">
+                {[...p.heading_path].join(' › ') || 'No heading'}
+                {p.page !== null ? ` · page ${p.page}` : ''}
+              </span>
+              <p>{p.text}</p>
+            </li>
+          ))}
+        </ol>
+      )}
       {editing && (
         <form class="source-edit" onSubmit={(e) => void saveEdit(e)} data-testid="source-edit">
           <Field id={`edit-title-${source.source_id}`} label="Title" optional>
