@@ -61,8 +61,9 @@ const PREFIX_VARIANTS = 4;
  * - `stats`: N and the length factor k1·b/avgdl, from the bot's totals.
  * - `q`: the question's words (with their frequency in it) that the bot has, each with its idf, qtf·ln(1 + (N − df +
  *   0.5)/(df + 0.5)); a word the bot does not have, of five letters or more, stands for the bot's words that start
- *   like it (Snowball stems some forms of one Russian word differently: талисман → талисма, талисманом →
- *   талисман). `m`: how many of its postings are read.
+ *   like it without its last letter (Snowball stems some forms of one Russian word differently: талисман →
+ *   талисма, талисманом → талисман) — a range of the terms' primary key, lexemes being "C"-collated (bytewise;
+ *   chr(1114111) is the last code point). `m`: how many of its postings are read.
  * - `seen`: each word's first `m` postings, strongest first: an index-only scan of knowledge_postings_impact_idx.
  * - `cand`: the RESCORED fragments with the highest score over what was read; `lexical` adds what the cut words
  *   contribute to each (the forward index, one scan per candidate), so every returned score is the exact BM25.
@@ -84,7 +85,8 @@ function lexicalCtes(exact: boolean): string {
         SELECT v.lexeme, v.df, w.qtf
           FROM words w CROSS JOIN LATERAL (
                  SELECT t.lexeme, t.df FROM knowledge_terms t
-                  WHERE t.bot_id = $1 AND t.lexeme ^@ left(w.lexeme, -1)
+                  WHERE t.bot_id = $1 AND t.lexeme >= left(w.lexeme, -1)
+                    AND t.lexeme < left(w.lexeme, -1) || chr(1114111)
                   ORDER BY t.df DESC, t.lexeme LIMIT ${PREFIX_VARIANTS}) v
          WHERE char_length(w.lexeme) >= 5 AND w.lexeme !~ '[[:digit:][:punct:]]'
            AND NOT EXISTS (SELECT 1 FROM knowledge_terms e WHERE e.bot_id = $1 AND e.lexeme = w.lexeme)),
