@@ -25,7 +25,7 @@ CREATE TABLE knowledge_terms (
 -- Postings: one row per word of a fragment, with its frequency there and the fragment's length, so a retrieval reads
 -- no fragment to rank. A fragment is (its source's `seq`, its ordinal): eight bytes where a source id is ~25.
 -- The primary key is the forward index (a fragment's words together: deleted as one range, and a candidate's score
--- completed with one scan); `knowledge_postings_impact_idx` is the inverted one, each word's postings strongest first
+-- completed with one index-only scan: it includes tf and len); `knowledge_postings_impact_idx` is the inverted one, each word's postings strongest first
 -- (`impact`: the posting's BM25 term weight with the bot's average length when it was written, an ordering only —
 -- scores are computed with the current statistics), covering, so a word's strongest postings are an index-only scan.
 -- No foreign key: a per-row check costs more than the insert itself (3.5x, measured); a bot's postings go with its
@@ -38,7 +38,7 @@ CREATE TABLE knowledge_postings (
   tf       smallint NOT NULL,
   len      integer NOT NULL,
   impact   real NOT NULL,
-  PRIMARY KEY (bot_id, seq, ordinal, lexeme)
+  PRIMARY KEY (bot_id, seq, ordinal, lexeme) INCLUDE (tf, len)
 );
 CREATE INDEX knowledge_postings_impact_idx ON knowledge_postings (bot_id, lexeme, impact DESC)
   INCLUDE (seq, ordinal, tf, len);
