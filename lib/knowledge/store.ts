@@ -7,6 +7,7 @@ import { LIMITS } from '../limits';
 import { type SplitPassage, cleanText, splitDocument, splitText } from './chunk';
 import type { DocumentModel } from './document';
 import { SEARCH_TEXT_VERSION, searchText } from './normalize';
+import { indexFragments, unindexFragments } from './term-stats';
 
 /** Turns texts into vectors (one per text, all of one dimension). No embedder is configured by default. */
 export type Embedder = (texts: string[]) => Promise<number[][]>;
@@ -235,6 +236,8 @@ export async function upsertSource(
   await withTransaction(db, async (tx) => {
     await bumpVersion(tx, input.botId);
     await opts.inTransaction?.(tx);
+    // The old fragments leave BM25's counts before they go (a new source has none).
+    await unindexFragments(tx, input.botId, sourceId);
     await tx.query(
       `INSERT INTO knowledge_sources (bot_id, source_id, title, text, origin, url, content_hash, fragment_count)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
@@ -246,6 +249,7 @@ export async function upsertSource(
     );
     await tx.query(`DELETE FROM knowledge_fragments WHERE bot_id = $1 AND source_id = $2`, [input.botId, sourceId]);
     await insertFragments(tx, input.botId, sourceId, title, passages, embeddings);
+    await indexFragments(tx, input.botId, sourceId);
   });
   return { sourceId, fragments: passages.length };
 }
@@ -257,6 +261,7 @@ export async function deleteSource(db: Db, botId: string, sourceId: string): Pro
     await client.query('BEGIN');
     // The bot row first, as in upsertSource: one lock order, no deadlock between a write and a delete.
     await bumpVersion(client, botId);
+    await unindexFragments(client, botId, sourceId);
     const res = await client.query(`DELETE FROM knowledge_sources WHERE bot_id = $1 AND source_id = $2`, [
       botId,
       sourceId,
