@@ -89,7 +89,13 @@ function canonicalLines(text: string): string {
     const line = raw.replace(/#.*$/, '');
     const colon = line.indexOf(':');
     if (colon <= 0) continue;
-    const key = KEYS[line.slice(0, colon).toLowerCase().replace(/[\s_-]/g, '')];
+    const key =
+      KEYS[
+        line
+          .slice(0, colon)
+          .toLowerCase()
+          .replace(/[\s_-]/g, '')
+      ];
     if (!key) continue;
     const value = line.slice(colon + 1).trim();
     if (key === 'User-agent') {
