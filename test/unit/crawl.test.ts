@@ -85,7 +85,7 @@ describe('crawlSite on the fake site (complete crawl)', () => {
         });
     }
     expect(result.pages.find((p) => p.url === at('/pages/7'))?.text).toBe(
-      `Product 7\nProduct 7 is a widget for workshops.\n${pageFact(7)}\nSee also product 17.`,
+      `# Product 7\n\nProduct 7 is a widget for workshops.\n\n${pageFact(7)}\n\nSee also product 17.`,
     );
   });
 
