@@ -197,6 +197,13 @@ export const LIMITS = {
   triggerPauseAfterFailures: 5,
   scanMaxPages: { min: 1, max: 150, default: 1 },
   refreshDays: { min: 0, max: 180, default: 7 },
+  /** A site scan's include and exclude path patterns (docs/decisions/sitemaps-and-path-patterns.md): each list. */
+  scanPathPatterns: { count: 20, chars: 200 },
+  /**
+   * The sitemaps one scan reads: files (indexes and the sitemaps they list), bytes of one file (after gunzip; the
+   * protocol allows 50 MB, which large sites split with an index), and page addresses taken from them in all.
+   */
+  scanSitemap: { files: 20, bytes: 10 * 1024 * 1024, urls: 10_000 },
 } as const;
 
 export type RateGroup = keyof typeof LIMITS.rateGroups;

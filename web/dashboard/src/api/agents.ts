@@ -92,6 +92,8 @@ export const agents = {
   cancelScan: (id: string) => call<{ status: 'cancelling' }>('POST', `${bot(id)}/scans/cancel`),
   scans: (id: string) => call<{ running?: boolean; scans: Scan[] }>('GET', `${bot(id)}/scans`),
   widgetSites: (id: string) => call<{ sites: WidgetSite[] }>('GET', `${bot(id)}/widget-sites`),
-  startScan: (id: string, body: { url: string; max_pages?: number; refresh_days?: number }) =>
-    call<{ status: 'scanning'; url: string; max_pages: number }>('POST', `${bot(id)}/scans`, body),
+  startScan: (
+    id: string,
+    body: { url: string; max_pages?: number; refresh_days?: number; include?: string[]; exclude?: string[] },
+  ) => call<{ status: 'scanning'; url: string; max_pages: number }>('POST', `${bot(id)}/scans`, body),
 };
