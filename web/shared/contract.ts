@@ -67,8 +67,12 @@ export type WidgetSiteView = z.infer<typeof dashboard.WidgetSites>['sites'][numb
 export type BotKeysView = z.infer<typeof dashboard.BotCreated>['keys'];
 export type ModelChoicesView = z.infer<typeof dashboard.ModelChoices>;
 export type KnowledgeSourceSummary = z.infer<typeof knowledge.KnowledgeSourceSummary>;
-/** The dashboard's knowledge list: `q` (title or id) and `order`, as the page sends them. */
+/** The dashboard's knowledge list: `q` (title, id or text), `kind` and `order`, as the page sends them. */
 export type KnowledgeListQuery = z.input<typeof knowledge.DashboardKnowledgeQuery>;
+/** A passage a question retrieves (`…/knowledge/search`), as a run read it too: source, heading path, page, score. */
+export type KnowledgeSearchPassage = z.infer<typeof knowledge.KnowledgeSearchPassage>;
+/** What each answer of a conversation read (`…/threads/{sid}/passages`). */
+export type PassagesReadView = z.infer<typeof knowledge.PassagesRead>;
 export type ActionView = z.infer<typeof actions.ActionList>['actions'][number];
 export type SavedReplyView = z.infer<typeof operator.SavedReplyView>;
 /** The signed-in person and their workspace (`GET /v1/auth/me`). */
