@@ -181,14 +181,21 @@ export function createCheckService(deps: CheckServiceDeps) {
 
   return {
     /** The agent's test questions, oldest first, each with its expected source's title now (null: gone). */
-    async listQuestions(botId: string): Promise<{ questions: CheckQuestion[]; max_questions: number }> {
+    async listQuestions(botId: string): Promise<{
+      questions: CheckQuestion[];
+      limits: { questions: number; question_chars: number; note_chars: number };
+    }> {
       const res = await db.query<CheckQuestion>(
         `SELECT ${QUESTION_COLUMNS} FROM check_questions q
            LEFT JOIN knowledge_sources s ON s.bot_id = q.bot_id AND s.source_id = q.expected_source_id
           WHERE q.bot_id = $1 ORDER BY q.created_at, q.id`,
         [botId],
       );
-      return { questions: res.rows, max_questions: LIMITS.checks.questions };
+      const { questions, questionChars, noteChars } = LIMITS.checks;
+      return {
+        questions: res.rows,
+        limits: { questions, question_chars: questionChars, note_chars: noteChars },
+      };
     },
 
     /**

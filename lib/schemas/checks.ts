@@ -68,7 +68,13 @@ export const CheckQuestion = z
 export const CheckQuestionList = z
   .object({
     questions: z.array(CheckQuestion).describe('Oldest first'),
-    max_questions: z.number().int().describe('How many test questions an agent keeps at most'),
+    limits: z
+      .object({
+        questions: z.number().int().describe('Test questions an agent keeps at most'),
+        question_chars: z.number().int(),
+        note_chars: z.number().int(),
+      })
+      .describe('The limits of test questions, for forms'),
   })
   .meta({ id: 'CheckQuestionList' });
 

@@ -112,7 +112,11 @@ describe('test questions', () => {
 
     const list = await http(questionsOf(bot.bot_id), { headers: owner });
     expect(list.status).toBe(200);
-    expect(list.body.max_questions).toBe(LIMITS.checks.questions);
+    expect(list.body.limits).toEqual({
+      questions: LIMITS.checks.questions,
+      question_chars: LIMITS.checks.questionChars,
+      note_chars: LIMITS.checks.noteChars,
+    });
     expect(list.body.questions).toEqual([changed.body]);
 
     // A source deleted later keeps its question, which says the source is gone.
