@@ -181,6 +181,20 @@ export const LIMITS = {
     /** A file's name as kept (its last path segment). */
     nameChars: 255,
   },
+  /**
+   * The owner's check of an agent (docs/decisions/owner-check.md): test questions an agent keeps and their length, a
+   * note's length; the passages a question is judged on (a chat turn's: `passagesPerTurn`) and how
+   * much of each is kept with a result; the runs kept per agent (older ones are deleted when a run starts) and listed.
+   */
+  checks: {
+    questions: 100,
+    questionChars: 1000,
+    noteChars: 500,
+    rankedPassages: 5,
+    passageExcerptChars: 400,
+    runsKept: 100,
+    runList: { min: 1, max: 100, default: 30 },
+  },
   /** The dashboard's knowledge list search (`q`): words of a title, an id or a source's text. */
   knowledgeSearchChars: 200,
   /**

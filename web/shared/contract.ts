@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import type * as actions from '../../lib/schemas/actions';
 import type * as billing from '../../lib/schemas/billing';
+import type * as checks from '../../lib/schemas/checks';
 import type * as conversation from '../../lib/schemas/conversation';
 import type * as auth from '../../lib/schemas/auth';
 import type * as dashboard from '../../lib/schemas/dashboard';
@@ -91,3 +92,12 @@ export type SourceUsefulness = SourceUsefulnessList['sources'][number];
 export type ResolutionReport = z.infer<typeof reports.ResolutionReport>;
 export type ResolutionCounts = ResolutionReport['totals'];
 export type ResolutionDay = ResolutionReport['days'][number];
+
+/** The owner's check of an agent: test questions, runs with their progress or score, and one run's results. */
+export type CheckQuestionView = z.infer<typeof checks.CheckQuestion>;
+export type CheckQuestionListView = z.infer<typeof checks.CheckQuestionList>;
+export type CheckRunView = z.infer<typeof checks.CheckRun>;
+export type CheckRunListView = z.infer<typeof checks.CheckRunList>;
+export type CheckRunDetailView = z.infer<typeof checks.CheckRunDetail>;
+export type CheckResultView = CheckRunDetailView['results'][number];
+export type CheckPassageView = CheckResultView['passages'][number];
