@@ -43,15 +43,14 @@ async function write(bot: BootstrapResult, source_id: string, title: string, tex
 async function fillQuestion(page: Page, question: string | undefined, find: string, title: string) {
   const form = page.getByTestId('check-form');
   if (question !== undefined) await form.getByLabel('Question', { exact: true }).fill(question);
+  // The search has answered for these words (it matches titles, ids and the sources' text), and offers the source.
+  const answered = page.waitForResponse(
+    (res) => res.url().includes('/knowledge?') && new URL(res.url()).searchParams.get('q') === find && res.ok(),
+  );
   await form.getByLabel('Find a source by title or id').fill(find);
-  // The search has answered: every source offered but the one chosen before matches it.
-  const others = form
-    .locator('.check-source-option')
-    .filter({ hasNotText: new RegExp(find, 'i') })
-    .filter({ has: page.locator('input:not(:checked)') });
-  await waitUntil(
-    'the sources to match the search',
-    async () => (await form.locator('.check-source-option').count()) > 0 && (await others.count()) === 0,
+  await answered;
+  await waitUntil('the source to be offered', async () =>
+    form.getByRole('radio', { name: new RegExp(`^${title}`) }).isVisible(),
   );
   await form.getByRole('radio', { name: new RegExp(`^${title}`) }).check();
   return form;
