@@ -15,7 +15,7 @@ import { createApp } from './app';
 const HELP = `Usage: node --import tsx api/server.ts
 
 Serves the HTTP API on HOST:PORT (default 0.0.0.0:8080). Stateless: run as many replicas as you like behind a load
-balancer. Configuration comes from the environment (see README.md, Configuration).`;
+balancer. Configuration comes from the environment (see README.md, Configure it).`;
 
 /** One embedding call of a knowledge write (up to 128 fragments) may take this long; the client's own limit is 10 min. */
 const EMBED_CALL_TIMEOUT_MS = 30_000;
