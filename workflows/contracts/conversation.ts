@@ -120,6 +120,15 @@ export interface TurnResult {
   runId?: string;
 }
 
+/** A hand-over asked for (`POST /v1/api/handoff`), with the bot's settings when it was sent. */
+export interface HandoffInput {
+  handoffEnabled: boolean;
+  at: number;
+  /** Outside the agent's business hours: what the hand-over tells the visitor. */
+  afterHours?: AfterHours;
+  messageId?: string;
+}
+
 export interface HandoffResult {
   status: ConversationStatus;
   /** Handed over outside business hours: when the team is back. */
@@ -154,10 +163,7 @@ export const visitorAttachmentUpdate = defineUpdate<VisitorAttachmentResult, [Vi
   'visitorAttachment',
 );
 
-export const handoffUpdate = defineUpdate<
-  HandoffResult,
-  [{ handoffEnabled: boolean; at: number; afterHours?: AfterHours; messageId?: string }]
->('handoff');
+export const handoffUpdate = defineUpdate<HandoffResult, [HandoffInput]>('handoff');
 
 export const operatorReplyUpdate = defineUpdate<OperatorReplyResult, [OperatorReplyInput]>('operatorReply');
 
