@@ -8,7 +8,13 @@ import tseslint from 'typescript-eslint';
 const WORKFLOW_STARTING_SERVICES = [
   '**/lib/services',
   '**/lib/conversations/service',
+  '**/lib/conversations/sessions',
   '**/lib/conversations/turn',
+  '**/lib/conversations/chat',
+  '**/lib/conversations/stream',
+  '**/lib/conversations/visitor',
+  '**/lib/conversations/operator',
+  '**/lib/conversations/erase',
   '**/lib/scans/service',
   '**/lib/triggers/service',
 ];

@@ -164,10 +164,12 @@ const backAtOf = (away: AfterHours | undefined) => (away ? { afterHours: { backA
 
 /**
  * A visitor's message: forwarded while a person handles the conversation, a hand-over when the visitor asks for a
- * person, else the bot's answer.
+ * person, else the bot's answer. Every outcome is announced by the statement that records it (lib/announcements.ts):
+ * the API waits for that.
  */
 async function visitorTurn(c: Conversation, msg: VisitorMessageInput): Promise<TurnResult> {
   const visitorMessage = { id: msg.messageId, author: 'visitor' as const, text: msg.text, at: msg.at };
+  const announce = (result: TurnResult) => ({ turnId: msg.runId, result });
   if (c.status !== 'bot') {
     // A person handles the conversation: the bot stays silent, the message is forwarded.
     const forwarded: TurnResult = { answer: '', handoff: true };
@@ -175,6 +177,7 @@ async function visitorTurn(c: Conversation, msg: VisitorMessageInput): Promise<T
       messages: [visitorMessage],
       user: msg.user,
       event: { deliveryId: `dlv_${uuid4()}`, kind: 'visitor_message', text: msg.text, at: msg.at },
+      announce: announce(forwarded),
     });
     return forwarded;
   }
@@ -191,6 +194,7 @@ async function visitorTurn(c: Conversation, msg: VisitorMessageInput): Promise<T
       user: msg.user,
       messages: [visitorMessage, { id: `msg_${msg.runId.slice(4)}`, author: 'bot', text: words, at: msg.at + 1 }],
       event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at: msg.at },
+      announce: announce(escalated),
     });
     c.offeredPerson = false;
     return escalated;
@@ -233,7 +237,8 @@ async function botAnswer(
       });
       return await answered(c, msg, result);
     } catch (err) {
-      // The API maps the failure's type to the spec's answer (lib/errors.ts, apiErrorForFailure).
+      // The API maps the failure's type to the spec's answer (lib/errors.ts, apiErrorForFailure); the child
+      // announced it when it recorded the run's failure.
       return {
         answer: '',
         runId: msg.runId,
@@ -260,6 +265,7 @@ async function botAnswer(
       status: 'failed',
       errorCode: 'internal_error',
       error: failureInfo(err).message,
+      turnOutcome: failed,
     });
     return failed;
   }
@@ -294,6 +300,7 @@ async function answered(
       // Outside business hours, when the team is back, in a message of its own after the answer.
       messages: away ? [{ id: `msg_${runId.slice(4)}_away`, author: 'bot', text: away.text, at }] : [],
       event: { deliveryId: `dlv_${uuid4()}`, kind: 'escalated', at },
+      announce: { turnId: runId, result: handedOver },
     });
     return handedOver;
   }

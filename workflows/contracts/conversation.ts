@@ -69,6 +69,8 @@ export interface TransitionInput {
   messages: TranscriptMessage[];
   /** An outgoing webhook to record; delivered by a webhookDelivery workflow when the bot has an address. */
   event?: { deliveryId: string; kind: HandoffEvent; text?: string; at: number };
+  /** The chat turn this transition ends, and its outcome: announced when the transition commits (lib/streams). */
+  announce?: { turnId: string; result: TurnResult };
 }
 
 export interface VisitorMessageInput {
