@@ -9,7 +9,13 @@ const WORKFLOW_STARTING_SERVICES = [
   '**/lib/services',
   '**/lib/checks/service',
   '**/lib/conversations/service',
+  '**/lib/conversations/sessions',
   '**/lib/conversations/turn',
+  '**/lib/conversations/chat',
+  '**/lib/conversations/stream',
+  '**/lib/conversations/visitor',
+  '**/lib/conversations/operator',
+  '**/lib/conversations/erase',
   '**/lib/scans/service',
   '**/lib/triggers/service',
 ];

@@ -3,19 +3,18 @@ import pg from 'pg';
 import { type Queryable, preparedStatement } from './db';
 import { isUnavailableError } from './errors';
 import type { Logger } from './logger';
-import type { AnswerSource } from '../workflows/contracts/agent-run';
 
 /**
  * Answers travel from the worker to the API process that holds the visitor's connection (docs/architecture.md, A chat turn,
- * step 4): the LLM activity publishes text fragments with `pg_notify`, and the statement that stores a message
- * run's answer also notifies it (delivered at commit, so the answer is durable before anyone reads it). Each API
- * process LISTENs on one connection and hands messages to the request waiting for that turn. Postgres delivers
- * notifications in commit order, and the publisher sends one at a time, so fragments arrive in order and before
- * the answer.
+ * step 4): the LLM activity publishes text fragments with `pg_notify`, and the statement that records a turn's
+ * outcome (the answer stored, the hand-over, the failure) also notifies it (delivered at commit, so the outcome is
+ * durable before anyone reads it). Each API process LISTENs on one connection and hands messages to the request
+ * waiting for that turn. Postgres delivers notifications in commit order, and the publisher sends one at a time, so
+ * fragments arrive in order and before the outcome.
  */
 export const DELTA_CHANNEL = 'agent_deltas';
 const MAX_PAYLOAD_CHARS = 3_000; // pg_notify payloads must stay under 8000 bytes, and text may be 2–4 bytes a char
-const MAX_PAYLOAD_BYTES = 7_900;
+export const MAX_PAYLOAD_BYTES = 7_900;
 /** One stream's fragment in a flush, JSON-encoded: a batch of several stays under MAX_PAYLOAD_BYTES. */
 const MAX_ITEM_BYTES = 7_000;
 
@@ -31,40 +30,11 @@ export interface DeltaMessage {
   d: string;
 }
 
-/** A turn's whole answer, sent when it was committed to the transcript. */
-export interface AnswerMessage {
-  t: string;
-  a: string;
-  /** The knowledge sources the answer used, when it used some. */
-  s?: AnswerSource[];
-  /** The agent could not answer and offers a person. */
-  o?: 1;
-}
-
-export type TurnMessage = DeltaMessage | AnswerMessage;
-
-export function isAnswer(msg: TurnMessage): msg is AnswerMessage {
-  return typeof (msg as AnswerMessage).a === 'string';
-}
-
 /**
- * The notification payload announcing a committed answer, or null when the answer is too long for one (the API
- * then takes it from the workflow update, a few milliseconds later).
+ * A message of the channel for one turn (`t`): a fragment, or the announcement of the turn's outcome
+ * (lib/announcements.ts).
  */
-export function answerNotice(
-  turnId: string,
-  answer: string,
-  sources?: AnswerSource[],
-  offersPerson = false,
-): string | null {
-  const payload = JSON.stringify({
-    t: turnId,
-    a: answer,
-    ...(sources?.length ? { s: sources } : {}),
-    ...(offersPerson ? { o: 1 as const } : {}),
-  } satisfies AnswerMessage);
-  return Buffer.byteLength(payload) <= MAX_PAYLOAD_BYTES ? payload : null;
-}
+export type TurnMessage = DeltaMessage | { t: string };
 
 /** Another attempt of the same turn claimed its stream: this one must not publish or store anything more. */
 export class StreamTakenOver extends Error {
@@ -180,6 +150,86 @@ interface OpenStream {
   waiters: { resolve: () => void; reject: (err: unknown) => void }[];
 }
 
+/** What one stream sends in a flush: as much of its queue as one notification holds. */
+interface FlushItem {
+  s: OpenStream;
+  d: string;
+  complete: boolean;
+  expected: number;
+}
+
+/** What each stream sends now, in statements whose notification stays under Postgres's 8000 bytes. */
+function flushBatches(streams: OpenStream[]): FlushItem[][] {
+  const items = streams.map((s) => {
+    let n = cutAt(s.queued, MAX_PAYLOAD_CHARS);
+    while (n > 0 && Buffer.byteLength(JSON.stringify(s.queued.slice(0, n))) > MAX_ITEM_BYTES)
+      n = cutAt(s.queued, n >> 1);
+    const d = s.queued.slice(0, n);
+    return { s, d, complete: s.completing && n === s.queued.length, expected: s.offset };
+  });
+  const batches: FlushItem[][] = [];
+  let size = Infinity;
+  for (const item of items) {
+    const bytes = Buffer.byteLength(JSON.stringify(item.d)) + item.s.turnId.length + 48;
+    if (size + bytes > MAX_PAYLOAD_BYTES) {
+      batches.push([]);
+      size = 2;
+    }
+    batches.at(-1)!.push(item);
+    size += bytes;
+  }
+  return batches;
+}
+
+/** Sends one batch in one statement; each of its streams is then settled (stored, taken over, or failed). */
+async function sendBatch(
+  db: Queryable,
+  retryForMs: number,
+  batch: FlushItem[],
+  settle: (s: OpenStream) => void,
+): Promise<void> {
+  let stored: Set<string>;
+  try {
+    const res = await retrying(retryForMs, () =>
+      db.query<{ turn_id: string }>(
+        SEND_BATCH([
+          batch.map((i) => i.s.turnId),
+          batch.map((i) => i.s.owner),
+          batch.map((i) => i.d),
+          batch.map((i) => i.d.length),
+          batch.map((i) => i.complete),
+          batch.map((i) => i.expected),
+        ]),
+      ),
+    );
+    stored = new Set(res.rows.map((r) => r.turn_id));
+  } catch (err) {
+    for (const { s } of batch) {
+      s.failed = err;
+      settle(s);
+    }
+    return;
+  }
+  for (const { s, d, complete, expected } of batch) {
+    if (!stored.has(s.turnId)) {
+      // Either another attempt owns the stream, or this text was stored before its answer was lost (the
+      // connection broke after the commit) and the statement retried: the row tells which.
+      const now = await retrying(retryForMs, () =>
+        db.query<{ owner: string; len: number }>(`SELECT owner, len FROM turn_streams WHERE turn_id = $1`, [s.turnId]),
+      ).catch((err: unknown) => ((s.failed = err), null));
+      const row = now?.rows[0];
+      if (!s.failed && (row?.owner !== s.owner || row.len !== expected + d.length)) s.taken = true;
+    }
+    if (!s.taken && !s.failed) {
+      s.offset = expected + d.length;
+      s.queued = s.queued.slice(d.length);
+      s.sentAny = true;
+      if (complete) s.completing = false;
+    }
+    settle(s);
+  }
+}
+
 /**
  * One publisher per worker process: the streams of every turn in flight share its flushes (docs/decisions/015-stream-fragment-coalescing.md).
  * A flush is one statement, at most one in flight. Every coalescing window one flush
@@ -251,70 +301,7 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
   };
 
   const flush = async (streams: OpenStream[]) => {
-    // What each stream sends now: as much of its queue as one notification holds.
-    const items = streams.map((s) => {
-      let n = cutAt(s.queued, MAX_PAYLOAD_CHARS);
-      while (n > 0 && Buffer.byteLength(JSON.stringify(s.queued.slice(0, n))) > MAX_ITEM_BYTES)
-        n = cutAt(s.queued, n >> 1);
-      const d = s.queued.slice(0, n);
-      return { s, d, complete: s.completing && n === s.queued.length, expected: s.offset };
-    });
-    // Into statements whose notification stays under Postgres's 8000 bytes.
-    const batches: (typeof items)[] = [];
-    let size = Infinity;
-    for (const item of items) {
-      const bytes = Buffer.byteLength(JSON.stringify(item.d)) + item.s.turnId.length + 48;
-      if (size + bytes > MAX_PAYLOAD_BYTES) {
-        batches.push([]);
-        size = 2;
-      }
-      batches.at(-1)!.push(item);
-      size += bytes;
-    }
-    for (const batch of batches) {
-      let stored: Set<string>;
-      try {
-        const res = await retrying(opts.retryForMs, () =>
-          db.query<{ turn_id: string }>(
-            SEND_BATCH([
-              batch.map((i) => i.s.turnId),
-              batch.map((i) => i.s.owner),
-              batch.map((i) => i.d),
-              batch.map((i) => i.d.length),
-              batch.map((i) => i.complete),
-              batch.map((i) => i.expected),
-            ]),
-          ),
-        );
-        stored = new Set(res.rows.map((r) => r.turn_id));
-      } catch (err) {
-        for (const { s } of batch) {
-          s.failed = err;
-          settle(s);
-        }
-        continue;
-      }
-      for (const { s, d, complete, expected } of batch) {
-        if (!stored.has(s.turnId)) {
-          // Either another attempt owns the stream, or this text was stored before its answer was lost (the
-          // connection broke after the commit) and the statement retried: the row tells which.
-          const now = await retrying(opts.retryForMs, () =>
-            db.query<{ owner: string; len: number }>(`SELECT owner, len FROM turn_streams WHERE turn_id = $1`, [
-              s.turnId,
-            ]),
-          ).catch((err: unknown) => ((s.failed = err), null));
-          const row = now?.rows[0];
-          if (!s.failed && (row?.owner !== s.owner || row.len !== expected + d.length)) s.taken = true;
-        }
-        if (!s.taken && !s.failed) {
-          s.offset = expected + d.length;
-          s.queued = s.queued.slice(d.length);
-          s.sentAny = true;
-          if (complete) s.completing = false;
-        }
-        settle(s);
-      }
-    }
+    for (const batch of flushBatches(streams)) await sendBatch(db, opts.retryForMs, batch, settle);
   };
 
   /** Resolves once everything queued on `s` so far is stored (and its completion, if asked). */
@@ -392,50 +379,6 @@ export async function retrying<T>(forMs: number, fn: () => Promise<T>): Promise<
 }
 
 /**
- * Puts a turn's fragments together in the order of their offsets, as the API hands them to the visitor: a fragment
- * arriving twice, or overlapping what was shown, adds only what is new; one arriving ahead of a missing one waits for
- * it. Text that contradicts what was shown (the stream was lost with a Postgres crash and a retry started afresh) is
- * not shown: the stream is then `diverged`, and the end of the turn says so.
- */
-export function createStreamAssembler() {
-  let shown = '';
-  let diverged = false;
-  const ahead = new Map<number, string>();
-  const take = (o: number, d: string): string => {
-    const overlap = Math.min(d.length, shown.length - o);
-    if (shown.slice(o, o + overlap) !== d.slice(0, overlap)) {
-      diverged = true;
-      return '';
-    }
-    const fresh = d.slice(overlap);
-    shown += fresh;
-    return fresh;
-  };
-  return {
-    /** The text to show for this fragment now (possibly with fragments that waited for it), or ''. */
-    add(msg: Pick<DeltaMessage, 'o' | 'd'>): string {
-      if (diverged) return '';
-      if (msg.o > shown.length) {
-        ahead.set(msg.o, msg.d);
-        return '';
-      }
-      let out = take(msg.o, msg.d);
-      for (let next = ahead.get(shown.length); next !== undefined && !diverged; next = ahead.get(shown.length)) {
-        ahead.delete(shown.length);
-        out += take(shown.length, next);
-      }
-      return out;
-    },
-    get shown() {
-      return shown;
-    },
-    get diverged() {
-      return diverged;
-    },
-  };
-}
-
-/**
  * Wakes whoever subscribed to `key` on any API process's hub: a notification on the stream channel that carries
  * nothing but the key. How one replica tells the one holding a request that it was cancelled (lib/builder/service.ts).
  */
@@ -448,6 +391,12 @@ export interface DeltaHub {
   subscribe(turnId: string, onMessage: (msg: TurnMessage) => void): () => void;
   /** Resolves once LISTEN is active, so a subscriber cannot miss the first fragment. */
   ready(): Promise<void>;
+  /**
+   * Resolves once every notification committed before the call has been handed to its subscriber: a round trip on
+   * the listening connection, whose answer Postgres sends after the notifications pending for it. Rejects when the
+   * listener is down. (A notification sent while the connection was being replaced is lost: it never arrives.)
+   */
+  sync(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -493,14 +442,20 @@ export function createDeltaHub(databaseUrl: string, logger: Logger): DeltaHub {
     return connecting;
   };
 
+  const ready = async () => {
+    if (closed) throw new Error('stream hub closed');
+    if (!client) await connect();
+  };
+
   return {
     subscribe(turnId, onMessage) {
       subscribers.set(turnId, onMessage);
       return () => subscribers.delete(turnId);
     },
-    async ready() {
-      if (closed) throw new Error('stream hub closed');
-      if (!client) await connect();
+    ready,
+    async sync() {
+      await ready();
+      await client!.query('SELECT 1');
     },
     async close() {
       closed = true;

@@ -125,14 +125,24 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
       timeout: { type: 'llm_overloaded', message: 'The AI backend did not answer in time' },
       fallbackMessage: 'The run failed',
     });
+    const hint = retryAfter ?? (type === 'llm_overloaded' ? 10 : undefined);
+    // A chat turn (with tools) ends with this failure: announced with its record, as the conversation returns it.
+    const turnOutcome =
+      input.triggerKind === 'message' && input.sessionId
+        ? {
+            answer: '',
+            runId: input.runId,
+            error: { type, message, ...(hint !== undefined ? { retryAfter: hint } : {}) },
+          }
+        : undefined;
     // A run refused for lack of credits was already recorded as such by startRun.
     if (type !== 'no_credits')
-      await bookkeeping.finishRun({ run: input, status: 'failed', errorCode: type, error: message, read });
+      await bookkeeping.finishRun({ run: input, status: 'failed', errorCode: type, error: message, read, turnOutcome });
     if (input.triggerId)
       await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: false });
     upsertSearchAttributes({ RunStatus: ['failed'] });
     // Failing the workflow shows the run as failed in the Temporal UI; callers read the type and details.
-    throw failure(type, message, [{ retryAfter: retryAfter ?? (type === 'llm_overloaded' ? 10 : undefined) }]);
+    throw failure(type, message, [{ retryAfter: hint }]);
   }
   await bookkeeping.finishRun({ run: input, status: 'done', answer, creditWeight, read });
   if (input.triggerId)

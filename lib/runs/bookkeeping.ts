@@ -2,9 +2,10 @@ import type { ModelCatalogue } from '../billing/models';
 import { chargeShardSql, creditBalanceSql, creditsFor } from '../credits/service';
 import { type Db, preparedStatement } from '../db';
 import { LIMITS } from '../limits';
+import { outcomeNotice } from '../announcements';
 import { type Passage, type PassageView, passageView } from '../knowledge/retrieve';
 import type { Llm } from '../llm';
-import { DELTA_CHANNEL, type StreamClaim, StreamTakenOver, answerNotice, claimStreamSql } from '../streams';
+import { DELTA_CHANNEL, type StreamClaim, StreamTakenOver, claimStreamSql } from '../streams';
 import { failure } from '../../workflows/failures';
 import type {
   AgentRunInput,
@@ -358,8 +359,8 @@ export function withSearchUsage(answer: GeneratedAnswer, ctx: Pick<RunContext, '
 
 /**
  * How a message run's answer is announced at commit to the API process waiting for the turn (lib/streams), or null
- * when it is not: not an answer that hands the conversation over (its turn result, the handoff, comes after the
- * handover is recorded), nor one too long for a notification.
+ * when it is not: not an answer that hands the conversation over (its turn's outcome, the hand-over, is announced by
+ * the transition that records it), nor a failure (its caller announces the failure the turn ends with).
  */
 export function announcementOf(
   run: Pick<AgentRunInput, 'runId' | 'sessionId'>,
@@ -367,7 +368,11 @@ export function announcementOf(
   answer: GeneratedAnswer | undefined,
 ): string | null {
   return status === 'done' && run.sessionId && answer?.unanswered !== 'hand_over'
-    ? answerNotice(run.runId, answer?.text ?? '', answer?.sources, answer?.unanswered === 'offer')
+    ? outcomeNotice(run.runId, {
+        answer: answer?.text ?? '',
+        ...(answer?.sources?.length ? { sources: answer.sources } : {}),
+        ...(answer?.unanswered === 'offer' ? { handoffOffered: true as const } : {}),
+      })
     : null;
 }
 
