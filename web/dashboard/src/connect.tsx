@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type SignedIn, auth } from './api/auth';
 import { type Pairing, pairing as pairings } from './api/pairing';
-import { Card, Notice, Shell, roleLabel } from './layout';
+import { Card, Shell, roleLabel } from './layout';
+import { Notice } from './ui/status';
 import { SignInForm } from './sign-in';
 import { forgetSignedInState } from './forget';
 

@@ -1,5 +1,6 @@
 import type { Failure } from './api';
 import type { StreamFrame } from '../../shared/sse';
+import { LIMITS } from '../../shared/contract';
 
 /** What the widget says about failures and images, in the visitor's words. DOM-free. */
 
@@ -26,7 +27,10 @@ export function uploadRefusal(status: number, limits: { max_bytes: number } | un
 }
 
 /** Sizes for people: a file over the limit rounds up and the limit rounds down, so "5.1 MB" is never "up to 5 MB". */
-export function megabytes(bytes = 5 * 1024 * 1024, round: (n: number) => number = Math.floor): string {
+export function megabytes(
+  bytes: number = LIMITS.widget.attachmentBytes,
+  round: (n: number) => number = Math.floor,
+): string {
   return `${round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 }
 

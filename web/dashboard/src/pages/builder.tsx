@@ -2,7 +2,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { builder } from '../api/builder';
 import type { Failure } from '../api/client';
 import { useSession } from '../session';
-import { Button, ErrorBox, Notice, Page, Panel } from '../ui';
+import { Button } from '../ui/buttons';
+import { Page, Panel } from '../ui/page';
+import { ErrorBox, Notice } from '../ui/status';
 
 interface Turn {
   id: number;

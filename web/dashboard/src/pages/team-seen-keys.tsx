@@ -1,5 +1,10 @@
-import { type RotatedKey, type SeenKey, teamApi } from '../api/ops';
-import { Badge, Button, ErrorBox, Loaded, OnceSecrets, Panel, type Resource, Time, useAction } from '../ui';
+import { type RotatedKey, type SeenKey, teamApi } from '../api/team';
+import { Button } from '../ui/buttons';
+import { Time } from '../ui/format';
+import { Panel } from '../ui/page';
+import { Loaded, type Resource, useAction } from '../ui/resource';
+import { OnceSecrets } from '../ui/secrets';
+import { Badge, ErrorBox } from '../ui/status';
 
 /**
  * The team page's "Keys to rotate" (docs/decisions/keys-outlive-holders.md): the keys that still work and that people

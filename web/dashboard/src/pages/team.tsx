@@ -1,23 +1,14 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type Invitation, type Member, type Revoked, type RotatedKey, teamApi } from '../api/ops';
+import { type Invitation, type Member, type Revoked, type RotatedKey, teamApi } from '../api/team';
 import { roleLabel } from '../layout';
 import { useSession } from '../session';
-import {
-  Badge,
-  Button,
-  CopyButton,
-  ErrorBox,
-  Field,
-  Loaded,
-  Page,
-  Panel,
-  Time,
-  formatDate,
-  useAction,
-  useResource,
-  valueOf,
-} from '../ui';
+import { Button, CopyButton } from '../ui/buttons';
+import { Field, valueOf } from '../ui/fields';
+import { Time, formatDate } from '../ui/format';
+import { Page, Panel } from '../ui/page';
+import { Loaded, useAction, useResource } from '../ui/resource';
+import { Badge, ErrorBox } from '../ui/status';
 import { BuilderKeys } from './team-builder-keys';
 import { SeenKeys } from './team-seen-keys';
 import './team.css';

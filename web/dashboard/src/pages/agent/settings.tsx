@@ -1,7 +1,12 @@
 import { useState } from 'preact/hooks';
 import { type Bot, type ModelChoices, agents } from '../../api/agents';
 import { navigate } from '../../router';
-import { Button, ErrorBox, Field, Notice, Panel, Time, useAction, useResource, valueOf } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Field, valueOf } from '../../ui/fields';
+import { Time } from '../../ui/format';
+import { Panel } from '../../ui/page';
+import { useAction, useResource } from '../../ui/resource';
+import { ErrorBox, Notice } from '../../ui/status';
 import { BusinessHoursEditor } from './business-hours';
 import { FailedDeliveries } from './failed-deliveries';
 import { draftOf, hoursOf, hoursSummary, plainSettingsError, sameHours } from './hours-model';

@@ -1,19 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Failure } from '../../api/client';
-import { type ThreadSummary, inboxApi } from '../../api/ops';
+import { type ThreadSummary, inboxApi } from '../../api/inbox';
 import { navigate, usePlace } from '../../router';
 import { useSession } from '../../session';
-import {
-  Badge,
-  Button,
-  ErrorBox,
-  Loading,
-  Page,
-  Segmented,
-  describeFailure,
-  formatDateTime,
-  formatRelative,
-} from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Segmented } from '../../ui/fields';
+import { formatDateTime, formatRelative } from '../../ui/format';
+import { Page } from '../../ui/page';
+import { Badge, ErrorBox, Loading, describeFailure } from '../../ui/status';
 import { usePolling } from '../../use-polling';
 import './inbox.css';
 import { PersonIcon } from '../../../../shared/icons';

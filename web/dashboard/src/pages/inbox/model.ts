@@ -5,7 +5,7 @@
  */
 
 /**
- * What the rules read of a message and of a list line: the API's shapes (api/ops.ts), written here so this file
+ * What the rules read of a message and of a list line: the API's shapes (api/inbox.ts), written here so this file
  * imports nothing and loads anywhere (a unit test, a worker).
  */
 interface Message {

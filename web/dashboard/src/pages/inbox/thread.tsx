@@ -6,9 +6,11 @@ import {
   type ThreadSummary,
   type Transcript as TranscriptData,
   inboxApi,
-} from '../../api/ops';
+} from '../../api/inbox';
 import { useSession } from '../../session';
-import { Badge, Button, ErrorBox, Loading, describeFailure, formatDateTime, formatRelative } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { formatDateTime, formatRelative } from '../../ui/format';
+import { Badge, ErrorBox, Loading, describeFailure } from '../../ui/status';
 import { usePolling } from '../../use-polling';
 import {
   MAX_BACKOFF_MS,
