@@ -7,6 +7,7 @@ import tseslint from 'typescript-eslint';
 /** Services that start workflows: activities must not import them (they would import workflow code). */
 const WORKFLOW_STARTING_SERVICES = [
   '**/lib/services',
+  '**/lib/checks/service',
   '**/lib/conversations/service',
   '**/lib/conversations/turn',
   '**/lib/scans/service',

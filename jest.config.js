@@ -9,9 +9,24 @@
 const swc = ['@swc/jest', { jsc: { target: 'es2022' } }];
 // Our TypeScript, and the few ESM-only packages the code requires (Node 20.19 loads them with require(esm); jest's module
 // system does not, so they are compiled to CommonJS like our own files).
-const ESM_ONLY_PACKAGES = ['eventsource-parser'];
-const transform = { '^.+\\.ts$': swc, [`/node_modules/(${ESM_ONLY_PACKAGES.join('|')})/.+\\.js$`]: swc };
-const transformIgnorePatterns = [`/node_modules/(?!(${ESM_ONLY_PACKAGES.join('|')})/)`];
+// linkedom (the page extractor's DOM) brings its own ESM-only copies of css-select and its kin, nested under
+// node_modules/linkedom/node_modules: the patterns match a package at any depth.
+const ESM_ONLY_PACKAGES = [
+  'eventsource-parser',
+  'cssomnom',
+  'css-select',
+  'css-what',
+  'nth-check',
+  'boolbase',
+  'domhandler',
+  'domutils',
+  'domelementtype',
+  'dom-serializer',
+  'entities',
+];
+const ESM = `(?:${ESM_ONLY_PACKAGES.join('|')})`;
+const transform = { '^.+\\.ts$': swc, [`/node_modules/${ESM}/.+\\.js$`]: swc };
+const transformIgnorePatterns = [`^(?!.*/node_modules/${ESM}/).*/node_modules/`];
 
 module.exports = {
   testTimeout: 60_000,

@@ -5,7 +5,15 @@ import type { Db } from '../lib/db';
 import type { Passage } from '../lib/knowledge/retrieve';
 import { toolsFor } from '../lib/actions/tools';
 import type { ModelCatalogue } from '../lib/billing/models';
-import { type RunContext, announcementOf, finishRun, recordFailedBeforeStart, startRun } from '../lib/runs/bookkeeping';
+import {
+  type RunContext,
+  announcementOf,
+  finishRun,
+  readOf,
+  recordFailedBeforeStart,
+  startRun,
+  withSearchUsage,
+} from '../lib/runs/bookkeeping';
 import { cacheKey, cachedAnswer, questionKey } from '../lib/runs/answer-cache';
 import { retrying } from '../lib/streams';
 import { type GenerateDeps, generateAnswer, replayCached } from '../lib/runs/generate';
@@ -52,6 +60,15 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
     retrieve: deps.retrieve,
     toolsFor: (input: AgentRunInput) => toolsFor(deps.db, input),
     models: deps.models,
+    llm: deps.llm,
+    defaultModel: deps.defaultModel,
+    warn: (message: string, meta: Record<string, unknown>) => {
+      try {
+        Context.current().log.warn(message, meta);
+      } catch {
+        // Not inside an activity: nothing to attach the line to.
+      }
+    },
   };
 
   return {
@@ -73,8 +90,10 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
       errorCode?: string;
       error?: string;
       creditWeight?: number;
+      /** What the run read: its context's passages and what it searched with (kept with the run, `readOf`). */
+      read?: Pick<RunContext, 'passages' | 'searchedWith'>;
     }): Promise<void> {
-      return finishRun(deps.db, input);
+      return finishRun(deps.db, { ...input, read: input.read && readOf(input.read) });
     },
 
     /** A run that failed before it could start (a poll that could not fetch its address): recorded for the log. */
@@ -142,9 +161,13 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
           : undefined;
         // Looked up only when startRun saw an entry for this question (most questions are new).
         const cached = key && ctx.mayBeCached ? await stored(() => cachedAnswer(deps.db, input.run.botId, key)) : null;
-        const answer = cached
-          ? await replayCached(deps, input.run, cached, opened)
-          : await generateAnswer(deps, input.run, ctx, [], { stream: opened, callerEndsStream: true });
+        // A follow-up's standalone question (lib/runs/question.ts) is part of the run's usage, cached answer or not.
+        const answer = withSearchUsage(
+          cached
+            ? await replayCached(deps, input.run, cached, opened)
+            : await generateAnswer(deps, input.run, ctx, [], { stream: opened, callerEndsStream: true }),
+          ctx,
+        );
         const announcement = announcementOf(input.run, 'done', answer);
         if (opened && !cached) {
           // An answer announced at commit carries its whole text, and the API shows what the fragments did not: its
@@ -164,6 +187,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
             creditWeight: ctx.creditWeight,
             stream: ctx.stream,
             announcement,
+            read: readOf(ctx),
           }),
         );
         return {

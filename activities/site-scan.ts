@@ -48,6 +48,8 @@ export function createSiteScanActivities(deps: SiteScanDeps) {
           url: input.url,
           trigger: input.trigger,
           maxPages: input.maxPages,
+          include: input.include,
+          exclude: input.exclude,
           attempt: ctx.info.attempt,
         });
       } catch (err) {
@@ -66,6 +68,8 @@ export function createSiteScanActivities(deps: SiteScanDeps) {
           fetch: deps.fetch,
           userAgent: deps.userAgent ?? CRAWLER_USER_AGENT,
           pageTimeoutMs: input.pageTimeoutMs ?? deps.pageTimeoutMs,
+          include: input.include,
+          exclude: input.exclude,
           // A heartbeat timeout or a cancelled workflow stops the crawl between two requests.
           signal: ctx.cancellationSignal,
           onProgress: async (progress) => {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `npm start` and `npm test` need, once: npm packages, and the Temporal CLI (built from source with
 # `go install`, into .tools/bin) when none is on PATH and no external Temporal is configured; with --test or --cluster
-# also the Temporal server, its UI and the Caddy balancer for the production shape. Never downloads a prebuilt binary.
+# also the Temporal server, its UI and the Caddy balancer for the production shape; with --bench the retrieval benchmark's
+# reference (bm25s). Never downloads a prebuilt binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -84,6 +85,21 @@ if [ "${1:-}" = "--test" ] && [ ! -x .tools/venv/bin/st ]; then
   mkdir -p .tools
   python3 -m venv .tools/venv >&2
   .tools/venv/bin/pip install --quiet --disable-pip-version-check "schemathesis==${SCHEMATHESIS_VERSION}" >&2
+fi
+
+# `npm run bench -- retrieval` compares the platform's ranking with BM25 as the bm25s package computes it, from the same
+# virtualenv (pinned, so every run compares against the same reference).
+BM25S_VERSION=0.3.16 PYSTEMMER_VERSION=3.1.0 NUMPY_VERSION=2.4.6
+if [ "${1:-}" = "--bench" ] && ! .tools/venv/bin/python -c 'import bm25s, Stemmer' >/dev/null 2>&1; then
+  if ! command -v python3 >/dev/null 2>&1; then
+    echo "setup: the retrieval benchmark needs Python 3 (for bm25s); install python3 and python3-venv" >&2
+    exit 1
+  fi
+  echo "setup: installing bm25s ${BM25S_VERSION} and PyStemmer ${PYSTEMMER_VERSION} into .tools/venv (once)" >&2
+  mkdir -p .tools
+  [ -x .tools/venv/bin/pip ] || python3 -m venv .tools/venv >&2
+  .tools/venv/bin/pip install --quiet --disable-pip-version-check \
+    "bm25s==${BM25S_VERSION}" "PyStemmer==${PYSTEMMER_VERSION}" "numpy==${NUMPY_VERSION}" >&2
 fi
 
 # The front ends the API serves, built with Vite from their sources: when the build is missing or older than any of its

@@ -22,7 +22,9 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
       summary: 'Scans a website into the knowledge base, in the background; optionally re-reads it on a schedule.',
       description:
         'Crawls from `url` over the same site (robots.txt obeyed) and indexes every page with text as a knowledge ' +
-        'source (`origin: scan`, `url` set; a re-read replaces a page’s source). One scan per bot at a time: ' +
+        'source (`origin: scan`, `url` set; a re-read replaces a page’s source). The site’s sitemaps (robots.txt ' +
+        '`Sitemap:` lines, `/sitemap.xml`) are read first and their pages taken before links; `include` and ' +
+        '`exclude` path patterns limit both. One scan per bot at a time: ' +
         '409 `conflict` while one runs. An unreachable site, a site without text or a blocked crawl give no error ' +
         'and add nothing. The result shows in `GET /v1/api/knowledge`. Never rate limited.',
       keys: ['secret'],

@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 
 import { OutboundBlockedError, OutboundError, type SafeFetch, type SafeResponse } from '../http/safe-fetch';
 import type { Block } from '../knowledge/document';
+import { LIMITS } from '../limits';
 import { decodeHtml, extractPage, isHtml } from './extract';
+import { hasPatterns, pathAllowed, type PathPatterns } from './patterns';
 import { fetchRobots, type RobotsFetchResult } from './robots';
+import { readSitemaps } from './sitemap';
 
 /**
  * Site crawler behind POST /v1/admin/scrape: breadth first from the start URL, same site only, robots.txt obeyed,
@@ -15,6 +18,12 @@ import { fetchRobots, type RobotsFetchResult } from './robots';
  *
  * Same site: scheme, port and host of the start page after its redirects, where `www.example.com` and
  * `example.com` count as one host. Each of the two has its own robots.txt, fetched when first needed.
+ *
+ * Sitemaps (docs/decisions/sitemaps-and-path-patterns.md): after the start page, the site's sitemaps (its robots.txt
+ * `Sitemap:` lines and `/sitemap.xml`, same site only) are read, and the pages they list are queued before the links
+ * found on pages, which are followed after them. `maxPages` counts pages kept, whichever way they were found.
+ * Include and exclude path patterns filter both: a URL outside them is never requested; the start page is always
+ * requested (its links lead into the site) but kept only when it matches.
  *
  * Redirects are followed one hop at a time (each hop is a SafeFetch call, so the SSRF policy is checked per hop), so
  * that every hop is checked against robots.txt and the site before it is requested: a redirect into a disallowed path
@@ -33,6 +42,8 @@ export interface CrawlProgress {
   skipped: number;
   /** URLs discovered and still waiting. */
   queued: number;
+  /** Page addresses taken from the site's sitemaps (0 when it has none). */
+  sitemapUrls: number;
   lastUrl?: string;
   /** Count per skip reason. */
   skippedReasons: Record<string, number>;
@@ -63,6 +74,7 @@ export interface CrawledPage {
  * - off_site: a redirect that leaves the site (not followed)
  * - too_many_redirects: more than 5 redirect hops
  * - bad_url: an unusable URL (e.g. a redirect to a non-http location)
+ * - excluded: outside the include/exclude path patterns (the start page, or where a redirect led)
  */
 export type SkipReason =
   | 'robots'
@@ -76,7 +88,8 @@ export type SkipReason =
   | 'empty'
   | 'off_site'
   | 'too_many_redirects'
-  | 'bad_url';
+  | 'bad_url'
+  | 'excluded';
 
 export interface CrawlResult {
   pages: CrawledPage[];
@@ -91,8 +104,11 @@ export interface CrawlResult {
   errorCode?: ScanErrorCode;
 }
 
-/** `robots_unreachable`: robots.txt could not be read (an error or no answer), which RFC 9309 treats as "disallow all". */
-export type ScanErrorCode = SkipReason | 'no_text' | 'robots_unreachable';
+/**
+ * `robots_unreachable`: robots.txt could not be read (an error or no answer), which RFC 9309 treats as "disallow all".
+ * `no_match`: no address of the site matched the include/exclude path patterns.
+ */
+export type ScanErrorCode = SkipReason | 'no_text' | 'robots_unreachable' | 'no_match';
 
 export interface CrawlOptions {
   startUrl: string;
@@ -107,7 +123,10 @@ export interface CrawlOptions {
   maxPageBytes?: number;
   /** robots.txt Crawl-delay is honoured up to this many milliseconds between requests to one host. Default 5 000. */
   maxCrawlDelayMs?: number;
-  /** Called after every URL taken from the queue, with a snapshot. Awaited. */
+  /** Path patterns: only URLs whose path matches an include pattern (if any) and no exclude pattern are taken. */
+  include?: readonly string[];
+  exclude?: readonly string[];
+  /** Called after every URL taken from the queue and every sitemap file, with a snapshot. Awaited. */
   onProgress?: (p: CrawlProgress) => void | Promise<void>;
   signal?: AbortSignal;
 }
@@ -183,7 +202,17 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
 
   const pages: CrawledPage[] = [];
   const skipped: CrawlResult['skipped'] = [];
-  const progress: CrawlProgress = { fetched: 0, indexed: 0, skipped: 0, queued: 0, skippedReasons: {} };
+  const progress: CrawlProgress = {
+    fetched: 0,
+    indexed: 0,
+    skipped: 0,
+    queued: 0,
+    sitemapUrls: 0,
+    skippedReasons: {},
+  };
+  const patterns: PathPatterns = { include: opts.include, exclude: opts.exclude };
+  /** Whether any address passed the patterns: without one, a scan that found nothing says so. */
+  let matchedAny = !hasPatterns(patterns);
   const snapshot = (): CrawlProgress => ({ ...progress, skippedReasons: { ...progress.skippedReasons } });
   const result = (error?: string, errorCode?: ScanErrorCode): CrawlResult => {
     const out: CrawlResult = { pages, skipped, progress: snapshot() };
@@ -280,6 +309,54 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
     progress.skippedReasons[reason] = (progress.skippedReasons[reason] ?? 0) + 1;
   }
 
+  /** Queues a URL found on a page or in a sitemap: same site, within the patterns, not seen before. */
+  function enqueue(raw: string): string | undefined {
+    const url = normalizeUrl(raw);
+    if (!url || seen.has(url) || siteKey(url) !== site || !pathAllowed(url, patterns)) return undefined;
+    matchedAny = true;
+    seen.add(url);
+    queue.push(url);
+    return url;
+  }
+
+  /**
+   * Reads the site's sitemaps (its robots.txt `Sitemap:` lines, then `/sitemap.xml`) and queues the pages they
+   * list. Sitemap files are requests of their own (not counted in `fetched`), each within the page budget.
+   */
+  async function queueSitemaps(origin: string): Promise<void> {
+    const robots = await robotsFor(new URL(origin));
+    const roots = [...robots.robots.sitemaps, `${origin}/sitemap.xml`];
+    const found = await readSitemaps(roots, {
+      fetch,
+      userAgent,
+      timeoutMs: pageTimeoutMs,
+      maxFiles: LIMITS.scanSitemap.files,
+      maxBytes: LIMITS.scanSitemap.bytes,
+      maxUrls: LIMITS.scanSitemap.urls,
+      signal,
+      allowedFile: async (raw) => {
+        const url = normalizeUrl(raw);
+        if (!url || siteKey(url) !== site) return undefined;
+        const target = new URL(url);
+        const rules = await robotsFor(target);
+        return rules.status !== 'blocked' && rules.robots.isAllowed(`${target.pathname}${target.search}`)
+          ? url
+          : undefined;
+      },
+      allowedPage: (raw) => {
+        const url = normalizeUrl(raw);
+        return url && siteKey(url) === site && pathAllowed(url, patterns) ? url : undefined;
+      },
+      onFile: async (url) => {
+        progress.lastUrl = url;
+        progress.queued = queue.length - head;
+        if (onProgress) await onProgress(snapshot());
+      },
+    });
+    for (const url of found.urls) if (enqueue(url)) progress.sitemapUrls++;
+    progress.queued = queue.length - head;
+  }
+
   let startError: string | undefined;
   let startReason: ScanErrorCode | undefined;
   while (head < queue.length && pages.length < maxPages && progress.fetched < maxRequests) {
@@ -289,6 +366,7 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
     progress.lastUrl = url;
     const fetched = await fetchPage(url, isStart);
 
+    let links: string[] = [];
     if (!fetched.ok) {
       skip(url, fetched.reason);
       if (isStart) {
@@ -315,14 +393,13 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
         }
       } else {
         const page = extractPage(decodeHtml(res.body, contentType), finalUrl);
-        for (const link of page.links) {
-          const normalized = normalizeUrl(link);
-          if (!normalized || seen.has(normalized) || siteKey(normalized) !== site) continue;
-          seen.add(normalized);
-          queue.push(normalized);
-        }
+        links = page.links;
         const hash = page.text ? contentHash(page.text) : '';
-        if (!page.text) skip(url, 'empty');
+        // The start page is read whatever the patterns say (its links lead into the site), but kept only within them.
+        const within = pathAllowed(finalUrl, patterns);
+        if (within) matchedAny = true;
+        if (!within) skip(url, 'excluded');
+        else if (!page.text) skip(url, 'empty');
         else if (hashes.has(hash)) skip(url, 'duplicate');
         else {
           hashes.add(hash);
@@ -330,6 +407,15 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
         }
       }
     }
+
+    // The sitemaps' pages come first, then the links found on pages (the start page's included), breadth first.
+    if (isStart && pages.length < maxPages) {
+      progress.indexed = pages.length;
+      progress.skipped = skipped.length;
+      await queueSitemaps(new URL(fetched.ok ? fetched.url : url).origin);
+      progress.lastUrl = fetched.ok ? fetched.url : url;
+    }
+    for (const link of links) enqueue(link);
 
     progress.indexed = pages.length;
     progress.skipped = skipped.length;
@@ -339,5 +425,8 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
 
   if (pages.length > 0) return result();
   if (startError) return result(startError, startReason);
+  if (!matchedAny) {
+    return result('No address of the site matched the include and exclude path patterns', 'no_match');
+  }
   return result(`No page with text found (${progress.fetched} fetched, ${skipped.length} skipped)`, 'no_text');
 }

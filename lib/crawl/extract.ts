@@ -1,37 +1,81 @@
 import { TextDecoder } from 'node:util';
 
-import { defaultTreeAdapter, parse, type DefaultTreeAdapterMap, type TreeAdapter } from 'parse5';
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import { defaultTreeAdapter, parse, serialize, type DefaultTreeAdapterMap, type TreeAdapter } from 'parse5';
 import type { Block } from '../knowledge/document';
 
 /**
- * Turns an HTML page into readable text for the knowledge base, plus the links a crawler may follow.
+ * Turns an HTML page into readable text for the knowledge base, plus the links a crawler may follow
+ * (docs/decisions/readability-and-robots-parser.md).
  *
- * A real HTML parser (parse5, the WHATWG algorithm) builds the tree, so malformed markup, entities, `<script>` bodies
- * and comments are handled exactly as a browser would. The tree is walked without recursion: a hostile page of
- * 100 000 nested `<div>`s must not overflow the stack.
+ * - parse5 (the WHATWG algorithm, as browsers parse) builds the tree, capped in depth; linkedom gives it the DOM that
+ *   Mozilla's Readability (Firefox's Reader View) needs to find the main content.
+ * - A page Readability refuses (under its 500 characters of article text: short pages, link lists) keeps its
+ *   `<main>` (else its `<article>`s, else its body) without navigation, header, footer, aside, forms and hidden parts.
+ * - The content keeps its structure: `blocks` (headings with their level, paragraphs, list items, table rows with
+ *   their header, code), and `text` renders them as plain Markdown-like text (`#` headings, `- ` items, blank lines
+ *   between paragraphs, one line per table row), which the knowledge splitter reads.
+ * - Walks are iterative: a hostile page of nested elements must not overflow the stack.
  */
 
-type Node = DefaultTreeAdapterMap['node'];
-type Element = DefaultTreeAdapterMap['element'];
-type ParentNode = DefaultTreeAdapterMap['parentNode'];
+/** The page's blocks are the knowledge base's document blocks (lib/knowledge/document.ts), without pages. */
+export type PageBlock = Block;
 
 export interface ExtractedPage {
   /** `<title>`, else the first `<h1>`; whitespace collapsed; '' when neither has text. */
   title: string;
-  /** Readable text: one line per block, heading or list item; whitespace collapsed; '' when nothing is left. */
+  /** The main content as Markdown-like text (see `renderBlocks`); '' when nothing is left. */
   text: string;
-  /**
-   * The same lines with their structure, for the splitter (lib/knowledge/chunk.ts): headings with their level, list
-   * items, table rows with their cells and header, preformatted text; every other line is a paragraph.
-   */
-  blocks: Block[];
+  /** The same content with its structure. */
+  blocks: PageBlock[];
   /** Absolute http(s) URLs of `<a href>` (including navigation), fragments removed, nofollow skipped, deduplicated. */
   links: string[];
 }
 
+/**
+ * Open elements beyond which parsing stops (what was parsed so far is kept). Real pages stay far below it (the deepest
+ * of 311 real pages measured was 50); Readability's scoring grows steeply with depth (one 512-deep chain took it
+ * 6 s), so the cap is lower than a browser's (Blink: 512).
+ */
+export const MAX_DEPTH = 256;
+/**
+ * Readability is not run on pages with more elements than this (the largest of the 311 real pages had about 10 000);
+ * they keep the fallback. Bounds its time on a hostile page to a few seconds.
+ */
+export const READABILITY_MAX_ELEMENTS = 20_000;
+/** Readability's own threshold: article text shorter than this means it found no article. */
+const ARTICLE_MIN_CHARS = 500;
+
+// --- A small structural view of the DOM that linkedom builds (the project compiles without the DOM library) ---
+
+interface DomNode {
+  nodeType: number;
+  nodeValue: string | null;
+  childNodes: ArrayLike<DomNode>;
+  parentNode: DomNode | null;
+}
+interface DomElement extends DomNode {
+  localName: string;
+  namespaceURI: string | null;
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+  querySelectorAll(selectors: string): ArrayLike<DomElement>;
+  closest(selectors: string): DomElement | null;
+  /** Set by Readability on the tables it judged to hold data (not layout). */
+  _readabilityDataTable?: boolean;
+}
+interface DomDocument {
+  body: DomElement | null;
+  documentElement: DomElement | null;
+  querySelectorAll(selectors: string): ArrayLike<DomElement>;
+}
+
+const ELEMENT_NODE = 1;
+const TEXT_NODE = 3;
 const HTML_NS = 'http://www.w3.org/1999/xhtml';
 
-// Never content: code, styling, embedded documents, controls, media fallbacks and page chrome.
+// Never content: code, styling, embedded documents, controls and media.
 const DROPPED_TAGS = new Set([
   'script',
   'style',
@@ -45,8 +89,6 @@ const DROPPED_TAGS = new Set([
   'canvas',
   'audio',
   'video',
-  'nav',
-  'aside',
   'form',
   'button',
   'select',
@@ -54,13 +96,15 @@ const DROPPED_TAGS = new Set([
   'input',
   'dialog',
   'head',
+  'nav',
+  'aside',
 ]);
 // ARIA roles of page chrome (what nav/header/footer/aside map to, on elements that are not those tags).
 const DROPPED_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search']);
 // header/footer are the page's banner/contentinfo only outside sectioning content (HTML-AAM); inside an article or
 // section they carry the article's own heading or byline, which is content.
 const SECTIONING = new Set(['article', 'section', 'main']);
-// Everything not listed here starts a new line, so unknown and custom elements never glue words together.
+// Everything not listed here starts a new block, so unknown and custom elements never glue words together.
 const INLINE_TAGS = new Set([
   'a',
   'abbr',
@@ -99,132 +143,90 @@ const INLINE_TAGS = new Set([
   'var',
   'wbr',
 ]);
-const CELL_TAGS = new Set(['td', 'th']);
 const HIDDEN_STYLE = /(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\s*(?:!important\s*)?(?:;|$)/i;
-
-function isElement(node: Node): node is Element {
-  return 'tagName' in node;
-}
-
-function attr(el: Element, name: string): string | undefined {
-  return el.attrs.find((a) => a.name === name && !a.namespace)?.value;
-}
+const HEADING = /^h([1-6])$/;
 
 function collapse(s: string): string {
   // \s also covers NBSP and the other Unicode spaces, which read as plain spaces in extracted text.
   return s.replace(/\s+/g, ' ').trim();
 }
 
-function isHidden(el: Element): boolean {
-  const hidden = attr(el, 'hidden');
+function isHidden(el: DomElement): boolean {
+  const hidden = el.getAttribute('hidden');
   // hidden=until-found is content the browser reveals on find-in-page: it is meant to be read.
-  if (hidden !== undefined && hidden.trim().toLowerCase() !== 'until-found') return true;
-  if (attr(el, 'aria-hidden')?.trim().toLowerCase() === 'true') return true;
-  const style = attr(el, 'style');
-  return style !== undefined && HIDDEN_STYLE.test(style);
+  if (hidden !== null && hidden.trim().toLowerCase() !== 'until-found') return true;
+  if (el.getAttribute('aria-hidden')?.trim().toLowerCase() === 'true') return true;
+  const style = el.getAttribute('style');
+  return style !== null && HIDDEN_STYLE.test(style);
 }
 
-function hasDroppedRole(el: Element): boolean {
-  const role = attr(el, 'role');
-  return (
-    role !== undefined &&
+/** Whether an element and everything inside it is left out of the text. */
+function isDropped(el: DomElement, inSection: boolean): boolean {
+  if (el.namespaceURI !== null && el.namespaceURI !== HTML_NS) return true; // SVG, MathML
+  const tag = el.localName;
+  if (DROPPED_TAGS.has(tag)) return true;
+  if (!inSection && (tag === 'header' || tag === 'footer')) return true;
+  const role = el.getAttribute('role');
+  if (
+    role &&
     role
       .toLowerCase()
       .split(/\s+/)
       .some((r) => DROPPED_ROLES.has(r))
-  );
+  )
+    return true;
+  return isHidden(el);
 }
 
-/** Whether an element and everything inside it is left out of the text. */
-function isDropped(el: Element, inSection: boolean): boolean {
-  if (el.namespaceURI !== HTML_NS) return el.tagName === 'svg' || el.tagName === 'math';
-  if (DROPPED_TAGS.has(el.tagName)) return true;
-  if (!inSection && (el.tagName === 'header' || el.tagName === 'footer')) return true;
-  return hasDroppedRole(el) || isHidden(el);
-}
+// --- Rendering a subtree into blocks -------------------------------------------------------------------------------
 
-function isMainLike(el: Element): boolean {
-  return el.tagName === 'main' || attr(el, 'role')?.toLowerCase().split(/\s+/).includes('main') === true;
-}
-
-/** Depth-first, document order, without recursion; `visit` returning false skips the element's subtree. */
-function walk(root: ParentNode, visit: (el: Element) => boolean): void {
-  const stack: Node[] = [...root.childNodes].reverse();
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    if (!isElement(node)) continue;
-    if (!visit(node)) continue;
-    for (let i = node.childNodes.length - 1; i >= 0; i--) stack.push(node.childNodes[i]);
-  }
-}
-
-function findFirst(root: ParentNode, pred: (el: Element) => boolean): Element | undefined {
-  let found: Element | undefined;
-  walk(root, (el) => {
-    if (found) return false;
-    if (pred(el)) found = el;
-    return !found;
-  });
-  return found;
-}
-
-/** Plain text content (for titles): every descendant text node, collapsed. */
-function textContent(el: Element): string {
-  const parts: string[] = [];
-  const stack: Node[] = [el];
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    if (node.nodeName === '#text') parts.push((node as DefaultTreeAdapterMap['textNode']).value);
-    else if ('childNodes' in node) for (let i = node.childNodes.length - 1; i >= 0; i--) stack.push(node.childNodes[i]);
-  }
-  return collapse(parts.join(''));
-}
-
-/** What kind of line an element's text makes (the innermost block element that holds it decides). */
 type LineKind = { kind: 'paragraph' } | { kind: 'heading'; level: number } | { kind: 'list_item' } | { kind: 'code' };
 
-const HEADING_TAG = /^h([1-6])$/;
-
 function lineKindOf(tag: string): LineKind | undefined {
-  const heading = HEADING_TAG.exec(tag);
+  const heading = HEADING.exec(tag);
   if (heading) return { kind: 'heading', level: Number(heading[1]) };
   if (tag === 'li' || tag === 'dt' || tag === 'dd') return { kind: 'list_item' };
   if (tag === 'pre' || tag === 'listing') return { kind: 'code' };
-  if (tag === 'p' || tag === 'div' || tag === 'blockquote') return { kind: 'paragraph' };
   return undefined;
 }
 
-/** Collects lines: inline text accumulates, block boundaries and `<br>` end the current line. */
-class LineWriter {
-  readonly lines: string[] = [];
-  readonly blocks: Block[] = [];
-  private current = '';
-  private cells: string[] = [];
-  private cellStart = -1;
-  /** The kinds of the open block elements; the innermost one names a line ended inside it. */
+/** Collects blocks: inline text accumulates; a block boundary ends the current block, `<br>` its current line. */
+class BlockWriter {
+  readonly blocks: PageBlock[] = [];
+  /** The kinds of the open block elements; the innermost one names the block ended inside it. */
   readonly kinds: LineKind[] = [{ kind: 'paragraph' }];
-  /** The open tables, each with its header (a row of `<th>` cells) once one is read. */
-  private tables: { header?: string[]; rows: number }[] = [];
-  /** Open table cells: inside one, block elements do not end the line (a Word table wraps each cell in `<p>`). */
+  /** Open data tables, each with its header once a row of header cells was read. */
+  private readonly tables: { header?: string[]; rows: number }[] = [];
+  private lines: string[] = [''];
+  private cells: string[] = [];
+  private headerCellsOnly = true;
+  /** Inside a cell, block boundaries are spaces: a cell is one value (a Word table wraps each in `<p>`). */
   cellDepth = 0;
-  private rowHeaderOnly = true;
 
   text(s: string): void {
-    this.current += s;
+    this.lines[this.lines.length - 1] += s;
   }
 
-  cell(header: boolean): void {
-    // Table cells of one row stay on one line, separated so values do not run together.
-    this.endCell();
-    if (this.cells.length > 0) this.current += ' | ';
-    this.cellStart = this.current.length;
-    if (!header) this.rowHeaderOnly = false;
+  lineBreak(): void {
+    if (this.cellDepth) this.text(' ');
+    else this.lines.push('');
   }
 
-  private endCell(): void {
-    if (this.cellStart < 0) return;
-    this.cells.push(collapse(this.current.slice(this.cellStart)));
-    this.cellStart = -1;
+  /** Ends the current block (a block element opens or closes). */
+  boundary(): void {
+    if (this.cellDepth) return this.text(' ');
+    const kind = this.kinds[this.kinds.length - 1];
+    const lines = this.lines;
+    this.lines = [''];
+    if (kind.kind === 'code') {
+      const text = lines.join('\n').replace(/^\s*\n|\s+$/g, '');
+      if (text.trim()) this.blocks.push({ kind: 'code', text });
+      return;
+    }
+    const text = lines.map(collapse).filter(Boolean).join('\n');
+    if (!text) return;
+    if (kind.kind === 'heading') this.blocks.push({ kind: 'heading', level: kind.level, text: collapse(text) });
+    else this.blocks.push({ kind: kind.kind, text });
   }
 
   openTable(): void {
@@ -232,153 +234,167 @@ class LineWriter {
   }
 
   closeTable(): void {
-    this.tables.pop();
+    const table = this.tables.pop();
+    // A table of header cells only is still text.
+    if (table?.header && table.rows === 0) this.blocks.push({ kind: 'table_row', cells: table.header });
   }
 
-  newline(): void {
-    this.endCell();
-    const line = collapse(this.current);
-    if (line) {
-      this.lines.push(line);
-      const table = this.tables[this.tables.length - 1];
-      if (this.cells.length > 0 && table) {
-        const cells = this.cells;
-        // A row of header cells names the columns of the rows after it. A table without any (a Word table whose
-        // header row is not marked as one) has none: its first row may be data (a two-column list of properties).
-        if (this.rowHeaderOnly) table.header = cells;
-        else this.blocks.push({ kind: 'table_row', cells, ...(table.header ? { header: table.header } : {}) });
-        table.rows++;
-      } else {
-        const kind = this.kinds[this.kinds.length - 1];
-        this.blocks.push(
-          kind.kind === 'heading'
-            ? { kind: 'heading', level: kind.level, text: line }
-            : { kind: kind.kind, text: line },
-        );
-      }
-    }
-    this.current = '';
+  openCell(header: boolean): void {
+    this.boundary();
+    if (!header) this.headerCellsOnly = false;
+    this.cellDepth++;
+  }
+
+  closeCell(): void {
+    this.cellDepth--;
+    if (this.cellDepth) return;
+    this.cells.push(collapse(this.lines.join(' ')));
+    this.lines = [''];
+  }
+
+  /** A row ends: a row of header cells names the columns of the rows after it; any other row is a block. */
+  closeRow(): void {
+    const table = this.tables[this.tables.length - 1];
+    const cells = this.cells;
     this.cells = [];
-    this.cellStart = -1;
-    this.rowHeaderOnly = true;
+    const headerOnly = this.headerCellsOnly;
+    this.headerCellsOnly = true;
+    if (!table || !cells.some(Boolean)) return;
+    if (headerOnly) table.header = cells;
+    else {
+      this.blocks.push({ kind: 'table_row', cells, ...(table.header ? { header: table.header } : {}) });
+      table.rows++;
+    }
   }
 }
 
-type Frame =
-  | { kind: 'node'; node: Node; inSection: boolean; inPre: boolean }
-  | { kind: 'end'; block: boolean; lineKind?: boolean; table?: boolean; cell?: boolean };
+type EndAction = 'boundary' | 'popKind' | 'table' | 'row' | 'cell';
+type Frame = { node: DomNode; inSection: boolean; inPre: boolean } | { end: EndAction[] };
 
-/** Renders the text of `roots` (in order) into lines, and the same lines as blocks. */
-function renderText(roots: { el: ParentNode; inSection: boolean }[]): { text: string; blocks: Block[] } {
-  const out = new LineWriter();
+/** Whether a table lays out the page rather than holding data: its cells are then read as ordinary blocks. */
+function isLayoutTable(table: DomElement): boolean {
+  if (table._readabilityDataTable !== undefined) return !table._readabilityDataTable;
+  if (table.getAttribute('role')?.toLowerCase() === 'presentation') return true;
+  return table.querySelectorAll('table').length > 0;
+}
+
+/** Renders `roots` (in order) into blocks. `inSection`: the roots are content already (header/footer kept). */
+function renderRoots(roots: DomElement[], inSection: boolean): PageBlock[] {
+  const out = new BlockWriter();
   const stack: Frame[] = [];
   for (let r = roots.length - 1; r >= 0; r--) {
-    const { el, inSection } = roots[r];
-    stack.push({ kind: 'end', block: true });
-    for (let i = el.childNodes.length - 1; i >= 0; i--) {
-      stack.push({ kind: 'node', node: el.childNodes[i], inSection, inPre: false });
-    }
+    stack.push({ end: ['boundary'] });
+    pushChildren(stack, roots[r], inSection, false);
   }
+  // Per open table: whether it holds data. Rows and cells of layout tables are plain containers.
+  const dataTables: boolean[] = [];
   while (stack.length > 0) {
     const frame = stack.pop()!;
-    if (frame.kind === 'end') {
-      if (frame.cell) out.cellDepth--;
-      if (frame.block && !out.cellDepth) out.newline();
-      if (frame.lineKind) out.kinds.pop();
-      if (frame.table) out.closeTable();
+    if ('end' in frame) {
+      for (const action of frame.end) {
+        if (action === 'boundary') out.boundary();
+        else if (action === 'popKind') out.kinds.pop();
+        else if (action === 'cell') out.closeCell();
+        else if (action === 'row') out.closeRow();
+        else if (dataTables.pop()) out.closeTable();
+        else out.boundary();
+      }
       continue;
     }
     const { node, inPre } = frame;
-    if (node.nodeName === '#text') {
-      const value = (node as DefaultTreeAdapterMap['textNode']).value;
+    if (node.nodeType === TEXT_NODE) {
+      const value = node.nodeValue ?? '';
       if (!inPre) out.text(value);
-      else {
-        // Preformatted text keeps its line breaks (spaces within a line are still collapsed).
-        const pieces = value.split('\n');
-        pieces.forEach((piece, i) => {
-          if (i > 0) out.newline();
+      else
+        value.split('\n').forEach((piece, i) => {
+          if (i > 0) out.lineBreak();
           out.text(piece);
         });
-      }
       continue;
     }
-    if (!isElement(node) || isDropped(node, frame.inSection)) continue;
-    const tag = node.tagName;
+    if (node.nodeType !== ELEMENT_NODE) continue;
+    const el = node as DomElement;
+    if (isDropped(el, frame.inSection)) continue;
+    const tag = el.localName;
     if (tag === 'br') {
-      if (out.cellDepth) out.text(' ');
-      else out.newline();
+      out.lineBreak();
       continue;
     }
-    const cell = CELL_TAGS.has(tag);
-    if (cell) {
+    const inDataTable = dataTables.length > 0 && dataTables[dataTables.length - 1] && !out.cellDepth;
+    let end: EndAction[] | undefined;
+    if (tag === 'table') {
+      const data = !out.cellDepth && !isLayoutTable(el);
+      out.boundary();
+      dataTables.push(data);
+      if (data) out.openTable();
+      end = ['table'];
+    } else if (tag === 'tr' && inDataTable) {
+      out.boundary();
+      end = ['row'];
+    } else if ((tag === 'td' || tag === 'th') && (inDataTable || out.cellDepth > 0)) {
       // A cell of a table nested in a cell is text of the outer cell.
-      if (!out.cellDepth) out.cell(tag === 'th');
-      else out.text(' ');
-      out.cellDepth++;
+      if (out.cellDepth) {
+        out.text(' ');
+        out.cellDepth++;
+      } else out.openCell(tag === 'th');
+      end = ['cell'];
+    } else if (!INLINE_TAGS.has(tag)) {
+      out.boundary();
+      const kind = out.cellDepth ? undefined : lineKindOf(tag);
+      if (kind) out.kinds.push(kind);
+      end = kind ? ['boundary', 'popKind'] : ['boundary'];
     }
-    const block = !INLINE_TAGS.has(tag) && !cell;
-    if (block) {
-      if (out.cellDepth) out.text(' ');
-      else out.newline();
-    }
-    const lineKind = block && !out.cellDepth ? lineKindOf(tag) : undefined;
-    if (lineKind) out.kinds.push(lineKind);
-    const table = tag === 'table' && !out.cellDepth;
-    if (table) out.openTable();
-    stack.push({ kind: 'end', block, lineKind: Boolean(lineKind), table, cell });
-    const inSection = frame.inSection || SECTIONING.has(tag);
-    const childPre = inPre || tag === 'pre' || tag === 'listing';
-    for (let i = node.childNodes.length - 1; i >= 0; i--) {
-      stack.push({ kind: 'node', node: node.childNodes[i], inSection, inPre: childPre });
-    }
+    if (end) stack.push({ end });
+    pushChildren(stack, el, frame.inSection || SECTIONING.has(tag), inPre || tag === 'pre' || tag === 'listing');
   }
-  out.newline();
-  return { text: out.lines.join('\n'), blocks: out.blocks };
+  out.boundary();
+  return out.blocks;
+}
+
+function pushChildren(stack: Frame[], el: DomElement, inSection: boolean, inPre: boolean): void {
+  const children = el.childNodes;
+  for (let i = children.length - 1; i >= 0; i--) stack.push({ node: children[i], inSection, inPre });
+}
+
+// --- Blocks to text ------------------------------------------------------------------------------------------------
+
+/** A table row as one line: `Header: value; …` when its table names the columns, else the cells apart. */
+function rowText(block: Extract<PageBlock, { kind: 'table_row' }>): string {
+  if (!block.header?.some(Boolean)) return block.cells.filter(Boolean).join(' | ');
+  return block.cells
+    .map((cell, i) => {
+      const name = block.header?.[i] ?? '';
+      if (!cell) return '';
+      return name && name !== cell ? `${name}: ${cell}` : cell;
+    })
+    .filter(Boolean)
+    .join('; ');
 }
 
 /**
- * The elements whose text is the page's content: every outermost visible `<main>` (or role=main), else every
- * outermost visible `<article>`, else `<body>`.
+ * Blocks as plain Markdown-like text: headings as `#` lines by level, list items as `- ` lines, table rows one line
+ * each, code fenced with ```; blank lines between blocks, but none inside a run of list items or of table rows.
  */
-function contentRoots(doc: DefaultTreeAdapterMap['document']): Element[] {
-  const collect = (pred: (el: Element) => boolean): Element[] => {
-    const found: Element[] = [];
-    const sectionDepth = new Map<Element, boolean>();
-    walk(doc, (el) => {
-      const parent = el.parentNode && isElement(el.parentNode) ? el.parentNode : undefined;
-      const inSection = parent ? (sectionDepth.get(parent) ?? false) : false;
-      if (isDropped(el, inSection)) return false;
-      if (pred(el)) {
-        found.push(el);
-        return false;
-      }
-      sectionDepth.set(el, inSection || SECTIONING.has(el.tagName));
-      return true;
-    });
-    return found;
-  };
-  const mains = collect((el) => el.namespaceURI === HTML_NS && isMainLike(el));
-  if (mains.length > 0) return mains;
-  return collect((el) => el.namespaceURI === HTML_NS && el.tagName === 'article');
-}
-
-function resolveHttp(href: string, base: URL | string): URL | undefined {
-  try {
-    const url = new URL(href.trim(), base);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-    url.hash = '';
-    return url;
-  } catch {
-    return undefined;
+export function renderBlocks(blocks: PageBlock[]): string {
+  let out = '';
+  let previous: PageBlock['kind'] | undefined;
+  for (const block of blocks) {
+    let line: string;
+    if (block.kind === 'heading') line = `${'#'.repeat(Math.min(6, Math.max(1, block.level)))} ${block.text}`;
+    else if (block.kind === 'list_item') line = `- ${block.text.replace(/\n/g, ' ')}`;
+    else if (block.kind === 'table_row') line = rowText(block);
+    else if (block.kind === 'code') line = `\`\`\`\n${block.text}\n\`\`\``;
+    else line = block.text;
+    if (!line) continue;
+    const tight = (block.kind === 'list_item' || block.kind === 'table_row') && previous === block.kind;
+    if (out) out += tight ? '\n' : '\n\n';
+    out += line;
+    previous = block.kind;
   }
+  return out;
 }
 
-/**
- * Open elements beyond which parsing stops (what was parsed so far is kept). parse5's scope checks walk the stack
- * of open elements, so 400 000 nested `<div>`s (2 MiB) would take many minutes of CPU; browsers cap the depth too
- * (Blink at 512). Real pages stay far below this.
- */
-export const MAX_DEPTH = 512;
+// --- Parsing -------------------------------------------------------------------------------------------------------
 
 class TooDeep extends Error {}
 
@@ -407,45 +423,109 @@ function parseCapped(html: string): DefaultTreeAdapterMap['document'] {
   }
 }
 
-export function extractPage(html: string, baseUrl: string): ExtractedPage {
-  const doc = parseCapped(html);
-  const htmlEl = (el: Element) => el.namespaceURI === HTML_NS;
+/**
+ * The page as a DOM: parse5's tree serialized and read by linkedom. parse5 decides the structure (implied
+ * `<html>`/`<body>`, misnested tags, the depth cap); linkedom's own parser would mis-nest fragments and is not capped.
+ */
+function domOf(wellFormed: string): DomDocument {
+  return (parseHTML(wellFormed) as unknown as { document: DomDocument }).document;
+}
+
+function resolveHttp(href: string, base: URL | string): URL | undefined {
+  try {
+    const url = new URL(href.trim(), base);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+    url.hash = '';
+    return url;
+  } catch {
+    return undefined;
+  }
+}
+
+function htmlElements(doc: DomDocument, selector: string): DomElement[] {
+  return Array.from(doc.querySelectorAll(selector)).filter(
+    (el) => el.namespaceURI === null || el.namespaceURI === HTML_NS,
+  );
+}
+
+/** The article Readability finds, or undefined when it finds none (or the page is too large to give it). */
+function readabilityArticle(doc: DomDocument): DomElement | undefined {
+  try {
+    const reader = new Readability<DomElement>(doc as never, {
+      charThreshold: ARTICLE_MIN_CHARS,
+      maxElemsToParse: READABILITY_MAX_ELEMENTS,
+      serializer: (node) => node as unknown as DomElement,
+    });
+    const article = reader.parse();
+    if (!article?.content || (article.length ?? 0) < ARTICLE_MIN_CHARS) return undefined;
+    return article.content;
+  } catch {
+    return undefined; // over maxElemsToParse (Readability throws), or a document it cannot handle
+  }
+}
+
+/** Without an article: every outermost visible `<main>` (or role=main), else every `<article>`, else the body. */
+function fallbackBlocks(doc: DomDocument): PageBlock[] {
+  const outermost = (els: DomElement[]) =>
+    els.filter((el) => !els.some((other) => other !== el && isInside(el, other)) && !hasDroppedAncestor(el));
+  for (const selector of ['main, [role~="main" i]', 'article']) {
+    const roots = outermost(htmlElements(doc, selector));
+    const blocks = roots.length ? renderRoots(roots, true) : [];
+    // An empty <main> (say, filled by JavaScript) should not hide text the page does have elsewhere.
+    if (blocks.length) return blocks;
+  }
+  return doc.body ? renderRoots([doc.body], false) : [];
+}
+
+function isInside(el: DomNode, ancestor: DomNode): boolean {
+  for (let p = el.parentNode; p; p = p.parentNode) if (p === ancestor) return true;
+  return false;
+}
+
+function hasDroppedAncestor(el: DomElement): boolean {
+  for (let node: DomElement | null = el; node && node.nodeType === ELEMENT_NODE; node = node.parentNode as DomElement) {
+    if (isDropped(node, true)) return true;
+  }
+  return false;
+}
+
+/**
+ * `whole`: the document is all content (an uploaded HTML export or a Word file converted to HTML), so it is read whole,
+ * its body's text in order, instead of looking for a page's main content among menus and sidebars.
+ */
+export function extractPage(html: string, baseUrl: string, opts: { whole?: boolean } = {}): ExtractedPage {
+  const wellFormed = serialize(parseCapped(html));
+  const doc = domOf(wellFormed);
 
   // Only the first <base href> counts (HTML spec); a broken one leaves the page URL in force.
-  const baseEl = findFirst(doc, (el) => htmlEl(el) && el.tagName === 'base' && attr(el, 'href') !== undefined);
-  const base = (baseEl && resolveHttp(attr(baseEl, 'href')!, baseUrl)?.href) || baseUrl;
+  const baseEl = htmlElements(doc, 'base[href]')[0];
+  const base = (baseEl && resolveHttp(baseEl.getAttribute('href') ?? '', baseUrl)?.href) || baseUrl;
 
-  const titleEl = findFirst(doc, (el) => htmlEl(el) && el.tagName === 'title');
-  let title = titleEl ? textContent(titleEl) : '';
-  if (!title) {
-    const h1 = findFirst(doc, (el) => htmlEl(el) && el.tagName === 'h1');
-    title = h1 ? textContent(h1) : '';
-  }
-
-  const body = findFirst(doc, (el) => htmlEl(el) && el.tagName === 'body');
-  const roots = contentRoots(doc);
-  let rendered = roots.length > 0 ? renderText(roots.map((el) => ({ el, inSection: true }))) : undefined;
-  // An empty <main> (say, filled by JavaScript) should not hide text the page does have elsewhere.
-  if (!rendered?.text && body) rendered = renderText([{ el: body, inSection: false }]);
-  const { text, blocks } = rendered ?? { text: '', blocks: [] };
+  let title = collapse(htmlElements(doc, 'title').find((el) => !el.closest('svg, math'))?.textContent ?? '');
+  if (!title) title = collapse(htmlElements(doc, 'h1')[0]?.textContent ?? '');
 
   // Links come from the whole document, navigation included: that is how a site links its pages together.
   const links: string[] = [];
   const seen = new Set<string>();
-  walk(doc, (el) => {
-    if (!htmlEl(el) || el.tagName !== 'a') return true;
-    const href = attr(el, 'href');
-    const rel = attr(el, 'rel')?.toLowerCase().split(/\s+/) ?? [];
-    if (href === undefined || rel.includes('nofollow')) return true;
-    const url = resolveHttp(href, base);
+  for (const a of htmlElements(doc, 'a[href]')) {
+    const rel = a.getAttribute('rel')?.toLowerCase().split(/\s+/) ?? [];
+    if (rel.includes('nofollow')) continue;
+    const url = resolveHttp(a.getAttribute('href') ?? '', base);
     if (url && !seen.has(url.href)) {
       seen.add(url.href);
       links.push(url.href);
     }
-    return true;
-  });
+  }
 
-  return { title, text, blocks, links };
+  if (opts.whole) {
+    const blocks = doc.body ? renderRoots([doc.body], false) : [];
+    return { title, text: renderBlocks(blocks), blocks, links };
+  }
+  // Readability changes the document it reads: the fallback reads a fresh copy.
+  const article = readabilityArticle(doc);
+  let blocks = article ? renderRoots([article], true) : [];
+  if (blocks.length === 0) blocks = fallbackBlocks(domOf(wellFormed));
+  return { title, text: renderBlocks(blocks), blocks, links };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

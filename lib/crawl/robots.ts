@@ -1,116 +1,92 @@
-// Hand-written on purpose: robots-parser 3.0.1 was tried behind a thin adapter and fails test/unit/crawl-robots.test.ts
-// on these RFC 9309 rules (do not retry unless it fixes them):
-// - 2.2.1: a matching but empty group (`User-Agent: quxbot` with no rules) falls back to `*` instead of allowing all
-//   ("the RFC 9309 section 5.1 example").
-// - 2.2.1: a Sitemap (or any other) line between two user-agent lines splits the group, so `User-agent: *` loses the
-//   rules that follow ("rules before any user-agent are ignored; ... unknown lines tolerated").
-// - 2.2.2: escapes of unreserved characters are not decoded, so `Disallow: /%62ar` does not match /bar
-//   ("percent-encoding normalisation").
-// - 2.2.4 (a MAY the crawler relies on): misspelt keys such as `dissallow` are ignored (same test as the Sitemap one).
-// Nor does it export normalizePath, matchesPattern or productToken, which the tests import.
+import RobotsParser from 'robots-parser';
+
 import { OutboundBlockedError, OutboundError, type SafeFetch } from '../http/safe-fetch';
 
 /**
- * robots.txt per RFC 9309 (Robots Exclusion Protocol).
+ * robots.txt per RFC 9309 (Robots Exclusion Protocol), read by `robots-parser` (docs/decisions/
+ * readability-and-robots-parser.md). The library groups the lines, matches patterns (`*`, a trailing `$`; Google's
+ * linear algorithm, so a hostile file cannot make it backtrack), picks the longest match (Allow on a tie), merges the
+ * groups of one agent, falls back to `*`, and reads Crawl-delay and Sitemap lines.
  *
- * - Groups: one or more consecutive `user-agent` lines followed by rules. The crawler obeys the groups whose
- *   product token equals its own (case-insensitive; all such groups merged), else the `*` groups (merged), else
- *   nothing. The crawler's token is the leading `[A-Za-z_-]` run of its User-Agent ("AcmeBot/1.0 (+url)" → acmebot);
- *   a robots.txt line like `User-agent: AcmeBot/2.0` is reduced the same way.
- * - Rules: the matching rule with the longest pattern (in octets) wins; on a tie Allow wins; no match allows.
- *   `*` matches any run of characters, a trailing `$` anchors the end. An empty Disallow or Allow value is no rule.
- * - Paths and patterns are compared after percent-encoding normalisation: non-ASCII is UTF-8 percent-encoded,
- *   escapes of unreserved characters are decoded, remaining escapes are upper-cased.
- * - Matching is linear in pattern × path (no regular expressions), so a hostile robots.txt cannot make it backtrack.
- * - `/robots.txt` itself is always allowed. `Crawl-delay` (not in the RFC, but widely used) is reported, not enforced.
+ * It misses four RFC 9309 points, which `canonicalLines` below restores by rewriting the file's lines before it
+ * reads them:
+ * - 2.2.1: a matching group without rules allows everything (the library would fall back to `*`);
+ * - 2.2.1: a line other than user-agent and rules (Sitemap, Host, anything unknown) does not end a group;
+ * - 2.2.2: paths and patterns compare after percent-encoding normalisation (escapes of unreserved characters
+ *   decoded, the others upper-cased, non-ASCII UTF-8 encoded), on both sides;
+ * - 2.2.4 (a MAY): frequent misspellings of keys (`dissallow`) are read, and a byte order mark is ignored.
+ *
+ * The crawler's product token is the leading `[A-Za-z_-]` run of its User-Agent ("AcmeBot/1.0 (+url)" → acmebot); a
+ * robots.txt line like `User-agent: AcmeBot/2.0` is reduced the same way. `/robots.txt` itself is always allowed.
+ * `Crawl-delay` (not in the RFC, but widely used) is reported; the crawler honours it up to a cap.
  */
 
 export interface Robots {
   isAllowed(pathAndQuery: string): boolean;
   crawlDelaySeconds?: number;
+  /** Absolute URLs of the file's `Sitemap:` lines, resolved against robots.txt's own address. */
+  sitemaps: string[];
 }
 
-interface Rule {
-  allow: boolean;
-  pattern: string;
-}
-
-interface Group {
-  agents: string[];
-  rules: Rule[];
-  crawlDelay?: number;
-}
-
-export const ALLOW_ALL: Robots = Object.freeze({ isAllowed: () => true });
-export const DISALLOW_ALL: Robots = Object.freeze({ isAllowed: (p: string) => normalizePath(p) === '/robots.txt' });
+export const ALLOW_ALL: Robots = Object.freeze({ isAllowed: () => true, sitemaps: [] });
+export const DISALLOW_ALL: Robots = Object.freeze({
+  isAllowed: (p: string) => normalizePath(p) === '/robots.txt',
+  sitemaps: [],
+});
 
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 
 /** Percent-encoding normalisation shared by patterns and URL paths (RFC 9309 section 2.2.2). */
-export function normalizePath(input: string): string {
+function normalizePath(input: string): string {
   let out = '';
   for (const ch of input) {
-    if (ch.charCodeAt(0) < 0x80) out += ch;
+    if (ch === '%') out += ch;
     else {
       try {
-        out += encodeURIComponent(ch);
+        // What encodeURI leaves alone stays; the rest (non-ASCII, spaces, `|`, `^`…) is UTF-8 percent-encoded, as
+        // the library encodes patterns, so a path and a pattern are compared in one form.
+        out += encodeURI(ch);
       } catch {
         out += '%EF%BF%BD'; // lone surrogate: U+FFFD, as a URL parser would
       }
     }
   }
-  return out.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => {
+  let path = out.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => {
     const ch = String.fromCharCode(parseInt(hex, 16));
     return UNRESERVED.test(ch) ? ch : `%${hex.toUpperCase()}`;
   });
-}
-
-/** Whether `pattern` (with `*` and a trailing `$`) matches a prefix of `path` (or all of it, with `$`). */
-export function matchesPattern(path: string, pattern: string): boolean {
-  const anchored = pattern.endsWith('$');
-  const body = anchored ? pattern.slice(0, -1) : pattern;
-  // Sorted, distinct positions in `path` reachable after the pattern so far: an NFA simulation.
-  let positions: number[] = [0];
-  for (const c of body) {
-    if (c === '*') {
-      const from = positions[0];
-      positions = [];
-      for (let p = from; p <= path.length; p++) positions.push(p);
-      continue;
-    }
-    const next: number[] = [];
-    for (const p of positions) if (p < path.length && path[p] === c) next.push(p + 1);
-    if (next.length === 0) return false;
-    positions = next;
-  }
-  return anchored ? positions[positions.length - 1] === path.length : true;
+  if (!path.startsWith('/')) path = `/${path}`;
+  return path;
 }
 
 /** The product token of a User-Agent string or of a robots.txt user-agent value, lower-cased. */
-export function productToken(userAgent: string): string {
+function productToken(userAgent: string): string {
   const trimmed = userAgent.trim();
   if (trimmed === '*') return '*';
   return (/^[A-Za-z_-]+/.exec(trimmed)?.[0] ?? '').toLowerCase();
 }
 
-// Keys are compared with case, spaces, '-' and '_' removed; a few frequent misspellings are accepted (RFC 9309 2.2.4
-// lets crawlers interpret typos).
-const KEYS: Record<string, 'agent' | 'allow' | 'disallow' | 'delay'> = {
-  useragent: 'agent',
-  allow: 'allow',
-  disallow: 'disallow',
-  dissallow: 'disallow',
-  disalow: 'disallow',
-  dissalow: 'disallow',
-  crawldelay: 'delay',
+// Keys compared with case, spaces, '-' and '_' removed; a few frequent misspellings accepted (RFC 9309 2.2.4).
+const KEYS: Record<string, string> = {
+  useragent: 'User-agent',
+  allow: 'Allow',
+  disallow: 'Disallow',
+  dissallow: 'Disallow',
+  disalow: 'Disallow',
+  dissalow: 'Disallow',
+  crawldelay: 'Crawl-delay',
 };
 
-function parseGroups(text: string): Group[] {
-  const groups: Group[] = [];
-  let current: Group | undefined;
-  let inAgentLines = false;
-  for (const rawLine of text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/)) {
-    const line = rawLine.replace(/#.*$/, '').trim();
+/**
+ * The file's group lines in the form the library reads as RFC 9309 does: keys spelt right, user-agents as product
+ * tokens, patterns normalised, every other line left out (so it cannot split a group), and an empty `Disallow:`
+ * (which is no rule) after each run of user-agent lines, so that a group without rules still exists.
+ */
+function canonicalLines(text: string): string {
+  const out: string[] = [];
+  let inAgents = false;
+  for (const raw of text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/)) {
+    const line = raw.replace(/#.*$/, '');
     const colon = line.indexOf(':');
     if (colon <= 0) continue;
     const key =
@@ -120,53 +96,48 @@ function parseGroups(text: string): Group[] {
           .toLowerCase()
           .replace(/[\s_-]/g, '')
       ];
+    if (!key) continue;
     const value = line.slice(colon + 1).trim();
-    if (key === 'agent') {
-      // A user-agent line after rules starts a new group; consecutive ones share one.
-      if (!current || !inAgentLines) {
-        current = { agents: [], rules: [] };
-        groups.push(current);
-      }
+    if (key === 'User-agent') {
       const token = productToken(value);
-      if (token) current.agents.push(token);
-      inAgentLines = true;
-    } else if (key === 'allow' || key === 'disallow') {
-      inAgentLines = false;
-      // Rules before any user-agent line belong to no group; an empty value is no rule (RFC 9309 2.2.2).
-      if (current && value) current.rules.push({ allow: key === 'allow', pattern: normalizePath(value) });
-    } else if (key === 'delay') {
-      inAgentLines = false;
-      const seconds = Number(value);
-      if (current && current.crawlDelay === undefined && Number.isFinite(seconds) && seconds >= 0) {
-        current.crawlDelay = seconds;
-      }
+      if (token) out.push(`User-agent: ${token}`);
+      inAgents = true;
+      continue;
     }
-    // Other lines (sitemap, host, unknown) neither end nor start a group.
+    if (inAgents) out.push('Disallow:');
+    inAgents = false;
+    out.push(`${key}: ${key === 'Crawl-delay' ? value : value && normalizePath(value)}`);
   }
-  return groups;
+  if (inAgents) out.push('Disallow:');
+  return out.join('\n');
 }
 
-export function parseRobots(text: string, userAgent: string): Robots {
-  const token = productToken(userAgent);
-  const groups = parseGroups(text);
-  let selected = token && token !== '*' ? groups.filter((g) => g.agents.includes(token)) : [];
-  if (selected.length === 0) selected = groups.filter((g) => g.agents.includes('*'));
-  const rules = selected.flatMap((g) => g.rules);
-  const crawlDelaySeconds = selected.find((g) => g.crawlDelay !== undefined)?.crawlDelay;
+/** Any address works: the library only compares the path and query with the file's rules. */
+const BASE = 'http://robots.invalid';
 
+/** `robotsUrl` resolves relative Sitemap lines; absent, they are dropped. */
+export function parseRobots(text: string, userAgent: string, robotsUrl?: string): Robots {
+  const token = productToken(userAgent) || '*';
+  const rules = RobotsParser(`${BASE}/robots.txt`, canonicalLines(text));
   const isAllowed = (pathAndQuery: string): boolean => {
-    let path = normalizePath(pathAndQuery);
-    if (!path.startsWith('/')) path = `/${path}`;
+    const path = normalizePath(pathAndQuery);
     if (path === '/robots.txt') return true;
-    let best: Rule | undefined;
-    for (const rule of rules) {
-      if (best && rule.pattern.length < best.pattern.length) continue;
-      if (best && rule.pattern.length === best.pattern.length && (best.allow || !rule.allow)) continue;
-      if (matchesPattern(path, rule.pattern)) best = rule;
-    }
-    return best ? best.allow : true;
+    return rules.isAllowed(`${BASE}${path}`, token) !== false;
   };
-  return crawlDelaySeconds === undefined ? { isAllowed } : { isAllowed, crawlDelaySeconds };
+  const delay = rules.getCrawlDelay(token);
+  const sitemaps: string[] = [];
+  for (const line of RobotsParser(`${BASE}/robots.txt`, text).getSitemaps()) {
+    try {
+      const url = new URL(line, robotsUrl ?? undefined);
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && !sitemaps.includes(url.href))
+        sitemaps.push(url.href);
+    } catch {
+      // not a URL: ignored, as any other line the crawler cannot use
+    }
+  }
+  return delay !== undefined && Number.isFinite(delay) && delay >= 0
+    ? { isAllowed, crawlDelaySeconds: delay, sitemaps }
+    : { isAllowed, sitemaps };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -192,10 +163,15 @@ export interface RobotsFetchResult {
 /** RFC 9309 requires parsing at least 500 KiB. */
 export const ROBOTS_MAX_BYTES = 512 * 1024;
 
-export function robotsForStatus(status: number, body: Buffer | string, userAgent: string): RobotsFetchResult {
+export function robotsForStatus(
+  status: number,
+  body: Buffer | string,
+  userAgent: string,
+  robotsUrl?: string,
+): RobotsFetchResult {
   if (status >= 200 && status < 300) {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    return { robots: parseRobots(text, userAgent), status: 'parsed', detail: `HTTP ${status}` };
+    return { robots: parseRobots(text, userAgent, robotsUrl), status: 'parsed', detail: `HTTP ${status}` };
   }
   if (status === 429 || status >= 500) return { robots: DISALLOW_ALL, status: 'unreachable', detail: `HTTP ${status}` };
   return { robots: ALLOW_ALL, status: 'missing', detail: `HTTP ${status}` };
@@ -211,14 +187,16 @@ export async function fetchRobots(
   userAgent: string,
   init: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<RobotsFetchResult> {
+  const url = `${origin}/robots.txt`;
   try {
-    const res = await fetch(`${origin}/robots.txt`, {
+    const res = await fetch(url, {
       headers: { 'user-agent': userAgent, accept: 'text/plain, */*;q=0.5' },
       timeoutMs: init.timeoutMs,
       maxBytes: ROBOTS_MAX_BYTES,
       signal: init.signal,
     });
-    return robotsForStatus(res.status, res.body, userAgent);
+    // Sitemap lines resolve against where the file was finally read (after redirects).
+    return robotsForStatus(res.status, res.body, userAgent, res.url || url);
   } catch (err) {
     if (init.signal?.aborted) throw init.signal.reason;
     if (err instanceof OutboundBlockedError) return { robots: DISALLOW_ALL, status: 'blocked', detail: err.message };

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db';
 import { searchText } from './normalize';
 import { signBits } from './store';
+import { lengthFactorSql, termWeightSql } from './term-stats';
 
 export interface Passage {
   sourceId: string;
@@ -12,7 +13,7 @@ export interface Passage {
   headingPath?: string[];
   /** Its page, for a paged document (a PDF). */
   page?: number;
-  /** Higher is better. Comparable within one call only: full-text rank alone, or a fused rank with embeddings. */
+  /** Higher is better. Comparable within one call only: BM25 alone, or a fused rank with embeddings. */
   score: number;
 }
 
@@ -21,6 +22,11 @@ export interface RetrieveOptions {
   limit?: number;
   /** The question's embedding, from the same embedder the fragments were written with. */
   queryEmbedding?: number[];
+  /**
+   * Read every posting of every word of the question: BM25 exactly, however large the bot (slower past tens of
+   * thousands of fragments). For measurements; by default long posting lists are cut (FULL_READ_POSTINGS).
+   */
+  exact?: boolean;
 }
 
 const DEFAULT_LIMIT = 5;
@@ -41,21 +47,83 @@ function queryText(query: string): string {
 }
 
 /**
- * The question's tsquery, computed once per statement (an InitPlan). As a plain call on the statement's parameter it
- * would be evaluated again for every fragment ranked once the prepared statement uses its generic plan: ≈ 20 ms
- * instead of ≈ 2 for a question whose words are in a thousand fragments.
+ * Postings read whole, the question's rarest words first, while their sum stays within this: a question whose words
+ * are in fewer postings (every question, in a bot of a few thousand fragments) is ranked by exact BM25.
  */
-const TSQUERY = '(SELECT knowledge_tsquery($2))';
+const FULL_READ_POSTINGS = 16_000;
+/** Of each word past that budget (the commonest ones), its strongest postings (by `impact`) are read. */
+const STRONGEST_POSTINGS = 400;
+/** The best candidates by what was read, whose scores are then completed (the cut words' own postings). */
+const RESCORED = 200;
+/** A question's word no fragment of the bot contains is looked up by its prefix: at most this many words. */
+const PREFIX_VARIANTS = 4;
+
+/**
+ * The CTEs that rank the bot's fragments by BM25 for the question ($1 bot, $2 search text), ending in
+ * `lexical(seq, ordinal, score)`: at most RESCORED candidates with their complete scores, unordered.
+ *
+ * - `stats`: N and the length factor k1·b/avgdl, from the bot's totals.
+ * - `q`: the question's words (with their frequency in it) that the bot has, each with its idf, qtf·ln(1 + (N − df +
+ *   0.5)/(df + 0.5)); a word the bot does not have, of five letters or more, stands for the bot's words that start
+ *   like it without its last letter (Snowball stems some forms of one Russian word differently: талисман →
+ *   талисма, талисманом → талисман) — a range of the terms' primary key, lexemes being "C"-collated (bytewise;
+ *   chr(1114111) is the last code point). `m`: how many of its postings are read.
+ * - `seen`: each word's first `m` postings, strongest first: an index-only scan of knowledge_postings_impact_idx.
+ * - `cand`: the RESCORED fragments with the highest score over what was read; `lexical` adds what the cut words
+ *   contribute to each (the forward index, one scan per candidate), so every returned score is the exact BM25.
+ */
+function lexicalCtes(exact: boolean): string {
+  const budget = exact
+    ? 'df'
+    : `CASE WHEN sum(df) OVER (ORDER BY df, lexeme) <= ${FULL_READ_POSTINGS} THEN df
+                 ELSE least(df, ${STRONGEST_POSTINGS}) END`;
+  return `stats AS MATERIALIZED (
+        SELECT fragments::float8 AS n, ${lengthFactorSql('greatest(length::float8 / greatest(fragments, 1), 1)')} AS lf
+          FROM knowledge_stats WHERE bot_id = $1),
+      words AS MATERIALIZED (
+        SELECT u.lexeme COLLATE "C" AS lexeme, coalesce(array_length(u.positions, 1), 1) AS qtf
+          FROM unnest(to_tsvector('knowledge_search', $2)) AS u),
+      terms AS (
+        SELECT t.lexeme, t.df, w.qtf FROM words w JOIN knowledge_terms t ON t.bot_id = $1 AND t.lexeme = w.lexeme
+        UNION ALL
+        SELECT v.lexeme, v.df, w.qtf
+          FROM words w CROSS JOIN LATERAL (
+                 SELECT t.lexeme, t.df FROM knowledge_terms t
+                  WHERE t.bot_id = $1 AND t.lexeme >= left(w.lexeme, -1)
+                    AND t.lexeme < left(w.lexeme, -1) || chr(1114111)
+                  ORDER BY t.df DESC, t.lexeme LIMIT ${PREFIX_VARIANTS}) v
+         WHERE char_length(w.lexeme) >= 5 AND w.lexeme !~ '[[:digit:][:punct:]]'
+           AND NOT EXISTS (SELECT 1 FROM knowledge_terms e WHERE e.bot_id = $1 AND e.lexeme = w.lexeme)),
+      q AS MATERIALIZED (
+        SELECT lexeme, df, qtf * ln(1 + (s.n - df + 0.5) / (df + 0.5)) AS idf, ${budget} AS m
+          FROM stats s, (SELECT lexeme, min(df) AS df, max(qtf) AS qtf FROM terms GROUP BY lexeme) t),
+      cut AS MATERIALIZED (SELECT array_agg(lexeme) AS lexemes FROM q WHERE m < df),
+      seen AS (
+        SELECT p.seq, p.ordinal, q.m < q.df AS cut, q.idf * ${termWeightSql('p.tf', 'p.len', 's.lf')} AS w
+          FROM stats s CROSS JOIN q CROSS JOIN LATERAL (
+                 SELECT p.seq, p.ordinal, p.tf, p.len FROM knowledge_postings p
+                  WHERE p.bot_id = $1 AND p.lexeme = q.lexeme ORDER BY p.impact DESC LIMIT q.m) p),
+      cand AS MATERIALIZED (
+        SELECT seq, ordinal, sum(w) AS partial, coalesce(sum(w) FILTER (WHERE NOT cut), 0) AS base
+          FROM seen GROUP BY seq, ordinal ORDER BY partial DESC, seq, ordinal LIMIT ${RESCORED}),
+      lexical AS (
+        SELECT c.seq, c.ordinal,
+               c.base + CASE WHEN cut.lexemes IS NULL THEN 0 ELSE coalesce((
+                 SELECT sum(q.idf * ${termWeightSql('p.tf', 'p.len', 's.lf')})
+                   FROM knowledge_postings p JOIN q ON q.lexeme = p.lexeme
+                  WHERE p.bot_id = $1 AND p.seq = c.seq AND p.ordinal = c.ordinal
+                    AND p.lexeme = ANY (cut.lexemes)), 0) END AS score
+          FROM cand c CROSS JOIN stats s CROSS JOIN cut)`;
+}
 
 /**
  * The retrieval statement, exported so tests can EXPLAIN exactly what runs. It is prepared (named, once per
- * connection and shape): a chat turn runs it, and parsing and planning it each time cost Postgres ≈ 0.3 ms of CPU
- * against ≈ 0.06 ms prepared (each custom plan also evaluated the question's tsquery, once per place it is used).
- * Full text alone: one bitmap scan of `knowledge_fragments_search_idx` (bot id and words together), ranked by
- * ts_rank. With a query embedding, the top full-text and the top cosine candidates are fused by reciprocal rank,
- * still in one statement. Plain Postgres has no vector index: the bot's embedded fragments are ranked by Hamming
- * distance over their sign bits (a cheap scan), and only the nearest few hundred get an exact cosine (a dot product
- * over unit-length `real[]`).
+ * connection and shape): a chat turn runs it, and parsing and planning it each time cost Postgres more CPU than
+ * running it. Full text alone: BM25 over the bot's term statistics (lexicalCtes, docs/decisions/bm25-in-postgres.md).
+ * With a query embedding, the top BM25 and the top cosine candidates are fused by reciprocal rank, still in one
+ * statement. Plain Postgres has no vector index: the bot's embedded fragments are ranked by Hamming distance over
+ * their sign bits (a cheap scan), and only the nearest few hundred get an exact cosine (a dot product over
+ * unit-length `real[]`).
  */
 export function buildRetrievalQuery(
   botId: string,
@@ -64,19 +132,18 @@ export function buildRetrievalQuery(
 ): { name: string; text: string; values: unknown[] } {
   const limit = Math.min(MAX_LIMIT, Math.max(1, Math.trunc(opts.limit ?? DEFAULT_LIMIT)));
   const search = queryText(query);
+  const exact = opts.exact ?? false;
+  const suffix = exact ? '-exact' : '';
   if (!opts.queryEmbedding?.length) {
     return {
-      name: 'retrieve-full-text',
-      // Rank and cut first, then fetch titles for the few rows left.
-      text: `WITH top AS (
-        SELECT f.source_id, f.ordinal, f.text, f.heading_path, f.page, ts_rank(f.tsv, ${TSQUERY})::float8 AS score
-          FROM knowledge_fragments f
-         WHERE f.bot_id = $1 AND f.tsv @@ ${TSQUERY}
-         ORDER BY score DESC, f.source_id, f.ordinal
-         LIMIT $3)
-      SELECT top.source_id, s.title, s.url, top.text, top.heading_path, top.page, top.score
-        FROM top JOIN knowledge_sources s ON s.bot_id = $1 AND s.source_id = top.source_id
-       ORDER BY top.score DESC, top.source_id, top.ordinal`,
+      name: `retrieve-full-text${suffix}`,
+      // Rank and cut first, then fetch texts and titles for the few rows left.
+      text: `WITH ${lexicalCtes(exact)}
+      SELECT s.source_id, s.title, s.url, f.text, f.heading_path, f.page, top.score
+        FROM (SELECT seq, ordinal, score FROM lexical ORDER BY score DESC, seq, ordinal LIMIT $3) top
+        JOIN knowledge_sources s ON s.bot_id = $1 AND s.seq = top.seq
+        JOIN knowledge_fragments f ON f.bot_id = $1 AND f.source_id = s.source_id AND f.ordinal = top.ordinal
+       ORDER BY top.score DESC, top.seq, top.ordinal`,
       values: [botId, search, limit],
     };
   }
@@ -84,13 +151,12 @@ export function buildRetrievalQuery(
   const norm = Math.sqrt(opts.queryEmbedding.reduce((sum, x) => sum + x * x, 0)) || 1;
   const unit = opts.queryEmbedding.map((x) => x / norm);
   return {
-    name: `retrieve-fused-${pool}`, // the pool is in the text, so each pool size is a statement of its own
-    text: `WITH lexical AS (
-        SELECT f.source_id, f.ordinal,
-               row_number() OVER (ORDER BY ts_rank(f.tsv, ${TSQUERY}) DESC, f.source_id, f.ordinal) AS rnk
-          FROM knowledge_fragments f
-         WHERE f.bot_id = $1 AND f.tsv @@ ${TSQUERY}
-         ORDER BY rnk LIMIT ${pool}),
+    name: `retrieve-fused-${pool}${suffix}`, // the pool is in the text, so each pool size is a statement of its own
+    text: `WITH ${lexicalCtes(exact)},
+      lexical_ranked AS (
+        SELECT s.source_id, l.ordinal, row_number() OVER (ORDER BY l.score DESC, l.seq, l.ordinal) AS rnk
+          FROM (SELECT seq, ordinal, score FROM lexical ORDER BY score DESC, seq, ordinal LIMIT ${pool}) l
+          JOIN knowledge_sources s ON s.bot_id = $1 AND s.seq = l.seq),
       semantic AS (
         SELECT c.source_id, c.ordinal, row_number() OVER (ORDER BY d.sim DESC, c.source_id, c.ordinal) AS rnk
           FROM (SELECT f.source_id, f.ordinal, f.embedding
@@ -103,7 +169,7 @@ export function buildRetrievalQuery(
       top AS (
         SELECT source_id, ordinal,
                COALESCE(1.0 / (${RRF_K} + l.rnk), 0) + COALESCE(1.0 / (${RRF_K} + m.rnk), 0) AS score
-          FROM lexical l FULL JOIN semantic m USING (source_id, ordinal)
+          FROM lexical_ranked l FULL JOIN semantic m USING (source_id, ordinal)
          ORDER BY score DESC, source_id, ordinal
          LIMIT $3)
       SELECT top.source_id, s.title, s.url, f.text, f.heading_path, f.page, top.score::float8 AS score
@@ -143,4 +209,27 @@ export async function retrievePassages(
     ...(r.page != null ? { page: r.page } : {}),
     score: r.score,
   }));
+}
+
+/** A passage as it is shown to people (the knowledge search, the passages a run read): the wire's field names. */
+export interface PassageView {
+  source_id: string;
+  title: string;
+  heading_path: string[];
+  page: number | null;
+  text: string;
+  score: number;
+  url?: string;
+}
+
+export function passageView(p: Passage): PassageView {
+  return {
+    source_id: p.sourceId,
+    title: p.title,
+    heading_path: p.headingPath ?? [],
+    page: p.page ?? null,
+    text: p.text,
+    score: p.score,
+    ...(p.url ? { url: p.url } : {}),
+  };
 }

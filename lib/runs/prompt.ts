@@ -11,8 +11,8 @@ export interface PromptContext {
   history: { author: string; text: string }[];
 }
 
-/** A passage is cut to this many characters in the prompt. */
-const PASSAGE_CHARS = 1_500;
+/** A passage is cut to this many characters in the prompt (and in the run's record of what it read). */
+export const PASSAGE_CHARS = 1_500;
 
 /** Platform rules every agent gets before its own instructions. */
 const PLATFORM_RULES = [

@@ -13,11 +13,14 @@ export interface ScanRun {
   status: ScanStatus;
   trigger: ScanTrigger;
   max_pages: number;
+  include: string[];
+  exclude: string[];
   attempt: number;
   pages_fetched: number;
   pages_indexed: number;
   pages_skipped: number;
   pages_queued: number;
+  sitemap_urls: number;
   pages_removed: number;
   skipped_reasons: Record<string, number>;
   last_url: string | null;
@@ -37,36 +40,40 @@ export interface ScanStart {
   url: string;
   trigger: ScanTrigger;
   maxPages: number;
+  /** Path patterns; absent: none. */
+  include?: string[];
+  exclude?: string[];
 }
 
 /** The API's record at 202, so the dashboard shows the scan before a worker picks it up. Never overwrites. */
 export async function recordScanAccepted(db: Queryable, s: ScanStart): Promise<void> {
   await db.query(
-    `INSERT INTO site_scans (id, bot_id, url, trigger, status, max_pages) VALUES ($1, $2, $3, $4, 'scanning', $5)
+    `INSERT INTO site_scans (id, bot_id, url, trigger, status, max_pages, include, exclude)
+     VALUES ($1, $2, $3, $4, 'scanning', $5, $6, $7)
      ON CONFLICT (id) DO NOTHING`,
-    [s.id, s.botId, s.url, s.trigger, s.maxPages],
+    [s.id, s.botId, s.url, s.trigger, s.maxPages, s.include ?? [], s.exclude ?? []],
   );
 }
 
 /** The activity's record at the start of each attempt: a retry starts its counters from zero again. */
 export async function recordScanAttempt(db: Queryable, s: ScanStart & { attempt: number }): Promise<void> {
   await db.query(
-    `INSERT INTO site_scans (id, bot_id, url, trigger, status, max_pages, attempt)
-     VALUES ($1, $2, $3, $4, 'scanning', $5, $6)
+    `INSERT INTO site_scans (id, bot_id, url, trigger, status, max_pages, include, exclude, attempt)
+     VALUES ($1, $2, $3, $4, 'scanning', $5, $6, $7, $8)
      ON CONFLICT (id) DO UPDATE SET
        status = 'scanning', attempt = EXCLUDED.attempt, pages_fetched = 0, pages_indexed = 0, pages_skipped = 0,
-       pages_queued = 0, pages_removed = 0, skipped_reasons = '{}', last_url = NULL, error = NULL, finished_at = NULL,
-       updated_at = now()`,
-    [s.id, s.botId, s.url, s.trigger, s.maxPages, s.attempt],
+       pages_queued = 0, sitemap_urls = 0, pages_removed = 0, skipped_reasons = '{}', last_url = NULL, error = NULL,
+       finished_at = NULL, updated_at = now()`,
+    [s.id, s.botId, s.url, s.trigger, s.maxPages, s.include ?? [], s.exclude ?? [], s.attempt],
   );
 }
 
 export async function recordScanProgress(db: Queryable, id: string, p: CrawlProgress): Promise<void> {
   await db.query(
     `UPDATE site_scans SET pages_fetched = $2, pages_indexed = $3, pages_skipped = $4, pages_queued = $5,
-            skipped_reasons = $6, last_url = $7, updated_at = now()
+            skipped_reasons = $6, last_url = $7, sitemap_urls = $8, updated_at = now()
       WHERE id = $1 AND status = 'scanning'`,
-    [id, p.fetched, p.indexed, p.skipped, p.queued, JSON.stringify(p.skippedReasons), p.lastUrl ?? null],
+    [id, p.fetched, p.indexed, p.skipped, p.queued, JSON.stringify(p.skippedReasons), p.lastUrl ?? null, p.sitemapUrls],
   );
 }
 
@@ -84,8 +91,8 @@ export async function recordScanFinished(
   const p = end.progress;
   await db.query(
     `UPDATE site_scans SET status = $2, pages_fetched = $3, pages_indexed = $4, pages_skipped = $5, pages_queued = $6,
-            pages_removed = $7, skipped_reasons = $8, last_url = $9, error = $10, error_code = $11, updated_at = now(),
-            finished_at = now()
+            pages_removed = $7, skipped_reasons = $8, last_url = $9, error = $10, error_code = $11, sitemap_urls = $12,
+            updated_at = now(), finished_at = now()
       WHERE id = $1`,
     [
       id,
@@ -99,6 +106,7 @@ export async function recordScanFinished(
       p.lastUrl ?? null,
       end.error ?? null,
       end.errorCode ?? null,
+      p.sitemapUrls,
     ],
   );
 }
@@ -118,8 +126,8 @@ const MS = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint A
 /** The bot's most recent scans, newest first. */
 export async function listScans(db: Queryable, botId: string, limit: number): Promise<ScanRun[]> {
   const res = await db.query<ScanRun>(
-    `SELECT id, url, status, trigger, max_pages, attempt, pages_fetched, pages_indexed, pages_skipped, pages_queued,
-            pages_removed, skipped_reasons, last_url, error, error_code,
+    `SELECT id, url, status, trigger, max_pages, include, exclude, attempt, pages_fetched, pages_indexed,
+            pages_skipped, pages_queued, sitemap_urls, pages_removed, skipped_reasons, last_url, error, error_code,
             ${MS('started_at')}, ${MS('updated_at')}, ${MS('finished_at')}
        FROM site_scans WHERE bot_id = $1 ORDER BY started_at DESC, id LIMIT $2`,
     [botId, limit],

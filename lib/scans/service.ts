@@ -54,7 +54,7 @@ export function createScanService(deps: ScanServiceDeps) {
      */
     async start(
       bot: { botId: string; workspaceId: string },
-      request: { url: string; max_pages: number; refresh_days: number },
+      request: { url: string; max_pages: number; refresh_days: number; include?: string[]; exclude?: string[] },
       log: { warn(obj: object, msg: string): void },
     ) {
       const url = checkScanAddress(request.url, { allowLoopback: deps.allowLoopback });
@@ -63,6 +63,8 @@ export function createScanService(deps: ScanServiceDeps) {
         workspaceId: bot.workspaceId,
         url,
         maxPages: request.max_pages,
+        include: request.include ?? [],
+        exclude: request.exclude ?? [],
         trigger: 'api',
       };
       const { runId } = await startSiteScan(deps.temporal, input);
@@ -73,6 +75,8 @@ export function createScanService(deps: ScanServiceDeps) {
         url,
         trigger: 'api',
         maxPages: input.maxPages,
+        include: input.include,
+        exclude: input.exclude,
       }).catch((err: unknown) => log.warn({ err, runId }, 'scan row not recorded at start'));
       // The schedule the address should have is recorded first, then set in Temporal: a failure in between is
       // converged by the maintenance workflow (`resyncStale`).
@@ -80,7 +84,14 @@ export function createScanService(deps: ScanServiceDeps) {
       const rev = await recordWantedSchedule(deps.db, wanted);
       const schedule = await setScanSchedule(deps.temporal, wanted);
       await markScheduleSynced(deps.db, wanted, rev);
-      return { status: 'scanning' as const, url, max_pages: input.maxPages, schedule };
+      return {
+        status: 'scanning' as const,
+        url,
+        max_pages: input.maxPages,
+        include: input.include ?? [],
+        exclude: input.exclude ?? [],
+        schedule,
+      };
     },
 
     /**
@@ -138,9 +149,11 @@ export function createScanService(deps: ScanServiceDeps) {
         url: string;
         max_pages: number;
         refresh_days: number;
+        include: string[];
+        exclude: string[];
         rev: number;
       }>(
-        `SELECT bot_id, workspace_id, url, max_pages, refresh_days, rev FROM scan_schedules
+        `SELECT bot_id, workspace_id, url, max_pages, refresh_days, include, exclude, rev FROM scan_schedules
           WHERE synced_rev < rev AND updated_at < now() - interval '1 minute' ORDER BY updated_at LIMIT 100`,
       );
       for (const r of res.rows) {
@@ -150,6 +163,8 @@ export function createScanService(deps: ScanServiceDeps) {
           url: r.url,
           maxPages: r.max_pages,
           refreshDays: r.refresh_days,
+          include: r.include,
+          exclude: r.exclude,
         };
         await setScanSchedule(deps.temporal, wanted);
         await markScheduleSynced(deps.db, wanted, r.rev);
@@ -232,18 +247,26 @@ export async function runningScan(t: Temporal, botId: string): Promise<string | 
   }
 }
 
-type WantedSchedule = { botId: string; workspaceId: string; url: string; maxPages: number; refreshDays: number };
+type WantedSchedule = {
+  botId: string;
+  workspaceId: string;
+  url: string;
+  maxPages: number;
+  refreshDays: number;
+  include?: string[];
+  exclude?: string[];
+};
 
 /** Records the refresh schedule an address should have; returns its revision. */
 async function recordWantedSchedule(db: Db, s: WantedSchedule): Promise<number> {
   const res = await db.query<{ rev: number }>(
-    `INSERT INTO scan_schedules (bot_id, scan_key, workspace_id, url, max_pages, refresh_days)
-     VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO scan_schedules (bot_id, scan_key, workspace_id, url, max_pages, refresh_days, include, exclude)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (bot_id, scan_key) DO UPDATE
        SET url = EXCLUDED.url, max_pages = EXCLUDED.max_pages, refresh_days = EXCLUDED.refresh_days,
-           rev = scan_schedules.rev + 1, updated_at = now()
+           include = EXCLUDED.include, exclude = EXCLUDED.exclude, rev = scan_schedules.rev + 1, updated_at = now()
      RETURNING rev`,
-    [s.botId, scanKey(s.url), s.workspaceId, s.url, s.maxPages, s.refreshDays],
+    [s.botId, scanKey(s.url), s.workspaceId, s.url, s.maxPages, s.refreshDays, s.include ?? [], s.exclude ?? []],
   );
   return res.rows[0].rev;
 }
@@ -269,7 +292,8 @@ export interface ScanSchedule {
 /**
  * Creates, replaces or (refresh_days 0) deletes the address's refresh schedule. It fires every `refreshDays` days
  * counted from now (the interval's offset is today's phase, since intervals are otherwise aligned to the epoch) and
- * starts the siteScan workflow, which hands over to `scan/{botId}`. SKIP: a refresh never queues behind another.
+ * starts the siteScan workflow, which hands over to `scan/{botId}` with the same pages and path patterns. SKIP: a
+ * refresh never queues behind another.
  */
 export async function setScanSchedule(
   t: Temporal,
@@ -292,6 +316,9 @@ export async function setScanSchedule(
     workspaceId: scan.workspaceId,
     url: scan.url,
     maxPages: scan.maxPages,
+    // A re-read keeps the patterns of the request that set the schedule.
+    include: scan.include ?? [],
+    exclude: scan.exclude ?? [],
     trigger: 'schedule',
   };
   const options: ScheduleUpdateOptions<ScheduleOptionsStartWorkflowAction<typeof siteScanWorkflow>> = {
@@ -316,7 +343,7 @@ export async function setScanSchedule(
     await t.client.schedule.create({ scheduleId, ...options, memo: { botId: scan.botId, url: scan.url } });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    // Scanning the same address again replaces its schedule: new interval, pages and phase.
+    // Scanning the same address again replaces its schedule: new interval, pages, path patterns and phase.
     await handle.update(() => options);
   }
   const description = await handle.describe();

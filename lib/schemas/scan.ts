@@ -4,6 +4,33 @@ import { LIMITS } from '../limits';
 const PAGES = LIMITS.scanMaxPages;
 const MAX_SCAN_URL_CHARS = LIMITS.scanUrlChars;
 const REFRESH = LIMITS.refreshDays;
+const PATTERNS = LIMITS.scanPathPatterns;
+
+/** One include or exclude list (docs/decisions/sitemaps-and-path-patterns.md); trimmed and deduplicated. */
+const pathPatterns = (which: 'include' | 'exclude') =>
+  z
+    .array(
+      z
+        .string({ error: 'must be a string' })
+        .trim()
+        .min(1, 'must not be empty')
+        .max(PATTERNS.chars, `must be at most ${PATTERNS.chars} characters`)
+        .regex(/^[/*]/, 'must start with / (a path) or *')
+        .regex(/^[^\s\u0000-\u001f\u007f]*$/, 'must not contain spaces or control characters'),
+      { error: 'must be an array of path patterns' },
+    )
+    .max(PATTERNS.count, `must have at most ${PATTERNS.count} patterns`)
+    .optional()
+    .transform((v) => [...new Set(v ?? [])])
+    .describe(
+      which === 'include'
+        ? `Only pages whose path matches one of these patterns are read and kept (sitemap pages and links alike); the ` +
+            `start page is still read for its links. A pattern is matched against the whole path (no query), \`*\` ` +
+            `matching any characters, \`/\` included: \`/docs/*\`. At most ${PATTERNS.count} patterns of ` +
+            `${PATTERNS.chars} characters. Absent or empty: every page of the site.`
+        : `Pages whose path matches one of these patterns are never read (same syntax as \`include\`); they win over ` +
+            `\`include\`. At most ${PATTERNS.count} patterns of ${PATTERNS.chars} characters.`,
+    );
 
 /**
  * Any integer, including ones beyond the safe range (`.int()` refuses those): out-of-range `max_pages` is clamped,
@@ -43,8 +70,11 @@ export const ScrapeRequest = z
       .transform((v) => v ?? REFRESH.default)
       .describe(
         `Re-read the address every that many days, 1 to ${REFRESH.max}; 0 = never (and removes an earlier schedule ` +
-          `of this address). Default ${REFRESH.default}.`,
+          `of this address). Default ${REFRESH.default}. A re-read keeps this request's \`max_pages\`, \`include\` ` +
+          `and \`exclude\`.`,
       ),
+    include: pathPatterns('include'),
+    exclude: pathPatterns('exclude'),
   })
   .meta({ id: 'ScrapeRequest' });
 
@@ -60,6 +90,8 @@ export const ScrapeAccepted = z
     status: z.literal('scanning'),
     url: z.string().describe('The start address as it is crawled (normalized: lower-case host, no fragment).'),
     max_pages: z.number().int().describe('After clamping.'),
+    include: z.array(z.string()).describe('The include path patterns in force (trimmed, deduplicated); [] for none.'),
+    exclude: z.array(z.string()).describe('The exclude path patterns in force; [] for none.'),
     schedule: ScanScheduleInfo,
   })
   .meta({ id: 'ScrapeAccepted' });
@@ -71,22 +103,30 @@ export const ScanRunSchema = z
     status: z.enum(['scanning', 'done', 'failed', 'cancelled']),
     trigger: z.enum(['api', 'schedule']),
     max_pages: z.number().int(),
+    include: z.array(z.string()).describe('Include path patterns of this scan; [] for none.'),
+    exclude: z.array(z.string()).describe('Exclude path patterns of this scan; [] for none.'),
     attempt: z.number().int().describe('Crawl attempt; a retried attempt starts the counters again.'),
     pages_fetched: z.number().int().describe('URLs requested (robots.txt and redirect hops not counted).'),
     pages_indexed: z.number().int().describe('Pages with text kept.'),
     pages_skipped: z.number().int(),
     pages_queued: z.number().int().describe('URLs found and not visited (yet).'),
+    sitemap_urls: z
+      .number()
+      .int()
+      .describe(
+        "Page addresses taken from the site's sitemaps (robots.txt `Sitemap:` lines, `/sitemap.xml`); 0 without.",
+      ),
     pages_removed: z.number().int().describe('Sources of pages gone from the site, removed after a complete re-read.'),
     skipped_reasons: z
       .record(z.string(), z.number().int())
-      .describe('Count per skip reason (robots, timeout, http_404…).'),
+      .describe('Count per skip reason (robots, timeout, http_404, excluded — outside the path patterns —…).'),
     last_url: z.string().nullable(),
     error: z.string().nullable().describe('Why nothing was indexed, or why the scan failed.'),
     error_code: z
       .string()
       .nullable()
       .describe(
-        "The same as a code: the start page's reason (`network`, `timeout`, `robots`, `blocked`, `not_html`, `http_404`, …), `bad_url`, `no_text`, or `cancelled`.",
+        "The same as a code: the start page's reason (`network`, `timeout`, `robots`, `blocked`, `not_html`, `http_404`, …), `bad_url`, `no_text`, `no_match` (nothing matched the path patterns), or `cancelled`.",
       ),
     started_at: z.number().int(),
     updated_at: z.number().int(),

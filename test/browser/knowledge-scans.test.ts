@@ -6,13 +6,14 @@ import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { newBot } from '../support/helpers';
 import { launchChromium } from '../support/browser';
-import { startFakeSite } from '../support/fake-site';
+import { SITEMAP_ONLY_FACTS, startFakeSite, urlsetXml } from '../support/fake-site';
 import { stackInfo } from '../support/stack-info';
 
 /**
  * The knowledge tab's scans as an owner meets them (web/dashboard/src/pages/agent/scan-panel.tsx): a running scan
- * stopped with one button, and a scan that found nothing said in plain words with the crawler's message under
- * "Technical detail". Screenshots go to test-artifacts/dashboard/scans-NN-*.png.
+ * stopped with one button, a scan that found nothing said in plain words with the crawler's message under
+ * "Technical detail", and a scan limited by path patterns over a site with a sitemap. Screenshots go to
+ * test-artifacts/dashboard/scans-NN-*.png.
  */
 const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts', 'dashboard');
 
@@ -75,6 +76,53 @@ describe('site scans on the knowledge tab', () => {
       await context.close();
     } finally {
       await slow.close();
+    }
+  });
+
+  it('takes path patterns, reads the pages the sitemap lists within them, and shows both on the scan', async () => {
+    const site = await startFakeSite({
+      sitemaps: {
+        '/sitemap.xml': (base) =>
+          urlsetXml(
+            base,
+            SITEMAP_ONLY_FACTS.map((f) => f.path),
+          ),
+      },
+    });
+    try {
+      const bot = await newBot();
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      await page.goto(`${stackInfo().apiUrl}/agents/${bot.bot_id}/knowledge`);
+      await page.getByLabel('E-mail').fill(bot.email);
+      await page.getByLabel('Password', { exact: true }).fill(bot.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+
+      await page.getByLabel('Start address').fill(site.url);
+      await page.getByLabel('Pages at most').fill('20');
+      await page.getByLabel('Only these paths').fill('/guides/*, /blog/*');
+      await page.getByLabel('Skip these paths').fill('/blog/2024/*');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'scans-02-patterns-entered.png'), fullPage: true });
+      await page.getByRole('button', { name: 'Start scan' }).click();
+
+      const scans = page.getByTestId('recent-scans');
+      await scans.getByText('Done', { exact: true }).waitFor({ timeout: 30_000 });
+      const scope = scans.getByTestId('scan-scope');
+      expect(await scope.textContent()).toBe(
+        'Only /guides/*, /blog/* · skipping /blog/2024/* · 3 pages from the sitemap',
+      );
+      await scans.getByText(/3 indexed of 4 fetched, 1 skipped/).waitFor();
+      // The pages the sitemap led to are the agent's sources now; the excluded one is not.
+      await page.getByText('setup | Acme Widgets').first().waitFor();
+      expect(await page.getByText('recall | Acme Widgets').count()).toBe(0);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'scans-03-patterns-and-sitemap.png'), fullPage: true });
+      expect(site.hits).not.toContain('/blog/2024/recall');
+      expect(errors).toEqual([]);
+      await context.close();
+    } finally {
+      await site.close();
     }
   });
 });

@@ -209,20 +209,20 @@ describe('with an embedder', () => {
 });
 
 describe('the retrieval query and its index', () => {
-  // What this proves: for a bot with about a thousand fragments and fresh statistics, the planner answers a selective
-  // question with one bitmap scan of the (bot_id, tsv) GIN index. It does not promise that plan at every size: for a
-  // bot with a few hundred fragments the planner may rather read the bot's rows by primary key, and a question whose
-  // words are in most fragments is, rightly, a sequential scan (both cheap at those sizes).
-  it('the (bot_id, tsv) GIN index exists and a selective question is one scan of it', async () => {
+  // What this proves: for a bot with about a thousand fragments and fresh statistics, the planner reads each word's
+  // postings from the covering (bot_id, lexeme, impact) index, in the plan for these values and in the generic plan
+  // a prepared statement settles on, and reads no table whole. (Before BM25 this asserted a bitmap scan of the
+  // (bot_id, tsv) GIN index, which ranking no longer uses: docs/decisions/bm25-in-postgres.md.)
+  it("each word's postings are one scan of the impact index, whichever plan the prepared statement uses", async () => {
     const db = testDb();
     const idx = await db.query<{ indexdef: string }>(
       `SELECT indexdef FROM pg_indexes
-        WHERE tablename = 'knowledge_fragments' AND indexname = 'knowledge_fragments_search_idx'`,
+        WHERE tablename = 'knowledge_postings' AND indexname = 'knowledge_postings_impact_idx'`,
     );
-    expect(idx.rows[0]?.indexdef).toMatch(/USING gin \(bot_id, tsv\)/);
+    expect(idx.rows[0]?.indexdef).toMatch(/\(bot_id, lexeme, impact DESC\) INCLUDE \(seq, ordinal, tf, len\)/);
 
     // A bot with about a thousand fragments beside two small ones, then fresh statistics, so the plan is the one a
-    // real base gets (with GIN's pending list as it is after writes, not vacuumed away).
+    // real base gets.
     const bots = [await newBot(), await newBot(), await newBot()];
     const words =
       'river mountain ocean forest desert valley canyon meadow glacier island harbor bridge tower garden'.split(' ');
@@ -243,8 +243,9 @@ describe('the retrieval query and its index', () => {
       bots[0].bot_id,
     ]);
     expect(fragments.rows[0].n).toBeGreaterThan(900);
-    await db.query('ANALYZE knowledge_fragments');
-    await db.query('ANALYZE knowledge_sources');
+    await db.query(
+      'ANALYZE knowledge_postings, knowledge_terms, knowledge_stats, knowledge_sources, knowledge_fragments',
+    );
 
     const { text, values } = buildRetrievalQuery(bots[0].bot_id, 'What is the company mascot?');
     // The plan for these values, and the generic plan a prepared statement settles on after five runs (the statement
@@ -274,13 +275,17 @@ describe('the retrieval query and its index', () => {
             walk(child, once || child['Parent Relationship'] === 'InitPlan');
         };
         walk(plan.rows[0]['QUERY PLAN'][0].Plan, false);
-        // The question's tsquery is computed once per retrieval, not once for every fragment it ranks.
-        expect(perRow.filter((e) => e.includes('knowledge_tsquery'))).toEqual([]);
+        // The question's words are computed once per retrieval (in a CTE), not once for every posting it reads.
+        expect(perRow.filter((e) => e.includes('to_tsvector'))).toEqual([]);
         expect(nodes).toContainEqual(
-          expect.objectContaining({ 'Node Type': 'Bitmap Index Scan', 'Index Name': 'knowledge_fragments_search_idx' }),
+          expect.objectContaining({
+            'Node Type': expect.stringMatching(/^Index (Only )?Scan$/),
+            'Index Name': 'knowledge_postings_impact_idx',
+          }),
         );
+        const tables = ['knowledge_postings', 'knowledge_terms', 'knowledge_fragments'];
         expect(
-          nodes.filter((n) => n['Node Type'] === 'Seq Scan' && n['Relation Name'] === 'knowledge_fragments'),
+          nodes.filter((n) => n['Node Type'] === 'Seq Scan' && tables.includes(String(n['Relation Name']))),
         ).toEqual([]);
       }
     } finally {

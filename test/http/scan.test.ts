@@ -8,7 +8,18 @@ import { retrievePassages } from '../../lib/knowledge/retrieve';
 import { scanScheduleId } from '../../lib/scans/service';
 import { siteScanWorkflowId } from '../../workflows/contracts/site-scan';
 import { siteScanWorkflow } from '../../workflows/site-scan';
-import { FAKE_SITE_FACTS, MASCOT_FACT, RUSSIAN_FACT, startFakeSite, type FakeSite } from '../support/fake-site';
+import { gzipSync } from 'node:zlib';
+import {
+  FAKE_SITE_FACTS,
+  MASCOT_FACT,
+  RUSSIAN_FACT,
+  SITEMAP_ONLY_FACTS,
+  pageFact,
+  sitemapIndexXml,
+  startFakeSite,
+  urlsetXml,
+  type FakeSite,
+} from '../support/fake-site';
 import { http as api, newBot, ownerSession, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
@@ -102,6 +113,8 @@ describe('site scans through POST /v1/admin/scrape', () => {
         status: 'scanning',
         url: site.url,
         max_pages: 100,
+        include: [],
+        exclude: [],
         schedule: { refresh_days: 0, next_run_at: null },
       });
 
@@ -441,6 +454,132 @@ describe('site scans through POST /v1/admin/scrape', () => {
     expect([foreign.status, foreign.body.code]).toEqual([404, 'not_found']);
     const noKey = await api(`/v1/dashboard/bots/${bot.bot_id}/scans`);
     expect(noKey.status).toBe(401);
+  });
+
+  describe('sitemaps and path patterns', () => {
+    let mapped: FakeSite;
+    const sitemapPaths = SITEMAP_ONLY_FACTS.map((f) => f.path);
+    beforeAll(async () => {
+      // robots.txt names an index; the index lists a plain and a gzipped sitemap; /sitemap.xml is another one.
+      mapped = await startFakeSite({
+        robotsTxt: 'User-agent: *\nDisallow: /private/\nSitemap: /maps/index.xml\n',
+        sitemaps: {
+          '/maps/index.xml': (base) => sitemapIndexXml(base, ['/maps/guides.xml', '/maps/blog.xml.gz']),
+          '/maps/guides.xml': (base) =>
+            urlsetXml(
+              base,
+              sitemapPaths.filter((p) => p.startsWith('/guides/')),
+            ),
+          '/maps/blog.xml.gz': (base) =>
+            gzipSync(
+              urlsetXml(
+                base,
+                sitemapPaths.filter((p) => p.startsWith('/blog/')),
+              ),
+            ),
+          '/sitemap.xml': (base) => urlsetXml(base, ['/pages/30']),
+        },
+      });
+    });
+    afterAll(() => mapped?.close());
+    const pathsOf = async (bot: BootstrapResult) => (await sources(bot)).map((s) => new URL(s.url!).pathname).sort();
+
+    it('pages only a sitemap leads to are read, from robots.txt Sitemap lines (an index, gzip) and /sitemap.xml', async () => {
+      const bot = await newBot();
+      const res = await scrape(bot, { url: mapped.url, max_pages: 6, refresh_days: 0 });
+      expect(res.status).toBe(202);
+      expect(res.body).toMatchObject({ include: [], exclude: [] });
+      const [scan] = await settled(bot);
+      expect(scan).toMatchObject({ status: 'done', pages_indexed: 6, sitemap_urls: 5, include: [], exclude: [] });
+      // The start page, the sitemaps' pages (before any link), nothing else.
+      expect(await pathsOf(bot)).toEqual(['/', ...sitemapPaths, '/pages/30'].sort());
+      for (const { fact } of SITEMAP_ONLY_FACTS) {
+        const passages = await retrievePassages(testDb(), bot.bot_id, fact, { limit: 3 });
+        expect({ fact, found: passages.some((p) => p.text.includes(fact)) }).toEqual({ fact, found: true });
+      }
+      const text = (
+        await api(`/v1/api/knowledge/${(await sources(bot)).find((s) => s.url?.endsWith('/pages/30'))!.source_id}`, {
+          key: bot.keys.secret_key,
+        })
+      ).body.text as string;
+      // A page's source keeps its structure: its heading as a Markdown heading, paragraphs apart.
+      expect(text).toBe(`# Product 30\n\nProduct 30 is a widget for workshops.\n\n${pageFact(30)}`);
+    });
+
+    it('include and exclude patterns hold for sitemap pages and links alike, and are listed with the scan', async () => {
+      const bot = await newBot();
+      const include = ['/guides/*', '/blog/*', '/pages/1*', '/guides/*'];
+      const exclude = ['/guides/billing', '/blog/2024/*'];
+      const before = mapped.hits.length;
+      const res = await scrape(bot, { url: mapped.url, max_pages: 20, refresh_days: 0, include, exclude });
+      expect(res.status).toBe(202);
+      expect(res.body).toMatchObject({ include: ['/guides/*', '/blog/*', '/pages/1*'], exclude });
+      const [scan] = await settled(bot);
+      expect(scan).toMatchObject({
+        status: 'done',
+        include: ['/guides/*', '/blog/*', '/pages/1*'],
+        exclude,
+        sitemap_urls: 2,
+        skipped_reasons: { excluded: 1 },
+      });
+      // The start page is read for its links, not kept; /pages/2… (outside) are never requested.
+      expect(await pathsOf(bot)).toEqual(['/blog/launch', '/guides/setup', '/pages/1', '/pages/10', '/pages/11']);
+      const requested = mapped.hits.slice(before).filter((h) => !h.startsWith('/maps/') && !h.endsWith('.txt'));
+      expect(requested.sort()).toEqual([
+        '/',
+        '/blog/launch',
+        '/guides/setup',
+        '/pages/1',
+        '/pages/10',
+        '/pages/11',
+        '/sitemap.xml',
+      ]);
+    });
+
+    it('patterns that match nothing: the scan says so; bad patterns are 400 at the boundaries', async () => {
+      const bot = await newBot();
+      expect((await scrape(bot, { url: mapped.url, refresh_days: 0, include: ['/nothing/*'] })).status).toBe(202);
+      const [scan] = await settled(bot);
+      expect(scan).toMatchObject({ status: 'failed', pages_indexed: 0, error_code: 'no_match' });
+
+      const twenty = Array.from({ length: 20 }, (_, i) => `/p${i}/*`);
+      const longest = `/${'a'.repeat(199)}`;
+      expect(
+        (await scrape(bot, { url: mapped.url, refresh_days: 0, include: twenty, exclude: [longest] })).status,
+      ).toBe(202);
+      await settled(bot, (s) => s.length === 2);
+      const refused: unknown[] = [[...twenty, '/p20/*'], [`${longest}a`], ['docs/*'], ['/a b'], [''], '/docs/*', [7]];
+      for (const include of refused) {
+        for (const field of ['include', 'exclude']) {
+          const res = await scrape(bot, { url: mapped.url, refresh_days: 0, [field]: include });
+          expect({ include, field, status: res.status, code: res.body.code }).toEqual({
+            include,
+            field,
+            status: 400,
+            code: 'bad_request',
+          });
+        }
+      }
+    });
+
+    it('a refresh keeps the patterns: the schedule carries them and its scan honours them', async () => {
+      const bot = await newBot();
+      const include = ['/guides/*'];
+      const exclude = ['/guides/billing'];
+      const res = await scrape(bot, { url: mapped.url, max_pages: 5, refresh_days: 30, include, exclude });
+      expect(res.status).toBe(202);
+      await settled(bot);
+      const handle = client.schedule.getHandle(scanScheduleId(bot.bot_id, mapped.url));
+      expect((await handle.describe()).action).toMatchObject({
+        args: [expect.objectContaining({ maxPages: 5, include, exclude, trigger: 'schedule' })],
+      });
+      await handle.trigger();
+      const scans = await settled(bot, (s) => s.length === 2);
+      expect(scans[0]).toMatchObject({ trigger: 'schedule', status: 'done', include, exclude, pages_indexed: 1 });
+      expect(await pathsOf(bot)).toEqual(['/guides/setup']);
+      expect((await scrape(bot, { url: mapped.url, refresh_days: 0 })).status).toBe(202);
+      await settled(bot, (s) => s.length === 3);
+    });
   });
 
   it('the Russian page of a scanned site answers a Russian question', async () => {

@@ -31,6 +31,8 @@ import path from 'node:path';
  *   /empty                 only header/nav/footer, no main text
  *   /private/*             disallowed by robots.txt, linked from every page; PRIVATE_FACT; must never be requested
  *   /nofollow-target       linked only with rel=nofollow; must never be requested
+ *   /guides/*, /blog/*     SITEMAP_ONLY_FACTS: linked from nowhere, found only through a sitemap
+ *   sitemaps               none unless `sitemaps` serves some (e.g. /sitemap.xml); robots.txt names /sitemap.xml
  *   external links         http://localhost:<port2>/… and http://127.0.0.1:<port2>/… (another site on a second
  *                          server, recorded in externalHits); must never be requested
  */
@@ -40,6 +42,12 @@ export interface FakeSiteOptions {
   robotsStatus?: number;
   /** Body of /robots.txt when robotsStatus is 200. */
   robotsTxt?: string;
+  /**
+   * Sitemap files by path (e.g. `/sitemap.xml`), or functions of the site's URL giving them: a Buffer starting with
+   * gzip's magic bytes is served as application/gzip, anything else as application/xml. Paths not listed answer 404
+   * (the default site has none).
+   */
+  sitemaps?: Record<string, string | Buffer | ((siteUrl: string) => string | Buffer)>;
   port?: number;
 }
 
@@ -85,6 +93,38 @@ export const BOILERPLATE_MARKERS = [
   'SCRIPT-SHOULD-NOT-APPEAR',
   'Cookie consent hidden',
 ];
+
+/** Pages linked from nowhere: only a sitemap leads to them. */
+export const SITEMAP_ONLY_FACTS: readonly { path: string; fact: string }[] = [
+  { path: '/guides/setup', fact: 'The setup guide says to calibrate the widget press at 40 bar.' },
+  { path: '/guides/billing', fact: 'Invoices are sent on the third working day of each month.' },
+  { path: '/blog/launch', fact: 'The spring launch introduced the titanium widget line.' },
+  { path: '/blog/2024/recall', fact: 'The 2024 recall concerned widgets with serial numbers below 5000.' },
+];
+
+/** A `<urlset>` sitemap listing `paths` on `base` (absolute addresses are kept as they are). */
+export function urlsetXml(base: string, paths: string[]): string {
+  const urls = paths.map((p) => `  <url><loc>${escapeXml(new URL(p, base).href)}</loc><priority>0.5</priority></url>`);
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+${urls.join('\n')}
+</urlset>
+`;
+}
+
+/** A `<sitemapindex>` listing the sitemaps at `paths` on `base`. */
+export function sitemapIndexXml(base: string, paths: string[]): string {
+  const maps = paths.map((p) => `  <sitemap><loc>${escapeXml(new URL(p, base).href)}</loc></sitemap>`);
+  return `<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+${maps.join('\n')}
+</sitemapindex>
+`;
+}
+
+function escapeXml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
 
 export interface ExpectedFact {
   /** Path of the page (after redirects) whose text holds the fact. */
@@ -275,6 +315,7 @@ export async function startFakeSite(opts: FakeSiteOptions = {}): Promise<FakeSit
     res.end(body);
   };
 
+  let port = 0;
   const handler: http.RequestListener = (req, res) => {
     const url = req.url ?? '/';
     hits.push(url);
@@ -286,6 +327,23 @@ export async function startFakeSite(opts: FakeSiteOptions = {}): Promise<FakeSit
       return send(res, status, status === 200 ? (opts.robotsTxt ?? ROBOTS_TXT) : 'no robots here', 'text/plain');
     }
     if (pathname === '/') return send(res, 200, homePage(externalUrl, externalPort));
+    const sitemapOf = opts.sitemaps?.[pathname];
+    if (sitemapOf !== undefined) {
+      const sitemap = typeof sitemapOf === 'function' ? sitemapOf(`http://127.0.0.1:${port}/`) : sitemapOf;
+      const gzip = Buffer.isBuffer(sitemap) && sitemap[0] === 0x1f && sitemap[1] === 0x8b;
+      return send(res, 200, sitemap, gzip ? 'application/gzip' : 'application/xml; charset=utf-8');
+    }
+    const orphan = SITEMAP_ONLY_FACTS.find((f) => f.path === pathname);
+    if (orphan) {
+      const heading = pathname.split('/').pop()!;
+      return send(
+        res,
+        200,
+        layout(heading, `    <article>\n      <h1>${heading}</h1>\n      <p>${orphan.fact}</p>\n    </article>`, {
+          externalUrl,
+        }),
+      );
+    }
     if (page && Number(page[1]) >= 1 && Number(page[1]) <= PAGE_COUNT) {
       return send(res, 200, productPage(Number(page[1]), externalUrl));
     }
@@ -390,7 +448,7 @@ export async function startFakeSite(opts: FakeSiteOptions = {}): Promise<FakeSit
     await closeServer(external, sockets);
     throw err;
   }
-  const port = (site.address() as AddressInfo).port;
+  port = (site.address() as AddressInfo).port;
 
   return {
     url: `http://127.0.0.1:${port}/`,

@@ -1,12 +1,5 @@
 import { OutboundBlockedError, OutboundError, type SafeFetch, type SafeResponse } from '../../lib/http/safe-fetch';
-import {
-  fetchRobots,
-  matchesPattern,
-  normalizePath,
-  parseRobots,
-  productToken,
-  robotsForStatus,
-} from '../../lib/crawl/robots';
+import { fetchRobots, parseRobots, robotsForStatus } from '../../lib/crawl/robots';
 
 const UA = 'AgentPlatformBot/1.0 (+https://example.com/bot)';
 
@@ -95,31 +88,36 @@ Allow: /fish/ok`;
     ).toEqual([false, true, false, false, true, true, false, true, false, true, false, true]);
   });
 
-  test('matcher handles many wildcards on long paths without backtracking', () => {
-    const pattern = `/${'*a'.repeat(200)}$`;
-    const path = `/${'a'.repeat(5000)}b`;
-    const started = Date.now();
-    expect(matchesPattern(path, pattern)).toBe(false);
-    expect(Date.now() - started).toBeLessThan(2000);
-    expect(matchesPattern('/x', '*')).toBe(true);
-    expect(matchesPattern('/x', '/x$')).toBe(true);
-    expect(matchesPattern('/x$y', '/x$y')).toBe(true); // a $ that is not last is literal
-  });
-
-  test('percent-encoding normalisation', () => {
-    expect(normalizePath('/foo/bar/%62%61%7A')).toBe('/foo/bar/baz');
-    expect(normalizePath('/foo/bar?baz=http://foo.bar')).toBe('/foo/bar?baz=http://foo.bar');
-    expect(normalizePath('/%2f%e3%83%84')).toBe('/%2F%E3%83%84');
-    expect(normalizePath('/ツ')).toBe('/%E3%83%84');
-    const txt = 'User-agent: *\nDisallow: /foo/ツ\nDisallow: /%62ar\nDisallow: /a%2fb';
-    expect(allowed(txt, ['/foo/%E3%83%84', '/foo/%e3%83%84x', '/bar', '/%62ar', '/a%2Fb', '/a/b'])).toEqual([
+  test('many wildcards on a long path are matched without backtracking', () => {
+    const txt = `User-agent: *\nDisallow: /${'*a'.repeat(200)}$\nDisallow: /x$y\nDisallow: /end$`;
+    expect(allowed(txt, [`/${'a'.repeat(5000)}b`, `/${'a'.repeat(5000)}`, '/x$y', '/x', '/end', '/ends'])).toEqual([
+      true,
       false,
-      false,
-      false,
-      false,
+      false, // a $ that is not last is literal
+      true,
       false,
       true,
     ]);
+  });
+
+  test('percent-encoding normalisation, on patterns and paths alike', () => {
+    const txt =
+      'User-agent: *\nDisallow: /foo/ツ\nDisallow: /%62ar\nDisallow: /a%2fb\nDisallow: /%e3%83%84x\nDisallow: /p|q';
+    expect(
+      allowed(txt, [
+        '/foo/%E3%83%84',
+        '/foo/%e3%83%84x',
+        '/foo/ツ',
+        '/bar',
+        '/%62ar',
+        '/a%2Fb',
+        '/a/b',
+        '/ツx',
+        '/p|q',
+        '/p%7cq',
+        '/baz?q=http://foo.bar',
+      ]),
+    ).toEqual([false, false, false, false, false, false, true, false, false, false, true]);
   });
 
   test('empty Disallow allows all; empty file allows all; /robots.txt is always allowed', () => {
@@ -152,7 +150,6 @@ Crawl-delay: 2.5`;
       true,
     ]);
     expect(robots.crawlDelaySeconds).toBe(2.5);
-    expect(productToken(UA)).toBe('agentplatformbot');
     expect(allowed(txt, ['/all', '/bot-one'], 'SomeoneElse')).toEqual([false, true]);
   });
 
@@ -167,6 +164,19 @@ Crawl-delay: 2.5`;
     const robots = parseRobots(txt, UA);
     expect(['/orphan', '/typo', '/b', '/bc'].map((p) => robots.isAllowed(p))).toEqual([true, false, false, false]);
     expect(robots.crawlDelaySeconds).toBeUndefined();
+  });
+
+  test('Sitemap lines: resolved against robots.txt, deduplicated, only http(s); they do not split a group', () => {
+    const txt =
+      '\uFEFFUser-agent: AgentPlatformBot\nSitemap: /sitemap.xml\nUser-agent: other\nDisallow: /both\n' +
+      'Sitemap: https://cdn.example.com/maps/a.xml.gz\nsitemap: /sitemap.xml\nSitemap: ftp://x/y.xml\nCrawl-delay: -3';
+    const robots = parseRobots(txt, UA, 'https://example.com/robots.txt');
+    expect(robots.sitemaps).toEqual(['https://example.com/sitemap.xml', 'https://cdn.example.com/maps/a.xml.gz']);
+    // The byte order mark does not hide the first user-agent line, and the Sitemap line does not end its group.
+    expect(robots.isAllowed('/both')).toBe(false);
+    expect(robots.crawlDelaySeconds).toBeUndefined();
+    // Without the file's own address, relative lines cannot be resolved and are left out.
+    expect(parseRobots(txt, UA).sitemaps).toEqual(['https://cdn.example.com/maps/a.xml.gz']);
   });
 
   test('a user-agent line after rules starts a new group', () => {
@@ -217,6 +227,9 @@ describe('robots.txt availability', () => {
     const parsed = await fetchRobots(ok.fetch, 'https://example.com', UA, { timeoutMs: 1000 });
     expect(ok.urls).toEqual(['https://example.com/robots.txt']);
     expect([parsed.status, parsed.robots.isAllowed('/x')]).toEqual(['parsed', false]);
+    const withMap = stubFetch(() => response(200, 'Sitemap: /map.xml'));
+    const mapped = await fetchRobots(withMap.fetch, 'https://example.com', UA, { timeoutMs: 1000 });
+    expect(mapped.robots.sitemaps).toEqual(['https://example.com/map.xml']);
 
     const cases: [Error, string, boolean][] = [
       [new OutboundError('network', 'ECONNREFUSED'), 'unreachable', false],

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 
 import {
   contentHash,
@@ -15,8 +16,11 @@ import {
   FAKE_SITE_FACTS,
   MASCOT_FACT,
   PRIVATE_FACT,
+  SITEMAP_ONLY_FACTS,
   pageFact,
+  sitemapIndexXml,
   startFakeSite,
+  urlsetXml,
   type FakeSite,
 } from '../support/fake-site';
 
@@ -85,7 +89,7 @@ describe('crawlSite on the fake site (complete crawl)', () => {
         });
     }
     expect(result.pages.find((p) => p.url === at('/pages/7'))?.text).toBe(
-      `Product 7\nProduct 7 is a widget for workshops.\n${pageFact(7)}\nSee also product 17.`,
+      `# Product 7\n\nProduct 7 is a widget for workshops.\n\n${pageFact(7)}\n\nSee also product 17.`,
     );
   });
 
@@ -134,23 +138,34 @@ describe('crawlSite on the fake site (complete crawl)', () => {
     expect(site.hits.filter((h) => h === '/about')).toHaveLength(1);
   });
 
-  test('reports progress after every URL, monotonically, ending with the result totals', () => {
-    expect(progress.length).toBe(result.pages.length + result.skipped.length);
+  test('reports progress after every URL and sitemap file, monotonically, ending with the result totals', () => {
+    // robots.txt names /sitemap.xml, which this site does not have: one request, right after the start page.
+    expect(site.hits.filter((h) => h === '/sitemap.xml')).toHaveLength(1);
+    expect(site.hits.slice(0, 3)).toEqual(['/robots.txt', '/', '/sitemap.xml']);
+    expect(progress[0].lastUrl).toBe(at('/sitemap.xml'));
+    expect(progress.length).toBe(result.pages.length + result.skipped.length + 1);
     for (let i = 1; i < progress.length; i++) {
       for (const key of ['fetched', 'indexed', 'skipped'] as const) {
         expect(progress[i][key]).toBeGreaterThanOrEqual(progress[i - 1][key]);
       }
-      expect(progress[i].indexed + progress[i].skipped).toBe(i + 1);
     }
+    const pageSteps = progress.slice(1);
+    pageSteps.forEach((p, i) => expect(p.indexed + p.skipped).toBe(i + 1));
     const last = progress[progress.length - 1];
     expect(last).toEqual(result.progress);
-    expect(last).toMatchObject({ indexed: result.pages.length, skipped: result.skipped.length, queued: 0 });
-    // Every request but robots.txt, and a redirect with its followed hop (/old-page → /new-page) is one fetch.
-    expect(last.fetched).toBe(site.hits.length - 2);
+    expect(last).toMatchObject({
+      indexed: result.pages.length,
+      skipped: result.skipped.length,
+      queued: 0,
+      sitemapUrls: 0,
+    });
+    // Every request but robots.txt and the sitemap, and a redirect with its followed hop (/old-page → /new-page) is
+    // one fetch.
+    expect(last.fetched).toBe(site.hits.length - 3);
     const reasons: Record<string, number> = {};
     for (const s of result.skipped) reasons[s.reason] = (reasons[s.reason] ?? 0) + 1;
     expect(last.skippedReasons).toEqual(reasons);
-    expect(progress[0].lastUrl).toBe(site.url);
+    expect(progress[1].lastUrl).toBe(site.url);
   });
 });
 
@@ -291,6 +306,107 @@ describe('crawlSite and robots.txt availability', () => {
       expect(result.pages).toHaveLength(3);
       expect(elapsed).toBeGreaterThanOrEqual(390);
       expect(elapsed).toBeLessThan(5000);
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('crawlSite with sitemaps and path patterns', () => {
+  const pathsOf = (r: CrawlResult) => r.pages.map((p) => new URL(p.url).pathname);
+
+  test('an index from robots.txt leads to plain and gzipped sitemaps; their pages come first, then links', async () => {
+    const site = await startFakeSite({
+      robotsTxt: 'User-agent: *\nDisallow: /private/\nSitemap: /maps/index.xml\n',
+      sitemaps: {
+        '/maps/index.xml': (base) =>
+          sitemapIndexXml(base, ['/maps/guides.xml', '/maps/blog.xml.gz', 'http://localhost:1/elsewhere.xml']),
+        '/maps/guides.xml': (base) =>
+          urlsetXml(base, ['/guides/setup', '/guides/billing', '/private/secret', 'http://localhost:1/partners']),
+        '/maps/blog.xml.gz': (base) => gzipSync(urlsetXml(base, ['/blog/launch', '/blog/2024/recall'])),
+      },
+    });
+    try {
+      const rec = recording();
+      const result = await crawl(site, { maxPages: 6, fetch: rec.fetch });
+      // The start page, then the sitemaps' pages in their order, then the start page's links.
+      expect(pathsOf(result)).toEqual([
+        '/',
+        '/guides/setup',
+        '/guides/billing',
+        '/blog/launch',
+        '/blog/2024/recall',
+        '/about',
+      ]);
+      for (const { fact } of SITEMAP_ONLY_FACTS) expect(result.pages.some((p) => p.text.includes(fact))).toBe(true);
+      // Listed pages robots.txt disallows are taken, then refused without a request, as links are.
+      expect(result.progress.sitemapUrls).toBe(5);
+      expect(result.skipped).toContainEqual({ url: new URL('/private/secret', site.url).href, reason: 'robots' });
+      // Every file of the index was read once, and /sitemap.xml (absent here) was tried; nothing off the site.
+      expect(site.hits.filter((h) => h.startsWith('/maps/') || h === '/sitemap.xml').sort()).toEqual([
+        '/maps/blog.xml.gz',
+        '/maps/guides.xml',
+        '/maps/index.xml',
+        '/sitemap.xml',
+      ]);
+      expect(site.hits.filter((h) => h.startsWith('/private/'))).toEqual([]);
+      expect(rec.urls.every((u) => u.startsWith(site.url))).toBe(true);
+    } finally {
+      await site.close();
+    }
+  });
+
+  test('/sitemap.xml at the root is read without a Sitemap line', async () => {
+    const site = await startFakeSite({
+      robotsTxt: 'User-agent: *\nDisallow: /private/\n',
+      sitemaps: { '/sitemap.xml': (base) => urlsetXml(base, ['/guides/setup']) },
+    });
+    try {
+      const result = await crawl(site, { maxPages: 2 });
+      expect(pathsOf(result)).toEqual(['/', '/guides/setup']);
+    } finally {
+      await site.close();
+    }
+  });
+
+  test('include and exclude patterns filter sitemap pages and links alike; outside them nothing is requested', async () => {
+    const paths = SITEMAP_ONLY_FACTS.map((f) => f.path);
+    const site = await startFakeSite({ sitemaps: { '/sitemap.xml': (base) => urlsetXml(base, paths) } });
+    try {
+      const result = await crawl(site, {
+        include: ['/guides/*', '/blog/*', '/pages/1*'],
+        exclude: ['/guides/billing', '/blog/2024/*'],
+      });
+      // The start page is read for its links but not kept; /pages/1 links /pages/11, /pages/2 (excluded) is never read.
+      expect(pathsOf(result).sort()).toEqual(['/blog/launch', '/guides/setup', '/pages/1', '/pages/10', '/pages/11']);
+      expect(result.skipped).toEqual([{ url: site.url, reason: 'excluded' }]);
+      const pages = site.hits.filter((h) => !['/robots.txt', '/sitemap.xml'].includes(h));
+      expect(pages.sort()).toEqual(['/', '/blog/launch', '/guides/setup', '/pages/1', '/pages/10', '/pages/11']);
+      expect(result.progress.sitemapUrls).toBe(2);
+    } finally {
+      await site.close();
+    }
+  });
+
+  test('patterns that match nothing: no page, and an error that says so', async () => {
+    const site = await startFakeSite();
+    try {
+      const result = await crawl(site, { include: ['/nothing/*'] });
+      expect(result.pages).toEqual([]);
+      expect(result.errorCode).toBe('no_match');
+      expect(result.error).toMatch(/matched the include and exclude path patterns/);
+      expect(site.hits).toEqual(['/robots.txt', '/', '/sitemap.xml']);
+    } finally {
+      await site.close();
+    }
+  });
+
+  test('a broken sitemap is skipped and the crawl follows links as before', async () => {
+    const site = await startFakeSite({ sitemaps: { '/sitemap.xml': '<html><body>Not a sitemap</body></html>' } });
+    try {
+      const result = await crawl(site, { maxPages: 3 });
+      expect(pathsOf(result)).toEqual(['/', '/about', '/pages/1']);
+      expect(result.progress.sitemapUrls).toBe(0);
     } finally {
       await site.close();
     }

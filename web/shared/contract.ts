@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import type * as actions from '../../lib/schemas/actions';
 import type * as billing from '../../lib/schemas/billing';
 import type * as builder from '../../lib/schemas/builder';
+import type * as checks from '../../lib/schemas/checks';
 import type * as conversation from '../../lib/schemas/conversation';
 import type * as auth from '../../lib/schemas/auth';
 import type * as dashboard from '../../lib/schemas/dashboard';
@@ -88,8 +89,12 @@ export type WidgetSiteView = z.infer<typeof dashboard.WidgetSites>['sites'][numb
 export type BotKeysView = z.infer<typeof dashboard.BotCreated>['keys'];
 export type ModelChoicesView = z.infer<typeof dashboard.ModelChoices>;
 export type KnowledgeSourceSummary = z.infer<typeof knowledge.KnowledgeSourceSummary>;
-/** The dashboard's knowledge list: `q` (title or id) and `order`, as the page sends them. */
+/** The dashboard's knowledge list: `q` (title, id or text), `kind` and `order`, as the page sends them. */
 export type KnowledgeListQuery = z.input<typeof knowledge.DashboardKnowledgeQuery>;
+/** A passage a question retrieves (`…/knowledge/search`), as a run read it too: source, heading path, page, score. */
+export type KnowledgeSearchPassage = z.infer<typeof knowledge.KnowledgeSearchPassage>;
+/** What each answer of a conversation read (`…/threads/{sid}/passages`). */
+export type PassagesReadView = z.infer<typeof knowledge.PassagesRead>;
 export type ActionView = z.infer<typeof actions.ActionList>['actions'][number];
 export type SavedReplyView = z.infer<typeof operator.SavedReplyView>;
 /** The signed-in person and their workspace (`GET /v1/auth/me`). */
@@ -118,3 +123,12 @@ export type ResolutionCounts = ResolutionReport['totals'];
 export type ResolutionDay = ResolutionReport['days'][number];
 /** The period and agent of the resolution report, as the page asks for them. */
 export type ResolutionQuery = z.input<typeof reports.ResolutionQuery>;
+
+/** The owner's check of an agent: test questions, runs with their progress or score, and one run's results. */
+export type CheckQuestionView = z.infer<typeof checks.CheckQuestion>;
+export type CheckQuestionListView = z.infer<typeof checks.CheckQuestionList>;
+export type CheckRunView = z.infer<typeof checks.CheckRun>;
+export type CheckRunListView = z.infer<typeof checks.CheckRunList>;
+export type CheckRunDetailView = z.infer<typeof checks.CheckRunDetail>;
+export type CheckResultView = CheckRunDetailView['results'][number];
+export type CheckPassageView = CheckResultView['passages'][number];

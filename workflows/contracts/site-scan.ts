@@ -11,6 +11,12 @@ export interface SiteScanInput {
   url: string;
   /** 1–150, already clamped by the API (spec, Limits). */
   maxPages: number;
+  /**
+   * Path patterns, already checked by the API (docs/decisions/sitemaps-and-path-patterns.md). Absent in inputs written
+   * before they existed (histories, Schedules): none.
+   */
+  include?: string[];
+  exclude?: string[];
   trigger: 'api' | 'schedule';
   /** Crawler budget per page; absent = the crawler's default (10 s). Tests shorten it. */
   pageTimeoutMs?: number;

@@ -25,13 +25,13 @@ async function readDocx(bytes: Buffer): Promise<DocumentModel> {
       `This Word file could not be read (${String((err as Error).message ?? err).slice(0, 120)}): it may be damaged`,
     );
   }
-  const page = extractPage(`<body>${html}</body>`, 'about:blank');
+  const page = extractPage(`<body>${html}</body>`, 'about:blank', { whole: true });
   const first = page.blocks.find((b) => b.kind === 'heading' && b.level === 1);
   return { blocks: page.blocks, ...(first && first.kind === 'heading' ? { title: first.text } : {}) };
 }
 
 function readHtml(bytes: Buffer): DocumentModel {
-  const page = extractPage(decodeText(bytes) ?? '', 'about:blank');
+  const page = extractPage(decodeText(bytes) ?? '', 'about:blank', { whole: true });
   return { blocks: page.blocks, ...(page.title ? { title: page.title } : {}) };
 }
 

@@ -7,6 +7,7 @@ import { useResource } from '../../ui/resource';
 import { ErrorBox, Loading } from '../../ui/status';
 import { ActionsTab } from './actions';
 import { ChatTab } from './chat';
+import { CheckTab } from './check';
 import { InsightsTab } from './insights';
 import { KeysTab } from './keys';
 import { KnowledgeTab } from './knowledge';
@@ -19,6 +20,7 @@ import { WidgetTab } from './widget';
 const TABS: { id: string; label: string; admin?: boolean; draw: (p: TabProps) => ComponentChildren }[] = [
   { id: 'settings', label: 'Settings', draw: (p) => <SettingsTab {...p} /> },
   { id: 'knowledge', label: 'Knowledge', draw: (p) => <KnowledgeTab {...p} /> },
+  { id: 'check', label: 'Check', draw: (p) => <CheckTab {...p} /> },
   { id: 'insights', label: 'Insights', admin: true, draw: (p) => <InsightsTab {...p} /> },
   { id: 'widget', label: 'Widget', draw: (p) => <WidgetTab {...p} /> },
   { id: 'keys', label: 'Keys', admin: true, draw: (p) => <KeysTab {...p} /> },

@@ -156,6 +156,13 @@ function GapRow(props: {
             >
               Add an answer
             </Button>
+            <Link
+              class="btn btn-ghost btn-small"
+              href={`/agents/${props.bot.id}/check?question=${encodeURIComponent(titleOf(group.question))}`}
+              aria-label={`Add to the check: ${titleOf(group.question)}`}
+            >
+              Add to the check
+            </Link>
           </div>
         )}
       </div>

@@ -7,7 +7,7 @@ import { Panel } from '../../ui/page';
 import { useAction, useResource } from '../../ui/resource';
 import { Badge, ErrorBox, Loading } from '../../ui/status';
 import { usePolling } from '../../use-polling';
-import { scanProblem } from './scan-words';
+import { parsePatterns, scanProblem, scanScope } from './scan-words';
 import './scan-panel.css';
 import type { TabProps } from './tab';
 
@@ -20,6 +20,8 @@ export function ScanPanel(props: TabProps & { onFinished: () => void }) {
   const [url, setUrl] = useState('');
   const [maxPages, setMaxPages] = useState('50');
   const [refreshDays, setRefreshDays] = useState('0');
+  const [include, setInclude] = useState('');
+  const [exclude, setExclude] = useState('');
   // From a start until the new scan shows up in the list (its row is written a moment after the 202): the id of
   // the newest scan before it, and when it was asked for.
   const [expecting, setExpecting] = useState<{ after: string | undefined; at: number } | undefined>();
@@ -60,6 +62,8 @@ export function ScanPanel(props: TabProps & { onFinished: () => void }) {
         url: url.trim(),
         max_pages: Number(maxPages) || undefined,
         refresh_days: Number(refreshDays),
+        include: parsePatterns(include),
+        exclude: parsePatterns(exclude),
       }),
     );
     if (res.ok) {
@@ -74,7 +78,7 @@ export function ScanPanel(props: TabProps & { onFinished: () => void }) {
     <Panel
       title="Scan a website"
       id="scan"
-      description="Reads the pages of a site (following its links, honouring robots.txt) and keeps their text."
+      description="Reads the pages of a site (those its sitemap lists first, then those its links lead to; honouring robots.txt) and keeps their text."
     >
       {watching ? (
         latest && latest.status === 'scanning' ? (
@@ -113,6 +117,31 @@ export function ScanPanel(props: TabProps & { onFinished: () => void }) {
                 max={180}
                 value={refreshDays}
                 onInput={(e) => setRefreshDays(valueOf(e))}
+              />
+            </Field>
+          </div>
+          <div class="form-row">
+            <Field
+              id="scan-include"
+              label="Only these paths"
+              optional
+              hint="E.g. /docs/*, /help/* — * matches anything. Empty: the whole site."
+            >
+              <input
+                id="scan-include"
+                type="text"
+                placeholder="/docs/*"
+                value={include}
+                onInput={(e) => setInclude(valueOf(e))}
+              />
+            </Field>
+            <Field id="scan-exclude" label="Skip these paths" optional hint="E.g. /blog/*, /careers">
+              <input
+                id="scan-exclude"
+                type="text"
+                placeholder="/blog/*"
+                value={exclude}
+                onInput={(e) => setExclude(valueOf(e))}
               />
             </Field>
           </div>
@@ -205,6 +234,7 @@ function ScanProgress(props: { scan: Scan; botId: string; onStopping: () => void
           </li>
         )}
       </ul>
+      <ScanScope scan={scan} />
       {scan.last_url && (
         <p class="muted small scan-last">
           Reading <span class="break">{scan.last_url}</span>
@@ -237,6 +267,7 @@ function RecentScans(props: { scans: Scan[] }) {
                     </>
                   )}
                 </span>
+                <ScanScope scan={scan} />
                 <ScanError scan={scan} />
               </div>
               <Badge tone={BADGE[scan.status]?.tone ?? 'neutral'}>{BADGE[scan.status]?.label ?? scan.status}</Badge>
@@ -246,6 +277,16 @@ function RecentScans(props: { scans: Scan[] }) {
       </ul>
     </div>
   );
+}
+
+/** The scan's path patterns and what its sitemap gave, when there is either. */
+function ScanScope(props: { scan: Scan }) {
+  const scope = scanScope(props.scan);
+  return scope ? (
+    <span class="cell-sub scan-scope" data-testid="scan-scope">
+      {scope}
+    </span>
+  ) : null;
 }
 
 const BADGE: Record<string, { tone: 'success' | 'danger' | 'info' | 'neutral'; label: string }> = {

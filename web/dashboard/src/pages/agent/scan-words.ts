@@ -81,6 +81,11 @@ export function scanProblem(code: string | null | undefined, url: string): ScanP
         title: 'No page with readable text was found.',
         hint: 'Pages drawn only by scripts cannot be read; add the texts by hand.',
       };
+    case 'no_match':
+      return {
+        title: 'No page of the site matched the path patterns.',
+        hint: 'Check the patterns: /docs/* reads every page under /docs/, and the start page’s links lead to them.',
+      };
     case 'cancelled':
       return {
         title: 'This scan was stopped before it finished.',
@@ -89,4 +94,22 @@ export function scanProblem(code: string | null | undefined, url: string): ScanP
     default:
       return { title: 'The scan found nothing it could add.', hint: 'See the technical detail below.' };
   }
+}
+
+/**
+ * Path patterns as an owner types them (`/docs/*, /help/*`): separated by commas or spaces, which no pattern holds
+ * (the API refuses spaces; a comma in a path is rare enough to leave out).
+ */
+export function parsePatterns(text: string): string[] {
+  return [...new Set(text.split(/[\s,]+/).filter(Boolean))];
+}
+
+/** What a scan read, in one line: its path patterns, and how many pages its sitemap listed. */
+export function scanScope(scan: { include: string[]; exclude: string[]; sitemap_urls: number }): string | null {
+  const parts: string[] = [];
+  if (scan.include.length) parts.push(`Only ${scan.include.join(', ')}`);
+  if (scan.exclude.length) parts.push(`${scan.include.length ? 'skipping' : 'Skipping'} ${scan.exclude.join(', ')}`);
+  if (scan.sitemap_urls)
+    parts.push(`${scan.sitemap_urls} ${scan.sitemap_urls === 1 ? 'page' : 'pages'} from the sitemap`);
+  return parts.length ? parts.join(' · ') : null;
 }
