@@ -1,6 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type FoundPassage, agents } from '../../api/agents';
-import { Button, ErrorBox, Panel, useAction } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Panel } from '../../ui/page';
+import { useAction } from '../../ui/resource';
+import { ErrorBox } from '../../ui/status';
 import { MarkdownText } from '../../../../shared/markdown-view';
 import type { AnswerSource } from '../../../../shared/sources';
 import { SourceList } from '../../../../shared/sources-view';

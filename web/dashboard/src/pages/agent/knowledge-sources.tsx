@@ -1,6 +1,9 @@
 import { useRef, useState } from 'preact/hooks';
 import { type SourceKind, type SourceOrder, agents } from '../../api/agents';
-import { Button, Empty, Loaded, Panel, RefreshButton, Segmented, useResource, valueOf } from '../../ui';
+import { Button, RefreshButton } from '../../ui/buttons';
+import { Segmented, valueOf } from '../../ui/fields';
+import { Empty, Panel } from '../../ui/page';
+import { Loaded, useResource } from '../../ui/resource';
 import { useDebounced } from '../../use-debounced';
 import { SourceRow } from './source-row';
 import type { TabProps } from './tab';

@@ -1,6 +1,10 @@
 import { useRef, useState } from 'preact/hooks';
 import { type FoundPassage, agents } from '../../api/agents';
-import { Button, Empty, ErrorBox, Panel, useAction, valueOf } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { valueOf } from '../../ui/fields';
+import { Empty, Panel } from '../../ui/page';
+import { useAction } from '../../ui/resource';
+import { ErrorBox } from '../../ui/status';
 import { PassageList } from './passage-list';
 import type { TabProps } from './tab';
 

@@ -1,7 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { agents } from '../../api/agents';
 import { Link, usePlace } from '../../router';
-import { Button, ErrorBox, Field, Loaded, Panel, useAction, useResource, valueOf } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Field, valueOf } from '../../ui/fields';
+import { Panel } from '../../ui/page';
+import { Loaded, useAction, useResource } from '../../ui/resource';
+import { ErrorBox } from '../../ui/status';
 import { Sources } from './knowledge-sources';
 import { TestQuestion } from './knowledge-test';
 import { ScanPanel } from './scan-panel';

@@ -2,18 +2,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { type CheckRunDetail, checksApi } from '../../../api/checks';
 import type { Result } from '../../../api/client';
 import { usePlace } from '../../../router';
-import {
-  Badge,
-  Button,
-  Empty,
-  ErrorBox,
-  Loaded,
-  Notice,
-  Panel,
-  RefreshButton,
-  useAction,
-  useResource,
-} from '../../../ui';
+import { Button, RefreshButton } from '../../../ui/buttons';
+import { Empty, Panel } from '../../../ui/page';
+import { Loaded, useAction, useResource } from '../../../ui/resource';
+import { Badge, ErrorBox, Notice } from '../../../ui/status';
 import { usePolling } from '../../../use-polling';
 import type { TabProps } from '../tab';
 import { lastDone, progressWords, scoreWords } from './model';

@@ -3,7 +3,12 @@ import { agents } from '../../../api/agents';
 import type { CheckQuestion, QuestionInput } from '../../../api/checks';
 import type { Result } from '../../../api/client';
 import { reportsApi } from '../../../api/reports';
-import { Button, Empty, ErrorBox, Field, Loaded, Time, useAction, useResource, valueOf } from '../../../ui';
+import { Button } from '../../../ui/buttons';
+import { Field, valueOf } from '../../../ui/fields';
+import { Time } from '../../../ui/format';
+import { Empty } from '../../../ui/page';
+import { Loaded, useAction, useResource } from '../../../ui/resource';
+import { ErrorBox } from '../../../ui/status';
 import { useDebounced } from '../../../use-debounced';
 import { questionFrom } from './model';
 

@@ -1,7 +1,9 @@
 import { useState } from 'preact/hooks';
 import { type CheckQuestion, type CheckResult, type CheckRunDetail, checksApi } from '../../../api/checks';
 import { Link } from '../../../router';
-import { Badge, Button, ConfirmDelete, ErrorBox, useAction } from '../../../ui';
+import { Button, ConfirmDelete } from '../../../ui/buttons';
+import { useAction } from '../../../ui/resource';
+import { Badge, ErrorBox } from '../../../ui/status';
 import { knowledgeAddress } from '../knowledge';
 import { type QuestionStatus, statusOf, statusWords } from './model';
 import { type Limits, QuestionForm } from './question-form';

@@ -1,6 +1,7 @@
 import type { CheckRun } from '../../../api/checks';
 import { useWidth } from '../../../chart-size';
-import { Badge, Time, formatDateTime } from '../../../ui';
+import { Time, formatDateTime } from '../../../ui/format';
+import { Badge } from '../../../ui/status';
 import { changeWords, percentOf, scoreWords, trendOf } from './model';
 
 const HEIGHT = 132;
