@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../lib/errors';
-import { IDEMPOTENCY_HEADER, type RouteDef } from './route';
+import { IDEMPOTENCY_HEADER, type ResponseDef, type RouteDef } from './route';
 import { ErrorBody } from '../lib/schemas/common';
 import { SESSION_COOKIE } from '../lib/sessions';
 
@@ -113,7 +113,7 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string; sessi
       ...Object.fromEntries(always.map((h) => [h, { required: true, schema: { type: 'string' } }])),
       ...Object.fromEntries(extra.map((h) => [h, { schema: { type: 'string' } }])),
     });
-    for (const [status, r] of Object.entries(def.responses)) {
+    for (const [status, r] of Object.entries(def.responses as Record<number, ResponseDef>)) {
       responses[status] = {
         description: r.description,
         headers: headersOf([...(r.headers ?? []), ...(def.idempotent ? ['Idempotency-Replayed'] : [])]),

@@ -27,11 +27,69 @@ export interface RouteInput<B extends Schema, Q extends Schema, P extends Schema
   params: Parsed<P>;
 }
 
+/** One declared response of a route: its JSON schema (what the handler returns), or another content type. */
+export interface ResponseDef {
+  description: string;
+  schema?: z.ZodType;
+  contentType?: string;
+  headers?: string[];
+}
+type Responses = Record<number, ResponseDef>;
+
+/** `T` with its arrays and objects readonly at every depth: a handler may return data it must not change. */
+type Readable<T> = T extends readonly (infer U)[]
+  ? readonly Readable<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: Readable<T[K]> }
+    : T;
+/** The body a declared response carries: the `z.infer` of its schema; nothing for a response without one (a 204). */
+type BodyOf<D> = D extends { schema: infer S extends z.ZodType } ? Readable<z.output<S>> : undefined;
+/** The status a handler's plain return value is sent with: the route's first declared success status. */
+type SuccessStatus<R> = 200 extends keyof R ? 200 : 201 extends keyof R ? 201 : 202 extends keyof R ? 202 : never;
+/** The statuses `mountRoutes` picks from for a plain return value, in the same order as `SuccessStatus`. */
+const SUCCESS_ORDER = [200, 201, 202, 204];
+
+const REPLY = Symbol('reply');
+/** A reply with a status other than the route's success status (`reply(202, …)`), checked against its schema. */
+export interface Reply<S extends number = number, B = unknown> {
+  readonly [REPLY]: true;
+  status: S;
+  body: B;
+}
+/** Answers with `status` and `body`; the handler's return type checks `body` against that status's schema. */
+export function reply<S extends number, B = undefined>(
+  status: S,
+  ...body: B extends undefined ? [B?] : [B]
+): Reply<S, B> {
+  return { [REPLY]: true, status, body: body[0] as B };
+}
+
+/**
+ * The escape hatch, for responses a schema does not describe: an event stream, a redirect, a file's bytes, a 304.
+ * The handler has set `ctx.status`/`ctx.body` itself and returns this. Only routes that declare such a response (a
+ * `contentType`, or a status without a schema) may return it: a JSON route cannot bypass its schema.
+ */
+export const SENT_BY_HANDLER: unique symbol = Symbol('response sent by the handler');
+
+type RawAllowed<R> = {
+  [K in keyof R]: R[K] extends { contentType: string } ? true : R[K] extends { schema: z.ZodType } ? never : true;
+}[keyof R];
+/** What a handler may return for responses `R`: the success body, a `reply` of a declared status, or the hatch. */
+export type Replied<R> =
+  | BodyOf<R[SuccessStatus<R>]>
+  | { [K in keyof R & number]: Reply<K, BodyOf<R[K]>> }[keyof R & number]
+  | (true extends RawAllowed<R> ? typeof SENT_BY_HANDLER : never);
+
 /**
  * A route is declared once, here-shaped, and that one declaration both mounts the Koa handler (with its auth,
  * body limit and validation) and produces its OpenAPI operation, so the document cannot drift from the code.
  */
-export interface RouteDef<B extends Schema = any, Q extends Schema = any, P extends Schema = any> {
+export interface RouteDef<
+  B extends Schema = any,
+  Q extends Schema = any,
+  P extends Schema = any,
+  R extends Responses = any,
+> {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI-style path: `/v1/api/knowledge/{id}`. */
   path: string;
@@ -77,7 +135,8 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
   params?: P;
   /** Header parameters documented for the operation (e.g. `Idempotency-Key`). */
   headers?: { name: string; description: string; required?: boolean }[];
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string; headers?: string[] }>;
+  /** Declared responses by status; a handler's return value is checked against its success status's schema. */
+  responses: R;
   /** Error codes this route can answer with, documented under their statuses. */
   errors?: ErrorCode[];
   /** Rate group of the spec's Limits table; absent = not rate limited (admin routes). */
@@ -86,16 +145,24 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
   idempotent?: boolean;
   /** Extra middleware between idempotency and the handler. */
   use?: AppMiddleware[];
-  handler: (ctx: AppContext, input: RouteInput<B, Q, P>) => Promise<void>;
+  /**
+   * Returns the body of the first declared success status (200, 201 or 202: the `z.infer` of its schema), a
+   * `reply(status, body)` of another declared status, or `SENT_BY_HANDLER` where the route declares a response no
+   * schema describes.
+   */
+  handler: (ctx: AppContext, input: RouteInput<B, Q, P>) => Promise<Replied<R>>;
 }
 
 /**
  * Declares a route; the handler's `input` is typed from the route's own `body`, `query` and `params` schemas (the
  * validate step has parsed them before the handler runs).
  */
-export function route<B extends Schema = undefined, Q extends Schema = undefined, P extends Schema = undefined>(
-  def: RouteDef<B, Q, P>,
-): RouteDef {
+export function route<
+  B extends Schema = undefined,
+  Q extends Schema = undefined,
+  P extends Schema = undefined,
+  const R extends Responses = Responses,
+>(def: RouteDef<B, Q, P, R>): RouteDef {
   return def;
 }
 
@@ -183,6 +250,10 @@ function deprecationHeaders(d: NonNullable<RouteDef['deprecated']>): AppMiddlewa
   };
 }
 
+function isReply(value: unknown): value is Reply {
+  return typeof value === 'object' && value !== null && REPLY in value;
+}
+
 export function koaPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
@@ -231,8 +302,13 @@ export function mountRoutes(
     chain.push(validate(def));
     if (def.idempotent) chain.push(idempotency(deps.db));
     if (def.use) chain.push(...def.use);
+    const success = SUCCESS_ORDER.find((s) => s in def.responses) ?? 200;
     chain.push(async function handler(ctx) {
-      await def.handler(ctx, ctx.state.input as RouteInput<Schema, Schema, Schema>);
+      const result: unknown = await def.handler(ctx, ctx.state.input as RouteInput<Schema, Schema, Schema>);
+      if (result === SENT_BY_HANDLER) return;
+      const { status, body } = isReply(result) ? result : { status: success, body: result };
+      ctx.status = status;
+      if (body !== undefined) ctx.body = body;
     });
     (router as any)[def.method](def.operationId, koaPath(def.path), ...chain);
   }

@@ -9,7 +9,7 @@ import {
   ApprovalList,
   ApprovalParams,
 } from '../../lib/schemas/actions';
-import { BotParams } from '../../lib/schemas/common';
+import { BotParams, Deleted } from '../../lib/schemas/common';
 import { sessionBot, sessionUser } from '../session';
 
 /** Agent actions: HTTP tools a run may call, and the owner's approvals of those that need one (dashboard only). */
@@ -30,8 +30,7 @@ export function actionRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'conflict'],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.status = 201;
-        ctx.body = await actions.create(bot.id, body);
+        return await actions.create(bot.id, body);
       },
     }),
     route({
@@ -45,7 +44,7 @@ export function actionRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = { actions: await actions.list(bot.id) };
+        return { actions: await actions.list(bot.id) };
       },
     }),
     route({
@@ -55,11 +54,11 @@ export function actionRoutes(deps: AppDeps): RouteDef[] {
       operationId: 'deleteAction',
       summary: 'Removes an action.',
       params: ActionParams,
-      responses: { 200: { description: 'Deleted' } },
+      responses: { 200: { description: 'Deleted', schema: Deleted } },
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await actions.remove(bot.id, params.action);
+        return await actions.remove(bot.id, params.action);
       },
     }),
     route({
@@ -73,7 +72,7 @@ export function actionRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = { approvals: await actions.listApprovals(bot.id) };
+        return { approvals: await actions.listApprovals(bot.id) };
       },
     }),
     ...(['approve', 'reject'] as const).map((verb) =>
@@ -91,7 +90,7 @@ export function actionRoutes(deps: AppDeps): RouteDef[] {
         errors: [...errs, 'conflict'],
         handler: async (ctx, { params }) => {
           const bot = await sessionBot(deps, ctx, params.id);
-          ctx.body = await actions.decide(bot.id, params.aid, verb === 'approve', sessionUser(ctx).userId);
+          return await actions.decide(bot.id, params.aid, verb === 'approve', sessionUser(ctx).userId);
         },
       }),
     ),

@@ -76,8 +76,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { body }) => {
         const { token, view } = await accounts.signup(body, clientBucket(ctx.ip), dashboardLinkBase(deps));
         setSessionCookie(ctx, deps, token);
-        ctx.status = 201;
-        ctx.body = view;
+        return view;
       },
     }),
     route({
@@ -92,7 +91,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { body }) => {
         const { token, user } = await accounts.login(body.email, body.password, clientBucket(ctx.ip));
         setSessionCookie(ctx, deps, token);
-        ctx.body = user;
+        return user;
       },
     }),
     route({
@@ -107,7 +106,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       errors: ['unauthorized', 'service_unavailable'],
       handler: async (ctx) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await accounts.me(sessionUser(ctx));
+        return await accounts.me(sessionUser(ctx));
       },
     }),
     route({
@@ -122,7 +121,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Signed-in user', schema: MeResponse } },
       errors: ['unauthorized', 'bad_request', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        ctx.body = await accounts.rename(sessionUser(ctx), body.name);
+        return await accounts.rename(sessionUser(ctx), body.name);
       },
     }),
     route({
@@ -137,7 +136,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Signed-in user', schema: MeResponse } },
       errors: ['unauthorized', 'forbidden', 'bad_request', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        ctx.body = await accounts.renameWorkspace(sessionUser(ctx), body.name);
+        return await accounts.renameWorkspace(sessionUser(ctx), body.name);
       },
     }),
     route({
@@ -153,7 +152,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
         const cookie = sessionCookie(publicAddress(deps.config));
         if (cookie.alwaysSecure) ctx.cookies.secure = true;
         ctx.cookies.set(cookie.name, '', { maxAge: 0, path: '/', secure: cookie.alwaysSecure || ctx.secure });
-        ctx.body = { status: 'signed_out' };
+        return { status: 'signed_out' };
       },
     }),
     route({
@@ -169,7 +168,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', 'unauthorized', 'invalid_credentials', 'service_unavailable'],
       handler: async (ctx, { body }) => {
         await accounts.changePassword(sessionUser(ctx), ctx.cookies.get(sessionCookieName(deps)) ?? '', body);
-        ctx.body = { status: 'changed' };
+        return { status: 'changed' };
       },
     }),
     route({
@@ -186,8 +185,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
         await accounts.requestPasswordReset(body.email, clientBucket(ctx.ip), dashboardLinkBase(deps));
-        ctx.status = 202;
-        ctx.body = { status: 'sent' };
+        return { status: 'sent' };
       },
     }),
     route({
@@ -202,7 +200,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { body }) => {
         const { token, view } = await accounts.confirmPasswordReset(body.token, body.password, clientBucket(ctx.ip));
         setSessionCookie(ctx, deps, token);
-        ctx.body = view;
+        return view;
       },
     }),
     route({
@@ -221,7 +219,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', 'invalid_token', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await accounts.verifyEmail(body.token, clientBucket(ctx.ip));
+        return await accounts.verifyEmail(body.token, clientBucket(ctx.ip));
       },
     }),
     route({
@@ -239,8 +237,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       errors: ['unauthorized', 'conflict', 'rate_limited', 'service_unavailable'],
       handler: async (ctx) => {
         await accounts.resendVerification(sessionUser(ctx), dashboardLinkBase(deps));
-        ctx.status = 202;
-        ctx.body = { status: 'sent' };
+        return { status: 'sent' };
       },
     }),
     route({
@@ -257,7 +254,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', 'not_found', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { body }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await accounts.invitation(body.token, clientBucket(ctx.ip));
+        return await accounts.invitation(body.token, clientBucket(ctx.ip));
       },
     }),
     route({
@@ -274,8 +271,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
         const { token: invitationToken, ...input } = body;
         const { token, view } = await accounts.acceptInvitation(invitationToken, input, clientBucket(ctx.ip));
         setSessionCookie(ctx, deps, token);
-        ctx.status = 201;
-        ctx.body = view;
+        return view;
       },
     }),
     // The first shape, with the token in the path (recorded by access logs and proxies on the way): answered until
@@ -292,7 +288,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', 'not_found', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { params }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await accounts.invitation(params.token, clientBucket(ctx.ip));
+        return await accounts.invitation(params.token, clientBucket(ctx.ip));
       },
     }),
     route({
@@ -309,8 +305,7 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { params, body }) => {
         const { token, view } = await accounts.acceptInvitation(params.token, body, clientBucket(ctx.ip));
         setSessionCookie(ctx, deps, token);
-        ctx.status = 201;
-        ctx.body = view;
+        return view;
       },
     }),
   ];

@@ -33,7 +33,7 @@ export function billingRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx) => {
         const usage = await billing.usage(sessionUser(ctx).workspaceId, 1);
         const options = await billing.checkoutOptions(sessionUser(ctx).workspaceId);
-        ctx.body = { plans: billing.plans(), current: usage.plan.id, ...options };
+        return { plans: billing.plans(), current: usage.plan.id, ...options };
       },
     }),
     route({
@@ -47,7 +47,7 @@ export function billingRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { query }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await billing.usage(sessionUser(ctx).workspaceId, query.days);
+        return await billing.usage(sessionUser(ctx).workspaceId, query.days);
       },
     }),
     route({
@@ -64,7 +64,7 @@ export function billingRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { body }) => {
         const user = sessionUser(ctx);
         const me = await deps.services.accounts.me(user);
-        ctx.body = await billing.startCheckout(
+        return await billing.startCheckout(
           { workspaceId: user.workspaceId, email: me.user.email },
           body.plan,
           `${dashboardLinkBase(deps)}/billing`,
@@ -84,7 +84,7 @@ export function billingRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Received', schema: PaymentEventReceived } },
       errors: ['bad_request', 'not_found', 'service_unavailable'],
       handler: async (ctx) => {
-        ctx.body = await billing.handlePaymentEvent(ctx.state.rawBody ?? Buffer.alloc(0), ctx.headers);
+        return await billing.handlePaymentEvent(ctx.state.rawBody ?? Buffer.alloc(0), ctx.headers);
       },
     }),
     route({
@@ -97,7 +97,7 @@ export function billingRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'One page of the ledger', schema: LedgerList } },
       errors: [...errs],
       handler: async (ctx, { query }) => {
-        ctx.body = await billing.ledger(sessionUser(ctx).workspaceId, query);
+        return await billing.ledger(sessionUser(ctx).workspaceId, query);
       },
     }),
   ];

@@ -10,7 +10,7 @@ import type { AppDeps } from '../deps';
 import { sendFetchResponse, toFetchRequest } from '../fetch-bridge';
 import { createBuilderMcpEndpoint } from '../mcp/endpoint';
 import { type McpCall, MessageArg } from '../mcp/server';
-import { AUTH_ERRORS, type RouteDef, route } from '../route';
+import { AUTH_ERRORS, type Reply, type RouteDef, SENT_BY_HANDLER, reply, route } from '../route';
 import { sessionUser } from '../session';
 
 /** Methods counted in the reads budget before the SDK serves them (tool calls count inside their tools). */
@@ -56,19 +56,23 @@ interface JsonRpcInput {
  * that gets no answer (a notification, a response, a batch) is not accepted: 429 with a JSON-RPC error without an id,
  * as Streamable HTTP answers input it cannot accept.
  */
-function answerRateLimited(ctx: AppContext, message: JsonRpcInput | undefined, err: BuilderRateLimited): void {
+type JsonRpcMessage = Record<string, unknown>;
+
+function answerRateLimited(
+  ctx: AppContext,
+  message: JsonRpcInput | undefined,
+  err: BuilderRateLimited,
+): JsonRpcMessage | Reply<429, JsonRpcMessage> {
   ctx.set('Retry-After', String(err.retryAfter));
   const id = typeof message?.id === 'string' || typeof message?.id === 'number' ? message.id : undefined;
   const error = { code: -32000, message: err.message, data: { retry_after: err.retryAfter } };
   if (id === undefined || typeof message?.method !== 'string') {
-    ctx.status = 429;
-    ctx.body = { jsonrpc: '2.0', id: null, error };
+    return reply(429, { jsonrpc: '2.0', id: null, error });
   } else if (message.method === 'tools/call') {
     const text = `${err.message}. Nothing was changed.`;
-    ctx.body = { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } };
-  } else {
-    ctx.body = { jsonrpc: '2.0', id, error };
+    return { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } };
   }
+  return { jsonrpc: '2.0', id, error };
 }
 
 function builderPrincipal(ctx: AppContext): { workspaceId: string; principal: BuilderPrincipal } {
@@ -101,16 +105,16 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
     conversation: { workspaceId: string; surface: 'http' | 'dashboard'; thread: null },
     principal: BuilderPrincipal,
     message: string,
-  ): Promise<void> {
+  ): Promise<z.infer<typeof BuilderReply>> {
     const answer = await services.builder.converse({ ...conversation, principal, message });
-    ctx.body = {
+    acknowledgeWhenWritten(ctx, services, {
+      delivered: { conversation: { ...conversation, principal }, turnIds: answer.turnIds },
+    });
+    return {
       reply: answer.text,
       ...(answer.reply.awaitingConfirmation ? { awaiting_confirmation: answer.reply.awaitingConfirmation } : {}),
       ...(answer.reply.busy ? { busy: true } : {}),
     };
-    acknowledgeWhenWritten(ctx, services, {
-      delivered: { conversation: { ...conversation, principal }, turnIds: answer.turnIds },
-    });
   }
 
   return [
@@ -181,8 +185,7 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
           await services.builder.countMcpRequest(ctx.state.principal!.keyId, workspaceId, read);
         } catch (err) {
           if (!(err instanceof BuilderRateLimited)) throw err;
-          answerRateLimited(ctx, message, err);
-          return;
+          return answerRateLimited(ctx, message, err);
         }
         const call: McpCall = { workspaceId, principal, log: ctx.state.log };
         const response = await mcp.handle(toFetchRequest(ctx, raw), call, ctx.state.principal!.keyId);
@@ -190,6 +193,8 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
         if (call.retryAfter !== undefined) ctx.set('Retry-After', String(call.retryAfter));
         // Only results the response carries (a JSON-RPC result, not an error in its place).
         if (carriesResult(ctx.body)) acknowledgeWhenWritten(ctx, services, call);
+        // The MCP SDK's own response (any status, JSON-RPC bodies it shapes) was copied onto ctx.
+        return SENT_BY_HANDLER;
       },
     }),
     route({
@@ -209,7 +214,7 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { body }) => {
         const { workspaceId, principal } = builderPrincipal(ctx);
         await countMessage(workspaceId);
-        await converseOverHttp(ctx, { workspaceId, surface: 'http', thread: null }, principal, body.message);
+        return await converseOverHttp(ctx, { workspaceId, surface: 'http', thread: null }, principal, body.message);
       },
     }),
     route({
@@ -229,7 +234,7 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { body }) => {
         const { workspaceId, userId } = sessionUser(ctx);
         await countMessage(workspaceId);
-        await converseOverHttp(
+        return await converseOverHttp(
           ctx,
           { workspaceId, surface: 'dashboard', thread: null },
           { kind: 'session', userId },

@@ -37,7 +37,7 @@ export function checkRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await checks.listQuestions(bot.id);
+        return await checks.listQuestions(bot.id);
       },
     }),
     route({
@@ -55,8 +55,7 @@ export function checkRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'conflict', 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.status = 201;
-        ctx.body = await checks.createQuestion(bot.id, body);
+        return await checks.createQuestion(bot.id, body);
       },
     }),
     route({
@@ -72,7 +71,7 @@ export function checkRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'conflict', 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await checks.updateQuestion(bot.id, params.question, body);
+        return await checks.updateQuestion(bot.id, params.question, body);
       },
     }),
     route({
@@ -86,7 +85,7 @@ export function checkRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await checks.deleteQuestion(bot.id, params.question);
+        return await checks.deleteQuestion(bot.id, params.question);
       },
     }),
     route({
@@ -104,8 +103,7 @@ export function checkRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'conflict'],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.status = 202;
-        ctx.body = await checks.startRun({ botId: bot.id, workspaceId: bot.workspace_id });
+        return await checks.startRun({ botId: bot.id, workspaceId: bot.workspace_id });
       },
     }),
     route({
@@ -121,7 +119,7 @@ export function checkRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params, query }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await checks.listRuns(bot.id, query.limit);
+        return await checks.listRuns(bot.id, query.limit);
       },
     }),
     route({
@@ -136,7 +134,7 @@ export function checkRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await checks.getRun(bot.id, params.run);
+        return await checks.getRun(bot.id, params.run);
       },
     }),
   ];

@@ -1,7 +1,7 @@
 import { openEventStream } from '../event-stream';
 import type { StreamFrame } from '../../lib/conversations/service';
 import type { AppDeps } from '../deps';
-import { AUTH_ERRORS, type RouteDef, route } from '../route';
+import { AUTH_ERRORS, type RouteDef, SENT_BY_HANDLER, route } from '../route';
 import {
   ChatRequest,
   ChatResponse,
@@ -50,7 +50,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { body }) => {
         const reply = await conversations.answer(keyBot(ctx).botId, body, ctx.state.idempotencyScope);
         ctx.state.sessionId = reply.session_id;
-        ctx.body = reply;
+        return reply;
       },
     }),
     route({
@@ -97,6 +97,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
             ctx.state.turnPending = turnPending;
           })
           .finally(() => stream.end());
+        return SENT_BY_HANDLER;
       },
     }),
     route({
@@ -123,7 +124,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       ],
       handler: async (ctx, { body }) => {
         ctx.state.sessionId = body.session_id;
-        ctx.body = await conversations.handoff(keyBot(ctx).botId, body.session_id);
+        return await conversations.handoff(keyBot(ctx).botId, body.session_id);
       },
     }),
     route({
@@ -139,7 +140,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Poll response', schema: PollResponse } },
       errors: ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'],
       handler: async (ctx, { query }) => {
-        ctx.body = await conversations.poll(keyBot(ctx).botId, query.session_id, query.cursor, publicBaseUrl(deps));
+        return await conversations.poll(keyBot(ctx).botId, query.session_id, query.cursor, publicBaseUrl(deps));
       },
     }),
     route({
@@ -154,7 +155,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'payload_too_large', 'rate_limited', 'internal_error'],
       handler: async (ctx, { body }) => {
         await conversations.visitorTyping(keyBot(ctx).botId, body.session_id);
-        ctx.body = { status: 'ok' };
+        return { status: 'ok' };
       },
     }),
     route({
@@ -172,7 +173,7 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', ...AUTH_ERRORS, 'payload_too_large', 'rate_limited', 'internal_error'],
       handler: async (ctx, { body }) => {
         const { conversations: count } = await conversations.eraseVisitor(keyBot(ctx).botId, body);
-        ctx.body = { status: 'erased', conversations: count };
+        return { status: 'erased', conversations: count };
       },
     }),
   ];

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import { ALL_ROLES, type RouteDef, route } from '../route';
+import { ALL_ROLES, type RouteDef, SENT_BY_HANDLER, route } from '../route';
 import { ChatResponse, OkResponse, StreamFrame } from '../../lib/schemas/conversation';
 import { StatusResponse } from '../../lib/schemas/auth';
 import {
@@ -41,7 +41,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Models', schema: ModelChoices } },
       errors: ['unauthorized', 'service_unavailable'],
       handler: async (ctx) => {
-        ctx.body = await bots.modelChoices(sessionUser(ctx).workspaceId);
+        return await bots.modelChoices(sessionUser(ctx).workspaceId);
       },
     }),
     route({
@@ -55,7 +55,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await bots.get(bot.id);
+        return await bots.get(bot.id);
       },
     }),
     route({
@@ -71,7 +71,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await bots.update(bot.id, body);
+        return await bots.update(bot.id, body);
       },
     }),
     route({
@@ -84,7 +84,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await bots.rotateKey(bot.id, 'secret', sessionUser(ctx).userId);
+        return await bots.rotateKey(bot.id, 'secret', sessionUser(ctx).userId);
       },
     }),
     route({
@@ -97,7 +97,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await bots.rotateKey(bot.id, 'identity', sessionUser(ctx).userId);
+        return await bots.rotateKey(bot.id, 'identity', sessionUser(ctx).userId);
       },
     }),
     route({
@@ -113,7 +113,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = { sites: await widget.sightings.list(bot.id) };
+        return { sites: await widget.sightings.list(bot.id) };
       },
     }),
     route({
@@ -127,7 +127,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params, query }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await runs.list(bot.id, query);
+        return await runs.list(bot.id, query);
       },
     }),
     route({
@@ -140,7 +140,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await bots.readState(bot.id);
+        return await bots.readState(bot.id);
       },
     }),
     route({
@@ -155,7 +155,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'version_conflict', 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await bots.writeState(bot.id, body.document, body.version);
+        return await bots.writeState(bot.id, body.document, body.version);
       },
     }),
     route({
@@ -172,7 +172,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'llm_unavailable', 'llm_overloaded'],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await conversations.testChat(bot.id, sessionUser(ctx).userId, body);
+        return await conversations.testChat(bot.id, sessionUser(ctx).userId, body);
       },
     }),
     route({
@@ -198,6 +198,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
         const chat = await conversations.testChatStream(bot.id, sessionUser(ctx).userId, body);
         const stream = openEventStream(ctx);
         void chat.run((frame) => stream.write(frame), ctx.state.log).finally(() => stream.end());
+        return SENT_BY_HANDLER;
       },
     }),
     route({
@@ -214,7 +215,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: ['unauthorized', 'service_unavailable'],
       handler: async (ctx) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await notifications.list(sessionUser(ctx).workspaceId);
+        return await notifications.list(sessionUser(ctx).workspaceId);
       },
     }),
     route({
@@ -231,7 +232,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       errors: ['unauthorized', 'bad_request', 'service_unavailable'],
       handler: async (ctx, { body }) => {
         await notifications.markRead(sessionUser(ctx).workspaceId, body.ids);
-        ctx.body = { status: 'ok' };
+        return { status: 'ok' };
       },
     }),
     route({
@@ -246,7 +247,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Bots', schema: BotList } },
       errors: ['unauthorized', 'service_unavailable'],
       handler: async (ctx) => {
-        ctx.body = { bots: await bots.list(sessionUser(ctx).workspaceId) };
+        return { bots: await bots.list(sessionUser(ctx).workspaceId) };
       },
     }),
     route({
@@ -264,8 +265,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       responses: { 201: { description: 'Created', schema: BotCreated } },
       errors: ['unauthorized', 'forbidden', 'bad_request', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        ctx.status = 201;
-        ctx.body = await bots.create(sessionUser(ctx).workspaceId, body, sessionUser(ctx).userId);
+        return await bots.create(sessionUser(ctx).workspaceId, body, sessionUser(ctx).userId);
       },
     }),
     route({
@@ -280,7 +280,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
         await bots.remove(bot.id);
-        ctx.body = { status: 'deleted' };
+        return { status: 'deleted' };
       },
     }),
     ...(['webhook-secret', 'builder-key'] as const).map((what) =>
@@ -297,7 +297,7 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
         errors: [...errs],
         handler: async (ctx, { params }) => {
           const bot = await sessionBot(deps, ctx, params.id);
-          ctx.body = await bots.rotateKey(
+          return await bots.rotateKey(
             bot.id,
             what === 'webhook-secret' ? 'webhook' : 'builder',
             sessionUser(ctx).userId,

@@ -25,7 +25,7 @@ export function deliveryRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = { deliveries: await deliveries.failed(bot.id) };
+        return { deliveries: await deliveries.failed(bot.id) };
       },
     }),
     route({
@@ -42,8 +42,7 @@ export function deliveryRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'conflict'],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.status = 202;
-        ctx.body = await deliveries.sendAgain(bot.id, params.delivery);
+        return await deliveries.sendAgain(bot.id, params.delivery);
       },
     }),
   ];

@@ -76,7 +76,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Saved replies', schema: SavedReplyList } },
       errors: ['unauthorized', 'service_unavailable'],
       handler: async (ctx) => {
-        ctx.body = { replies: await savedReplies.list(sessionUser(ctx).workspaceId) };
+        return { replies: await savedReplies.list(sessionUser(ctx).workspaceId) };
       },
     }),
     route({
@@ -89,8 +89,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       responses: { 201: { description: 'Saved', schema: SavedReplyView } },
       errors: ['unauthorized', 'forbidden', 'bad_request', 'conflict', 'payload_too_large', 'service_unavailable'],
       handler: async (ctx, { body }) => {
-        ctx.status = 201;
-        ctx.body = await savedReplies.create(sessionUser(ctx).workspaceId, body);
+        return await savedReplies.create(sessionUser(ctx).workspaceId, body);
       },
     }),
     route({
@@ -104,7 +103,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       errors: ['unauthorized', 'forbidden', 'not_found', 'service_unavailable'],
       handler: async (ctx, { params }) => {
         await savedReplies.remove(sessionUser(ctx).workspaceId, params.reply);
-        ctx.body = { status: 'ok' };
+        return { status: 'ok' };
       },
     }),
     route({
@@ -119,7 +118,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { query }) => {
         ctx.set('Cache-Control', 'no-store');
         const user = sessionUser(ctx);
-        ctx.body = await conversations.inbox(user.workspaceId, {
+        return await conversations.inbox(user.workspaceId, {
           status: query.status,
           botId: query.bot_id,
           ...(query.assignee ? { assignedTo: query.assignee === 'me' ? user.userId : null } : {}),
@@ -148,7 +147,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
           publicBaseUrl(deps),
           { authorNames: true },
         );
-        ctx.body = { ...transcript, ...(await assignment.presence(params.sid, sessionUser(ctx).userId)) };
+        return { ...transcript, ...(await assignment.presence(params.sid, sessionUser(ctx).userId)) };
       },
     }),
     route({
@@ -176,8 +175,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
           replyScope: replyScopeOf(ctx, userId, bytes),
         });
         await assignment.takeIfUnassigned(params.sid, userId);
-        ctx.status = 201;
-        ctx.body = sent;
+        return sent;
       },
     }),
     route({
@@ -193,7 +191,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params, body }) => {
         const user = sessionUser(ctx);
-        ctx.body = {
+        return {
           assignee: await assignment.assign(user.workspaceId, await bot(ctx, params.id), params.sid, body.user_id),
         };
       },
@@ -209,7 +207,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await conversations.visitorPanel(await bot(ctx, params.id), params.sid);
+        return await conversations.visitorPanel(await bot(ctx, params.id), params.sid);
       },
     }),
     route({
@@ -225,13 +223,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       responses: { 201: { description: 'The note, as the transcript shows it', schema: NoteResponse } },
       errors: [...errs, 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
-        ctx.status = 201;
-        ctx.body = await conversations.addNote(
-          await bot(ctx, params.id),
-          params.sid,
-          body.text,
-          sessionUser(ctx).userId,
-        );
+        return await conversations.addNote(await bot(ctx, params.id), params.sid, body.text, sessionUser(ctx).userId);
       },
     }),
     route({
@@ -247,7 +239,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
         const userId = sessionUser(ctx).userId;
-        ctx.body = await conversations.operatorReplyFrom(
+        const sent = await conversations.operatorReplyFrom(
           await bot(ctx, params.id),
           params.sid,
           body.text,
@@ -256,6 +248,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
         );
         // Whoever answers first handles it, unless someone was assigned (docs/decisions/096-assignment.md).
         await assignment.takeIfUnassigned(params.sid, userId);
+        return sent;
       },
     }),
     route({
@@ -269,7 +262,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         await conversations.operatorTyping(await bot(ctx, params.id), params.sid, sessionUser(ctx).userId);
-        ctx.body = { status: 'ok' };
+        return { status: 'ok' };
       },
     }),
     route({
@@ -282,7 +275,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Resolved', schema: ResolveResponse } },
       errors: [...errs],
       handler: async (ctx, { params }) => {
-        ctx.body = await conversations.resolve(await bot(ctx, params.id), params.sid);
+        return await conversations.resolve(await bot(ctx, params.id), params.sid);
       },
     }),
   ];

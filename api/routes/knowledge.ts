@@ -1,7 +1,7 @@
 import { type ErrorCode, errors } from '../../lib/errors';
 import { LIMITS } from '../../lib/limits';
 import type { AppDeps } from '../deps';
-import { ALL_ROLES, AUTH_ERRORS, type RouteDef, route } from '../route';
+import { ALL_ROLES, AUTH_ERRORS, type RouteDef, SENT_BY_HANDLER, route } from '../route';
 import { BotParams } from '../../lib/schemas/common';
 import { SessionId } from '../../lib/schemas/conversation';
 import {
@@ -46,7 +46,7 @@ const UPLOAD_DESCRIPTION =
 function sendFile(
   ctx: AppContext,
   file: { name: string; contentType: string; size: number; sha256: Buffer; body: Buffer },
-) {
+): typeof SENT_BY_HANDLER {
   const ascii = file.name.replace(/[^\x20-\x7e]|["\\]/g, '_');
   ctx.set('Content-Disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(file.name)}`);
   ctx.set('X-Content-Type-Options', 'nosniff');
@@ -55,6 +55,7 @@ function sendFile(
   ctx.etag = `"${file.sha256.toString('base64url').slice(0, 27)}"`;
   ctx.type = file.contentType;
   ctx.body = file.body;
+  return SENT_BY_HANDLER;
 }
 
 const DashboardSourceParams = BotParams.extend({ source_id: SourceId });
@@ -78,8 +79,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       202: { description: 'Indexed: searchable at once; the bot’s answer cache is reset.', schema: KnowledgeIndexed },
     },
     handler: async (ctx, { body }) => {
-      ctx.status = 202;
-      ctx.body = await knowledge.write(keyBot(ctx).botId, body);
+      return await knowledge.write(keyBot(ctx).botId, body);
     },
   } satisfies Partial<RouteDef<typeof KnowledgeWriteRequest>>;
   const dashboard = { tag: 'Dashboard', session: true, unstable: true, params: BotParams } as const;
@@ -129,7 +129,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       rateGroup: 'reads',
       errors: ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'],
       handler: async (ctx, { body }) => {
-        ctx.body = await knowledge.search(keyBot(ctx).botId, body);
+        return await knowledge.search(keyBot(ctx).botId, body);
       },
     }),
     route({
@@ -141,7 +141,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       roles: ALL_ROLES,
       errors: [...dashboardErrors],
       handler: async (ctx, { params, body }) => {
-        ctx.body = await knowledge.search((await sessionBot(deps, ctx, params.id)).id, body);
+        return await knowledge.search((await sessionBot(deps, ctx, params.id)).id, body);
       },
     }),
     route({
@@ -159,7 +159,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       errors: [...dashboardErrors],
       handler: async (ctx, { params }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await runs.passagesRead((await sessionBot(deps, ctx, params.id)).id, params.sid);
+        return await runs.passagesRead((await sessionBot(deps, ctx, params.id)).id, params.sid);
       },
     }),
     route({
@@ -175,8 +175,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       errors: [...writeErrors, 'unsupported_media_type', 'rate_limited', 'internal_error'],
       handler: async (ctx, { body }) => {
         const file = uploaded(ctx);
-        ctx.status = 202;
-        ctx.body = await knowledge.uploadFile(keyBot(ctx), { ...file, ...body });
+        return await knowledge.uploadFile(keyBot(ctx), { ...file, ...body });
       },
     }),
     route({
@@ -191,7 +190,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'The file', contentType: 'application/octet-stream' } },
       errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'rate_limited', 'internal_error'],
       handler: async (ctx, { params }) => {
-        sendFile(ctx, await knowledge.download(keyBot(ctx).botId, params.id));
+        return sendFile(ctx, await knowledge.download(keyBot(ctx).botId, params.id));
       },
     }),
     route({
@@ -217,7 +216,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'One page of sources', schema: KnowledgeList } },
       errors: ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'],
       handler: async (ctx, { query }) => {
-        ctx.body = await knowledge.list(keyBot(ctx).botId, query);
+        return await knowledge.list(keyBot(ctx).botId, query);
       },
     }),
     route({
@@ -236,7 +235,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'The source', schema: KnowledgeSource } },
       errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'rate_limited', 'internal_error'],
       handler: async (ctx, { params, query }) => {
-        ctx.body = await knowledge.get(keyBot(ctx).botId, params.id, query);
+        return await knowledge.get(keyBot(ctx).botId, params.id, query);
       },
     }),
     route({
@@ -251,7 +250,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Deleted', schema: KnowledgeDeleted } },
       errors: ['bad_request', ...AUTH_ERRORS, 'not_found', 'rate_limited', 'internal_error'],
       handler: async (ctx, { params }) => {
-        ctx.body = await knowledge.remove(keyBot(ctx).botId, params.id);
+        return await knowledge.remove(keyBot(ctx).botId, params.id);
       },
     }),
     // The dashboard's knowledge page: the same functions for the signed-in people of the bot's workspace.
@@ -267,7 +266,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'One page of sources', schema: KnowledgeList } },
       errors: [...dashboardErrors],
       handler: async (ctx, { params, query }) => {
-        ctx.body = await knowledge.list((await sessionBot(deps, ctx, params.id)).id, query);
+        return await knowledge.list((await sessionBot(deps, ctx, params.id)).id, query);
       },
     }),
     route({
@@ -282,8 +281,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       errors: [...dashboardErrors, 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.status = 202;
-        ctx.body = await knowledge.write(bot.id, body);
+        return await knowledge.write(bot.id, body);
       },
     }),
     route({
@@ -298,7 +296,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'The source', schema: KnowledgeSource } },
       errors: [...dashboardErrors],
       handler: async (ctx, { params, query }) => {
-        ctx.body = await knowledge.get((await sessionBot(deps, ctx, params.id)).id, params.source_id, query);
+        return await knowledge.get((await sessionBot(deps, ctx, params.id)).id, params.source_id, query);
       },
     }),
     route({
@@ -312,8 +310,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
         const file = uploaded(ctx);
-        ctx.status = 202;
-        ctx.body = await knowledge.uploadFile({ botId: bot.id, workspaceId: bot.workspace_id }, { ...file, ...body });
+        return await knowledge.uploadFile({ botId: bot.id, workspaceId: bot.workspace_id }, { ...file, ...body });
       },
     }),
     route({
@@ -327,7 +324,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'The file', contentType: 'application/octet-stream' } },
       errors: [...dashboardErrors],
       handler: async (ctx, { params }) => {
-        sendFile(ctx, await knowledge.download((await sessionBot(deps, ctx, params.id)).id, params.source_id));
+        return sendFile(ctx, await knowledge.download((await sessionBot(deps, ctx, params.id)).id, params.source_id));
       },
     }),
     route({
@@ -340,7 +337,7 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Deleted', schema: KnowledgeDeleted } },
       errors: [...dashboardErrors],
       handler: async (ctx, { params }) => {
-        ctx.body = await knowledge.remove((await sessionBot(deps, ctx, params.id)).id, params.source_id);
+        return await knowledge.remove((await sessionBot(deps, ctx, params.id)).id, params.source_id);
       },
     }),
     route({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { errors } from '../../lib/errors';
 import type { AppDeps } from '../deps';
-import { type RouteDef, route } from '../route';
+import { type RouteDef, SENT_BY_HANDLER, route } from '../route';
 
 const MediaParams = z.object({ id: z.string().min(1).max(100).describe('The attachment id (`attachment.id`)') });
 
@@ -33,9 +33,10 @@ export function mediaRoutes(deps: AppDeps): RouteDef[] {
         ctx.type = file.contentType;
         if (ctx.fresh) {
           ctx.status = 304;
-          return;
+          return SENT_BY_HANDLER;
         }
         ctx.body = file.body;
+        return SENT_BY_HANDLER;
       },
     }),
   ];

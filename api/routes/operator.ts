@@ -30,7 +30,7 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'One page of requests', schema: ThreadList } },
       errors: [...COMMON_ERRORS],
       handler: async (ctx, { query }) => {
-        ctx.body = await conversations.listThreads(keyBot(ctx).botId, query);
+        return await conversations.listThreads(keyBot(ctx).botId, query);
       },
     }),
     route({
@@ -45,7 +45,7 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'One page of the transcript', schema: Transcript } },
       errors: [...COMMON_ERRORS, 'not_found'],
       handler: async (ctx, { params, query }) => {
-        ctx.body = await conversations.transcript(keyBot(ctx).botId, params.sid, query, publicBaseUrl(deps));
+        return await conversations.transcript(keyBot(ctx).botId, params.sid, query, publicBaseUrl(deps));
       },
     }),
     route({
@@ -61,12 +61,7 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       errors: [...COMMON_ERRORS, 'not_found', 'payload_too_large', 'idempotency_key_reused', 'idempotency_in_progress'],
       handler: async (ctx, { params, body }) => {
         ctx.state.sessionId = params.sid;
-        ctx.body = await conversations.operatorReply(
-          keyBot(ctx).botId,
-          params.sid,
-          body.text,
-          ctx.state.idempotencyScope,
-        );
+        return await conversations.operatorReply(keyBot(ctx).botId, params.sid, body.text, ctx.state.idempotencyScope);
       },
     }),
     route({
@@ -81,7 +76,7 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       errors: [...COMMON_ERRORS, 'not_found'],
       handler: async (ctx, { params }) => {
         await conversations.operatorTyping(keyBot(ctx).botId, params.sid);
-        ctx.body = { status: 'ok' };
+        return { status: 'ok' };
       },
     }),
     route({
@@ -95,7 +90,7 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Resolved', schema: ResolveResponse } },
       errors: [...COMMON_ERRORS, 'not_found'],
       handler: async (ctx, { params }) => {
-        ctx.body = await conversations.resolve(keyBot(ctx).botId, params.sid);
+        return await conversations.resolve(keyBot(ctx).botId, params.sid);
       },
     }),
   ];

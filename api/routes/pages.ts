@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { errors } from '../../lib/errors';
 import { ASSET_PREFIX, DASHBOARD_PAGES, type DashboardPages, createDashboardPages } from '../pages';
-import { type RouteDef, route } from '../route';
+import { type RouteDef, SENT_BY_HANDLER, route } from '../route';
 
 const AssetParams = z.object({ name: z.string().min(1).max(200) });
 /** Path segments of page addresses: ids and tab names, never anything the app would not draw. */
@@ -34,7 +34,10 @@ export function pageRoutes(pages: DashboardPages = createDashboardPages()): Rout
         summary: PAGE_SUMMARIES[page] ?? 'A dashboard page.',
         ...(page.includes('{') ? { params: PageParams } : {}),
         responses: pageResponses,
-        handler: (ctx) => pages.page(ctx),
+        handler: async (ctx) => {
+          await pages.page(ctx);
+          return SENT_BY_HANDLER;
+        },
       }),
     ),
     route({
@@ -50,6 +53,7 @@ export function pageRoutes(pages: DashboardPages = createDashboardPages()): Rout
       errors: ['not_found'],
       handler: async (ctx, { params }) => {
         if (!(await pages.asset(ctx, params.name))) throw errors.notFound('No such asset');
+        return SENT_BY_HANDLER;
       },
     }),
   ];

@@ -43,9 +43,8 @@ export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[
       handler: async (ctx, { body }) => {
         const started = await pairing.start(body.device, clientBucket(ctx.ip));
         const base = dashboardLinkBase(deps);
-        ctx.status = 201;
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = {
+        return {
           verify_url: `${base}/connect?code=${encodeURIComponent(started.code)}`,
           code: started.code,
           secret: started.secret,
@@ -69,7 +68,7 @@ export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[
       errors: ['bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { query }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await pairing.poll(query.code, query.secret, clientBucket(ctx.ip));
+        return await pairing.poll(query.code, query.secret, clientBucket(ctx.ip));
       },
     }),
     route({
@@ -81,7 +80,7 @@ export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[
       responses: { 200: { description: 'Pairing', schema: PairingView } },
       errors: ['unauthorized', 'not_found', 'bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { params }) => {
-        ctx.body = await pairing.describe(params.code, sessionUser(ctx));
+        return await pairing.describe(params.code, sessionUser(ctx));
       },
     }),
     route({
@@ -94,7 +93,7 @@ export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[
       responses: { 200: { description: 'Approved', schema: PairingView } },
       errors: ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'rate_limited', 'service_unavailable'],
       handler: async (ctx, { params }) => {
-        ctx.body = await pairing.approve(params.code, sessionUser(ctx));
+        return await pairing.approve(params.code, sessionUser(ctx));
       },
     }),
   ];

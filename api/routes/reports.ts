@@ -33,7 +33,7 @@ export function reportRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params, query }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = { days: query.days, groups: await reports.gaps(bot.id, query.days) };
+        return { days: query.days, groups: await reports.gaps(bot.id, query.days) };
       },
     }),
     route({
@@ -49,8 +49,7 @@ export function reportRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'conflict', 'payload_too_large'],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.status = 201;
-        ctx.body = await reports.answerGap(bot.id, body);
+        return await reports.answerGap(bot.id, body);
       },
     }),
     route({
@@ -65,7 +64,7 @@ export function reportRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params, query }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = { days: query.days, sources: await reports.usefulness(bot.id, query.days) };
+        return { days: query.days, sources: await reports.usefulness(bot.id, query.days) };
       },
     }),
     route({
@@ -80,7 +79,7 @@ export function reportRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { query }) => {
         const { workspaceId } = sessionUser(ctx);
         if (query.bot_id) await sessionBot(deps, ctx, query.bot_id); // 404 for another workspace's agent
-        ctx.body = await reports.resolution({
+        return await reports.resolution({
           workspaceId,
           botId: query.bot_id,
           from: query.from,

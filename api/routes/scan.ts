@@ -32,8 +32,7 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
       responses: { 202: { description: 'The scan has started.', schema: ScrapeAccepted } },
       errors: ['bad_request', ...AUTH_ERRORS, 'conflict', 'payload_too_large', 'internal_error'],
       handler: async (ctx, { body }) => {
-        ctx.status = 202;
-        ctx.body = await scans.start(keyBot(ctx), body, ctx.state.log);
+        return await scans.start(keyBot(ctx), body, ctx.state.log);
       },
     }),
     route({
@@ -50,8 +49,7 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'service_unavailable'],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.status = 202;
-        ctx.body = await scans.start({ botId: bot.id, workspaceId: bot.workspace_id }, body, ctx.state.log);
+        return await scans.start({ botId: bot.id, workspaceId: bot.workspace_id }, body, ctx.state.log);
       },
     }),
     route({
@@ -68,8 +66,7 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
       errors: ['unauthorized', 'forbidden', 'not_found', 'conflict', 'service_unavailable'],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.status = 202;
-        ctx.body = await scans.cancel(bot.id);
+        return await scans.cancel(bot.id);
       },
     }),
     route({
@@ -88,7 +85,7 @@ export function scanRoutes(deps: AppDeps): RouteDef[] {
       errors: ['bad_request', 'unauthorized', 'not_found', 'internal_error'],
       handler: async (ctx, { params, query }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await scans.list(bot.id, query.limit);
+        return await scans.list(bot.id, query.limit);
       },
     }),
   ];

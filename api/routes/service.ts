@@ -8,9 +8,9 @@ import { renderDocs } from '../docs/render';
 import { DOCS_HEADERS } from '../pages';
 import { serveDocsAsset } from '../docs/static';
 import { buildOpenApi } from '../openapi';
-import { type RouteDef, route } from '../route';
+import { type RouteDef, SENT_BY_HANDLER, reply, route } from '../route';
 import { z } from 'zod';
-import { HealthResponse, ReadyResponse } from '../../lib/schemas/common';
+import { HealthResponse, NotReadyResponse, ReadyResponse } from '../../lib/schemas/common';
 
 const AssetParams = z.object({ name: z.string().min(1).max(200) });
 
@@ -52,18 +52,16 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
     }));
 
   return [
-    {
+    route({
       method: 'get',
       path: '/healthz',
       operationId: 'healthz',
       tag: 'Service',
       summary: 'Liveness: the process is up. Touches nothing external.',
       responses: { 200: { description: 'Alive', schema: HealthResponse } },
-      handler: async (ctx) => {
-        ctx.body = { status: 'ok' };
-      },
-    },
-    {
+      handler: async () => ({ status: 'ok' }),
+    }),
+    route({
       method: 'get',
       path: '/readyz',
       operationId: 'readyz',
@@ -71,8 +69,10 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
       summary:
         'Readiness: 200 when Postgres and Temporal both answer (and the Temporal namespace exists), 503 with the ' +
         'error body when not.',
-      responses: { 200: { description: 'Ready', schema: ReadyResponse } },
-      errors: ['service_unavailable'],
+      responses: {
+        200: { description: 'Ready', schema: ReadyResponse },
+        503: { description: 'Not ready; `code` is `service_unavailable`', schema: NotReadyResponse },
+      },
       handler: async (ctx) => {
         const log = (what: string) => (err: unknown) => ctx.state.log.warn({ err }, `readiness: ${what} unavailable`);
         const [postgres, temporal] = await Promise.all([
@@ -84,15 +84,13 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
           const down = Object.entries(checks)
             .filter(([, v]) => v !== 'ok')
             .map(([k, v]) => (v === 'namespace_missing' ? 'the Temporal namespace is missing' : `${k} unreachable`));
-          const err = errors.serviceUnavailable(`Not ready: ${down.join(' and ')}`);
-          ctx.status = err.status;
-          ctx.body = { ...err.toBody(), checks };
-          return;
+          const { message, code } = errors.serviceUnavailable(`Not ready: ${down.join(' and ')}`);
+          return reply(503, { error: message, code, checks });
         }
-        ctx.body = { status: 'ready', checks };
+        return { status: 'ready', checks };
       },
-    },
-    {
+    }),
+    route({
       method: 'get',
       path: '/metrics',
       operationId: 'metrics',
@@ -107,9 +105,10 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
         }
         ctx.type = deps.metrics.registry.contentType;
         ctx.body = await deps.metrics.registry.metrics();
+        return SENT_BY_HANDLER;
       },
-    },
-    {
+    }),
+    route({
       method: 'get',
       path: '/v1/openapi.json',
       operationId: 'openapi',
@@ -118,9 +117,10 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
       responses: { 200: { description: 'OpenAPI document', contentType: 'application/json' } },
       handler: async (ctx) => {
         ctx.body = document();
+        return SENT_BY_HANDLER;
       },
-    },
-    {
+    }),
+    route({
       method: 'get',
       path: '/docs',
       operationId: 'docs',
@@ -133,8 +133,9 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
         ctx.set(DOCS_HEADERS);
         ctx.type = 'text/html; charset=utf-8';
         ctx.body = docsHtml ??= renderDocs(document());
+        return SENT_BY_HANDLER;
       },
-    },
+    }),
     route({
       method: 'get',
       path: '/docs/assets/{name}',
@@ -147,6 +148,7 @@ export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): Route
       errors: ['not_found'],
       handler: async (ctx, { params }) => {
         if (!(await serveDocsAsset(ctx, params.name))) throw errors.notFound('No such asset');
+        return SENT_BY_HANDLER;
       },
     }),
   ];

@@ -38,7 +38,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Team', schema: TeamView } },
       errors: [...errs],
       handler: async (ctx) => {
-        ctx.body = await team.list(sessionUser(ctx));
+        return await team.list(sessionUser(ctx));
       },
     }),
     route({
@@ -54,8 +54,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       responses: { 201: { description: 'Invited', schema: InviteResponse } },
       errors: [...errs, 'bad_request', 'already_member', 'rate_limited'],
       handler: async (ctx, { body }) => {
-        ctx.status = 201;
-        ctx.body = await team.invite(sessionUser(ctx), body, dashboardLinkBase(deps));
+        return await team.invite(sessionUser(ctx), body, dashboardLinkBase(deps));
       },
     }),
     route({
@@ -69,7 +68,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'not_found'],
       handler: async (ctx, { params }) => {
         await team.revokeInvitation(sessionUser(ctx), params.iid);
-        ctx.body = { status: 'revoked' };
+        return { status: 'revoked' };
       },
     }),
     route({
@@ -86,7 +85,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Member', schema: MemberChanged } },
       errors: [...errs, 'bad_request', 'not_found'],
       handler: async (ctx, { params, body }) => {
-        ctx.body = await team.changeRole(sessionUser(ctx), params.uid, body.role);
+        return await team.changeRole(sessionUser(ctx), params.uid, body.role);
       },
     }),
     route({
@@ -102,7 +101,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Removed', schema: MemberRemoved } },
       errors: [...errs, 'not_found'],
       handler: async (ctx, { params }) => {
-        ctx.body = { status: 'removed', ...(await team.remove(sessionUser(ctx), params.uid)) };
+        return { status: 'removed', ...(await team.remove(sessionUser(ctx), params.uid)) };
       },
     }),
     route({
@@ -115,7 +114,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Builder keys', schema: BuilderKeyList } },
       errors: [...errs],
       handler: async (ctx) => {
-        ctx.body = { builder_keys: await bots.listBuilderKeys(sessionUser(ctx)) };
+        return { builder_keys: await bots.listBuilderKeys(sessionUser(ctx)) };
       },
     }),
     route({
@@ -129,7 +128,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'not_found'],
       handler: async (ctx, { params }) => {
         await bots.revokeBuilderKey(sessionUser(ctx), params.kid);
-        ctx.body = { status: 'revoked' };
+        return { status: 'revoked' };
       },
     }),
     route({
@@ -145,7 +144,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await team.seenKeys(sessionUser(ctx));
+        return await team.seenKeys(sessionUser(ctx));
       },
     }),
     route({
@@ -162,7 +161,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'bad_request'],
       handler: async (ctx, { body }) => {
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await team.rotateSeenKeys(sessionUser(ctx), body.user_id);
+        return await team.rotateSeenKeys(sessionUser(ctx), body.user_id);
       },
     }),
     route({
@@ -175,7 +174,7 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'Setting', schema: DepartureSetting } },
       errors: [...errs, 'bad_request'],
       handler: async (ctx, { body }) => {
-        ctx.body = await team.setRotateOnDeparture(sessionUser(ctx), body.rotate_keys_on_departure);
+        return await team.setRotateOnDeparture(sessionUser(ctx), body.rotate_keys_on_departure);
       },
     }),
   ];

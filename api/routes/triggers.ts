@@ -1,9 +1,9 @@
 import { LIMITS } from '../../lib/limits';
 import type { RunStarted } from '../../lib/triggers/service';
-import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
-import { type RouteDef, route } from '../route';
-import { BotParams } from '../../lib/schemas/common';
+import { type Reply, type RouteDef, reply, route } from '../route';
+import type { z } from 'zod';
+import { BotParams, Deleted } from '../../lib/schemas/common';
 import {
   HookAccepted,
   HookDone,
@@ -19,13 +19,10 @@ import {
 import { publicBaseUrl, sessionBot } from '../session';
 
 /** Spec, Incoming trigger webhook table: 202 `{status: accepted}` at once, or 200 with the run's answer. */
-function answerRun(ctx: AppContext, run: RunStarted): void {
-  if (run.mode === 'ack') {
-    ctx.status = 202;
-    ctx.body = { status: 'accepted', run_id: run.run_id };
-  } else {
-    ctx.body = { run_id: run.run_id, status: 'done', answer: run.answer };
-  }
+function answerRun(run: RunStarted): z.infer<typeof HookDone> | Reply<202, z.infer<typeof HookAccepted>> {
+  return run.mode === 'ack'
+    ? reply(202, { status: 'accepted' as const, run_id: run.run_id })
+    : { run_id: run.run_id, status: 'done', answer: run.answer };
 }
 
 /** Spec, Incoming trigger webhook, plus the dashboard's trigger management (not a stable contract). */
@@ -47,8 +44,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.status = 201;
-        ctx.body = await triggers.create(bot, body, publicBaseUrl(deps));
+        return await triggers.create(bot, body, publicBaseUrl(deps));
       },
     }),
     route({
@@ -62,7 +58,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = { triggers: await triggers.list(bot.id, publicBaseUrl(deps)) };
+        return { triggers: await triggers.list(bot.id, publicBaseUrl(deps)) };
       },
     }),
     route({
@@ -76,7 +72,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await triggers.get(bot.id, params.tid, publicBaseUrl(deps));
+        return await triggers.get(bot.id, params.tid, publicBaseUrl(deps));
       },
     }),
     route({
@@ -91,7 +87,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await triggers.update(bot.id, params.tid, body, publicBaseUrl(deps));
+        return await triggers.update(bot.id, params.tid, body, publicBaseUrl(deps));
       },
     }),
     ...(['enable', 'disable'] as const).map((verb) =>
@@ -109,7 +105,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
         errors: [...errs],
         handler: async (ctx, { params }) => {
           const bot = await sessionBot(deps, ctx, params.id);
-          ctx.body = await triggers.setEnabled(bot.id, params.tid, verb === 'enable', publicBaseUrl(deps));
+          return await triggers.setEnabled(bot.id, params.tid, verb === 'enable', publicBaseUrl(deps));
         },
       }),
     ),
@@ -120,11 +116,11 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       operationId: 'deleteTrigger',
       summary: 'Deletes a trigger; its hook answers 404 and its schedule is removed.',
       params: TriggerParams,
-      responses: { 200: { description: 'Deleted' } },
+      responses: { 200: { description: 'Deleted', schema: Deleted } },
       errors: [...errs],
       handler: async (ctx, { params }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        ctx.body = await triggers.remove(bot.id, params.tid);
+        return await triggers.remove(bot.id, params.tid);
       },
     }),
     route({
@@ -143,7 +139,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs, 'trigger_disabled', 'run_failed'],
       handler: async (ctx, { params, body }) => {
         const bot = await sessionBot(deps, ctx, params.id);
-        answerRun(ctx, await triggers.runNow(bot.id, params.tid, body.body));
+        return answerRun(await triggers.runNow(bot.id, params.tid, body.body));
       },
     }),
     route({
@@ -173,8 +169,7 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
         'service_unavailable',
       ],
       handler: async (ctx, { params }) => {
-        answerRun(
-          ctx,
+        return answerRun(
           await triggers.receiveHook(params.tid, ctx.state.rawBody ?? Buffer.alloc(0), ctx.get('X-Hook-Signature')),
         );
       },

@@ -19,7 +19,7 @@ import {
 } from '../../lib/schemas/widget';
 import type { AppContext } from '../context';
 import type { AppDeps } from '../deps';
-import { type RouteDef, route } from '../route';
+import { type RouteDef, SENT_BY_HANDLER, reply, route } from '../route';
 import { keyBot, publicBaseUrl } from '../session';
 import { type WidgetScript, createWidgetScript } from '../widget-script';
 
@@ -68,7 +68,10 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
         200: { description: 'The script', contentType: 'text/javascript' },
         503: { description: 'Not built: run `bash scripts/setup.sh`', contentType: 'text/javascript' },
       },
-      handler: (ctx) => script.serve(ctx),
+      handler: async (ctx) => {
+        await script.serve(ctx);
+        return SENT_BY_HANDLER;
+      },
     }),
     route({
       ...common,
@@ -81,7 +84,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       errors: [...KEY_ERRORS],
       handler: async (ctx) => {
         ctx.set('Cache-Control', 'no-cache');
-        ctx.body = await widget.config(keyBot(ctx).botId);
+        return await widget.config(keyBot(ctx).botId);
       },
     }),
     route({
@@ -94,8 +97,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       responses: { 201: { description: 'New session', schema: WidgetSession } },
       errors: [...KEY_ERRORS],
       handler: async (ctx) => {
-        ctx.status = 201;
-        ctx.body = widget.newSession(keyBot(ctx).botId);
+        return widget.newSession(keyBot(ctx).botId);
       },
     }),
     route({
@@ -112,7 +114,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       handler: async (ctx, { body }) => {
         const botId = visitorBot(ctx, body.session_id);
         const turn = await conversations.converse(botId, body);
-        ctx.body = {
+        return {
           ...turn.reply,
           ...(turn.visitorMessageId ? { visitor_message_id: turn.visitorMessageId } : {}),
           ...(turn.answerMessageId ? { message_id: turn.answerMessageId } : {}),
@@ -154,6 +156,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
           });
         };
         void chat.run(write, ctx.state.log).finally(() => stream.end());
+        return SENT_BY_HANDLER;
       },
     }),
     route({
@@ -170,7 +173,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       handler: async (ctx, { query }) => {
         const botId = visitorBot(ctx, query.session_id);
         ctx.set('Cache-Control', 'no-store');
-        ctx.body = await conversations.poll(botId, query.session_id, query.cursor, publicBaseUrl(deps), {
+        return await conversations.poll(botId, query.session_id, query.cursor, publicBaseUrl(deps), {
           forWidget: true,
         });
       },
@@ -188,7 +191,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       errors: [...KEY_ERRORS, 'bad_request', 'not_found', 'payload_too_large'],
       handler: async (ctx, { body }) => {
         const botId = visitorBot(ctx, body.session_id);
-        ctx.body = await conversations.handoff(botId, body.session_id);
+        return await conversations.handoff(botId, body.session_id);
       },
     }),
     route({
@@ -204,7 +207,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       errors: [...KEY_ERRORS, 'bad_request', 'not_found', 'payload_too_large'],
       handler: async (ctx, { body }) => {
         await conversations.visitorTyping(visitorBot(ctx, body.session_id), body.session_id);
-        ctx.body = { status: 'ok' };
+        return { status: 'ok' };
       },
     }),
     route({
@@ -236,12 +239,8 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
         const result = await conversations.attach(botId, query.session_id, ctx.state.rawBody ?? Buffer.alloc(0), {
           mediaBaseUrl: publicBaseUrl(deps),
         });
-        if (result.kind === 'quota_exceeded') {
-          ctx.body = result.reply;
-          return;
-        }
-        ctx.status = 201;
-        ctx.body = { message: result.message };
+        if (result.kind === 'quota_exceeded') return result.reply;
+        return reply(201, { message: result.message });
       },
     }),
     route({
@@ -258,7 +257,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       errors: [...KEY_ERRORS, 'bad_request', 'not_found', 'payload_too_large'],
       handler: async (ctx, { body }) => {
         await conversations.rate(visitorBot(ctx, body.session_id), body.session_id, body.ref, body.rating);
-        ctx.body = { status: 'ok' };
+        return { status: 'ok' };
       },
     }),
     route({
@@ -277,7 +276,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       handler: async (ctx, { body }) => {
         const { session_id, ...answer } = body;
         await conversations.rateSatisfaction(visitorBot(ctx, session_id), session_id, answer);
-        ctx.body = { status: 'ok' };
+        return { status: 'ok' };
       },
     }),
     route({
@@ -296,7 +295,7 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
       handler: async (ctx, { body }) => {
         const { session_id, ...contact } = body;
         await conversations.leaveContact(visitorBot(ctx, session_id), session_id, contact);
-        ctx.body = { status: 'ok' };
+        return { status: 'ok' };
       },
     }),
   ];

@@ -5,6 +5,8 @@ import { hashKey, randomToken } from '../keys';
 import { newId } from '../ids';
 import { quotedInEmail } from '../outbox';
 import type { Role, UserSession } from '../sessions';
+import type { z } from 'zod';
+import type { InvitationView } from '../schemas/auth';
 import { countTokenUse } from './abuse';
 import type { AccountDeps, LinkBase } from './deps';
 import { forbidden, tooMany, unlessEmailTaken } from './errors';
@@ -136,9 +138,18 @@ export async function revokeInvitation(deps: AccountDeps, session: UserSession, 
 }
 
 /** What an invitation link shows before it is accepted; 404 when unknown, revoked, used or expired. */
-export async function lookUpInvitation(deps: AccountDeps, token: string, client: string) {
+export async function lookUpInvitation(
+  deps: AccountDeps,
+  token: string,
+  client: string,
+): Promise<z.infer<typeof InvitationView>> {
   await countTokenUse(deps.db, 'invitation', client);
-  const res = await deps.db.query<{ email: string; role: string; ws_name: string; invited_by: string | null }>(
+  const res = await deps.db.query<{
+    email: string;
+    role: z.infer<typeof InvitationView>['role'];
+    ws_name: string;
+    invited_by: string | null;
+  }>(
     `SELECT i.email, i.role, w.name AS ws_name, u.email AS invited_by
        FROM invitations i JOIN workspaces w ON w.id = i.workspace_id LEFT JOIN users u ON u.id = i.invited_by
       WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()`,

@@ -104,7 +104,7 @@ export async function recordSatisfaction(db: Db, conversation: ConversationRow, 
  */
 export async function recordNote(db: Db, conversation: ConversationRow, note: { text: string; by: string | null }) {
   const id = `evt_note_${randomUUID().replace(/-/g, '')}`;
-  const event = { kind: 'note', text: note.text, ...(note.by ? { by: note.by } : {}) };
+  const event = { kind: 'note' as const, text: note.text, ...(note.by ? { by: note.by } : {}) };
   const at = Date.now();
   const text = `${note.by ? `${note.by} noted` : 'Note'}: ${note.text}`;
   await db.query(

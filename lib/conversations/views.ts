@@ -1,6 +1,8 @@
 import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import type { Queryable } from '../db';
+import type { z } from 'zod';
 import type { AttachmentRef } from '../media/service';
+import type { Message } from '../schemas/conversation';
 import type { AnswerSource } from '../../workflows/contracts/agent-run';
 import type { BriefingSource } from './briefing';
 import { attachmentView } from './poll';
@@ -197,7 +199,7 @@ export async function readTranscript(
       author: string;
       text: string;
       at: number;
-      event: Record<string, unknown> | null;
+      event: NonNullable<z.infer<typeof Message>['event']> | null;
       attachment: AttachmentRef | null;
       author_name: string | null;
       sources: AnswerSource[] | null;

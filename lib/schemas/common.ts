@@ -17,6 +17,12 @@ export const ReadyResponse = z
   })
   .meta({ id: 'Ready' });
 
+/** `/readyz` when a dependency does not answer: the error body with each dependency's state. */
+export const NotReadyResponse = ErrorBody.extend({ checks: z.record(z.string(), z.string()) }).meta({ id: 'NotReady' });
+
+/** A deleted resource: what a delete answers when it has nothing else to say. */
+export const Deleted = z.object({ status: z.literal('deleted'), id: z.string() }).meta({ id: 'Deleted' });
+
 const { min, max, default: defaultLimit } = LIMITS.pageSize;
 
 /** Spec, Pagination: `limit` 1–200, default 50, larger values are cut to 200 (not refused); `cursor` opaque. */

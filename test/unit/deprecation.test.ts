@@ -25,9 +25,7 @@ describe('deprecated routes', () => {
     deprecated: { since, sunset, link: 'https://docs.example.test/migrate' },
     body: z.object({ n: z.number() }),
     responses: { 200: { description: 'OK', schema: z.object({ ok: z.boolean() }) } },
-    handler: async (ctx) => {
-      ctx.body = { ok: true };
-    },
+    handler: async () => ({ ok: true }),
   });
 
   it('the OpenAPI document marks the operation deprecated and documents the headers', () => {
