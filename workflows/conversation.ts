@@ -337,7 +337,8 @@ async function visitorAttachment(c: Conversation, msg: VisitorAttachmentInput): 
           event: {
             deliveryId: `dlv_${uuid4()}`,
             kind: 'visitor_message' as const,
-            text: `[image] ${msg.url}`,
+            text: '',
+            attachment: { ...msg.attachment, url: msg.url },
             at: msg.at,
           },
         }

@@ -118,13 +118,17 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       handler: async (ctx, { query }) => {
         ctx.set('Cache-Control', 'no-store');
         const user = sessionUser(ctx);
-        return await conversations.inbox(user.workspaceId, {
-          status: query.status,
-          botId: query.bot_id,
-          ...(query.assignee ? { assignedTo: query.assignee === 'me' ? user.userId : null } : {}),
-          limit: query.limit,
-          cursor: query.cursor,
-        });
+        return await conversations.inbox(
+          user.workspaceId,
+          {
+            status: query.status,
+            botId: query.bot_id,
+            ...(query.assignee ? { assignedTo: query.assignee === 'me' ? user.userId : null } : {}),
+            limit: query.limit,
+            cursor: query.cursor,
+          },
+          publicBaseUrl(deps),
+        );
       },
     }),
     route({
@@ -207,7 +211,7 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
       errors: [...errs],
       handler: async (ctx, { params }) => {
         ctx.set('Cache-Control', 'no-store');
-        return await conversations.visitorPanel(await bot(ctx, params.id), params.sid);
+        return await conversations.visitorPanel(await bot(ctx, params.id), params.sid, publicBaseUrl(deps));
       },
     }),
     route({

@@ -30,7 +30,7 @@ export function operatorRoutes(deps: AppDeps): RouteDef[] {
       responses: { 200: { description: 'One page of requests', schema: ThreadList } },
       errors: [...COMMON_ERRORS],
       handler: async (ctx, { query }) => {
-        return await conversations.listThreads(keyBot(ctx).botId, query);
+        return await conversations.listThreads(keyBot(ctx).botId, query, publicBaseUrl(deps));
       },
     }),
     route({

@@ -29,16 +29,16 @@ import {
  */
 
 /** Open requests (handed to a person, `waiting` or `operator`), most recently handed over first. */
-export function listThreads(deps: ConversationDeps, botId: string, page: Page) {
-  return readThreads(deps.db, botId, page);
+export function listThreads(deps: ConversationDeps, botId: string, page: Page, mediaBaseUrl: string) {
+  return readThreads(deps.db, botId, page, mediaBaseUrl);
 }
 
 /**
  * The dashboard's inbox: conversations of every bot of a workspace (or one), with the bot's name. `open`: requests
  * handed to a person, as the operator API lists them; `all`: every conversation, latest activity first.
  */
-export function inbox(deps: ConversationDeps, workspaceId: string, opts: InboxOptions) {
-  return listInbox(deps.db, workspaceId, opts);
+export function inbox(deps: ConversationDeps, workspaceId: string, opts: InboxOptions, mediaBaseUrl: string) {
+  return listInbox(deps.db, workspaceId, opts, mediaBaseUrl);
 }
 
 /** The full transcript, messages and events; opening it tells the visitor an operator is reading. */
@@ -54,8 +54,13 @@ export async function transcript(
 }
 
 /** Who the visitor is and their other conversations with the agent: the inbox's visitor panel. */
-export async function visitorPanel(deps: ConversationDeps, botId: string, sessionId: string): Promise<VisitorPanel> {
-  return readVisitorPanel(deps.db, await conversationOf(deps.db, botId, sessionId));
+export async function visitorPanel(
+  deps: ConversationDeps,
+  botId: string,
+  sessionId: string,
+  mediaBaseUrl: string,
+): Promise<VisitorPanel> {
+  return readVisitorPanel(deps.db, await conversationOf(deps.db, botId, sessionId), mediaBaseUrl);
 }
 
 /** An operator reply: reaches the visitor at the next poll; the conversation becomes `operator`. */

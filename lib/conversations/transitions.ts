@@ -154,7 +154,7 @@ export async function applyTransition(
         };
         if (input.event.kind === 'escalated') {
           const recent = await client.query<{ author: string; text: string }>(
-            `SELECT author, CASE WHEN attachment IS NOT NULL AND text = '' THEN '[image]' ELSE text END AS text
+            `SELECT author, CASE WHEN attachment IS NOT NULL AND text = '' THEN '(sent an image)' ELSE text END AS text
                FROM (SELECT seq, author, text, attachment FROM messages WHERE session_id = $1 AND author <> 'event'
                       ORDER BY seq DESC LIMIT ${TRANSCRIPT_MESSAGES}) m ORDER BY seq`,
             [input.sessionId],
@@ -170,6 +170,7 @@ export async function applyTransition(
           }
         }
         if (input.event.kind === 'visitor_message') body.text = input.event.text ?? '';
+        if (input.event.attachment) body.attachment = input.event.attachment;
         await client.query(
           `INSERT INTO webhook_deliveries (id, bot_id, session_id, event, url, body) VALUES ($1, $2, $3, $4, $5, $6)
                ON CONFLICT (id) DO NOTHING`,

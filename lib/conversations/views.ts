@@ -3,6 +3,7 @@ import type { Queryable } from '../db';
 import type { z } from 'zod';
 import type { AttachmentRef } from '../media/service';
 import type { Message } from '../schemas/conversation';
+import type { VisitorPanel as VisitorPanelSchema } from '../schemas/operator';
 import type { AnswerSource } from '../../workflows/contracts/agent-run';
 import type { BriefingSource } from './briefing';
 import { attachmentView } from './poll';
@@ -30,8 +31,21 @@ function afterHoursOf(r: { after_hours: boolean; team_back_ms: string | null }):
   return r.after_hours ? { back_at: r.team_back_ms === null ? null : Number(r.team_back_ms) } : null;
 }
 
+/** A conversation's last message as the lists read it: an image is its `attachment`, beside the text as stored. */
+type LastMessageRow = { author: string; text: string; at: number; attachment: AttachmentRef | null };
+
+function lastMessageOf(last: LastMessageRow | null, mediaBaseUrl: string) {
+  if (!last) return null;
+  const { attachment, ...message } = last;
+  return {
+    ...message,
+    at: Number(last.at),
+    ...(attachment ? { attachment: attachmentView(attachment, mediaBaseUrl) } : {}),
+  };
+}
+
 /** Open requests of a bot (handed to a person, `waiting` or `operator`), most recently handed over first. */
-export async function listThreads(db: Queryable, botId: string, page: Page) {
+export async function listThreads(db: Queryable, botId: string, page: Page, mediaBaseUrl: string) {
   const after = page.cursor ? decodeCursor(page.cursor, CURSORS.threads) : undefined;
   const res = await db.query<{
     session_id: string;
@@ -43,13 +57,13 @@ export async function listThreads(db: Queryable, botId: string, page: Page) {
     after_hours: boolean;
     team_back_ms: string | null;
     last_ms: number;
-    last: { author: string; text: string; at: number } | null;
+    last: LastMessageRow | null;
   }>(
     `SELECT c.session_id, c.status, c.visitor_user, COALESCE(c.visitor_typing_until > now(), false) AS visitor_typing,
             (extract(epoch FROM c.escalated_at) * 1000)::bigint AS escalated_ms, c.escalation_reason, c.after_hours,
             (extract(epoch FROM c.team_back_at) * 1000)::bigint AS team_back_ms,
             (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
-            (SELECT json_build_object('author', m.author, 'text', m.text, 'at', m.at) FROM messages m
+            (SELECT json_build_object('author', m.author, 'text', m.text, 'at', m.at, 'attachment', m.attachment) FROM messages m
               WHERE m.session_id = c.session_id AND m.author <> 'event' ORDER BY m.seq DESC LIMIT 1) AS last
        FROM conversations c
       WHERE c.bot_id = $1 AND c.escalated_at IS NOT NULL AND c.status IN ('waiting', 'operator')
@@ -70,7 +84,7 @@ export async function listThreads(db: Queryable, botId: string, page: Page) {
       escalation_reason: r.escalation_reason,
       after_hours: afterHoursOf(r),
       last_message_at: Number(r.last_ms),
-      last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
+      last_message: lastMessageOf(r.last, mediaBaseUrl),
     })),
     next_cursor:
       res.rows.length > page.limit && last ? encodeCursor({ e: Number(last.escalated_ms), s: last.session_id }) : '',
@@ -81,7 +95,7 @@ export async function listThreads(db: Queryable, botId: string, page: Page) {
  * Conversations of a workspace's bots (or one), with the bot's name: `open` requests as `listThreads` orders them, or
  * `all` by latest activity. Keysets: open requests by hand-over time (ms) and session, all by last activity and session.
  */
-export async function listInbox(db: Queryable, workspaceId: string, opts: InboxOptions) {
+export async function listInbox(db: Queryable, workspaceId: string, opts: InboxOptions, mediaBaseUrl: string) {
   const open = opts.status === 'open';
   const byHandover = opts.cursor && open ? decodeCursor(opts.cursor, CURSORS.threads) : undefined;
   const byActivity = opts.cursor && !open ? decodeCursor(opts.cursor, CURSORS.runs) : undefined;
@@ -99,7 +113,7 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
     team_back_ms: string | null;
     last_ms: string;
     last_text: string;
-    last: { author: string; text: string; at: number } | null;
+    last: LastMessageRow | null;
     assignee_id: string | null;
     assignee_name: string | null;
   }>(
@@ -113,9 +127,7 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
             (extract(epoch FROM c.team_back_at) * 1000)::bigint AS team_back_ms,
             (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
             c.last_message_at::text AS last_text,
-            (SELECT json_build_object('author', m.author,
-                                      'text', CASE WHEN m.attachment IS NOT NULL AND m.text = '' THEN '[image]' ELSE m.text END,
-                                      'at', m.at)
+            (SELECT json_build_object('author', m.author, 'text', m.text, 'at', m.at, 'attachment', m.attachment)
                FROM messages m WHERE m.session_id = c.session_id AND m.author <> 'event'
               ORDER BY m.seq DESC LIMIT 1) AS last
        FROM conversations c JOIN bots b ON b.id = c.bot_id LEFT JOIN users a ON a.id = c.assignee_user_id
@@ -154,7 +166,7 @@ export async function listInbox(db: Queryable, workspaceId: string, opts: InboxO
       escalation_reason: r.escalation_reason,
       after_hours: afterHoursOf(r),
       last_message_at: Number(r.last_ms),
-      last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
+      last_message: lastMessageOf(r.last, mediaBaseUrl),
       assignee: r.assignee_id ? { id: r.assignee_id, name: r.assignee_name ?? '' } : null,
     })),
     next_cursor:
@@ -245,33 +257,7 @@ export async function readTranscript(
 }
 
 /** What the inbox's visitor panel shows beside a conversation (`GET …/threads/{sid}/visitor`). */
-export interface VisitorPanel {
-  /** The site's own id for the visitor (`user_token`, or the `user` of a visitor confirmation), when it said. */
-  user: string | null;
-  /** `user` was named by a valid visitor confirmation (`user_auth`, signed by the site): not just typed. */
-  user_confirmed: boolean;
-  /** From the latest contact the visitor left in this conversation. */
-  name: string | null;
-  contact: string | null;
-  note: string | null;
-  first_seen_at: number;
-  satisfaction: { score: number; comment: string | null; at: number } | null;
-  /**
-   * Other conversations with this agent that may be the same visitor's: the same `user`, or the same contact.
-   * `confirmed` only when the site confirmed the same user in both (`user_auth`): an id or a contact a visitor typed
-   * is a claim anyone can make (docs/decisions/confirmed-identities-only.md). Confirmed ones first, then newest first.
-   */
-  earlier: {
-    session_id: string;
-    status: string;
-    started_at: number;
-    last_message_at: number;
-    last_message: { author: string; text: string; at: number } | null;
-    /** What links it: the same user (confirmed or not), else the same contact. */
-    linked_by: 'user' | 'contact';
-    confirmed: boolean;
-  }[];
-}
+export type VisitorPanel = z.infer<typeof VisitorPanelSchema>;
 
 const EARLIER_CONVERSATIONS = 10;
 
@@ -279,7 +265,11 @@ const EARLIER_CONVERSATIONS = 10;
  * Who the visitor is, as far as the conversation says, and their other conversations with the same agent, each
  * saying whether the site confirmed that it is the same person.
  */
-export async function readVisitorPanel(db: Queryable, conversation: ConversationRow): Promise<VisitorPanel> {
+export async function readVisitorPanel(
+  db: Queryable,
+  conversation: ConversationRow,
+  mediaBaseUrl: string,
+): Promise<VisitorPanel> {
   const res = await db.query<{
     user: string | null;
     user_confirmed: boolean;
@@ -306,16 +296,14 @@ export async function readVisitorPanel(db: Queryable, conversation: Conversation
     status: string;
     started_ms: string;
     last_ms: string;
-    last: { author: string; text: string; at: number } | null;
+    last: LastMessageRow | null;
     same_user: boolean;
     confirmed: boolean;
   }>(
     `SELECT c.session_id, c.status,
             (extract(epoch FROM c.created_at) * 1000)::bigint AS started_ms,
             (extract(epoch FROM c.last_message_at) * 1000)::bigint AS last_ms,
-            (SELECT json_build_object('author', m.author,
-                                      'text', CASE WHEN m.attachment IS NOT NULL AND m.text = '' THEN '[image]' ELSE m.text END,
-                                      'at', m.at)
+            (SELECT json_build_object('author', m.author, 'text', m.text, 'at', m.at, 'attachment', m.attachment)
                FROM messages m WHERE m.session_id = c.session_id AND m.author <> 'event'
               ORDER BY m.seq DESC LIMIT 1) AS last,
             COALESCE(c.visitor_user = $3, false) AS same_user,
@@ -347,7 +335,7 @@ export async function readVisitorPanel(db: Queryable, conversation: Conversation
       status: r.status,
       started_at: Number(r.started_ms),
       last_message_at: Number(r.last_ms),
-      last_message: r.last ? { ...r.last, at: Number(r.last.at) } : null,
+      last_message: lastMessageOf(r.last, mediaBaseUrl),
       linked_by: r.same_user ? ('user' as const) : ('contact' as const),
       confirmed: r.confirmed,
     })),

@@ -1,8 +1,13 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits';
-import { Message, SessionId } from './conversation';
+import { Attachment, Message, SessionId } from './conversation';
 
 export const ThreadParams = z.object({ sid: SessionId });
+
+/** A conversation's last message (events aside); an image is its `attachment` (the text is its caption, often empty). */
+const LastMessage = z
+  .object({ author: z.string(), text: z.string(), at: z.number().int(), attachment: Attachment.optional() })
+  .nullable();
 
 /** What an operator writes: a reply to the visitor, or a note for the team. */
 const OperatorText = z
@@ -37,7 +42,7 @@ export const ThreadSummary = z
     escalation_reason: EscalationReason,
     after_hours: AfterHoursOfThread,
     last_message_at: z.number().int(),
-    last_message: z.object({ author: z.string(), text: z.string(), at: z.number().int() }).nullable(),
+    last_message: LastMessage,
   })
   .meta({ id: 'ThreadSummary' });
 
@@ -116,8 +121,6 @@ export const AssignRequest = z
   })
   .meta({ id: 'AssignRequest' });
 export const AssignResponse = z.object({ assignee: Teammate.nullable() }).meta({ id: 'AssignResult' });
-
-const LastMessage = z.object({ author: z.string(), text: z.string(), at: z.number().int() }).nullable();
 
 export const VisitorPanel = z
   .object({

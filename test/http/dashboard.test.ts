@@ -257,7 +257,13 @@ describe('the operator inbox', () => {
         session_id: visitor.session_id,
         status: 'waiting',
         escalated_at: expect.any(Number),
-        last_message: expect.objectContaining({ author: 'visitor', text: '[image]' }),
+        // An image is its attachment, not a marker in the text.
+        last_message: {
+          author: 'visitor',
+          text: '',
+          at: expect.any(Number),
+          attachment: expect.objectContaining({ content_type: 'image/png', url: expect.stringContaining('/media/') }),
+        },
       }),
     ]);
     const all = await http('/v1/dashboard/inbox?status=all', { headers: operator });

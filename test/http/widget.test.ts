@@ -433,7 +433,9 @@ describe('widget: attachments and /media/{id}', () => {
     const delivery = await waitUntil('visitor_message webhook', async () =>
       receiver.received.find((d) => d.body.session_id === s.session_id && d.body.event === 'visitor_message'),
     );
-    expect(delivery.body.text).toBe(`[image] ${message.attachment.url}`);
+    // An image is its attachment on the wire, not a marker in the text.
+    expect(delivery.body.text).toBe('');
+    expect(delivery.body.attachment).toEqual(message.attachment);
     // The escalated transcript names images rather than showing nothing.
     await widgetCall(bot, '/v1/widget/chat', { body: { session_id: s.session_id, message: 'see above' }, token });
 

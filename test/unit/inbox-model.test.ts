@@ -54,11 +54,16 @@ describe('the inbox, apart from the page', () => {
   });
 
   it('previews what was said last, by whom; an image without words is said so', () => {
-    const thread = (author: string, text: string) =>
-      ({ bot_name: 'Acme helper', last_message: { author, text } }) as unknown as Parameters<typeof preview>[0];
+    const thread = (author: string, text: string, attachment?: object) =>
+      ({ bot_name: 'Acme helper', last_message: { author, text, attachment } }) as unknown as Parameters<
+        typeof preview
+      >[0];
     expect(preview(thread('visitor', 'Where is\n my   parcel?'))).toBe('Visitor: Where is my parcel?');
     expect(preview(thread('bot', 'It left today.'))).toBe('Acme helper: It left today.');
-    expect(preview(thread('visitor', '[image]'))).toBe('Visitor: Sent an image');
+    expect(preview(thread('visitor', '', { id: 'med_1', url: 'https://x.test/media/med_1' }))).toBe(
+      'Visitor: Sent an image',
+    );
+    expect(preview(thread('visitor', 'the label', { id: 'med_1' }))).toBe('Visitor: the label');
     expect(preview({ bot_name: 'x' } as unknown as Parameters<typeof preview>[0])).toBe('No messages yet');
   });
 

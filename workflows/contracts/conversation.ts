@@ -70,7 +70,14 @@ export interface TransitionInput {
   userConfirmed?: boolean;
   messages: TranscriptMessage[];
   /** An outgoing webhook to record; delivered by a webhookDelivery workflow when the bot has an address. */
-  event?: { deliveryId: string; kind: HandoffEvent; text?: string; at: number };
+  event?: {
+    deliveryId: string;
+    kind: HandoffEvent;
+    text?: string;
+    /** A `visitor_message` that is an image: the image with its address (its `text` is the caption, empty). */
+    attachment?: MessageAttachment & { url: string };
+    at: number;
+  };
   /** The chat turn this transition ends, and its outcome: announced when the transition commits (lib/streams). */
   announce?: { turnId: string; result: TurnResult };
 }

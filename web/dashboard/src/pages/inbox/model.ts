@@ -17,7 +17,7 @@ interface Message {
 }
 interface ThreadSummary {
   bot_name: string;
-  last_message: { author: string; text: string } | null;
+  last_message: { author: string; text: string; attachment?: unknown } | null;
 }
 interface ListedThread {
   bot_id: string;
@@ -137,9 +137,9 @@ export function authorLabel(author: string, botName?: string, authorName?: strin
 export function preview(thread: ThreadSummary): string {
   const last = thread.last_message;
   if (!last) return 'No messages yet';
-  // The API writes an image without a caption as `[image]`.
+  // An image is the message's `attachment`; its text is the caption, often empty.
   const flat = last.text.replace(/\s+/g, ' ').trim();
-  const text = !flat || flat === '[image]' ? 'Sent an image' : flat;
+  const text = last.attachment && !flat ? 'Sent an image' : flat;
   const who = authorLabel(last.author, thread.bot_name);
   return who ? `${who}: ${text}` : text;
 }

@@ -114,7 +114,11 @@ function Earlier(props: { list: Panel['earlier']; botId: string; label: string }
             href={addressOf({ status: 'all', agent: '', bot: props.botId, session: c.session_id })}
             data-testid="earlier-conversation"
           >
-            {c.last_message ? clip(c.last_message.text, 80) : 'No messages'}
+            {!c.last_message
+              ? 'No messages'
+              : c.last_message.attachment && !c.last_message.text.trim()
+                ? 'Sent an image'
+                : clip(c.last_message.text, 80)}
           </Link>
           <span class="muted small">
             {!c.confirmed && (
