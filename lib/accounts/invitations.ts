@@ -1,3 +1,4 @@
+import type { Invitation as InvitationSchema } from '../schemas/team';
 import { type Queryable, withTransaction } from '../db';
 import { ApiError, errors } from '../errors';
 import { LIMITS } from '../limits';
@@ -6,7 +7,7 @@ import { newId } from '../ids';
 import { quotedInEmail } from '../outbox';
 import type { Role, UserSession } from '../sessions';
 import type { z } from 'zod';
-import type { InvitationView } from '../schemas/auth';
+import type { InvitationView as InvitationPreview } from '../schemas/auth';
 import { countTokenUse } from './abuse';
 import type { AccountDeps, LinkBase } from './deps';
 import { forbidden, tooMany, unlessEmailTaken } from './errors';
@@ -16,14 +17,8 @@ import { signIn } from './sign-in';
 const INVITATION_DAYS = 7;
 
 /** A pending invitation, as the team page shows it. */
-export interface InvitationView {
-  id: string;
-  email: string;
-  role: 'admin' | 'operator';
-  created_at: number;
-  expires_at: number;
-  invited_by: string | null;
-}
+/** The schema's type (lib/schemas/team.ts): what the route declares is what this returns. */
+export type InvitationView = z.infer<typeof InvitationSchema>;
 
 const invitationInvalid = () =>
   new ApiError('not_found', 'This invitation is unknown, already used, revoked or expired');
@@ -142,11 +137,11 @@ export async function lookUpInvitation(
   deps: AccountDeps,
   token: string,
   client: string,
-): Promise<z.infer<typeof InvitationView>> {
+): Promise<z.infer<typeof InvitationPreview>> {
   await countTokenUse(deps.db, 'invitation', client);
   const res = await deps.db.query<{
     email: string;
-    role: z.infer<typeof InvitationView>['role'];
+    role: z.infer<typeof InvitationPreview>['role'];
     ws_name: string;
     invited_by: string | null;
   }>(

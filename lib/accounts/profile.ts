@@ -1,13 +1,13 @@
+import type { z } from 'zod';
+import type { MeResponse } from '../schemas/auth';
 import type { Queryable } from '../db';
 import type { Role } from '../sessions';
 import { planOf } from '../billing/plans';
 import type { AccountDeps } from './deps';
 import { sessionExpired } from './errors';
 
-export interface SignedInView {
-  user: { id: string; email: string; name: string | null; role: Role; email_verified: boolean };
-  workspace: { id: string; name: string; credits_awaiting_confirmation: number };
-}
+/** The signed-in person and their workspace: the schema's type (`GET /v1/auth/me`, lib/schemas/auth.ts). */
+export type SignedInView = z.infer<typeof MeResponse>;
 
 /** The signed-in person and their workspace, as the dashboard's pages show them; 401 when the person is gone. */
 export async function viewOf(db: Queryable, userId: string): Promise<SignedInView> {

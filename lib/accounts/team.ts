@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { Member as MemberSchema } from '../schemas/team';
 import { type Db, type Queryable, withTransaction } from '../db';
 import { revokeBuilderKeysIssuedBy } from '../bots/service';
 import { errors } from '../errors';
@@ -8,14 +10,8 @@ import type { InvitationView } from './invitations';
 import { type KeysTheySaw, keysTheySaw } from './seen-keys';
 
 /** What the team page shows of a member. */
-export interface MemberView {
-  id: string;
-  email: string;
-  name: string | null;
-  role: Role;
-  created_at: number;
-  you: boolean;
-}
+/** The schema's type (lib/schemas/team.ts): what the route declares is what this returns. */
+export type MemberView = z.infer<typeof MemberSchema>;
 
 /** What a person's leaving (or losing the admin role) took with it; added to the removal's and role change's answers. */
 export interface Revoked extends KeysTheySaw {

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { BuilderKey as BuilderKeySchema } from '../schemas/team';
 import { withTransaction } from '../db';
 import { errors } from '../errors';
 import { fingerprint } from '../keys';
@@ -6,22 +8,8 @@ import { recordExposure } from './exposures';
 import { insertApiKey } from './keys';
 
 /** A builder key of the workspace as the team page lists it: never the key, its fingerprint only. */
-export interface BuilderKeyView {
-  id: string;
-  fingerprint: string;
-  /** The device (a paired client's name) or the surface it was issued from. */
-  label: string | null;
-  /** `pairing`, `builder` (the builder panel), `dashboard` (reissued for an agent), or null (created with an agent). */
-  issued_via: string | null;
-  /** The agent whose own builder key this is; null for a key of the whole workspace. */
-  bot_id: string | null;
-  bot_name: string | null;
-  /** Who issued it; null when an API call or agentctl did, or for keys older than this record. */
-  issued_by: { id: string; email: string; name: string | null } | null;
-  created_at: number;
-  /** To the minute; null when never used since it was recorded. */
-  last_used_at: number | null;
-}
+/** The schema's type (lib/schemas/team.ts): what the route declares is what this returns. */
+export type BuilderKeyView = z.infer<typeof BuilderKeySchema>;
 
 /** Who asks, as their session says: the owner sees and revokes every builder key, an admin the ones they issued. */
 interface Asker {

@@ -1,5 +1,5 @@
-import type { WhenUnanswered } from '../../workflows/contracts/agent-run';
-import type { BusinessHours } from './hours';
+import type { z } from 'zod';
+import type { BotView as BotViewSchema } from '../schemas/dashboard';
 
 /** What the dashboard shows of a bot: its settings, the public key and the fingerprints of its secrets. */
 export const BOT_COLUMNS = `id, name, instructions, model, handoff_enabled, when_unanswered, business_hours, handoff_webhook_url, allowed_origins, public_key,
@@ -37,28 +37,8 @@ export const widgetLookOf = (stored: Partial<WidgetLook> | null | undefined): Wi
   ...Object.fromEntries(Object.entries(stored ?? {}).filter(([, v]) => v !== null && v !== undefined)),
 });
 
-export interface BotView {
-  id: string;
-  name: string;
-  instructions: string;
-  model: string | null;
-  handoff_enabled: boolean;
-  /** With handoff on, what the agent does when it cannot answer from its knowledge: offer a person, or hand over. */
-  when_unanswered: WhenUnanswered;
-  /** When the team answers handed-over conversations; null: always (lib/bots/hours.ts). */
-  business_hours: BusinessHours | null;
-  handoff_webhook_url: string | null;
-  /** Origins whose pages may use the widget (CORS on `/v1/widget/*`). */
-  allowed_origins: string[];
-  public_key: string;
-  handoff_webhook_secret_fingerprint: string;
-  visitor_identity_secret_fingerprint: string;
-  secret_key_fingerprint: string | null;
-  /** The bot's own builder key (keys of the whole workspace, from pairing or the builder, are not shown here). */
-  builder_key_fingerprint: string | null;
-  widget_look: WidgetLook;
-  created_at: number;
-}
+/** The schema's type (lib/schemas/dashboard.ts): what the route declares is what this returns. */
+export type BotView = z.infer<typeof BotViewSchema>;
 
 /** A bot in the dashboard's list. */
 export interface BotSummary {

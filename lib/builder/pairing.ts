@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { PairingView as PairingViewSchema } from '../schemas/pairing';
 import { randomInt } from 'node:crypto';
 import { type Db, type DbClient, withTransaction } from '../db';
 import { bindTo } from '../bind-deps';
@@ -26,14 +28,8 @@ export type PollAnswer =
   | { status: 'ok'; constructor_key: string; workspace: { id: string; name: string } }
   | { status: 'expired' };
 
-export interface PairingView {
-  /** As shown to people: `ABCD-EFGH`. */
-  code: string;
-  device: string;
-  status: 'pending' | 'approved' | 'collected';
-  /** Unix milliseconds. */
-  expires_at: number;
-}
+/** The schema's type (lib/schemas/pairing.ts): what the route declares is what this returns. */
+export type PairingView = z.infer<typeof PairingViewSchema>;
 
 /** `ABCDEFGH` → `ABCD-EFGH`. */
 export function formatPairingCode(code: string): string {

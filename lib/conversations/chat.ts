@@ -1,4 +1,5 @@
-import type { AnswerSource } from '../../workflows/contracts/agent-run';
+import type { z } from 'zod';
+import type { ChatResponse } from '../schemas/conversation';
 import type { TurnResult } from '../../workflows/contracts/conversation';
 import { type ApiError, apiErrorForFailure, errors } from '../errors';
 import { signVisitorConfirmation } from '../identity';
@@ -7,25 +8,11 @@ import type { ConversationDeps } from './deps';
 import { loadBot, quotaExceededReply } from './sessions';
 import { type ChatInput, type TurnFailure, prepareChat, runTurn, subscribeTurn, visitorFailure } from './turn';
 
-/** Spec, ChatResponse: one of its three modes. */
-export interface ChatReply {
-  answer: string;
-  session_id: string;
-  /** The knowledge sources the answer used (docs/decisions/058-answers-cite-sources.md). */
-  sources?: AnswerSource[];
-  /** The agent could not answer and offers a person (docs/decisions/059-agent-knows-its-limits.md). */
-  handoff_offered?: true;
-  /** Handed over outside business hours: when the team is back; the answer asks for a contact. */
-  after_hours?: AfterHoursView;
-  handoff?: true;
-  quota_exceeded?: true;
-  notice?: 'outage';
-}
+/** Spec, ChatResponse: one of its three modes (the schema's type: lib/schemas/conversation.ts). */
+export type ChatReply = z.infer<typeof ChatResponse>;
 
 /** When the team is back after a handoff outside business hours (Unix ms; null: no opening ahead). */
-export interface AfterHoursView {
-  back_at: number | null;
-}
+export type AfterHoursView = NonNullable<ChatReply['after_hours']>;
 
 export function afterHoursField(result: Pick<TurnResult, 'afterHours'>): { after_hours?: AfterHoursView } {
   return result.afterHours ? { after_hours: { back_at: result.afterHours.backAt } } : {};

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { FailedDelivery as FailedDeliverySchema } from '../schemas/deliveries';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { type DeliverySchedule, deliveryWorkflowId } from '../../workflows/contracts/webhook-delivery';
@@ -14,18 +16,8 @@ import type { Temporal } from '../temporal';
  */
 
 /** A delivery given up, as the agent's page lists it; `sent_again` when it was sent again and that is not given up. */
-export interface FailedDeliveryView {
-  id: string;
-  event: string;
-  session_id: string | null;
-  url: string;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: number;
-  failed_at: number;
-  sent_again: { id: string; status: 'pending' | 'delivered' } | null;
-}
+/** The schema's type (lib/schemas/deliveries.ts): what the route declares is what this returns. */
+export type FailedDeliveryView = z.infer<typeof FailedDeliverySchema>;
 
 export function createDeliveryService(deps: { db: Db; temporal: Temporal; schedule: DeliverySchedule }) {
   const { db } = deps;

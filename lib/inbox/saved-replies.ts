@@ -1,13 +1,12 @@
+import type { z } from 'zod';
+import type { SavedReplyView as SavedReplyViewSchema } from '../schemas/operator';
 import type { Db } from '../db';
 import { ApiError, errors } from '../errors';
 import { newId } from '../ids';
 import { LIMITS } from '../limits';
 
-export interface SavedReply {
-  id: string;
-  title: string;
-  text: string;
-}
+/** The schema's type (lib/schemas/operator.ts): what the route declares is what this returns. */
+export type SavedReply = z.infer<typeof SavedReplyViewSchema>;
 
 /**
  * The team's saved replies: texts an operator inserts into a reply instead of typing them again, shared by everyone
