@@ -57,6 +57,11 @@ const sessionCookieName = (deps: AppDeps) => sessionCookie(publicAddress(deps.co
  * sign-up, sessions, passwords and invitations.
  */
 export function authRoutes(deps: AppDeps): RouteDef[] {
+  return [...sessionRoutes(deps), ...emailedTokenRoutes(deps)];
+}
+
+/** Signing up, in and out, the signed-in person and their workspace, the password. */
+function sessionRoutes(deps: AppDeps): RouteDef[] {
   const { accounts } = deps.services;
   const common = { tag: 'Account', unstable: true } as const;
   return [
@@ -171,6 +176,14 @@ export function authRoutes(deps: AppDeps): RouteDef[] {
         return { status: 'changed' };
       },
     }),
+  ];
+}
+
+/** What an e-mailed link completes: a password reset, an address confirmation, an invitation. */
+function emailedTokenRoutes(deps: AppDeps): RouteDef[] {
+  const { accounts } = deps.services;
+  const common = { tag: 'Account', unstable: true } as const;
+  return [
     route({
       ...common,
       method: 'post',

@@ -81,41 +81,13 @@ function builderPrincipal(ctx: AppContext): { workspaceId: string; principal: Bu
 }
 
 export function builderRoutes(deps: AppDeps): RouteDef[] {
+  return [...mcpRoutes(deps), ...builderHttpRoutes(deps)];
+}
+
+/** The builder over MCP. */
+function mcpRoutes(deps: AppDeps): RouteDef[] {
   const { services } = deps;
   const mcp = createBuilderMcpEndpoint({ services, logger: deps.logger });
-
-  /** The workspace's builder message budget (shared by every surface); past it, 429 with `Retry-After`. */
-  async function countMessage(workspaceId: string): Promise<void> {
-    try {
-      await services.builder.countRequest(workspaceId, 'messages');
-    } catch (err) {
-      if (!(err instanceof BuilderRateLimited)) throw err;
-      throw new ApiError(
-        'rate_limited',
-        err.message,
-        { retry_after: err.retryAfter },
-        { 'Retry-After': String(err.retryAfter) },
-      );
-    }
-  }
-
-  /** A builder turn answered as one JSON body (the HTTP call, the dashboard's panel). */
-  async function converseOverHttp(
-    ctx: AppContext,
-    conversation: { workspaceId: string; surface: 'http' | 'dashboard'; thread: null },
-    principal: BuilderPrincipal,
-    message: string,
-  ): Promise<z.infer<typeof BuilderReply>> {
-    const answer = await services.builder.converse({ ...conversation, principal, message });
-    acknowledgeWhenWritten(ctx, services, {
-      delivered: { conversation: { ...conversation, principal }, turnIds: answer.turnIds },
-    });
-    return {
-      reply: answer.text,
-      ...(answer.reply.awaitingConfirmation ? { awaiting_confirmation: answer.reply.awaitingConfirmation } : {}),
-      ...(answer.reply.busy ? { busy: true } : {}),
-    };
-  }
 
   return [
     route({
@@ -197,6 +169,47 @@ export function builderRoutes(deps: AppDeps): RouteDef[] {
         return SENT_BY_HANDLER;
       },
     }),
+  ];
+}
+
+/** The builder in one HTTP call, and the dashboard's builder panel. */
+function builderHttpRoutes(deps: AppDeps): RouteDef[] {
+  const { services } = deps;
+
+  /** The workspace's builder message budget (shared by every surface); past it, 429 with `Retry-After`. */
+  async function countMessage(workspaceId: string): Promise<void> {
+    try {
+      await services.builder.countRequest(workspaceId, 'messages');
+    } catch (err) {
+      if (!(err instanceof BuilderRateLimited)) throw err;
+      throw new ApiError(
+        'rate_limited',
+        err.message,
+        { retry_after: err.retryAfter },
+        { 'Retry-After': String(err.retryAfter) },
+      );
+    }
+  }
+
+  /** A builder turn answered as one JSON body (the HTTP call, the dashboard's panel). */
+  async function converseOverHttp(
+    ctx: AppContext,
+    conversation: { workspaceId: string; surface: 'http' | 'dashboard'; thread: null },
+    principal: BuilderPrincipal,
+    message: string,
+  ): Promise<z.infer<typeof BuilderReply>> {
+    const answer = await services.builder.converse({ ...conversation, principal, message });
+    acknowledgeWhenWritten(ctx, services, {
+      delivered: { conversation: { ...conversation, principal }, turnIds: answer.turnIds },
+    });
+    return {
+      reply: answer.text,
+      ...(answer.reply.awaitingConfirmation ? { awaiting_confirmation: answer.reply.awaitingConfirmation } : {}),
+      ...(answer.reply.busy ? { busy: true } : {}),
+    };
+  }
+
+  return [
     route({
       method: 'post',
       path: '/v1/dashboard/builder',

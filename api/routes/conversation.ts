@@ -19,6 +19,11 @@ import { keyBot, publicBaseUrl } from '../session';
 
 /** Spec, Endpoints → Conversation. */
 export function conversationRoutes(deps: AppDeps): RouteDef[] {
+  return [...chatRoutes(deps), ...conversationStateRoutes(deps)];
+}
+
+/** A visitor message answered: as one JSON body, or streamed. */
+function chatRoutes(deps: AppDeps): RouteDef[] {
   const { conversations } = deps.services;
   const common = { tag: 'Conversation', keys: ['secret' as const] };
 
@@ -100,6 +105,15 @@ export function conversationRoutes(deps: AppDeps): RouteDef[] {
         return SENT_BY_HANDLER;
       },
     }),
+  ];
+}
+
+/** The rest of a conversation: handoff, the poll, typing, erasing a visitor. */
+function conversationStateRoutes(deps: AppDeps): RouteDef[] {
+  const { conversations } = deps.services;
+  const common = { tag: 'Conversation', keys: ['secret' as const] };
+
+  return [
     route({
       ...common,
       method: 'post',

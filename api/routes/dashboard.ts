@@ -25,7 +25,12 @@ import { openEventStream } from '../event-stream';
 
 /** `/v1/dashboard/*`: the dashboard's own API (not a stable contract; spec, "Dashboard calls named as public"). */
 export function dashboardRoutes(deps: AppDeps): RouteDef[] {
-  const { bots, runs, conversations, notifications, widget } = deps.services;
+  return [...botSettingsRoutes(deps), ...testChatRoutes(deps), ...botListRoutes(deps)];
+}
+
+/** An agent's settings, keys, widget sites, runs and stored state. */
+function botSettingsRoutes(deps: AppDeps): RouteDef[] {
+  const { bots, runs, widget } = deps.services;
   const common = { tag: 'Dashboard', session: true, unstable: true, params: BotParams };
   const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
   return [
@@ -158,6 +163,15 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
         return await bots.writeState(bot.id, body.document, body.version);
       },
     }),
+  ];
+}
+
+/** The test chat: the signed-in user talks to the agent as its administrator. */
+function testChatRoutes(deps: AppDeps): RouteDef[] {
+  const { conversations } = deps.services;
+  const common = { tag: 'Dashboard', session: true, unstable: true, params: BotParams };
+  const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
+  return [
     route({
       ...common,
       method: 'post',
@@ -201,6 +215,15 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
         return SENT_BY_HANDLER;
       },
     }),
+  ];
+}
+
+/** The notifications, and the agent list: create, delete, rotate a secret. */
+function botListRoutes(deps: AppDeps): RouteDef[] {
+  const { bots, notifications } = deps.services;
+  const common = { tag: 'Dashboard', session: true, unstable: true, params: BotParams };
+  const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
+  return [
     route({
       method: 'get',
       path: '/v1/dashboard/notifications',

@@ -62,6 +62,11 @@ function replyScopeOf(ctx: AppContext, userId: string, content: string | Buffer)
  * people of a workspace — every role, operators included — across its bots.
  */
 export function inboxRoutes(deps: AppDeps): RouteDef[] {
+  return [...inboxListRoutes(deps), ...threadRoutes(deps)];
+}
+
+/** Saved replies, the inbox list and a transcript. */
+function inboxListRoutes(deps: AppDeps): RouteDef[] {
   const { assignment, conversations, savedReplies } = deps.services;
   const common = { tag: 'Inbox', session: true, roles: ALL_ROLES, unstable: true } as const;
   const errs = ['unauthorized', 'forbidden', 'bad_request', 'not_found', 'service_unavailable'] as const;
@@ -154,6 +159,16 @@ export function inboxRoutes(deps: AppDeps): RouteDef[] {
         return { ...transcript, ...(await assignment.presence(params.sid, sessionUser(ctx).userId)) };
       },
     }),
+  ];
+}
+
+/** What the team does in a conversation: images, assignment, the visitor panel, notes, replies, typing, resolve. */
+function threadRoutes(deps: AppDeps): RouteDef[] {
+  const { assignment, conversations } = deps.services;
+  const common = { tag: 'Inbox', session: true, roles: ALL_ROLES, unstable: true } as const;
+  const errs = ['unauthorized', 'forbidden', 'bad_request', 'not_found', 'service_unavailable'] as const;
+  const bot = async (ctx: Parameters<typeof sessionBot>[1], id: string) => (await sessionBot(deps, ctx, id)).id;
+  return [
     route({
       ...common,
       method: 'post',

@@ -66,7 +66,12 @@ const ThreadParams = BotParams.extend({ sid: SessionId });
  * write (same handler), but never rate limited.
  */
 export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
-  const { knowledge, runs } = deps.services;
+  return [...knowledgeSearchAndFileRoutes(deps), ...knowledgeApiRoutes(deps), ...knowledgeDashboardRoutes(deps)];
+}
+
+/** What the knowledge routes share: the write operation, the dashboard's and the upload's common parts. */
+function knowledgeShapes(deps: AppDeps) {
+  const { knowledge } = deps.services;
 
   const write = {
     method: 'post',
@@ -119,6 +124,13 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
     responses: { 200: { description: 'The passages, best first', schema: KnowledgeSearchResult } },
   } as const;
 
+  return { write, dashboard, dashboardErrors, writeErrors, upload, uploaded, search };
+}
+
+/** Searching the knowledge, the passages a conversation read, and uploaded files. */
+function knowledgeSearchAndFileRoutes(deps: AppDeps): RouteDef[] {
+  const { knowledge, runs } = deps.services;
+  const { dashboard, dashboardErrors, writeErrors, upload, uploaded, search } = knowledgeShapes(deps);
   return [
     route({
       ...search,
@@ -193,6 +205,14 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
         return sendFile(ctx, await knowledge.download(keyBot(ctx).botId, params.id));
       },
     }),
+  ];
+}
+
+/** The knowledge API: write, list, read and delete a source. */
+function knowledgeApiRoutes(deps: AppDeps): RouteDef[] {
+  const { knowledge } = deps.services;
+  const { write, dashboard, dashboardErrors, writeErrors } = knowledgeShapes(deps);
+  return [
     route({
       ...write,
       path: '/v1/api/knowledge',
@@ -269,6 +289,14 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
         return await knowledge.list((await sessionBot(deps, ctx, params.id)).id, query);
       },
     }),
+  ];
+}
+
+/** The dashboard's knowledge page: the same operations for the signed-in people of the bot's workspace. */
+function knowledgeDashboardRoutes(deps: AppDeps): RouteDef[] {
+  const { knowledge } = deps.services;
+  const { write, dashboard, dashboardErrors, writeErrors, upload, uploaded } = knowledgeShapes(deps);
+  return [
     route({
       ...dashboard,
       method: 'post',

@@ -25,7 +25,12 @@ import { LIMITS } from '../../lib/limits';
  * roles, nobody removes the owner or themself) are the team service's.
  */
 export function teamRoutes(deps: AppDeps): RouteDef[] {
-  const { team, bots } = deps.services;
+  return [...memberRoutes(deps), ...teamKeyRoutes(deps)];
+}
+
+/** The members and invitations of the workspace. */
+function memberRoutes(deps: AppDeps): RouteDef[] {
+  const { team } = deps.services;
   const common = { tag: 'Team', session: true, unstable: true } as const;
   const errs = ['unauthorized', 'forbidden', 'service_unavailable'] as const;
   return [
@@ -104,6 +109,15 @@ export function teamRoutes(deps: AppDeps): RouteDef[] {
         return { status: 'removed', ...(await team.remove(sessionUser(ctx), params.uid)) };
       },
     }),
+  ];
+}
+
+/** Builder keys and the keys people who left were shown. */
+function teamKeyRoutes(deps: AppDeps): RouteDef[] {
+  const { team, bots } = deps.services;
+  const common = { tag: 'Team', session: true, unstable: true } as const;
+  const errs = ['unauthorized', 'forbidden', 'service_unavailable'] as const;
+  return [
     route({
       ...common,
       method: 'get',

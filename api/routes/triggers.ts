@@ -27,6 +27,11 @@ function answerRun(run: RunStarted): z.infer<typeof HookDone> | Reply<202, z.inf
 
 /** Spec, Incoming trigger webhook, plus the dashboard's trigger management (not a stable contract). */
 export function triggerRoutes(deps: AppDeps): RouteDef[] {
+  return [...triggerManagementRoutes(deps), ...triggerRunRoutes(deps)];
+}
+
+/** Creating, reading, changing and deleting triggers. */
+function triggerManagementRoutes(deps: AppDeps): RouteDef[] {
   const { triggers } = deps.services;
   const common = { tag: 'Triggers', session: true, unstable: true } as const;
   const errs = ['unauthorized', 'not_found', 'bad_request', 'service_unavailable'] as const;
@@ -123,6 +128,16 @@ export function triggerRoutes(deps: AppDeps): RouteDef[] {
         return await triggers.remove(bot.id, params.tid);
       },
     }),
+  ];
+}
+
+/** Runs of a trigger: started by hand or by its signed hook. */
+function triggerRunRoutes(deps: AppDeps): RouteDef[] {
+  const { triggers } = deps.services;
+  const common = { tag: 'Triggers', session: true, unstable: true } as const;
+  const errs = ['unauthorized', 'not_found', 'bad_request', 'service_unavailable'] as const;
+
+  return [
     route({
       ...common,
       method: 'post',

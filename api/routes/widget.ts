@@ -45,6 +45,11 @@ const KEY_ERRORS = [
  * this browser's) and the message ids it needs to rate answers.
  */
 export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetScript()): RouteDef[] {
+  return [...widgetChatRoutes(deps, script), ...widgetVisitorRoutes(deps), ...widgetFeedbackRoutes(deps)];
+}
+
+/** The script, the configuration, a session, and a visitor message answered. */
+function widgetChatRoutes(deps: AppDeps, script: WidgetScript): RouteDef[] {
   const { conversations, widget } = deps.services;
   const common = { tag: 'Widget', widget: true, keys: ['public' as const], unstable: true };
 
@@ -159,6 +164,22 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
         return SENT_BY_HANDLER;
       },
     }),
+  ];
+}
+
+/** What the visitor reads and sends besides a message: new messages, handoff, typing, images. */
+function widgetVisitorRoutes(deps: AppDeps): RouteDef[] {
+  const { conversations, widget } = deps.services;
+  const common = { tag: 'Widget', widget: true, keys: ['public' as const], unstable: true };
+
+  /** The bot of the key, once the request has shown the session's visitor token. */
+  const visitorBot = (ctx: AppContext, sessionId: string): string => {
+    const { botId } = keyBot(ctx);
+    widget.assertVisitor(botId, sessionId, ctx.get('X-Visitor-Token') || undefined);
+    return botId;
+  };
+
+  return [
     route({
       ...common,
       method: 'get',
@@ -243,6 +264,22 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
         return reply(201, { message: result.message });
       },
     }),
+  ];
+}
+
+/** What the visitor says of the help: ratings, contact, satisfaction. */
+function widgetFeedbackRoutes(deps: AppDeps): RouteDef[] {
+  const { conversations, widget } = deps.services;
+  const common = { tag: 'Widget', widget: true, keys: ['public' as const], unstable: true };
+
+  /** The bot of the key, once the request has shown the session's visitor token. */
+  const visitorBot = (ctx: AppContext, sessionId: string): string => {
+    const { botId } = keyBot(ctx);
+    widget.assertVisitor(botId, sessionId, ctx.get('X-Visitor-Token') || undefined);
+    return botId;
+  };
+
+  return [
     route({
       ...common,
       method: 'post',
