@@ -89,6 +89,8 @@ export type WidgetSiteView = z.infer<typeof dashboard.WidgetSites>['sites'][numb
 export type BotKeysView = z.infer<typeof dashboard.BotCreated>['keys'];
 export type ModelChoicesView = z.infer<typeof dashboard.ModelChoices>;
 export type KnowledgeSourceSummary = z.infer<typeof knowledge.KnowledgeSourceSummary>;
+/** An uploaded file accepted (202): being read. */
+export type KnowledgeFileAcceptedView = z.infer<typeof knowledge.KnowledgeFileAccepted>;
 /** The dashboard's knowledge list: `q` (title, id or text), `kind` and `order`, as the page sends them. */
 export type KnowledgeListQuery = z.input<typeof knowledge.DashboardKnowledgeQuery>;
 /** A passage a question retrieves (`…/knowledge/search`), as a run read it too: source, heading path, page, score. */

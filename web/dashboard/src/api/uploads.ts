@@ -1,15 +1,8 @@
+import type { KnowledgeFileAcceptedView } from '../../../shared/contract';
 import type { Failure } from './client';
 
-/** What the API answers an upload with (202): the source is being read. */
-export interface FileAccepted {
-  status: 'reading';
-  source_id: string;
-  name: string;
-  format: string;
-  content_type: string;
-  size: number;
-  replaced: boolean;
-}
+/** What the API answers an upload with (202): the source is being read (the contract's). */
+export type FileAccepted = KnowledgeFileAcceptedView;
 
 /**
  * Uploads one file into an agent's knowledge as multipart/form-data, telling how much of it has been sent. An

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { CheckQuestionListView } from '../../../../../shared/contract';
 import { agents } from '../../../api/agents';
 import type { CheckQuestion, QuestionInput } from '../../../api/checks';
 import type { Result } from '../../../api/client';
@@ -17,11 +18,8 @@ const SOURCES_SHOWN = 6;
 /** Typing pauses this long before the sources are asked again. */
 const SEARCH_DELAY_MS = 300;
 
-export interface Limits {
-  questions: number;
-  question_chars: number;
-  note_chars: number;
-}
+/** The limits of test questions, as the question list states them (the contract's). */
+export type Limits = CheckQuestionListView['limits'];
 
 /** The source a question is to be answered by: its id, and its title when known (null: it no longer exists). */
 interface Chosen {
