@@ -5,7 +5,7 @@ import path from 'node:path';
 
 /** `npm run bench -- <name> [options]`: runs bench/<name>.ts; `--help` lists them. */
 const benches = readdirSync(__dirname)
-  .filter((f) => f.endsWith('.ts') && !['run.ts', 'stack.ts', 'baseline.ts'].includes(f))
+  .filter((f) => f.endsWith('.ts') && !['run.ts', 'stack.ts', 'baseline.ts', 'retrieval-corpus.ts'].includes(f))
   .map((f) => f.replace(/\.ts$/, ''));
 
 const [name, ...args] = process.argv.slice(2);

@@ -85,13 +85,12 @@ function convert(set: string, dir: string) {
     );
     return { docs, queries, qrels };
   }
-  const [all, qry, rel] =
-    set === 'cisi'
-      ? ['cisi-CISI.ALL', 'cisi-CISI.QRY', 'cisi-CISI.REL']
-      : set === 'cacm'
-        ? ['cacm-cacm.all', 'cacm-query.text', 'cacm-qrels.text']
-        : [];
-  if (!all) throw new Error(`--set: cisi, cacm or npl, not ${set}`);
+  const files: Record<string, [string, string, string]> = {
+    cisi: ['cisi-CISI.ALL', 'cisi-CISI.QRY', 'cisi-CISI.REL'],
+    cacm: ['cacm-cacm.all', 'cacm-query.text', 'cacm-qrels.text'],
+  };
+  if (!files[set]) throw new Error(`--set: cisi, cacm or npl, not ${set}`);
+  const [all, qry, rel] = files[set];
   const docs: Doc[] = smartRecords(file(all)).map((r) => ({
     _id: r.id,
     title: clean(r.fields.T),

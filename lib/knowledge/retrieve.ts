@@ -63,19 +63,20 @@ const PREFIX_VARIANTS = 4;
  * `lexical(seq, ordinal, score)`: at most RESCORED candidates with their complete scores, unordered.
  *
  * - `stats`: N and the length factor k1·b/avgdl, from the bot's totals.
- * - `q`: the question's words (with their frequency in it) that the bot has, each with its idf, qtf·ln(1 + (N − df +
- *   0.5)/(df + 0.5)); a word the bot does not have, of five letters or more, stands for the bot's words that start
+ * - `q`: the question's words (with their frequency in it) that the bot has, by term id, each with its idf,
+ *   qtf·ln(1 + (N − df + 0.5)/(df + 0.5)); a word the bot does not have, of five letters or more, stands for the bot's words that start
  *   like it without its last letter (Snowball stems some forms of one Russian word differently: талисман →
  *   талисма, талисманом → талисман) — a range of the terms' primary key, lexemes being "C"-collated (bytewise;
  *   chr(1114111) is the last code point). `m`: how many of its postings are read.
- * - `seen`: each word's first `m` postings, strongest first: an index-only scan of knowledge_postings_impact_idx.
+ * - `seen`: each word's first `m` postings, strongest first: an index-only scan of knowledge_postings_impact_idx
+ *   (term, impact DESC). Postings carry no bot id: a term id belongs to one bot, and the bot's terms are the way in.
  * - `cand`: the RESCORED fragments with the highest score over what was read; `lexical` adds what the cut words
  *   contribute to each (the forward index, one scan per candidate), so every returned score is the exact BM25.
  */
 function lexicalCtes(exact: boolean): string {
   const budget = exact
     ? 'df'
-    : `CASE WHEN sum(df) OVER (ORDER BY df, lexeme) <= ${FULL_READ_POSTINGS} THEN df
+    : `CASE WHEN sum(df) OVER (ORDER BY df, id) <= ${FULL_READ_POSTINGS} THEN df
                  ELSE least(df, ${STRONGEST_POSTINGS}) END`;
   return `stats AS MATERIALIZED (
         SELECT fragments::float8 AS n, ${lengthFactorSql('greatest(length::float8 / greatest(fragments, 1), 1)')} AS lf
@@ -84,35 +85,34 @@ function lexicalCtes(exact: boolean): string {
         SELECT u.lexeme COLLATE "C" AS lexeme, coalesce(array_length(u.positions, 1), 1) AS qtf
           FROM unnest(to_tsvector('knowledge_search', $2)) AS u),
       terms AS (
-        SELECT t.lexeme, t.df, w.qtf FROM words w JOIN knowledge_terms t ON t.bot_id = $1 AND t.lexeme = w.lexeme
+        SELECT t.id, t.df, w.qtf FROM words w JOIN knowledge_terms t ON t.bot_id = $1 AND t.lexeme = w.lexeme
         UNION ALL
-        SELECT v.lexeme, v.df, w.qtf
+        SELECT v.id, v.df, w.qtf
           FROM words w CROSS JOIN LATERAL (
-                 SELECT t.lexeme, t.df FROM knowledge_terms t
+                 SELECT t.id, t.df FROM knowledge_terms t
                   WHERE t.bot_id = $1 AND t.lexeme >= left(w.lexeme, -1)
                     AND t.lexeme < left(w.lexeme, -1) || chr(1114111)
                   ORDER BY t.df DESC, t.lexeme LIMIT ${PREFIX_VARIANTS}) v
          WHERE char_length(w.lexeme) >= 5 AND w.lexeme !~ '[[:digit:][:punct:]]'
            AND NOT EXISTS (SELECT 1 FROM knowledge_terms e WHERE e.bot_id = $1 AND e.lexeme = w.lexeme)),
       q AS MATERIALIZED (
-        SELECT lexeme, df, qtf * ln(1 + (s.n - df + 0.5) / (df + 0.5)) AS idf, ${budget} AS m
-          FROM stats s, (SELECT lexeme, min(df) AS df, max(qtf) AS qtf FROM terms GROUP BY lexeme) t),
-      cut AS MATERIALIZED (SELECT array_agg(lexeme) AS lexemes FROM q WHERE m < df),
+        SELECT id, df, qtf * ln(1 + (s.n - df + 0.5) / (df + 0.5)) AS idf, ${budget} AS m
+          FROM stats s, (SELECT id, min(df) AS df, max(qtf) AS qtf FROM terms GROUP BY id) t),
+      cut AS MATERIALIZED (SELECT array_agg(id) AS terms FROM q WHERE m < df),
       seen AS (
         SELECT p.seq, p.ordinal, q.m < q.df AS cut, q.idf * ${termWeightSql('p.tf', 'p.len', 's.lf')} AS w
           FROM stats s CROSS JOIN q CROSS JOIN LATERAL (
                  SELECT p.seq, p.ordinal, p.tf, p.len FROM knowledge_postings p
-                  WHERE p.bot_id = $1 AND p.lexeme = q.lexeme ORDER BY p.impact DESC LIMIT q.m) p),
+                  WHERE p.term = q.id ORDER BY p.impact DESC LIMIT q.m) p),
       cand AS MATERIALIZED (
         SELECT seq, ordinal, sum(w) AS partial, coalesce(sum(w) FILTER (WHERE NOT cut), 0) AS base
           FROM seen GROUP BY seq, ordinal ORDER BY partial DESC, seq, ordinal LIMIT ${RESCORED}),
       lexical AS (
         SELECT c.seq, c.ordinal,
-               c.base + CASE WHEN cut.lexemes IS NULL THEN 0 ELSE coalesce((
+               c.base + CASE WHEN cut.terms IS NULL THEN 0 ELSE coalesce((
                  SELECT sum(q.idf * ${termWeightSql('p.tf', 'p.len', 's.lf')})
-                   FROM knowledge_postings p JOIN q ON q.lexeme = p.lexeme
-                  WHERE p.bot_id = $1 AND p.seq = c.seq AND p.ordinal = c.ordinal
-                    AND p.lexeme = ANY (cut.lexemes)), 0) END AS score
+                   FROM knowledge_postings p JOIN q ON q.id = p.term
+                  WHERE p.seq = c.seq AND p.ordinal = c.ordinal AND p.term = ANY (cut.terms)), 0) END AS score
           FROM cand c CROSS JOIN stats s CROSS JOIN cut)`;
 }
 
