@@ -16,7 +16,7 @@ import {
 } from '../lib/runs/bookkeeping';
 import { cacheKey, cachedAnswer, questionKey } from '../lib/runs/answer-cache';
 import { announce, outcomeNotice } from '../lib/announcements';
-import { retrying } from '../lib/streams';
+import { retrying } from '../lib/retry';
 import { type GenerateDeps, generateAnswer, replayCached } from '../lib/runs/generate';
 import { type FailureInfo, failureInfo } from '../workflows/failures';
 import {

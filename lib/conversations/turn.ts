@@ -13,7 +13,7 @@ import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
 import { answerMessageId } from '../runs/bookkeeping';
 import { announcedOutcome } from '../announcements';
-import type { DeltaMessage } from '../streams';
+import type { DeltaMessage } from '../streams/channel';
 import { isWorkflowTaskFailing, temporalConnected, waitThroughOutage } from '../temporal';
 import type { ConversationDeps } from './deps';
 import { asksForHuman } from './escalation';
