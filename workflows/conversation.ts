@@ -52,17 +52,18 @@ const { applyTransition } = proxyLocalActivities<ConversationActivities>({
 });
 
 /**
- * A bot answer is one local activity inside this workflow rather than a child workflow: measured on the dev server,
- * the child's extra hops cost more than the whole platform budget of a turn (docs/decisions/005-chat-turn-local-activity.md). The run is still
- * durable (a replacement worker re-runs the activity, idempotently), recorded in `runs`, and visible here in the
- * Temporal UI; trigger runs use the agentRun workflow with the same steps.
- */
-/**
  * What a turn's database writes may add to the model's budget: they retry through a Postgres outage of up to 30 s
  * (STORAGE_OUTAGE_RETRY_MS, at most 30 s) before the turn fails (docs/decisions/023-postgres-outage-during-turn.md).
  */
 const STORAGE_GRACE_MS = 35_000;
 
+/**
+ * A bot answer is one local activity inside this workflow rather than a child workflow: measured on the dev server,
+ * the child's extra hops cost more than the whole platform budget of a turn
+ * (docs/decisions/005-chat-turn-local-activity.md). The run is still durable (a replacement worker re-runs the
+ * activity, idempotently), recorded in `runs`, and visible here in the Temporal UI; trigger runs use the agentRun
+ * workflow with the same steps.
+ */
 function turnActivities(turnTimeoutMs: number) {
   return proxyLocalActivities<AgentRunActivities>({
     // The model's budget plus the database work around it, through an outage; retries stay within it.
