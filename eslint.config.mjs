@@ -7,8 +7,15 @@ import tseslint from 'typescript-eslint';
 /** Services that start workflows: activities must not import them (they would import workflow code). */
 const WORKFLOW_STARTING_SERVICES = [
   '**/lib/services',
+  '**/lib/checks/service',
   '**/lib/conversations/service',
+  '**/lib/conversations/sessions',
   '**/lib/conversations/turn',
+  '**/lib/conversations/chat',
+  '**/lib/conversations/stream',
+  '**/lib/conversations/visitor',
+  '**/lib/conversations/operator',
+  '**/lib/conversations/erase',
   '**/lib/scans/service',
   '**/lib/triggers/service',
 ];

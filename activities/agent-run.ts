@@ -5,9 +5,18 @@ import type { Db } from '../lib/db';
 import type { Passage } from '../lib/knowledge/retrieve';
 import { toolsFor } from '../lib/actions/tools';
 import type { ModelCatalogue } from '../lib/billing/models';
-import { type RunContext, announcementOf, finishRun, recordFailedBeforeStart, startRun } from '../lib/runs/bookkeeping';
+import {
+  type RunContext,
+  announcementOf,
+  finishRun,
+  readOf,
+  recordFailedBeforeStart,
+  startRun,
+  withSearchUsage,
+} from '../lib/runs/bookkeeping';
 import { cacheKey, cachedAnswer, questionKey } from '../lib/runs/answer-cache';
-import { retrying } from '../lib/streams';
+import { announce, outcomeNotice } from '../lib/announcements';
+import { retrying } from '../lib/retry';
 import { type GenerateDeps, generateAnswer, replayCached } from '../lib/runs/generate';
 import { type FailureInfo, failureInfo } from '../workflows/failures';
 import {
@@ -17,7 +26,7 @@ import {
   type ToolTurn,
   runWorkflowId,
 } from '../workflows/contracts/agent-run';
-import { type TransitionInput } from '../workflows/contracts/conversation';
+import { type TransitionInput, type TurnResult } from '../workflows/contracts/conversation';
 
 export type { MessageTurnOutcome } from '../workflows/contracts/agent-run';
 
@@ -52,6 +61,15 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
     retrieve: deps.retrieve,
     toolsFor: (input: AgentRunInput) => toolsFor(deps.db, input),
     models: deps.models,
+    llm: deps.llm,
+    defaultModel: deps.defaultModel,
+    warn: (message: string, meta: Record<string, unknown>) => {
+      try {
+        Context.current().log.warn(message, meta);
+      } catch {
+        // Not inside an activity: nothing to attach the line to.
+      }
+    },
   };
 
   return {
@@ -65,7 +83,10 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
       return generateAnswer(deps, input, ctx, transcript);
     },
 
-    /** Records the outcome: the run row, its one charge, and a message run's answer in the transcript. */
+    /**
+     * Records the outcome: the run row, its one charge, and a message run's answer in the transcript. `turnOutcome`:
+     * a chat turn that ends with this failure, announced with it (lib/streams).
+     */
     finishRun(input: {
       run: AgentRunInput;
       status: 'done' | 'failed';
@@ -73,8 +94,16 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
       errorCode?: string;
       error?: string;
       creditWeight?: number;
+      /** What the run read: its context's passages and what it searched with (kept with the run, `readOf`). */
+      read?: Pick<RunContext, 'passages' | 'searchedWith'>;
+      turnOutcome?: TurnResult;
     }): Promise<void> {
-      return finishRun(deps.db, input);
+      const { turnOutcome, ...rest } = input;
+      return finishRun(deps.db, {
+        ...rest,
+        read: input.read && readOf(input.read),
+        ...(turnOutcome ? { announcement: outcomeNotice(input.run.runId, turnOutcome) } : {}),
+      });
     },
 
     /** A run that failed before it could start (a poll that could not fetch its address): recorded for the log. */
@@ -142,9 +171,13 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
           : undefined;
         // Looked up only when startRun saw an entry for this question (most questions are new).
         const cached = key && ctx.mayBeCached ? await stored(() => cachedAnswer(deps.db, input.run.botId, key)) : null;
-        const answer = cached
-          ? await replayCached(deps, input.run, cached, opened)
-          : await generateAnswer(deps, input.run, ctx, [], { stream: opened, callerEndsStream: true });
+        // A follow-up's standalone question (lib/runs/question.ts) is part of the run's usage, cached answer or not.
+        const answer = withSearchUsage(
+          cached
+            ? await replayCached(deps, input.run, cached, opened)
+            : await generateAnswer(deps, input.run, ctx, [], { stream: opened, callerEndsStream: true }),
+          ctx,
+        );
         const announcement = announcementOf(input.run, 'done', answer);
         if (opened && !cached) {
           // An answer announced at commit carries its whole text, and the API shows what the fragments did not: its
@@ -164,6 +197,7 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
             creditWeight: ctx.creditWeight,
             stream: ctx.stream,
             announcement,
+            read: readOf(ctx),
           }),
         );
         return {
@@ -172,18 +206,34 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
           ...(answer.unanswered ? { unanswered: answer.unanswered } : {}),
         };
       } catch (err) {
-        const failure = failureInfo(err);
-        if (!TOLD_TO_VISITOR.has(failure.type)) throw err;
-        // A run refused for lack of credits was recorded as such by startRun.
-        if (failure.type !== 'no_credits') {
-          await stored(() =>
-            finishRun(deps.db, { run: input.run, status: 'failed', errorCode: failure.type, error: failure.message }),
-          );
-        }
-        return { failure };
+        return failedTurn(deps.db, input.run, err, stored);
       }
     },
   };
+}
+
+/**
+ * A chat turn that failed: a backend failure the visitor is told about is recorded on the run, announced with its
+ * record (lib/announcements.ts) as an answer would be, and returned as a value — the turn has an outcome either way.
+ * Anything else fails the activity (and is retried).
+ */
+async function failedTurn(
+  db: Db,
+  run: AgentRunInput,
+  err: unknown,
+  stored: <T>(write: () => Promise<T>) => Promise<T>,
+): Promise<MessageTurnOutcome> {
+  const failure = failureInfo(err);
+  if (!TOLD_TO_VISITOR.has(failure.type)) throw err;
+  const announcement = outcomeNotice(run.runId, { answer: '', error: failure });
+  // A run refused for lack of credits was recorded as such by startRun: only its announcement is left to send.
+  if (failure.type === 'no_credits') await stored(() => announce(db, announcement));
+  else {
+    await stored(() =>
+      finishRun(db, { run, status: 'failed', errorCode: failure.type, error: failure.message, announcement }),
+    );
+  }
+  return { failure };
 }
 
 export type AgentRunActivities = ReturnType<typeof createAgentRunActivities>;

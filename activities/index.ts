@@ -2,6 +2,7 @@ import { type ActionDeps, createActionActivities } from './actions';
 import { type AgentRunDeps, createAgentRunActivities } from './agent-run';
 import { type BuilderDeps, createBuilderActivities } from './builder';
 import { type ConversationDeps, createConversationActivities } from './conversation';
+import { type KnowledgeCheckDeps, createKnowledgeCheckActivities } from './knowledge-check';
 import { type KnowledgeFileDeps, createKnowledgeFileActivities } from './knowledge-file';
 import { type MaintenanceDeps, createMaintenanceActivities } from './maintenance';
 import { type SiteScanDeps, createSiteScanActivities } from './site-scan';
@@ -16,6 +17,7 @@ export type ActivityDeps = ActionDeps &
   AgentRunDeps &
   BuilderDeps &
   ConversationDeps &
+  KnowledgeCheckDeps &
   KnowledgeFileDeps &
   MaintenanceDeps &
   SiteScanDeps &
@@ -28,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAgentRunActivities(deps),
     ...createBuilderActivities(deps),
     ...createConversationActivities(deps),
+    ...createKnowledgeCheckActivities(deps),
     ...createKnowledgeFileActivities(deps),
     ...createMaintenanceActivities(deps),
     ...createSiteScanActivities(deps),

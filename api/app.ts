@@ -11,6 +11,7 @@ import { actionRoutes } from './routes/actions';
 import { apiRoutes } from './routes/api';
 import { authRoutes } from './routes/auth';
 import { builderRoutes } from './routes/builder';
+import { checkRoutes } from './routes/checks';
 import { dashboardRoutes } from './routes/dashboard';
 import { deliveryRoutes } from './routes/deliveries';
 import { createDashboardPages, pageNotFound } from './pages';
@@ -47,6 +48,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
     ...deliveryRoutes(deps),
     ...inboxRoutes(deps),
     ...reportRoutes(deps),
+    ...checkRoutes(deps),
     ...builderRoutes(deps),
     ...pairingRoutes(deps, deps.services.pairing),
     ...pageRoutes(pages),

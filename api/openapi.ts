@@ -52,16 +52,13 @@ function parametersOf(
     }));
 }
 
-/** A multipart operation's form: the route's text fields (its body schema) and the file, as binary. */
+/**
+ * A multipart operation's form: the route's text fields (its body schema, by reference when it is a named component)
+ * and the file, as binary.
+ */
 function multipartSchema(def: RouteDef, components: Record<string, JsonSchema>): JsonSchema {
-  const fields = (def.body ? toSchema(def.body, 'input', components) : {}) as {
-    properties?: Record<string, JsonSchema>;
-    required?: string[];
-    $ref?: string;
-  };
-  const resolved = (fields.$ref ? components[fields.$ref.split('/').pop()!] : fields) as typeof fields;
   const file = def.multipart!.file;
-  return {
+  const filePart: JsonSchema = {
     type: 'object',
     properties: {
       [file]: {
@@ -69,10 +66,10 @@ function multipartSchema(def: RouteDef, components: Record<string, JsonSchema>):
         format: 'binary',
         description: `The file (at most ${def.multipart!.maxFileBytes / 1024 / 1024} MiB).`,
       },
-      ...(resolved.properties ?? {}),
     },
-    required: [file, ...(resolved.required ?? [])],
+    required: [file],
   };
+  return def.body ? { allOf: [toSchema(def.body, 'input', components), filePart] } : filePart;
 }
 
 const KEY_SCHEMES: Record<string, string> = { secret: 'secretKey', public: 'publicKey', builder: 'builderKey' };

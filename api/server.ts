@@ -8,14 +8,14 @@ import { createLogger, type Logger } from '../lib/logger';
 import { createMetrics } from '../lib/metrics';
 import { createSecretBox } from '../lib/secret-box';
 import { createServices } from '../lib/services';
-import { createDeltaHub } from '../lib/streams';
+import { createDeltaHub } from '../lib/streams/listener';
 import { createTemporal } from '../lib/temporal';
 import { createApp } from './app';
 
 const HELP = `Usage: node --import tsx api/server.ts
 
 Serves the HTTP API on HOST:PORT (default 0.0.0.0:8080). Stateless: run as many replicas as you like behind a load
-balancer. Configuration comes from the environment (see README.md, Configuration).`;
+balancer. Configuration comes from the environment (see README.md, Configure it).`;
 
 /** One embedding call of a knowledge write (up to 128 fragments) may take this long; the client's own limit is 10 min. */
 const EMBED_CALL_TIMEOUT_MS = 30_000;

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { bootstrapWorkspace } from '../lib/accounts/service';
 import { createBillingService } from '../lib/billing/service';
-import { loadBot, startConversation } from '../lib/conversations/turn';
+import { loadBot, startConversation } from '../lib/conversations/sessions';
 import { createDb } from '../lib/db';
 import { migrate } from '../lib/migrate';
 import { createSecretBox } from '../lib/secret-box';

@@ -6,13 +6,25 @@ import { searchText } from '../lib/knowledge/normalize';
 
 /**
  * How large passages should be (docs/decisions/passages-keep-context.md). Long documents are made from the Cranfield
- * set (../shared/data/retrieval/cranfield): each "manual" holds 20 abstracts, each a section under its title. Every
+ * set (bench/data/retrieval/cranfield): each "manual" holds 20 abstracts, each a section under its title. Every
  * size is split with the real splitter, ranked with BM25 (k1 1.2, b 0.75, over the index's own normalization, title
  * and headings with the body), and judged on what a turn gives the model: the best 5 passages. A relevant abstract
  * counts as found when one of the 5 lies in its section. Prints recall@5, nDCG@5 and the characters the 5 passages
- * cost. Usage: node --import tsx bench/passage-size.ts
+ * cost. Usage: npm run bench -- passage-size
  */
-const DATA = path.join(__dirname, '..', '..', 'shared', 'data', 'retrieval', 'cranfield');
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  console.log(
+    [
+      'Usage: npm run bench -- passage-size',
+      '',
+      'Splits long documents made of Cranfield abstracts (bench/data/retrieval/cranfield) at passage sizes of',
+      '300-1500 characters and ranks them with BM25: recall@5, nDCG@5 and the characters the best 5 passages cost,',
+      'with and without headings in the index. No platform is started; prints a table.',
+    ].join('\n'),
+  );
+  process.exit(0);
+}
+const DATA = path.join(__dirname, 'data', 'retrieval', 'cranfield');
 const PER_DOC = 20;
 const TOP = 5;
 

@@ -5,7 +5,13 @@ import path from 'node:path';
 
 /** `npm run bench -- <name> [options]`: runs bench/<name>.ts; `--help` lists them. */
 const benches = readdirSync(__dirname)
-  .filter((f) => f.endsWith('.ts') && !['run.ts', 'stack.ts', 'baseline.ts', 'retrieval-corpus.ts'].includes(f))
+  .filter(
+    (f) =>
+      f.endsWith('.ts') &&
+      !['run.ts', 'stack.ts', 'baseline.ts', 'stream-integrity.ts', 'retrieval-corpus.ts', 'smart-to-beir.ts'].includes(
+        f,
+      ),
+  )
   .map((f) => f.replace(/\.ts$/, ''));
 
 const [name, ...args] = process.argv.slice(2);

@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util';
 import type { RotatableKind } from '../lib/bots/service';
-import { ConfigError, parseConfig } from '../lib/config';
-import { createDb } from '../lib/db';
+import { type Config, ConfigError, parseConfig } from '../lib/config';
+import { type Db, createDb } from '../lib/db';
 import { ApiError, isUnavailableError } from '../lib/errors';
 import { migrate } from '../lib/migrate';
 import { withRuntimeEnv } from '../lib/runtime-env';
 import { createSecretBox } from '../lib/secret-box';
-import { createServices } from '../lib/services';
-import { NamespaceMissingError, createTemporal, pingTemporal } from '../lib/temporal';
+import { type Services, createServices } from '../lib/services';
+import { NamespaceMissingError, type Temporal, createTemporal, pingTemporal } from '../lib/temporal';
 
 const HELP = `agentctl — administer the Agent Platform
 
@@ -49,9 +49,9 @@ function env(names: readonly string[]): Record<string, string> {
   return merged as Record<string, string>;
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [command, sub] = argv;
-  const { values } = parseArgs({
+/** The command line's options; which apply depends on the command. */
+function options(argv: string[], command: string | undefined) {
+  return parseArgs({
     args: argv.slice(command === 'keys' || command === 'credits' || command === 'billing' ? 2 : 1),
     options: {
       json: { type: 'boolean', default: false },
@@ -68,7 +68,14 @@ async function main(argv: string[]): Promise<number> {
       note: { type: 'string' },
     },
     allowPositionals: false,
-  });
+  }).values;
+}
+
+type Options = ReturnType<typeof options>;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, sub] = argv;
+  const values = options(argv, command);
   if (!command || values.help || ['help', '--help', '-h'].includes(command)) {
     console.log(HELP);
     return command ? 0 : 2;
@@ -87,44 +94,56 @@ async function main(argv: string[]): Promise<number> {
   const temporal = await createTemporal(config, { lazy: true });
   const services = createServices({ config, db, temporal, secrets: createSecretBox(config.SECRET_ENCRYPTION_KEY) });
   try {
-    if (command === 'status') {
-      const check = (p: Promise<unknown>) =>
-        p.then(
-          () => 'ok',
-          (err: Error) =>
-            err instanceof NamespaceMissingError
-              ? `namespace missing: ${err.message}`
-              : `unavailable: ${err.message.split('\n')[0]}`,
-        );
-      const [database, temporalStatus] = await Promise.all([
-        check(db.query('SELECT 1')),
-        check(pingTemporal(temporal)),
-      ]);
-      const report = {
-        database,
-        temporal: temporalStatus,
-        temporal_address: config.TEMPORAL_ADDRESS,
-        namespace: config.TEMPORAL_NAMESPACE,
-      };
-      console.log(
-        values.json
-          ? JSON.stringify(report)
-          : Object.entries(report)
-              .map(([k, v]) => `${k.padEnd(17)} ${v}`)
-              .join('\n'),
-      );
-      return database === 'ok' && temporalStatus === 'ok' ? 0 : 1;
-    }
-    if (command === 'bootstrap') {
-      const r = await services.accounts.bootstrap({
-        workspaceName: values.workspace,
-        email: values.email,
-        botName: values.bot,
-      });
-      if (values.json) {
-        console.log(JSON.stringify(r, null, 2));
-      } else {
-        console.log(`Workspace  ${r.workspace_id}
+    if (command === 'status') return await status(config, db, temporal, values);
+    if (command === 'bootstrap') return await bootstrap(services, values);
+    if (command === 'keys' && sub === 'rotate') return await rotateKey(services, values);
+    if (command === 'credits' && sub === 'grant') return await grantCredits(services, values);
+    if (command === 'billing' && ['plan', 'topup', 'usage'].includes(sub ?? ''))
+      return await billing(services, values, sub);
+    throw new UsageError(`Unknown command: ${argv.join(' ')}`);
+  } finally {
+    await Promise.allSettled([db.end(), temporal.connection.close()]);
+  }
+}
+
+/** `status`: whether the database and Temporal answer (0 when both do). */
+async function status(config: Config, db: Db, temporal: Temporal, values: Options): Promise<number> {
+  const check = (p: Promise<unknown>) =>
+    p.then(
+      () => 'ok',
+      (err: Error) =>
+        err instanceof NamespaceMissingError
+          ? `namespace missing: ${err.message}`
+          : `unavailable: ${err.message.split('\n')[0]}`,
+    );
+  const [database, temporalStatus] = await Promise.all([check(db.query('SELECT 1')), check(pingTemporal(temporal))]);
+  const report = {
+    database,
+    temporal: temporalStatus,
+    temporal_address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+  };
+  console.log(
+    values.json
+      ? JSON.stringify(report)
+      : Object.entries(report)
+          .map(([k, v]) => `${k.padEnd(17)} ${v}`)
+          .join('\n'),
+  );
+  return database === 'ok' && temporalStatus === 'ok' ? 0 : 1;
+}
+
+/** `bootstrap`: a workspace, its owner and one bot, every key shown once. */
+async function bootstrap(services: Services, values: Options): Promise<number> {
+  const r = await services.accounts.bootstrap({
+    workspaceName: values.workspace,
+    email: values.email,
+    botName: values.bot,
+  });
+  if (values.json) {
+    console.log(JSON.stringify(r, null, 2));
+  } else {
+    console.log(`Workspace  ${r.workspace_id}
 Owner      ${r.email}   password: ${r.password}
 Bot        ${r.bot_id}
 
@@ -134,72 +153,72 @@ Keys — shown once, store them now:
   builder key (MCP)                                   ${r.keys.builder_key}
   handoff webhook secret                              ${r.keys.handoff_webhook_secret}
   visitor identity secret                             ${r.keys.visitor_identity_secret}`);
-      }
-      return 0;
-    }
-    if (command === 'keys' && sub === 'rotate') {
-      const kinds: RotatableKind[] = ['secret', 'identity', 'builder', 'webhook'];
-      if (!values.bot) throw new UsageError('--bot BOT_ID is required');
-      if (!kinds.includes(values.kind as RotatableKind))
-        throw new UsageError(`--kind must be one of ${kinds.join(', ')}`);
-      const r = await services.bots.rotateKey(values.bot, values.kind as RotatableKind);
-      console.log(
-        values.json
-          ? JSON.stringify({ bot_id: values.bot, kind: values.kind, ...r })
-          : `New ${values.kind} key (shown once): ${r.key}`,
-      );
-      return 0;
-    }
-    if (command === 'credits' && sub === 'grant') {
-      const amount = Number(values.amount);
-      if (!values.workspace) throw new UsageError('--workspace WORKSPACE_ID is required');
-      if (!Number.isInteger(amount) || amount <= 0 || amount > 1_000_000_000)
-        throw new UsageError('--amount must be a positive whole number');
-      const balance = await services.credits.grant(values.workspace, amount, values.reason ?? 'granted with agentctl');
-      console.log(
-        values.json
-          ? JSON.stringify({ workspace_id: values.workspace, granted: amount, balance })
-          : `Granted ${amount} credits; balance ${balance}.`,
-      );
-      return 0;
-    }
-    if (command === 'billing' && ['plan', 'topup', 'usage'].includes(sub ?? '')) {
-      if (!values.workspace) throw new UsageError('--workspace WORKSPACE_ID is required');
-      if (sub === 'plan') {
-        if (!values.plan) throw new UsageError('--plan is required');
-        const plan = await services.billing.setPlan(values.workspace, values.plan);
-        console.log(
-          values.json
-            ? JSON.stringify({ workspace_id: values.workspace, plan })
-            : `${values.workspace} is on the ${plan.name} plan: ${plan.monthly_conversations} conversations and ${plan.monthly_credits} included credits a month.`,
-        );
-        return 0;
-      }
-      let usage;
-      if (sub === 'topup') {
-        const given = (['conversations', 'credits'] as const).filter((k) => values[k] !== undefined);
-        if (given.length !== 1) throw new UsageError('give exactly one of --conversations N or --credits N');
-        const kind = given[0];
-        const amount = Number(values[kind]);
-        if (!Number.isInteger(amount) || amount <= 0 || amount > 1_000_000_000)
-          throw new UsageError(`--${kind} must be a positive whole number`);
-        usage = await services.billing.topUp(values.workspace, { kind, amount, note: values.note });
-      } else {
-        usage = await services.billing.usage(values.workspace, 1);
-      }
-      const { plan, conversations, credits } = usage;
-      console.log(
-        values.json
-          ? JSON.stringify({ workspace_id: values.workspace, ...usage, daily: undefined })
-          : `${sub === 'topup' ? 'Recorded. ' : ''}Plan ${plan.name}; conversations this month ${conversations.used} of ${conversations.quota}` +
-              ` (${conversations.topped_up} topped up); credits ${credits.balance} (${credits.used_this_period} used this month).`,
-      );
-      return 0;
-    }
-    throw new UsageError(`Unknown command: ${argv.join(' ')}`);
-  } finally {
-    await Promise.allSettled([db.end(), temporal.connection.close()]);
   }
+  return 0;
+}
+
+/** `keys rotate`: a new key of one kind for a bot. */
+async function rotateKey(services: Services, values: Options): Promise<number> {
+  const kinds: RotatableKind[] = ['secret', 'identity', 'builder', 'webhook'];
+  if (!values.bot) throw new UsageError('--bot BOT_ID is required');
+  if (!kinds.includes(values.kind as RotatableKind)) throw new UsageError(`--kind must be one of ${kinds.join(', ')}`);
+  const r = await services.bots.rotateKey(values.bot, values.kind as RotatableKind);
+  console.log(
+    values.json
+      ? JSON.stringify({ bot_id: values.bot, kind: values.kind, ...r })
+      : `New ${values.kind} key (shown once): ${r.key}`,
+  );
+  return 0;
+}
+
+/** `credits grant`: credits added to a workspace's balance. */
+async function grantCredits(services: Services, values: Options): Promise<number> {
+  const amount = Number(values.amount);
+  if (!values.workspace) throw new UsageError('--workspace WORKSPACE_ID is required');
+  if (!Number.isInteger(amount) || amount <= 0 || amount > 1_000_000_000)
+    throw new UsageError('--amount must be a positive whole number');
+  const balance = await services.credits.grant(values.workspace, amount, values.reason ?? 'granted with agentctl');
+  console.log(
+    values.json
+      ? JSON.stringify({ workspace_id: values.workspace, granted: amount, balance })
+      : `Granted ${amount} credits; balance ${balance}.`,
+  );
+  return 0;
+}
+
+/** `billing plan|topup|usage`: a workspace's plan, a top-up, or this month's usage. */
+async function billing(services: Services, values: Options, sub: string | undefined): Promise<number> {
+  if (!values.workspace) throw new UsageError('--workspace WORKSPACE_ID is required');
+  if (sub === 'plan') {
+    if (!values.plan) throw new UsageError('--plan is required');
+    const plan = await services.billing.setPlan(values.workspace, values.plan);
+    console.log(
+      values.json
+        ? JSON.stringify({ workspace_id: values.workspace, plan })
+        : `${values.workspace} is on the ${plan.name} plan: ${plan.monthly_conversations} conversations and ${plan.monthly_credits} included credits a month.`,
+    );
+    return 0;
+  }
+  let usage;
+  if (sub === 'topup') {
+    const given = (['conversations', 'credits'] as const).filter((k) => values[k] !== undefined);
+    if (given.length !== 1) throw new UsageError('give exactly one of --conversations N or --credits N');
+    const kind = given[0];
+    const amount = Number(values[kind]);
+    if (!Number.isInteger(amount) || amount <= 0 || amount > 1_000_000_000)
+      throw new UsageError(`--${kind} must be a positive whole number`);
+    usage = await services.billing.topUp(values.workspace, { kind, amount, note: values.note });
+  } else {
+    usage = await services.billing.usage(values.workspace, 1);
+  }
+  const { plan, conversations, credits } = usage;
+  console.log(
+    values.json
+      ? JSON.stringify({ workspace_id: values.workspace, ...usage, daily: undefined })
+      : `${sub === 'topup' ? 'Recorded. ' : ''}Plan ${plan.name}; conversations this month ${conversations.used} of ${conversations.quota}` +
+          ` (${conversations.topped_up} topped up); credits ${credits.balance} (${credits.used_this_period} used this month).`,
+  );
+  return 0;
 }
 
 class UsageError extends Error {}

@@ -37,7 +37,7 @@ export const configSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /**
-   * The API's one connection that LISTENs for stream fragments and answers (lib/streams.ts). LISTEN needs a session of
+   * The API's one connection that LISTENs for stream fragments and answers (lib/streams/listener.ts). LISTEN needs a session of
    * its own: a direct or session-pooled address, never a transaction-mode pooler (which would hand the session to
    * someone else and lose the notifications). Default: DATABASE_URL (`listenUrlOf`).
    */

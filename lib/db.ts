@@ -25,7 +25,7 @@ export function createDb(url: string, opts: { max?: number; applicationName?: st
 /**
  * A statement of a hot path, sent as a named (prepared) statement: each connection has Postgres parse and plan it
  * once, then only binds and runs it. For the multi-part statements of polling, the key check and the chat turn,
- * planning cost several times more than running (bench/, README → Benchmarks). Only for fixed SQL text whose
+ * planning cost several times more than running (docs/decisions/007-prepared-statements-and-poolers.md). Only for fixed SQL text whose
  * plan does not depend on the values (not, say, full-text search, where selectivity varies). Behind a pooler such
  * as PgBouncer in transaction mode, it needs prepared-statement support (PgBouncer 1.21+).
  */

@@ -41,7 +41,7 @@ export function verifyVisitorConfirmation(
   return { user, role: role === 'admin' ? 'admin' : 'visitor' };
 }
 
-/** What an integrator's server does; used by tests and documented in the README as the reference. */
+/** What an integrator's server does; used by tests and documented in docs/widget.md as the reference. */
 export function signVisitorConfirmation(claims: Record<string, unknown>, secret: string): string {
   const data = Buffer.from(JSON.stringify(claims)).toString('base64url');
   return `v1.${data}.${createHmac('sha256', secret).update(`v1.${data}`).digest('hex')}`;

@@ -3,6 +3,9 @@
  * validation, services and the OpenAPI document read them here; workflows get the ones they need in their input
  * or messages (workflow code imports nothing outside workflows/).
  */
+/** Passages a chat turn gives the model. */
+const PASSAGES_PER_TURN = 5;
+
 export const LIMITS = {
   rateWindowSeconds: 60,
   rateGroups: {
@@ -178,8 +181,42 @@ export const LIMITS = {
     /** A file's name as kept (its last path segment). */
     nameChars: 255,
   },
-  /** The dashboard's knowledge search (`q`): a title or an id, neither longer than 1000 characters. */
+  /**
+   * The owner's check of an agent (docs/decisions/owner-check.md): test questions an agent keeps and their length, a
+   * note's length; the passages a question is judged on (a chat turn's: `passagesPerTurn`) and how
+   * much of each is kept with a result; the runs kept per agent (older ones are deleted when a run starts) and listed.
+   */
+  checks: {
+    questions: 100,
+    questionChars: 1000,
+    noteChars: 500,
+    rankedPassages: 5,
+    passageExcerptChars: 400,
+    runsKept: 100,
+    runList: { min: 1, max: 100, default: 30 },
+  },
+  /** The dashboard's knowledge list search (`q`): words of a title, an id or a source's text. */
   knowledgeSearchChars: 200,
+  /**
+   * What a question retrieves (`POST /v1/api/knowledge/search`, docs/decisions/see-what-the-agent-reads.md): passages
+   * answered (a chat turn reads 5, the default), and the question's length (a chat message's).
+   */
+  knowledgeSearch: { min: 1, max: 20, default: PASSAGES_PER_TURN, queryChars: 8000 },
+  passagesPerTurn: PASSAGES_PER_TURN,
+  /** The answers of one conversation whose passages are listed (the test chat's "Passages read"). */
+  passagesReadListed: 50,
+  /**
+   * A follow-up searched with what the conversation is about (docs/decisions/questions-in-context.md): the visitor's
+   * earlier messages joined to it without a model, each cut to `turnChars`; with one, the messages the model reads to
+   * write a standalone question, its answer's tokens and its time (at most a third of the turn's).
+   */
+  questionInContext: {
+    visitorTurns: 2,
+    turnChars: 300,
+    rewriteMessages: 6,
+    rewriteMaxTokens: 60,
+    rewriteTimeoutMs: 3_000,
+  },
   /** A trigger's run task text: a message's size. */
   triggerTaskChars: 8000,
   /** A site scan's start address. */

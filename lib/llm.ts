@@ -35,6 +35,10 @@ export interface Llm {
     messages: ChatMessage[];
     tools?: ToolDefinition[];
     timeoutMs: number;
+    /** The most tokens the answer may have (sent as `max_completion_tokens`); absent, the backend's default. */
+    maxTokens?: number;
+    /** Sampling temperature; absent, the backend's default. */
+    temperature?: number;
     /** Called with each text fragment as it arrives; when given, the request is streamed. */
     onDelta?: (delta: string) => Promise<void> | void;
   }): Promise<LlmResult>;
@@ -114,12 +118,16 @@ export function createOpenAiLlm(opts: {
   const client = new OpenAI({ apiKey: opts.apiKey, baseURL: opts.baseURL, maxRetries: 0, fetch: transport.fetch });
   return {
     model: opts.model,
-    async complete({ model, messages, tools, timeoutMs, onDelta }) {
+    async complete({ model, messages, tools, timeoutMs, onDelta, maxTokens, temperature }) {
       const used = model ?? opts.model;
+      const sampling = {
+        ...(maxTokens !== undefined ? { max_completion_tokens: maxTokens } : {}),
+        ...(temperature !== undefined ? { temperature } : {}),
+      };
       try {
         if (!onDelta) {
           const res = await client.chat.completions.create(
-            { model: used, messages, ...(tools?.length ? { tools } : {}) },
+            { model: used, messages, ...(tools?.length ? { tools } : {}), ...sampling },
             { timeout: timeoutMs },
           );
           const choice = res.choices[0];
@@ -150,6 +158,7 @@ export function createOpenAiLlm(opts: {
               stream: true,
               stream_options: { include_usage: true },
               ...(tools?.length ? { tools } : {}),
+              ...sampling,
             },
             { timeout: timeoutMs },
           )

@@ -2,7 +2,7 @@ import type { Config } from './config';
 import type { Db } from './db';
 import type { Embedder } from './knowledge/store';
 import type { SecretBox } from './secret-box';
-import type { DeltaHub } from './streams';
+import type { DeltaHub } from './streams/listener';
 import type { Temporal } from './temporal';
 import { createAccountService, createTeamService } from './accounts/service';
 import { createPasswordHasher } from './passwords';
@@ -16,6 +16,7 @@ import { createBotService } from './bots/service';
 import { createModelCatalogue } from './billing/models';
 import { createPairingService } from './builder/pairing';
 import { createBuilderService } from './builder/service';
+import { createCheckService } from './checks/service';
 import { createConversationService } from './conversations/service';
 import { createCreditService } from './credits/service';
 import { createDeliveryService } from './deliveries/service';
@@ -133,6 +134,7 @@ export function createServices(deps: ServiceDeps) {
       queueWaitMs: config.BUILDER_QUEUE_WAIT_MS,
       deltaHub: deps.deltaHub,
     }),
+    checks: createCheckService({ db, temporal }),
     conversations: createConversationService({
       db,
       temporal,

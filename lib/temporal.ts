@@ -67,7 +67,7 @@ const WORKFLOW_CLOSING = /workflow is closing/i;
 
 /**
  * The workflow's current run is closing: a plain update to it is refused (RESOURCE_EXHAUSTED). Update-with-Start
- * reaches the run that follows (lib/conversations/turn.ts, updateConversation).
+ * reaches the run that follows (lib/conversations/sessions.ts, updateConversation).
  */
 export function isWorkflowClosing(err: unknown): boolean {
   return saidByServer(err, WORKFLOW_CLOSING);
@@ -79,7 +79,7 @@ const WORKFLOW_TASK_FAILING = /Workflow Task in failed state/i;
 /**
  * The server refuses updates (WorkflowNotReady) while the workflow's task keeps failing: timed out on a worker short
  * of CPU, or a bug. Nothing of the update was admitted; once a task succeeds the same update is accepted
- * (lib/conversations/turn.ts sends it again for a while).
+ * (lib/conversations/sessions.ts sends it again for a while).
  */
 export function isWorkflowTaskFailing(err: unknown): boolean {
   return saidByServer(err, WORKFLOW_TASK_FAILING);

@@ -76,7 +76,7 @@ export async function startEmbeddedPostgres(opts: {
   }
 
   // Clients connect through a Unix socket in the data folder when its path fits (a socket path is limited to about
-  // 100 bytes): on loopback TCP every query's send costs several times more CPU (bench/, README → Benchmarks).
+  // 100 bytes): on loopback TCP every query costs more CPU (docs/decisions/007-prepared-statements-and-poolers.md).
   // Postgres also listens on 127.0.0.1 for tools such as psql.
   const socketDir = path.join(dataDir, 'run');
   const useSocket = Buffer.byteLength(path.join(socketDir, `.s.PGSQL.${opts.port}`)) <= 100;

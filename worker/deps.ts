@@ -6,15 +6,14 @@ import type { Db } from '../lib/db';
 import { createSafeFetch } from '../lib/http/safe-fetch';
 import { retrievePassages } from '../lib/knowledge/retrieve';
 import type { Embedder } from '../lib/knowledge/store';
+import { LIMITS } from '../lib/limits';
 import { LlmError, createOpenAiLlm } from '../lib/llm';
 import { createMailer } from '../lib/mailer';
 import { type Temporal, temporalConnectionOptions } from '../lib/temporal';
 import { createSecretBox } from '../lib/secret-box';
-import { createDeltaPublisher } from '../lib/streams';
+import { createDeltaPublisher } from '../lib/streams/publisher';
 import { createServices } from '../lib/services';
 
-/** Passages given to the model per turn. */
-const PASSAGES_PER_TURN = 5;
 /** A question's embedding that takes longer is given up: the turn goes on with full-text retrieval alone. */
 const QUERY_EMBEDDING_TIMEOUT_MS = 5_000;
 /** One embedding call of a scanned page; below the crawl activity's heartbeat timeout, so a hang is a retry. */
@@ -80,7 +79,7 @@ export function buildActivityDeps(
         });
       }
     }
-    return retrievePassages(db, botId, query, { limit: PASSAGES_PER_TURN, queryEmbedding });
+    return retrievePassages(db, botId, query, { limit: LIMITS.passagesPerTurn, queryEmbedding });
   };
 
   return {

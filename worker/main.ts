@@ -20,7 +20,7 @@ const HELP = `Usage: node --import tsx worker/main.ts
 
 Runs a Temporal worker for the platform's task queue: workflows from workflows/, activities from activities/.
 Start as many as you like on as many machines as you like; they share the work. Configuration comes from the
-environment (see README.md, Configuration): DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+environment (see README.md, Configure it): DATABASE_URL, TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 TEMPORAL_TASK_QUEUE, OPENAI_* and the rest.`;
 
 /** An outage of Temporal at least this long is followed by a fresh worker (see worker/supervisor.ts). */

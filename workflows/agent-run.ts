@@ -92,12 +92,16 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
   let answer: GeneratedAnswer;
   // The run's model's price relative to the default, read with the agent at the start (credits are weighted by it).
   let creditWeight: number;
+  // What the run read: its passages, and what a follow-up was searched with (kept with the run).
+  let read: Pick<Awaited<ReturnType<AgentRunActivities['startRun']>>, 'passages' | 'searchedWith'> | undefined;
   try {
     const ctx = await bookkeeping.startRun(input);
     creditWeight = ctx.creditWeight ?? 1;
+    read = { passages: ctx.passages, searchedWith: ctx.searchedWith };
     const transcript: ToolTurn[] = [];
-    let promptTokens = 0;
-    let completionTokens = 0;
+    // A follow-up's standalone question (written in startRun) is the run's first use of the model.
+    let promptTokens = ctx.searchUsage?.promptTokens ?? 0;
+    let completionTokens = ctx.searchUsage?.completionTokens ?? 0;
     for (let step = 0; ; step++) {
       const out = await llmActivity(input.turnTimeoutMs).generateAnswer(input, ctx, transcript);
       promptTokens += out.promptTokens;
@@ -121,16 +125,26 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
       timeout: { type: 'llm_overloaded', message: 'The AI backend did not answer in time' },
       fallbackMessage: 'The run failed',
     });
+    const hint = retryAfter ?? (type === 'llm_overloaded' ? 10 : undefined);
+    // A chat turn (with tools) ends with this failure: announced with its record, as the conversation returns it.
+    const turnOutcome =
+      input.triggerKind === 'message' && input.sessionId
+        ? {
+            answer: '',
+            runId: input.runId,
+            error: { type, message, ...(hint !== undefined ? { retryAfter: hint } : {}) },
+          }
+        : undefined;
     // A run refused for lack of credits was already recorded as such by startRun.
     if (type !== 'no_credits')
-      await bookkeeping.finishRun({ run: input, status: 'failed', errorCode: type, error: message });
+      await bookkeeping.finishRun({ run: input, status: 'failed', errorCode: type, error: message, read, turnOutcome });
     if (input.triggerId)
       await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: false });
     upsertSearchAttributes({ RunStatus: ['failed'] });
     // Failing the workflow shows the run as failed in the Temporal UI; callers read the type and details.
-    throw failure(type, message, [{ retryAfter: retryAfter ?? (type === 'llm_overloaded' ? 10 : undefined) }]);
+    throw failure(type, message, [{ retryAfter: hint }]);
   }
-  await bookkeeping.finishRun({ run: input, status: 'done', answer, creditWeight });
+  await bookkeeping.finishRun({ run: input, status: 'done', answer, creditWeight, read });
   if (input.triggerId)
     await bookkeeping.reportTriggerOutcome({ triggerId: input.triggerId, runId: input.runId, ok: true });
   upsertSearchAttributes({ RunStatus: ['done'] });

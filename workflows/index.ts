@@ -8,3 +8,4 @@ export { triggerHealthWorkflow } from './trigger-health';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { builderThreadWorkflow } from './builder-thread';
 export { knowledgeFileWorkflow } from './knowledge-file';
+export { knowledgeCheckWorkflow } from './knowledge-check';

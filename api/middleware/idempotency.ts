@@ -56,119 +56,21 @@ export function idempotency(db: Db, lease: IdempotencyLease = DEFAULT_LEASE): Ap
   return async function idempotencyMiddleware(ctx, next) {
     const key = idempotencyKeyOf(ctx);
     if (!key) return next();
-    const apiKeyId = ctx.state.principal!.keyId;
-    const hash = createHash('sha256')
-      .update(`${ctx.method} ${ctx.path}\n`)
-      // A multipart body is identified by its fields and file, not its random boundary (api/middleware/multipart.ts).
-      .update(ctx.state.bodyDigest ?? ctx.state.rawBody ?? Buffer.alloc(0))
-      .digest();
+    const held: HeldKey = { db, apiKeyId: ctx.state.principal!.keyId, key, lease };
+    const hash = requestHash(ctx);
 
-    const claimed = await db.query<{ generation: number }>(
-      `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_hash, state, expires_at, lease_until)
-       VALUES ($1, $2, $3, 'in_progress', now() + make_interval(hours => $4), now() + make_interval(secs => $5))
-       ON CONFLICT (api_key_id, idempotency_key) DO UPDATE
-         SET request_hash = EXCLUDED.request_hash, state = 'in_progress', created_at = now(), expires_at = EXCLUDED.expires_at,
-             lease_until = EXCLUDED.lease_until, response_status = NULL, response_headers = NULL, response_body = NULL,
-             generation = CASE WHEN idempotency_keys.expires_at < now() THEN 0 ELSE idempotency_keys.generation END
-       -- take over a key that is open again (its attempt failed), expired, or whose owner stopped renewing its lease
-       WHERE idempotency_keys.state = 'open'
-          OR idempotency_keys.expires_at < now()
-          OR (idempotency_keys.state = 'in_progress' AND COALESCE(idempotency_keys.lease_until, idempotency_keys.created_at) < now())
-       RETURNING generation`,
-      [apiKeyId, key, hash, LIMITS.idempotencyHours, lease.leaseSeconds],
-    );
-
-    if (!claimed.rowCount) {
-      const res = await db.query<{
-        request_hash: Buffer;
-        state: string;
-        response_status: number;
-        response_headers: Record<string, string>;
-        response_body: Buffer;
-        lease_left: number;
-      }>(
-        `SELECT request_hash, state, response_status, response_headers, response_body,
-                EXTRACT(EPOCH FROM lease_until - now())::float8 AS lease_left
-           FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2`,
-        [apiKeyId, key],
-      );
-      const row = res.rows[0];
-      if (!row || row.state === 'open') return idempotencyMiddleware(ctx, next); // opened in between: claim again
-      if (!row.request_hash.equals(hash)) {
-        throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
-      }
-      if (row.state !== 'done') {
-        const wait = retryAfterInProgress(row.lease_left, lease);
-        throw new ApiError(
-          'idempotency_in_progress',
-          `The first request with this Idempotency-Key is still running; retry in ${wait} second${wait === 1 ? '' : 's'}`,
-          {},
-          { 'Retry-After': String(wait) },
-        );
-      }
-      ctx.status = row.response_status;
-      for (const [name, value] of Object.entries(row.response_headers ?? {})) ctx.set(name, value);
-      ctx.set('Idempotency-Replayed', 'true');
-      ctx.body = row.response_body;
-      return;
+    const generation = await claim(held, hash);
+    if (generation === null) {
+      if (await answerFromRecord(held, hash, ctx)) return;
+      return idempotencyMiddleware(ctx, next); // opened in between: claim again
     }
 
     // What the request is across its retries (and this generation of them): chat turns derive their ids from it.
-    const generation = claimed.rows[0].generation;
-    ctx.state.idempotencyScope = createHash('sha256').update(`${apiKeyId}\n${key}\n${generation}`).digest('base64url');
-
-    // The lease says this process is alive and still working on the key; it ends with the response (or the stream),
-    // and in any case after the longest a request can run, so a response path that forgot to end it cannot hold the
-    // key forever.
-    const ownedUntil = Date.now() + MAX_OWNED_MS;
-    const renewal = setInterval(() => {
-      if (Date.now() > ownedUntil) return clearInterval(renewal);
-      // Only a live lease is renewed: one that lapsed (this process stalled, or Postgres was away) is lost, and a
-      // retry may take the key over — it joins the same turn, so losing it costs nothing but makes takeover certain.
-      db.query(
-        `UPDATE idempotency_keys SET lease_until = now() + make_interval(secs => $3)
-          WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress' AND lease_until > now()`,
-        [apiKeyId, key, lease.leaseSeconds],
-      ).catch(() => undefined); // a missed renewal at worst lets a retry join the same turn
-    }, lease.renewSeconds * 1000);
-    renewal.unref();
-    const endLease = () => clearInterval(renewal);
-
-    /** Opens the key again; a new generation unless the failed attempt's turn may still be running (it is joined). */
-    const release = () => {
-      endLease();
-      return db.query(
-        `UPDATE idempotency_keys SET state = 'open', generation = generation + CASE WHEN $3 THEN 0 ELSE 1 END
-          WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress'`,
-        [apiKeyId, key, ctx.state.turnPending === true],
-      );
-    };
-    const store = (status: number, body: Buffer) => {
-      endLease();
-      return db.query(
-        `UPDATE idempotency_keys SET state = 'done', response_status = $3, response_headers = $4, response_body = $5,
-                session_id = $6
-          WHERE api_key_id = $1 AND idempotency_key = $2`,
-        [apiKeyId, key, status, headersToReplay(ctx), body, ctx.state.sessionId ?? null],
-      );
-    };
-
-    // An event stream is recorded as it is produced, not from what reaches the client: a client that disconnects
-    // does not stop the turn, and the complete stream is stored when it ends (a retry meanwhile is
-    // `idempotency_in_progress`, then a replay). A stream that carried an error frame is released instead: like a
-    // 5xx, it is not a result.
-    const chunks: Buffer[] = [];
-    const tap: StreamTap = {
-      data: (chunk) => chunks.push(chunk),
-      end: async () => {
-        const done = ctx.state.replayable === false ? release() : store(ctx.status, Buffer.concat(chunks));
-        await done.then(
-          () => undefined,
-          () => release().catch(() => undefined),
-        );
-      },
-    };
-    ctx.state.streamTaps = [...(ctx.state.streamTaps ?? []), tap];
+    ctx.state.idempotencyScope = createHash('sha256')
+      .update(`${held.apiKeyId}\n${key}\n${generation}`)
+      .digest('base64url');
+    const record = own(held, ctx);
+    recordStream(ctx, record);
 
     try {
       await next();
@@ -177,36 +79,186 @@ export function idempotency(db: Db, lease: IdempotencyLease = DEFAULT_LEASE): Ap
       if (err instanceof ApiError && storable(err.status)) {
         for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
         ctx.type = 'application/json';
-        await store(err.status, Buffer.from(JSON.stringify(err.toBody())));
+        await record.store(err.status, Buffer.from(JSON.stringify(err.toBody())));
       } else {
-        await release().catch(() => undefined);
+        await record.release().catch(() => undefined);
       }
       throw err;
     }
 
     if (!storable(ctx.status)) {
-      await release();
+      await record.release();
       return;
     }
     if (ctx.state.streamed) return; // stored by the tap when the stream ends
     const body = ctx.body;
     if (body instanceof Readable) {
       // No route answers another kind of stream; storing one would need it whole, so it is not stored.
-      await release();
+      await record.release();
       return;
     }
-    const serialized =
-      body === undefined || body === null
-        ? Buffer.alloc(0)
-        : Buffer.isBuffer(body)
-          ? body
-          : typeof body === 'string'
-            ? Buffer.from(body)
-            : Buffer.from(JSON.stringify(body));
-    if (body !== undefined && body !== null && !Buffer.isBuffer(body) && typeof body !== 'string')
-      ctx.type = 'application/json';
-    await store(ctx.status, serialized);
+    await record.store(ctx.status, serialize(ctx, body));
   };
+}
+
+/** One API key's one `Idempotency-Key`, as this request holds it. */
+interface HeldKey {
+  db: Db;
+  apiKeyId: string;
+  key: string;
+  lease: IdempotencyLease;
+}
+
+/** What the key promises is the same request again: its method, path and body. */
+function requestHash(ctx: AppContext): Buffer {
+  return (
+    createHash('sha256')
+      .update(`${ctx.method} ${ctx.path}\n`)
+      // A multipart body is identified by its fields and file, not its random boundary (api/middleware/multipart.ts).
+      .update(ctx.state.bodyDigest ?? ctx.state.rawBody ?? Buffer.alloc(0))
+      .digest()
+  );
+}
+
+/** Claims the key in one atomic statement: its generation, or null when another request holds it or it is done. */
+async function claim({ db, apiKeyId, key, lease }: HeldKey, hash: Buffer): Promise<number | null> {
+  const claimed = await db.query<{ generation: number }>(
+    `INSERT INTO idempotency_keys (api_key_id, idempotency_key, request_hash, state, expires_at, lease_until)
+     VALUES ($1, $2, $3, 'in_progress', now() + make_interval(hours => $4), now() + make_interval(secs => $5))
+     ON CONFLICT (api_key_id, idempotency_key) DO UPDATE
+       SET request_hash = EXCLUDED.request_hash, state = 'in_progress', created_at = now(), expires_at = EXCLUDED.expires_at,
+           lease_until = EXCLUDED.lease_until, response_status = NULL, response_headers = NULL, response_body = NULL,
+           generation = CASE WHEN idempotency_keys.expires_at < now() THEN 0 ELSE idempotency_keys.generation END
+     -- take over a key that is open again (its attempt failed), expired, or whose owner stopped renewing its lease
+     WHERE idempotency_keys.state = 'open'
+        OR idempotency_keys.expires_at < now()
+        OR (idempotency_keys.state = 'in_progress' AND COALESCE(idempotency_keys.lease_until, idempotency_keys.created_at) < now())
+     RETURNING generation`,
+    [apiKeyId, key, hash, LIMITS.idempotencyHours, lease.leaseSeconds],
+  );
+  return claimed.rowCount ? claimed.rows[0].generation : null;
+}
+
+/**
+ * A key this request could not claim: the stored response is replayed (true), or 409 `idempotency_key_reused` for
+ * another body, or 409 `idempotency_in_progress` while its first request runs. False when the key was opened again
+ * in between (a failed attempt released it): the caller claims again.
+ */
+async function answerFromRecord(
+  { db, apiKeyId, key, lease }: HeldKey,
+  hash: Buffer,
+  ctx: AppContext,
+): Promise<boolean> {
+  const res = await db.query<{
+    request_hash: Buffer;
+    state: string;
+    response_status: number;
+    response_headers: Record<string, string>;
+    response_body: Buffer;
+    lease_left: number;
+  }>(
+    `SELECT request_hash, state, response_status, response_headers, response_body,
+            EXTRACT(EPOCH FROM lease_until - now())::float8 AS lease_left
+       FROM idempotency_keys WHERE api_key_id = $1 AND idempotency_key = $2`,
+    [apiKeyId, key],
+  );
+  const row = res.rows[0];
+  if (!row || row.state === 'open') return false;
+  if (!row.request_hash.equals(hash)) {
+    throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
+  }
+  if (row.state !== 'done') {
+    const wait = retryAfterInProgress(row.lease_left, lease);
+    throw new ApiError(
+      'idempotency_in_progress',
+      `The first request with this Idempotency-Key is still running; retry in ${wait} second${wait === 1 ? '' : 's'}`,
+      {},
+      { 'Retry-After': String(wait) },
+    );
+  }
+  ctx.status = row.response_status;
+  for (const [name, value] of Object.entries(row.response_headers ?? {})) ctx.set(name, value);
+  ctx.set('Idempotency-Replayed', 'true');
+  ctx.body = row.response_body;
+  return true;
+}
+
+/**
+ * The claimed key while this request owns it. The lease says this process is alive and still working on the key; it
+ * ends with the response (or the stream), and in any case after the longest a request can run, so a response path
+ * that forgot to end it cannot hold the key forever.
+ */
+function own({ db, apiKeyId, key, lease }: HeldKey, ctx: AppContext) {
+  const ownedUntil = Date.now() + MAX_OWNED_MS;
+  const renewal = setInterval(() => {
+    if (Date.now() > ownedUntil) return clearInterval(renewal);
+    // Only a live lease is renewed: one that lapsed (this process stalled, or Postgres was away) is lost, and a
+    // retry may take the key over — it joins the same turn, so losing it costs nothing but makes takeover certain.
+    db.query(
+      `UPDATE idempotency_keys SET lease_until = now() + make_interval(secs => $3)
+        WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress' AND lease_until > now()`,
+      [apiKeyId, key, lease.leaseSeconds],
+    ).catch(() => undefined); // a missed renewal at worst lets a retry join the same turn
+  }, lease.renewSeconds * 1000);
+  renewal.unref();
+  const endLease = () => clearInterval(renewal);
+
+  /** Opens the key again; a new generation unless the failed attempt's turn may still be running (it is joined). */
+  const release = () => {
+    endLease();
+    return db.query(
+      `UPDATE idempotency_keys SET state = 'open', generation = generation + CASE WHEN $3 THEN 0 ELSE 1 END
+        WHERE api_key_id = $1 AND idempotency_key = $2 AND state = 'in_progress'`,
+      [apiKeyId, key, ctx.state.turnPending === true],
+    );
+  };
+  const store = (status: number, body: Buffer) => {
+    endLease();
+    return db.query(
+      `UPDATE idempotency_keys SET state = 'done', response_status = $3, response_headers = $4, response_body = $5,
+              session_id = $6
+        WHERE api_key_id = $1 AND idempotency_key = $2`,
+      [apiKeyId, key, status, headersToReplay(ctx), body, ctx.state.sessionId ?? null],
+    );
+  };
+
+  return { release, store };
+}
+
+/**
+ * An event stream is recorded as it is produced, not from what reaches the client: a client that disconnects
+ * does not stop the turn, and the complete stream is stored when it ends (a retry meanwhile is
+ * `idempotency_in_progress`, then a replay). A stream that carried an error frame is released instead: like a
+ * 5xx, it is not a result.
+ */
+function recordStream(ctx: AppContext, { release, store }: ReturnType<typeof own>): void {
+  const chunks: Buffer[] = [];
+  const tap: StreamTap = {
+    data: (chunk) => chunks.push(chunk),
+    end: async () => {
+      const done = ctx.state.replayable === false ? release() : store(ctx.status, Buffer.concat(chunks));
+      await done.then(
+        () => undefined,
+        () => release().catch(() => undefined),
+      );
+    },
+  };
+  ctx.state.streamTaps = [...(ctx.state.streamTaps ?? []), tap];
+}
+
+/** The response body as stored: a JSON body is serialized (and said to be JSON), bytes and text as they are. */
+function serialize(ctx: AppContext, body: unknown): Buffer {
+  const serialized =
+    body === undefined || body === null
+      ? Buffer.alloc(0)
+      : Buffer.isBuffer(body)
+        ? body
+        : typeof body === 'string'
+          ? Buffer.from(body)
+          : Buffer.from(JSON.stringify(body));
+  if (body !== undefined && body !== null && !Buffer.isBuffer(body) && typeof body !== 'string')
+    ctx.type = 'application/json';
+  return serialized;
 }
 
 /**

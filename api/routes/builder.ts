@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BuilderRateLimited } from '../../lib/builder/service';
 import { ApiError } from '../../lib/errors';
 import { LIMITS } from '../../lib/limits';
+import { BuilderReply } from '../../lib/schemas/builder';
 import type { Services } from '../../lib/services';
 import type { BuilderPrincipal } from '../../workflows/contracts/builder-thread';
 import type { AppContext } from '../context';
@@ -14,14 +15,6 @@ import { sessionUser } from '../session';
 
 /** Methods counted in the reads budget before the SDK serves them (tool calls count inside their tools). */
 const COUNTED_METHODS = new Set(['initialize', 'server/discover', 'tools/list']);
-
-const BuilderReply = z
-  .object({
-    reply: z.string().describe('The text to show: results of earlier turns the caller missed first'),
-    awaiting_confirmation: z.string().optional().describe('What a `yes` would apply'),
-    busy: z.boolean().optional().describe('The previous message is still being worked on; nothing changed'),
-  })
-  .meta({ id: 'BuilderReply' });
 
 /**
  * After the response is written, the thread learns which results its caller received: none when the caller

@@ -3,6 +3,7 @@ import { LIMITS } from '../../lib/limits';
 import type { AppDeps } from '../deps';
 import { ALL_ROLES, AUTH_ERRORS, type RouteDef, route } from '../route';
 import { BotParams } from '../../lib/schemas/common';
+import { SessionId } from '../../lib/schemas/conversation';
 import {
   DashboardKnowledgeQuery,
   KnowledgeDeleted,
@@ -10,9 +11,12 @@ import {
   KnowledgeFileFields,
   KnowledgeIndexed,
   KnowledgeList,
+  KnowledgeSearchRequest,
+  KnowledgeSearchResult,
   KnowledgeSource,
   KnowledgeWriteRequest,
   PageQuery,
+  PassagesRead,
   SourceId,
   SourceIdParams,
   SourceQuery,
@@ -54,13 +58,14 @@ function sendFile(
 }
 
 const DashboardSourceParams = BotParams.extend({ source_id: SourceId });
+const ThreadParams = BotParams.extend({ sid: SessionId });
 
 /**
  * Spec, Endpoints → Knowledge base and Admin helpers. The admin alias is "technically identical" to the knowledge
  * write (same handler), but never rate limited.
  */
 export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
-  const { knowledge } = deps.services;
+  const { knowledge, runs } = deps.services;
 
   const write = {
     method: 'post',
@@ -100,7 +105,63 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
     return file;
   };
 
+  const search = {
+    method: 'post',
+    body: KnowledgeSearchRequest,
+    summary: 'What a question retrieves: the ranked passages a chat turn asking it alone gives the model.',
+    description:
+      `Best first, at most \`limit\` (${LIMITS.knowledgeSearch.min}–${LIMITS.knowledgeSearch.max}, default ` +
+      `${LIMITS.knowledgeSearch.default}: what a turn reads), each with its source, heading path, page and score. ` +
+      'The retrieval is the chat turn’s own (full text, fused with embeddings when they are on); `score` ranks within ' +
+      'one answer and its scale may change. A follow-up in a conversation is searched with its context ' +
+      '(docs/decisions/questions-in-context.md): this searches the question as given. Reads nothing but the bot’s ' +
+      'own knowledge and writes nothing.',
+    responses: { 200: { description: 'The passages, best first', schema: KnowledgeSearchResult } },
+  } as const;
+
   return [
+    route({
+      ...search,
+      path: '/v1/api/knowledge/search',
+      operationId: 'searchKnowledge',
+      tag: 'Knowledge base',
+      keys: ['secret'],
+      rateGroup: 'reads',
+      errors: ['bad_request', ...AUTH_ERRORS, 'rate_limited', 'internal_error'],
+      handler: async (ctx, { body }) => {
+        ctx.body = await knowledge.search(keyBot(ctx).botId, body);
+      },
+    }),
+    route({
+      ...dashboard,
+      ...search,
+      path: '/v1/dashboard/bots/{id}/knowledge/search',
+      operationId: 'dashboardSearchKnowledge',
+      summary: 'The Knowledge tab’s “Test a question”: as `POST /v1/api/knowledge/search`.',
+      roles: ALL_ROLES,
+      errors: [...dashboardErrors],
+      handler: async (ctx, { params, body }) => {
+        ctx.body = await knowledge.search((await sessionBot(deps, ctx, params.id)).id, body);
+      },
+    }),
+    route({
+      ...dashboard,
+      method: 'get',
+      path: '/v1/dashboard/bots/{id}/threads/{sid}/passages',
+      operationId: 'dashboardPassagesRead',
+      summary: 'The passages each answer of a conversation read, newest first (the test chat shows them).',
+      description:
+        'For each of the agent’s answers: the visitor’s message, what the knowledge was searched with when the ' +
+        'message did not stand alone, and the passages the model was given, as they were then.',
+      roles: ALL_ROLES,
+      params: ThreadParams,
+      responses: { 200: { description: 'The answers and their passages', schema: PassagesRead } },
+      errors: [...dashboardErrors],
+      handler: async (ctx, { params }) => {
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = await runs.passagesRead((await sessionBot(deps, ctx, params.id)).id, params.sid);
+      },
+    }),
     route({
       ...upload,
       path: '/v1/api/knowledge/files',
@@ -199,7 +260,8 @@ export function knowledgeRoutes(deps: AppDeps): RouteDef[] {
       method: 'get',
       path: '/v1/dashboard/bots/{id}/knowledge',
       operationId: 'dashboardListKnowledge',
-      summary: "The bot's knowledge sources, newest first unless asked, a page at a time; searchable by title or id.",
+      summary:
+        "The bot's knowledge sources, newest first unless asked, a page at a time; searchable by title, id or text, by kind.",
       roles: ALL_ROLES,
       query: DashboardKnowledgeQuery,
       responses: { 200: { description: 'One page of sources', schema: KnowledgeList } },

@@ -4,7 +4,7 @@ import { ApiError, errors } from '../errors';
 /**
  * A payment provider behind the dashboard's "Choose plan" (docs/decisions/092-paying-for-a-plan.md): it opens a
  * hosted checkout for a plan and, once paid, tells the platform through a signed webhook. The platform records the
- * plan itself (lib/billing/service.ts `setPlan`), as the operators' `agentctl billing plan` does. Stripe is the one
+ * plan itself (lib/billing/plan-changes.ts `setPlan`), as the operators' `agentctl billing plan` does. Stripe is the one
  * implemented; another provider implements these two functions.
  */
 export interface PaymentProvider {

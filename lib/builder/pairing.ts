@@ -1,11 +1,12 @@
 import { randomInt } from 'node:crypto';
 import { type Db, type DbClient, withTransaction } from '../db';
+import { bindTo } from '../bind-deps';
 import { ApiError, errors } from '../errors';
 import { constantTimeEqual, hashKey, randomToken } from '../keys';
 import { LIMITS } from '../limits';
 import { countInWindows } from '../rate-windows';
 import type { SecretBox } from '../secret-box';
-import { insertApiKey } from '../bots/service';
+import { insertApiKey } from '../bots/keys';
 
 /**
  * Builder key pairing (spec, Builder key pairing; docs/decisions/067-pairing-flow.md): a client (an MCP host on someone's machine)
@@ -110,156 +111,174 @@ async function sweep(db: Db): Promise<void> {
   await db.query(`DELETE FROM builder_pairings WHERE expires_at < now() - interval '1 day'`);
 }
 
-export function createPairingService(deps: { db: Db; secrets: SecretBox }) {
-  const { db, secrets } = deps;
+/** Who asks on the dashboard: the signed-in person and their workspace. */
+interface Person {
+  userId: string;
+  workspaceId: string;
+}
 
+/** What the approval page shows of a pairing: the device and the state, never the key. */
+function viewOf(row: PairingRow, status: PairingView['status'], expiresAt = row.expires_at): PairingView {
+  return { code: formatPairingCode(row.code), device: row.device, status, expires_at: expiresAt.getTime() };
+}
+
+/** Unknown, expired, lapsed or another workspace's: one answer, so a guess learns nothing. */
+function unknownCode() {
+  return errors.notFound('This code is unknown or has expired; start the connection again from your client');
+}
+
+/** What pairing runs on: the database and the box that seals a key until its client collects it. */
+export interface PairingDeps {
+  db: Db;
+  secrets: SecretBox;
+}
+
+/**
+ * Starts a pairing for a client named `device`; the secret is returned here only (the table keeps its hash). A
+ * start also tidies: lapsed approvals are revoked, old pairings deleted.
+ */
+async function startPairing(
+  { db }: PairingDeps,
+  device: string,
+  ip: string,
+): Promise<{ code: string; secret: string; expiresAt: Date }> {
+  await countAddress(db, 'start', [ip], P.startsPerAddress);
+  await sweep(db);
+  const secret = randomToken(SECRET_LENGTH);
+  // 23^8 ≈ 7.8e10 codes: a collision with a live pairing is rare; draw again if it happens.
+  for (let attempt = 0; ; attempt++) {
+    const code = newCode();
+    const res = await db.query<{ expires_at: Date }>(
+      `INSERT INTO builder_pairings (code, secret_hash, device, expires_at)
+       VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+       ON CONFLICT (code) DO NOTHING RETURNING expires_at`,
+      [code, hashKey(secret), device, P.lifetimeSeconds],
+    );
+    if (res.rows[0]) return { code: formatPairingCode(code), secret, expiresAt: res.rows[0].expires_at };
+    if (attempt >= 5) throw errors.serviceUnavailable('Could not allocate a pairing code; retry');
+  }
+}
+
+/**
+ * The client's question "approved yet?". Unknown code, wrong secret, a key already collected, or a pairing past
+ * its time all answer `expired`, the same way: a wrong secret learns nothing and consumes nothing. `ok` carries
+ * the key exactly once: it is opened and its sealed copy erased in the transaction that marks it collected.
+ */
+async function pollPairing(
+  { db, secrets }: PairingDeps,
+  codeInput: string,
+  secret: string,
+  ip: string,
+): Promise<PollAnswer> {
+  await countAddress(db, 'poll', [ip], P.pollsPerAddress);
+  const code = normalizePairingCode(codeInput);
+  // Hash even when the code is malformed, so every `expired` takes the same work.
+  const presented = hashKey(secret);
+  if (!code) return { status: 'expired' };
+  return withTransaction(db, async (tx) => {
+    const row = (await tx.query<PairingRow>(`${SELECT_ROW} FOR UPDATE`, [code])).rows[0];
+    if (!row || !constantTimeEqual(row.secret_hash, presented)) return { status: 'expired' };
+    if (row.expired) {
+      if (row.status === 'approved') await lapse(tx, row.code);
+      return { status: 'expired' };
+    }
+    if (row.status === 'pending') return { status: 'pending' };
+    if (row.status !== 'approved' || !row.key_sealed) return { status: 'expired' };
+    await tx.query(
+      `UPDATE builder_pairings SET status = 'collected', key_sealed = NULL, collected_at = now() WHERE code = $1`,
+      [code],
+    );
+    // The client says which workspace it joined, so its user sees where its changes will land.
+    const ws = await tx.query<{ id: string; name: string }>(`SELECT id, name FROM workspaces WHERE id = $1`, [
+      row.workspace_id,
+    ]);
+    return {
+      status: 'ok',
+      constructor_key: secrets.open(row.key_sealed),
+      workspace: { id: ws.rows[0].id, name: ws.rows[0].name },
+    };
+  });
+}
+
+/**
+ * What the approval page shows: the device and the state, never the key. Unknown and expired codes are 404, and
+ * so is a pairing another workspace approved.
+ */
+async function describePairing({ db }: PairingDeps, codeInput: string, user: Person): Promise<PairingView> {
+  await countAddress(db, 'check', [`user:${user.userId}`], P.checksPerPerson);
+  const workspaceId = user.workspaceId;
+  const code = normalizePairingCode(codeInput);
+  const row = code ? (await db.query<PairingRow>(SELECT_ROW, [code])).rows[0] : undefined;
+  if (
+    !row ||
+    row.expired ||
+    row.status === 'lapsed' ||
+    (row.workspace_id !== null && row.workspace_id !== workspaceId)
+  ) {
+    throw unknownCode();
+  }
+  return viewOf(row, row.status);
+}
+
+/**
+ * The owner approves: a builder key of the whole workspace is issued (kind `builder`, no bot, issued via pairing)
+ * and kept sealed for the client to collect. Earlier builder keys stay valid (spec: approving a second client does
+ * not disconnect the first). Only the workspace's owner may approve (403 `forbidden` for a member). Approving a
+ * pairing this workspace already approved changes nothing.
+ */
+async function approvePairing({ db, secrets }: PairingDeps, codeInput: string, user: Person): Promise<PairingView> {
+  await countAddress(db, 'check', [`user:${user.userId}`], P.checksPerPerson);
+  return withTransaction(db, async (tx) => {
+    const who = await tx.query<{ role: string }>(`SELECT role FROM users WHERE id = $1 AND workspace_id = $2`, [
+      user.userId,
+      user.workspaceId,
+    ]);
+    if (!who.rows[0]) throw errors.unauthorized('The session expired; sign in again');
+    if (who.rows[0].role !== 'owner') {
+      throw new ApiError(
+        'forbidden',
+        'Only the workspace owner can connect a builder client; ask the owner to approve this code',
+      );
+    }
+    const code = normalizePairingCode(codeInput);
+    const row = code ? (await tx.query<PairingRow>(`${SELECT_ROW} FOR UPDATE`, [code])).rows[0] : undefined;
+    const gone = unknownCode();
+    if (!row || row.expired || row.status === 'lapsed') throw gone;
+    if (row.status !== 'pending') {
+      if (row.workspace_id !== user.workspaceId) throw gone;
+      return viewOf(row, row.status);
+    }
+    const issued = await insertApiKey(tx, {
+      workspaceId: user.workspaceId,
+      botId: null,
+      kind: 'builder',
+      issuedVia: 'pairing',
+      // The approver is the key's issuer, the client's device name its label (listed on the team page).
+      issuedBy: user.userId,
+      label: row.device,
+    });
+    // The client gets at least the grace period to come for the key, even when approval came late.
+    const res = await tx.query<{ expires_at: Date }>(
+      `UPDATE builder_pairings
+          SET status = 'approved', workspace_id = $2, approved_by = $3, api_key_id = $4, key_sealed = $5,
+              approved_at = now(), expires_at = GREATEST(expires_at, now() + make_interval(secs => $6))
+        WHERE code = $1 RETURNING expires_at`,
+      [row.code, user.workspaceId, user.userId, issued.id, secrets.seal(issued.key), P.collectGraceSeconds],
+    );
+    return viewOf(row, 'approved', res.rows[0].expires_at);
+  });
+}
+
+/** Pairing as the routes call it (`services.pairing.start(device, ip)`): the operations above, given their deps. */
+export function createPairingService(deps: PairingDeps) {
+  const bound = bindTo(deps);
   return {
-    /**
-     * Starts a pairing for a client named `device`; the secret is returned here only (the table keeps its hash). A
-     * start also tidies: lapsed approvals are revoked, old pairings deleted.
-     */
-    async start(device: string, ip: string): Promise<{ code: string; secret: string; expiresAt: Date }> {
-      await countAddress(db, 'start', [ip], P.startsPerAddress);
-      await sweep(db);
-      const secret = randomToken(SECRET_LENGTH);
-      // 23^8 ≈ 7.8e10 codes: a collision with a live pairing is rare; draw again if it happens.
-      for (let attempt = 0; ; attempt++) {
-        const code = newCode();
-        const res = await db.query<{ expires_at: Date }>(
-          `INSERT INTO builder_pairings (code, secret_hash, device, expires_at)
-           VALUES ($1, $2, $3, now() + make_interval(secs => $4))
-           ON CONFLICT (code) DO NOTHING RETURNING expires_at`,
-          [code, hashKey(secret), device, P.lifetimeSeconds],
-        );
-        if (res.rows[0]) return { code: formatPairingCode(code), secret, expiresAt: res.rows[0].expires_at };
-        if (attempt >= 5) throw errors.serviceUnavailable('Could not allocate a pairing code; retry');
-      }
-    },
-
-    /**
-     * The client's question "approved yet?". Unknown code, wrong secret, a key already collected, or a pairing past
-     * its time all answer `expired`, the same way: a wrong secret learns nothing and consumes nothing. `ok` carries
-     * the key exactly once: it is opened and its sealed copy erased in the transaction that marks it collected.
-     */
-    async poll(codeInput: string, secret: string, ip: string): Promise<PollAnswer> {
-      await countAddress(db, 'poll', [ip], P.pollsPerAddress);
-      const code = normalizePairingCode(codeInput);
-      // Hash even when the code is malformed, so every `expired` takes the same work.
-      const presented = hashKey(secret);
-      if (!code) return { status: 'expired' };
-      return withTransaction(db, async (tx) => {
-        const row = (await tx.query<PairingRow>(`${SELECT_ROW} FOR UPDATE`, [code])).rows[0];
-        if (!row || !constantTimeEqual(row.secret_hash, presented)) return { status: 'expired' };
-        if (row.expired) {
-          if (row.status === 'approved') await lapse(tx, row.code);
-          return { status: 'expired' };
-        }
-        if (row.status === 'pending') return { status: 'pending' };
-        if (row.status !== 'approved' || !row.key_sealed) return { status: 'expired' };
-        await tx.query(
-          `UPDATE builder_pairings SET status = 'collected', key_sealed = NULL, collected_at = now() WHERE code = $1`,
-          [code],
-        );
-        // The client says which workspace it joined, so its user sees where its changes will land.
-        const ws = await tx.query<{ id: string; name: string }>(`SELECT id, name FROM workspaces WHERE id = $1`, [
-          row.workspace_id,
-        ]);
-        return {
-          status: 'ok',
-          constructor_key: secrets.open(row.key_sealed),
-          workspace: { id: ws.rows[0].id, name: ws.rows[0].name },
-        };
-      });
-    },
-
-    /**
-     * What the approval page shows: the device and the state, never the key. Unknown and expired codes are 404, and
-     * so is a pairing another workspace approved.
-     */
-    async describe(codeInput: string, user: { userId: string; workspaceId: string }): Promise<PairingView> {
-      await countAddress(db, 'check', [`user:${user.userId}`], P.checksPerPerson);
-      const workspaceId = user.workspaceId;
-      const code = normalizePairingCode(codeInput);
-      const row = code ? (await db.query<PairingRow>(SELECT_ROW, [code])).rows[0] : undefined;
-      if (
-        !row ||
-        row.expired ||
-        row.status === 'lapsed' ||
-        (row.workspace_id !== null && row.workspace_id !== workspaceId)
-      ) {
-        throw errors.notFound('This code is unknown or has expired; start the connection again from your client');
-      }
-      return {
-        code: formatPairingCode(row.code),
-        device: row.device,
-        status: row.status,
-        expires_at: row.expires_at.getTime(),
-      };
-    },
-
-    /**
-     * The owner approves: a builder key of the whole workspace is issued (kind `builder`, no bot, issued via pairing)
-     * and kept sealed for the client to collect. Earlier builder keys stay valid (spec: approving a second client does
-     * not disconnect the first). Only the workspace's owner may approve (403 `forbidden` for a member). Approving a
-     * pairing this workspace already approved changes nothing.
-     */
-    async approve(codeInput: string, user: { userId: string; workspaceId: string }): Promise<PairingView> {
-      await countAddress(db, 'check', [`user:${user.userId}`], P.checksPerPerson);
-      return withTransaction(db, async (tx) => {
-        const who = await tx.query<{ role: string }>(`SELECT role FROM users WHERE id = $1 AND workspace_id = $2`, [
-          user.userId,
-          user.workspaceId,
-        ]);
-        if (!who.rows[0]) throw errors.unauthorized('The session expired; sign in again');
-        if (who.rows[0].role !== 'owner') {
-          throw new ApiError(
-            'forbidden',
-            'Only the workspace owner can connect a builder client; ask the owner to approve this code',
-          );
-        }
-        const code = normalizePairingCode(codeInput);
-        const row = code ? (await tx.query<PairingRow>(`${SELECT_ROW} FOR UPDATE`, [code])).rows[0] : undefined;
-        const gone = errors.notFound(
-          'This code is unknown or has expired; start the connection again from your client',
-        );
-        if (!row || row.expired || row.status === 'lapsed') throw gone;
-        if (row.status !== 'pending') {
-          if (row.workspace_id !== user.workspaceId) throw gone;
-          return {
-            code: formatPairingCode(row.code),
-            device: row.device,
-            status: row.status,
-            expires_at: row.expires_at.getTime(),
-          };
-        }
-        const issued = await insertApiKey(tx, {
-          workspaceId: user.workspaceId,
-          botId: null,
-          kind: 'builder',
-          issuedVia: 'pairing',
-          // The approver is the key's issuer, the client's device name its label (listed on the team page).
-          issuedBy: user.userId,
-          label: row.device,
-        });
-        // The client gets at least the grace period to come for the key, even when approval came late.
-        const res = await tx.query<{ expires_at: Date }>(
-          `UPDATE builder_pairings
-              SET status = 'approved', workspace_id = $2, approved_by = $3, api_key_id = $4, key_sealed = $5,
-                  approved_at = now(), expires_at = GREATEST(expires_at, now() + make_interval(secs => $6))
-            WHERE code = $1 RETURNING expires_at`,
-          [row.code, user.workspaceId, user.userId, issued.id, secrets.seal(issued.key), P.collectGraceSeconds],
-        );
-        return {
-          code: formatPairingCode(row.code),
-          device: row.device,
-          status: 'approved',
-          expires_at: res.rows[0].expires_at.getTime(),
-        };
-      });
-    },
-
+    start: bound(startPairing),
+    poll: bound(pollPairing),
+    describe: bound(describePairing),
+    approve: bound(approvePairing),
     /** Revokes keys of approvals never collected and deletes old pairings (also done on every start). */
-    sweep: () => sweep(db),
+    sweep: () => sweep(deps.db),
   };
 }
 

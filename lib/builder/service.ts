@@ -4,7 +4,7 @@ import type { Db } from '../db';
 import { LIMITS } from '../limits';
 import { countInWindows } from '../rate-windows';
 import type { SecretBox } from '../secret-box';
-import { type DeltaHub, notifyHolder } from '../streams';
+import { type DeltaHub, notifyHolder } from '../streams/listener';
 import { type Temporal, isWorkflowTaskFailing, resendUnprocessedUpdate } from '../temporal';
 import { builderThreadWorkflow } from '../../workflows/builder-thread';
 import {

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { type Db, withTransaction } from '../db';
 import { errors } from '../errors';
 import { notify } from '../notifications/service';
-import type { ConversationRow } from './turn';
+import type { ConversationRow } from './sessions';
 
 /**
  * Events (spec, Message): what a visitor does besides writing — a rating of an answer, a contact left — stored as

@@ -86,7 +86,7 @@ const POLL_WIDGET = pollStatement('poll-messages-widget', true);
  * visitor. A session that does not exist, or belongs to another bot, reads as an empty conversation.
  */
 export async function pollMessages(
-  db: Queryable,
+  { db }: { db: Queryable },
   botId: string,
   sessionId: string,
   cursor: string | undefined,

@@ -1,6 +1,7 @@
 import type { TransitionInput } from '../../workflows/contracts/conversation';
 import { chargeModelUse, creditBalanceSql } from '../credits/service';
 import { type Db, withTransaction } from '../db';
+import { announce, outcomeNotice } from '../announcements';
 import { BRIEFING_MESSAGES, type Briefing, type BriefingLine } from './briefing';
 
 const TRANSCRIPT_MESSAGES = 20;
@@ -40,7 +41,8 @@ const AUTHOR_LABEL: Record<string, string> = { visitor: 'Visitor', bot: 'Bot', o
 /**
  * The conversation workflow's writes to the read model (Postgres), one transaction per transition so a visitor
  * never polls a half-applied state. Messages are inserted on their deterministic ids, so a retried activity adds
- * nothing twice. Returns the delivery to start when the transition recorded an outgoing webhook.
+ * nothing twice; a retried announcement reaches nobody new (the API takes a turn's first). Returns the delivery to
+ * start when the transition recorded an outgoing webhook.
  */
 export async function applyTransition(
   db: Db,
@@ -176,6 +178,9 @@ export async function applyTransition(
         deliveryId = input.event.deliveryId;
       }
     }
+    // The chat turn this transition ends (a hand-over, a message forwarded to a person) is announced at its commit:
+    // a client that polls after `handoff: true` reads the new status.
+    if (input.announce) await announce(client, outcomeNotice(input.announce.turnId, input.announce.result));
     return { deliveryId };
   });
 }

@@ -1,169 +1,38 @@
-import { WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { UpdateDefinition } from '@temporalio/common';
 import { createHash, randomUUID } from 'node:crypto';
-import { conversationWorkflow } from '../../workflows/conversation';
 import {
-  type AfterHours,
-  type ConversationInput,
   type ConversationStatus,
   type TurnResult,
   type VisitorMessageInput,
-  conversationSearchAttributes,
   conversationWorkflowId,
   visitorMessageUpdate,
 } from '../../workflows/contracts/conversation';
-import { type Db, preparedStatement } from '../db';
-import { ApiError, isUnavailableError } from '../errors';
+import type { FailureInfo } from '../../workflows/failures';
+import { type Db, type Queryable, preparedStatement } from '../db';
+import { ApiError, SERVICE_RETRY_AFTER_SECONDS, isUnavailableError } from '../errors';
 import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
-import type { SecretBox } from '../secret-box';
-import { type DeltaHub, type DeltaMessage, isAnswer } from '../streams';
-import {
-  type Temporal,
-  isWorkflowClosing,
-  isWorkflowTaskFailing,
-  resendUnprocessedUpdate,
-  waitThroughOutage,
-  temporalConnected,
-} from '../temporal';
-import { MONTHLY_QUOTA_SQL, conversationsThisMonthSql } from '../billing/service';
+import { answerMessageId } from '../runs/bookkeeping';
+import { announcedOutcome } from '../announcements';
+import type { DeltaMessage } from '../streams/channel';
+import { isWorkflowTaskFailing, temporalConnected, waitThroughOutage } from '../temporal';
+import type { ConversationDeps } from './deps';
 import { asksForHuman } from './escalation';
-import { type BusinessHours, awayNow } from '../bots/hours';
+import {
+  type BotRow,
+  type ConversationRow,
+  handoffAfterHours,
+  startConversation,
+  updateConversation,
+} from './sessions';
 
-/**
- * The mechanics of a chat turn, for the conversation service (lib/conversations/service.ts): session binding and
- * quota, the Update-with-Start that runs the turn in the conversation workflow, and the subscription that hears the
- * committed answer first.
+/*
+ * A chat turn, top-down (chat.ts and stream.ts walk it in this order):
+ * 1. `prepareChat`: the bot and the session (started under the monthly quota), who the visitor is, escalation intent;
+ * 2. `subscribeTurn`: this process listens for the turn's fragments and outcome, before anything is sent;
+ * 3. `runTurn`: sends the `visitorMessage` update and waits for the outcome the worker announces when it records it
+ *    (docs/decisions/one-way-for-the-answer.md); a failure comes back as a value that says what it means.
+ * The callers shape the outcome for their surface (a JSON reply, stream frames).
  */
-export interface ConversationDeps {
-  db: Db;
-  temporal: Temporal;
-  secrets: SecretBox;
-  turnTimeoutMs: number;
-  /** Where committed answers are announced; the update result is the fallback when it is unreachable. */
-  deltaHub?: DeltaHub;
-}
-
-export interface BotRow {
-  id: string;
-  workspace_id: string;
-  handoff_enabled: boolean;
-  identity_secret_sealed: string;
-  business_hours: BusinessHours | null;
-}
-
-export interface ConversationRow {
-  session_id: string;
-  bot_id: string;
-  workspace_id: string;
-  status: ConversationStatus;
-  /** This request created the conversation: its workflow cannot be running yet. */
-  created?: boolean;
-}
-
-/** The placeholder answer when the monthly conversation quota is used up (spec: 200, not an error). */
-export const QUOTA_PLACEHOLDER =
-  'This chat is not available right now. Please try again later or use another way to contact us.';
-
-/** The answer of every surface when the monthly conversation quota is used up: the placeholder, flagged. */
-export function quotaExceededReply(sessionId: string) {
-  return { answer: QUOTA_PLACEHOLDER, session_id: sessionId, quota_exceeded: true as const, notice: 'outage' as const };
-}
-
-export async function loadBot(db: Db, botId: string): Promise<BotRow> {
-  const res = await db.query<BotRow>(
-    `SELECT id, workspace_id, handoff_enabled, identity_secret_sealed, business_hours FROM bots WHERE id = $1`,
-    [botId],
-  );
-  if (!res.rows[0]) throw new ApiError('invalid_key', 'The bot of this key no longer exists');
-  return res.rows[0];
-}
-
-/** The conversation of this bot, or null; another bot's session is reported as not found (spec: bound at first use). */
-export async function findConversation(db: Db, botId: string, sessionId: string): Promise<ConversationRow | null> {
-  const res = await db.query<ConversationRow>(
-    `SELECT session_id, bot_id, workspace_id, status FROM conversations WHERE session_id = $1`,
-    [sessionId],
-  );
-  const row = res.rows[0];
-  if (!row) return null;
-  if (row.bot_id !== botId) throw new ApiError('not_found', 'No conversation with this session_id');
-  return row;
-}
-
-/**
- * Starts a conversation for this bot, unless the workspace's monthly quota (with this month's top-ups) is used up
- * (then null). The count (the month's tally and the conversations since, lib/billing/service.ts) and the insert are
- * one statement; two simultaneous first messages may together pass the quota by one, which we accept rather than
- * serialize every new conversation of a workspace.
- */
-export async function startConversation(
-  db: Db,
-  bot: BotRow,
-  sessionId: string,
-  opts: { checkQuota: boolean },
-): Promise<ConversationRow | null> {
-  const inserted = await db.query(
-    `INSERT INTO conversations (session_id, bot_id, workspace_id)
-     SELECT $1, $2, $3
-      WHERE NOT $4 OR ${conversationsThisMonthSql('$3')} < (SELECT ${MONTHLY_QUOTA_SQL} FROM workspaces w WHERE w.id = $3)
-     ON CONFLICT (session_id) DO NOTHING RETURNING 1`,
-    [sessionId, bot.id, bot.workspace_id, opts.checkQuota],
-  );
-  if (inserted.rowCount)
-    return { session_id: sessionId, bot_id: bot.id, workspace_id: bot.workspace_id, status: 'bot', created: true };
-  return findConversation(db, bot.id, sessionId); // created meanwhile (ours, or 404), or null: quota used up
-}
-
-/**
- * Sends an update to the conversation's workflow, starting the workflow when it is not running (Update-with-Start),
- * and sends it again when the server dropped it unseen: the one way every conversation operation reaches its
- * workflow. `updateId` makes a retried request the same update, which Temporal applies once.
- *
- * A conversation that already existed is most likely running: it gets a plain update, and Update-with-Start only if
- * its workflow is not there (it ended idle, or never started). Update-with-Start makes the server try a start every
- * time, which cost a fifth more of its CPU per update (docs/decisions/119-streamed-turn-cpu.md).
- */
-export function updateConversation<Ret, Args extends [unknown, ...unknown[]]>(
-  deps: Pick<ConversationDeps, 'temporal'>,
-  conversation: ConversationRow,
-  update: UpdateDefinition<Ret, Args>,
-  args: Args,
-  updateId?: string,
-): Promise<Ret> {
-  const options = { args, ...(updateId ? { updateId } : {}) };
-  const workflow = deps.temporal.client.workflow;
-  return resendUnprocessedUpdate(async () => {
-    if (!conversation.created) {
-      try {
-        return await workflow
-          .getHandle(conversationWorkflowId(conversation.bot_id, conversation.session_id))
-          .executeUpdate(update, options);
-      } catch (err) {
-        // Not running, or its run is closing (continuing as new): nothing of the update was applied, so the same
-        // update id goes with a start below, which reaches the run that follows or starts one.
-        if (!(err instanceof WorkflowNotFoundError) && !isWorkflowClosing(err)) throw err;
-      }
-    }
-    return workflow.executeUpdateWithStart(update, {
-      ...options,
-      startWorkflowOperation: startOperation(deps, conversation),
-    });
-  });
-}
-
-export function startOperation(deps: Pick<ConversationDeps, 'temporal'>, conv: ConversationRow) {
-  const input: ConversationInput = { botId: conv.bot_id, workspaceId: conv.workspace_id, sessionId: conv.session_id };
-  return new WithStartWorkflowOperation(conversationWorkflow, {
-    workflowId: conversationWorkflowId(conv.bot_id, conv.session_id),
-    taskQueue: deps.temporal.taskQueue,
-    // The first message creates the workflow; later ones reach the running one. A conversation whose workflow
-    // ended (idle) starts again from the status Postgres recorded.
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    args: [input, { status: conv.status }],
-    searchAttributes: conversationSearchAttributes(input),
-  });
-}
 
 /** A visitor message as every surface passes it (the fields of the spec's ChatRequest). */
 export interface ChatInput {
@@ -179,6 +48,8 @@ export type PreparedChat =
   | { kind: 'quota_exceeded'; sessionId: string }
   | { kind: 'turn'; sessionId: string; conversation: ConversationRow; update: VisitorMessageInput };
 
+export type PreparedTurn = Extract<PreparedChat, { kind: 'turn' }>;
+
 /** The bot, the session (if it exists) and whether the bot has actions, by who may use them. */
 const PREPARE_CHAT = preparedStatement(
   'prepare-chat',
@@ -190,7 +61,6 @@ const PREPARE_CHAT = preparedStatement(
     WHERE b.id = $1`,
 );
 
-/** Everything before the turn itself: session binding, quota, visitor identity, escalation intent. */
 /**
  * The ids of one turn: random, or derived from the request's idempotency scope, so that a retry of the same request
  * (even after the API gave up waiting, even after an idempotency takeover) is the same Temporal update — which
@@ -203,8 +73,9 @@ export function turnIds(turnScope?: string): { messageId: string; runId: string;
   return { messageId: `msg_${h.slice(0, 20)}`, runId: `run_${h.slice(20, 40)}`, sessionId: uuid };
 }
 
+/** Everything before the turn itself: session binding, quota, visitor identity, escalation intent. */
 export async function prepareChat(
-  deps: ConversationDeps,
+  deps: Pick<ConversationDeps, 'db' | 'secrets' | 'turnTimeoutMs'>,
   botId: string,
   body: ChatInput,
   turnScope?: string,
@@ -262,42 +133,185 @@ export async function prepareChat(
   };
 }
 
-/** What a handoff now tells the visitor when the team is away (lib/bots/hours.ts); undefined within hours. */
-export function handoffAfterHours(bot: Pick<BotRow, 'business_hours'>): AfterHours | undefined {
-  return awayNow(bot.business_hours, Date.now()) ?? undefined;
+/**
+ * What a turn's failure means. `stillRunning`: the turn goes on — its answer, if it gets one, lands in the
+ * transcript, and a retry with the same Idempotency-Key joins it. `notSent`: no worker ever saw it — nothing of it is
+ * stored, not even the visitor's message, and a retry sends it afresh.
+ */
+export type TurnFailure =
+  /** The turn ended without an answer (the model, the credits, the turn itself): the worker recorded why. */
+  | { kind: 'failed'; failure: FailureInfo; stillRunning: false; notSent: false }
+  /** The API stopped waiting (the turn's budget and 5 s, docs/decisions/013-turn-timeout.md). */
+  | { kind: 'timed_out'; stillRunning: true; notSent: false }
+  /** Temporal kept refusing the update: the conversation's workflow task keeps failing (026-workflow-task-failing). */
+  | { kind: 'busy'; stillRunning: false; notSent: true }
+  /** Temporal or Postgres out of reach (024-temporal-outage): before the turn reached a worker, or after it may have */
+  | ({ kind: 'unreachable'; cause: unknown } & (
+      { stillRunning: false; notSent: true } | { stillRunning: true; notSent: false }
+    ));
+
+/** How a turn ended; anything unexpected (a bug) is thrown instead. */
+export type TurnOutcome = { ok: true; result: TurnResult } | { ok: false; failure: TurnFailure };
+
+/** Seconds a client should wait after a turn the API stopped waiting for. */
+const TURN_TIMEOUT_RETRY_AFTER = 10;
+
+/**
+ * The failure the visitor is told (spec: the `llm_*` codes). A turn the API stopped waiting for, or could not send, is
+ * `llm_overloaded`: the code that says retry, and when.
+ */
+export function visitorFailure(failure: TurnFailure): FailureInfo {
+  switch (failure.kind) {
+    case 'failed':
+      return failure.failure;
+    case 'timed_out':
+      return {
+        type: 'llm_overloaded',
+        message: 'The turn did not finish in time',
+        retryAfter: TURN_TIMEOUT_RETRY_AFTER,
+      };
+    case 'busy':
+      return { type: 'llm_overloaded', message: 'The conversation is busy', retryAfter: SERVICE_RETRY_AFTER_SECONDS };
+    case 'unreachable':
+      return {
+        type: 'llm_overloaded',
+        message: 'A dependency is unavailable',
+        retryAfter: SERVICE_RETRY_AFTER_SECONDS,
+      };
+  }
 }
 
-/** Thrown when the turn took longer than the API waits; the turn itself goes on and its answer is kept. */
-export class TurnTimeoutError extends Error {}
+/** A subscription to one turn's messages: its fragments (streams) and the announcement of its outcome. */
+export interface TurnSubscription {
+  /** Resolves with the turn's outcome once it is recorded; never, if no announcement reaches this process. */
+  readonly announced: Promise<TurnResult>;
+  /**
+   * Waits until every notification committed so far has reached this process — a round trip on the listener's
+   * connection (`DeltaHub.sync`), at most `drainMs` — and resolves with the outcome announced by then, else null:
+   * no announcement and no fragment sent before is still on its way.
+   */
+  drain(): Promise<TurnResult | null>;
+  close(): void;
+}
 
+/** How long a turn waits for the last of what the listener has on its way (the stream's last pieces). */
+const DRAIN_MS = 1_000;
+
+/** Subscribes to the turn (before the update is sent, so nothing is missed); null when the listener is down. */
+export async function subscribeTurn(
+  deps: Pick<ConversationDeps, 'db' | 'deltaHub'>,
+  turnId: string,
+  opts: { onFragment?: (msg: DeltaMessage) => void; drainMs?: number } = {},
+): Promise<TurnSubscription | null> {
+  const hub = deps.deltaHub;
+  if (!hub) return null;
+  const listening = await hub.ready().then(
+    () => true,
+    () => false,
+  );
+  if (!listening) return null;
+  // The first announcement, decoded; a transition retried after its commit announces again, and is not listened to.
+  let heard: Promise<TurnResult | null> | undefined;
+  let announce: (result: TurnResult) => void = () => undefined;
+  const announced = new Promise<TurnResult>((resolve) => (announce = resolve));
+  const close = hub.subscribe(turnId, (msg) => {
+    const said = announcedOutcome(msg);
+    if (!said) {
+      if ('d' in msg) opts.onFragment?.(msg);
+    } else if (!heard) {
+      heard = said.inTranscript ? answerFromTranscript(deps.db, said.result) : Promise.resolve(said.result);
+      void heard.then((result) => result && announce(result));
+    }
+  });
+  return {
+    announced,
+    async drain() {
+      if (!heard) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          hub.sync().catch(() => undefined),
+          new Promise((resolve) => (timer = setTimeout(resolve, opts.drainMs ?? DRAIN_MS))),
+        ]);
+        clearTimeout(timer);
+      }
+      return (await heard) ?? null;
+    },
+    close,
+  };
+}
+
+/**
+ * An outcome announced without its answer (too long for a notification): the answer read from the transcript — the
+ * bot's message, and after a hand-over outside business hours the one saying when the team is back
+ * (workflows/conversation.ts writes it as `{answer id}_away`). Null when it cannot be read: the update's result
+ * stands in.
+ */
+async function answerFromTranscript(db: Queryable, result: TurnResult): Promise<TurnResult | null> {
+  const id = answerMessageId(result.runId!);
+  const res = await db
+    .query<{ text: string | null }>(
+      `SELECT string_agg(text, E'\\n\\n' ORDER BY seq) AS text FROM messages WHERE id = ANY($1::text[])`,
+      [[id, `${id}_away`]],
+    )
+    .catch(() => null);
+  const text = res?.rows[0]?.text;
+  return typeof text === 'string' ? { ...result, answer: text } : null;
+}
+
+/**
+ * Sends the turn and waits for its outcome — one way: the announcement the worker makes when it records the outcome
+ * (the answer stored, the hand-over, the failure). The update's own result stands in only where no announcement can
+ * reach this process: no listener, a listener that lost its connection during the turn, or a turn already over when
+ * this request subscribed (a retry joining it). The update reporting back first tells which: the announcement,
+ * committed before it, is then on the listener's connection already, and `drain` hands it over if it is there.
+ * Expected failures come back as values (`TurnFailure`); anything else (a bug) is thrown.
+ */
 export async function runTurn(
-  deps: ConversationDeps,
-  prepared: Extract<PreparedChat, { kind: 'turn' }>,
-  streamTurnId?: string,
-): Promise<TurnResult> {
-  const update = { ...prepared.update, ...(streamTurnId ? { streamTurnId } : {}) };
+  deps: Pick<ConversationDeps, 'db' | 'temporal' | 'turnTimeoutMs'>,
+  prepared: PreparedTurn,
+  subscription: TurnSubscription | null,
+  opts: { streamed?: boolean } = {},
+): Promise<TurnOutcome> {
+  const update = { ...prepared.update, ...(opts.streamed ? { streamTurnId: prepared.update.runId } : {}) };
   // The model has the whole turn budget; the extra seconds cover the hops around it.
   const waitMs = deps.turnTimeoutMs + 5_000;
+  const reported = sendTurn(deps, prepared.conversation, update, Date.now() + waitMs).then(
+    async (result) => (await subscription?.drain()) ?? result,
+  );
   let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), waitMs)));
   try {
-    return await Promise.race([
-      sendTurn(deps, prepared.conversation, update, Date.now() + waitMs),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new TurnTimeoutError('turn timed out')), waitMs);
-      }),
-    ]);
+    const result = await Promise.race([reported, timedOut, ...(subscription ? [subscription.announced] : [])]);
+    if (!result) return { ok: false, failure: { kind: 'timed_out', stillRunning: true, notSent: false } };
+    if (result.error) {
+      return { ok: false, failure: { kind: 'failed', failure: result.error, stillRunning: false, notSent: false } };
+    }
+    return { ok: true, result };
+  } catch (err) {
+    const failure = failureOf(err);
+    if (!failure) throw err;
+    return { ok: false, failure };
   } finally {
     clearTimeout(timer);
   }
 }
 
+/** What a thrown failure of sending a turn means, or null when it is unexpected (a bug). */
+export function failureOf(err: unknown): TurnFailure | null {
+  if (err instanceof TurnNotSentError) {
+    return err.busy
+      ? { kind: 'busy', stillRunning: false, notSent: true }
+      : { kind: 'unreachable', cause: err, stillRunning: false, notSent: true };
+  }
+  // The turn may have begun: it goes on.
+  if (isUnavailableError(err)) return { kind: 'unreachable', cause: err, stillRunning: true, notSent: false };
+  return null;
+}
+
 /**
  * The turn never reached a worker, so nothing of it is stored — not even the visitor's message (the worker writes it).
- * A retry sends it afresh. Why (the cause):
- * - Temporal was out of reach: still a dependency's unavailability for the error handler (`isUnavailableError` reads
- *   the cause), 503 `service_unavailable`;
- * - `busy`: the server kept refusing the update because the conversation's workflow task keeps failing (a worker
- *   short of CPU, or a bug): the turn's `llm_overloaded` (lib/conversations/service.ts).
+ * A retry sends it afresh. Why (the cause): Temporal was out of reach (`isUnavailableError` reads the cause), or —
+ * `busy` — the server kept refusing the update because the conversation's workflow task keeps failing.
  */
 export class TurnNotSentError extends Error {
   readonly busy: boolean;
@@ -321,9 +335,10 @@ export class TurnNotSentError extends Error {
 const TEMPORAL_OUTAGE_RESEND_MS = 30_000;
 
 /**
- * Sends the turn (Update-with-Start) and waits for its result. When Temporal becomes unreachable (docs/decisions/024-temporal-outage.md):
+ * Sends the turn (Update-with-Start) and waits for the update's result. When Temporal becomes unreachable
+ * (docs/decisions/024-temporal-outage.md):
  * - a turn that has begun (its run is recorded) goes on in the worker: its result is waited for until `deadline` —
- *   the answer announced through Postgres usually comes first;
+ *   the outcome announced through Postgres comes first;
  * - a turn sent while the connection was up, which has not begun, may have reached a server that then stopped: an
  *   update no worker has accepted lives in the server's memory only, and went with it. It is sent again (the same
  *   update id: Temporal applies it once) every second until the server answers, for up to 30 s;
@@ -331,7 +346,7 @@ const TEMPORAL_OUTAGE_RESEND_MS = 30_000;
  *   request during an outage is refused in seconds, it does not hang.
  */
 async function sendTurn(
-  deps: ConversationDeps,
+  deps: Pick<ConversationDeps, 'db' | 'temporal'>,
   conversation: ConversationRow,
   update: VisitorMessageInput,
   deadline: number,
@@ -367,74 +382,4 @@ async function sendTurn(
 async function turnBegan(db: Db, runId: string): Promise<boolean> {
   const res = await db.query(`SELECT 1 FROM runs WHERE id = $1`, [runId]);
   return res.rowCount === 1;
-}
-
-/** A subscription to one turn's messages: its fragments (streams) and the announcement of its committed answer. */
-export interface TurnSubscription {
-  /** Resolves with the bot's answer once it is in the transcript; never, if it is not announced. */
-  announced: Promise<TurnResult>;
-  /**
-   * The answer's announcement has arrived. Notifications arrive in commit order, so every fragment published before
-   * the answer was stored has arrived too: what the stream has not shown of the answer will not come as fragments.
-   */
-  readonly answered: boolean;
-  close(): void;
-}
-
-/** Subscribes to the turn (before the update is sent, so nothing is missed); null when the listener is down. */
-export async function subscribeTurn(
-  deps: Pick<ConversationDeps, 'deltaHub'>,
-  turnId: string,
-  onFragment?: (msg: DeltaMessage) => void,
-): Promise<TurnSubscription | null> {
-  const hub = deps.deltaHub;
-  if (!hub) return null;
-  const listening = await hub.ready().then(
-    () => true,
-    () => false,
-  );
-  if (!listening) return null;
-  let close = () => {};
-  let answered = false;
-  const announced = new Promise<TurnResult>((resolve) => {
-    close = hub.subscribe(turnId, (msg) => {
-      if (isAnswer(msg)) {
-        answered = true;
-        resolve({
-          answer: msg.a,
-          runId: turnId,
-          ...(msg.s ? { sources: msg.s } : {}),
-          ...(msg.o ? { handoffOffered: true as const } : {}),
-        });
-      } else onFragment?.(msg);
-    });
-  });
-  return {
-    announced,
-    get answered() {
-      return answered;
-    },
-    close: () => close(),
-  };
-}
-
-/**
- * The turn's outcome as soon as it is known: the bot's answer is announced when it is committed to the transcript,
- * which is before the workflow has reported the update back through Temporal. Every other outcome (a person
- * handles the conversation, a failure, an answer too long to announce) comes from the update result. The workflow
- * goes on either way; the next turn waits for it (the workflow serializes turns).
- */
-export async function firstOutcome(
-  turn: Promise<TurnResult>,
-  subscription: TurnSubscription | null,
-): Promise<TurnResult> {
-  if (!subscription) return turn;
-  turn.catch(() => undefined); // when the announcement wins, nobody waits for the update any more
-  return Promise.race([turn, subscription.announced]);
-}
-
-/** The error type a workflow update handler failed with, if it failed with an ApplicationFailure. */
-export function updateFailureType(err: unknown): string | undefined {
-  if (err instanceof WorkflowUpdateFailedError) return (err.cause as { type?: string } | undefined)?.type;
-  return undefined;
 }

@@ -4,7 +4,7 @@ import type { AttachmentRef } from '../media/service';
 import type { AnswerSource } from '../../workflows/contracts/agent-run';
 import type { BriefingSource } from './briefing';
 import { attachmentView } from './poll';
-import type { ConversationRow } from './turn';
+import type { ConversationRow } from './sessions';
 import type { EscalationReason } from '../../workflows/contracts/conversation';
 
 /**

@@ -210,3 +210,26 @@ export async function retrievePassages(
     score: r.score,
   }));
 }
+
+/** A passage as it is shown to people (the knowledge search, the passages a run read): the wire's field names. */
+export interface PassageView {
+  source_id: string;
+  title: string;
+  heading_path: string[];
+  page: number | null;
+  text: string;
+  score: number;
+  url?: string;
+}
+
+export function passageView(p: Passage): PassageView {
+  return {
+    source_id: p.sourceId,
+    title: p.title,
+    heading_path: p.headingPath ?? [],
+    page: p.page ?? null,
+    text: p.text,
+    score: p.score,
+    ...(p.url ? { url: p.url } : {}),
+  };
+}

@@ -11,9 +11,11 @@ import {
 import { knowledgeFileWorkflow } from '../../workflows/knowledge-file';
 import { createKnowledgeFiles } from './files';
 import { type FileFormat, sniffFile } from './formats/sniff';
+import { type PassageView, passageView, retrievePassages } from './retrieve';
 import {
   type Embedder,
   type Source,
+  type SourceKind,
   type SourceOrder,
   type SourceSummary,
   type StoredPassage,
@@ -155,12 +157,33 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
       return res.rows[0]?.source_id ?? null;
     },
 
-    /** Oldest first unless asked (the public list's order, spec: Knowledge base); `q` filters by title or id. */
+    /**
+     * Oldest first unless asked (the public list's order, spec: Knowledge base); `q` filters by title, id or the
+     * words of the text, `kind` by kind.
+     */
     list(
       botId: string,
-      page: { limit: number; cursor?: string; q?: string; order?: SourceOrder },
+      page: { limit: number; cursor?: string; q?: string; order?: SourceOrder; kind?: SourceKind },
     ): Promise<{ sources: SourceSummary[]; next_cursor: string }> {
       return listSources(deps.db, botId, page);
+    },
+
+    /**
+     * What a question retrieves (docs/decisions/see-what-the-agent-reads.md): the passages a chat turn asking it alone
+     * would give the model, best first, by the turn's own retrieval (full text, fused with the question's embedding
+     * when embeddings are on; a failed embedding leaves full text alone, as a turn does). Only this bot's passages.
+     */
+    async search(botId: string, input: { query: string; limit: number }): Promise<{ passages: PassageView[] }> {
+      let queryEmbedding: number[] | undefined;
+      if (deps.embed) {
+        try {
+          [queryEmbedding] = await deps.embed([input.query]);
+        } catch {
+          // Full-text retrieval alone still answers, as it does for a chat turn.
+        }
+      }
+      const passages = await retrievePassages(deps.db, botId, input.query, { limit: input.limit, queryEmbedding });
+      return { passages: passages.map(passageView) };
     },
 
     /** A source in full; with `passages`, also its passages with their heading paths and pages. */

@@ -293,9 +293,15 @@ export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, '\\$&')}%`;
 }
 
+/** The `origin` each kind of source is stored with. */
+const ORIGIN_OF_KIND: Record<SourceKind, SourceOrigin> = { text: 'api', page: 'scan', file: 'file' };
+
 /**
  * One page of a bot's sources, oldest first unless asked otherwise (an update keeps a source's place, so paging never
- * skips or repeats one). `q` keeps those whose title or `source_id` contains it, in any case. The cursor carries
+ * skips or repeats one). `kind` keeps the sources of that kind. `q` keeps those whose title or `source_id` contains
+ * it, in any case, or whose passages hold all of its words: the search index's words (any form of a word, as the
+ * agent's retrieval reads them), through the same GIN index (bot id and words), so a bot with thousands of sources
+ * is searched in one index scan (docs/decisions/see-what-the-agent-reads.md has the measurement). The cursor carries
  * its order and is refused in the other one (a newest-first position read oldest first would skip the whole list);
  * it carries no `q`, and needs none: under any filter it is still a position in the same order. `limit` is cut to
  * 1–200; the route rejects values below 1 before they get here.
@@ -303,7 +309,7 @@ export function containsPattern(text: string): string {
 export async function listSources(
   db: Queryable,
   botId: string,
-  page: { limit?: number; cursor?: string; q?: string; order?: SourceOrder } = {},
+  page: { limit?: number; cursor?: string; q?: string; order?: SourceOrder; kind?: SourceKind } = {},
 ): Promise<{ sources: SourceSummary[]; next_cursor: string }> {
   const { min, max, default: fallback } = LIMITS.pageSize;
   const limit = Math.min(max, Math.max(min, Math.trunc(page.limit ?? fallback)));
@@ -318,9 +324,19 @@ export async function listSources(
     params.push(cursor.seq);
     where.push(`seq ${newest ? '<' : '>'} $${params.length}`);
   }
+  if (page.kind) {
+    params.push(ORIGIN_OF_KIND[page.kind]);
+    where.push(`origin = $${params.length}`);
+  }
   if (page.q) {
-    params.push(containsPattern(page.q));
-    where.push(`(title ILIKE $${params.length} ESCAPE '\\' OR source_id ILIKE $${params.length} ESCAPE '\\')`);
+    params.push(containsPattern(page.q), searchText(page.q));
+    const like = `$${params.length - 1}`;
+    // websearch_to_tsquery: every word (AND), "a phrase", -a word left out; stopwords alone match nothing.
+    where.push(
+      `(title ILIKE ${like} ESCAPE '\\' OR source_id ILIKE ${like} ESCAPE '\\'
+        OR source_id IN (SELECT f.source_id FROM knowledge_fragments f
+                          WHERE f.bot_id = $1 AND f.tsv @@ websearch_to_tsquery('${SEARCH_CONFIG}', $${params.length})))`,
+    );
   }
   // (bot_id, seq) is unique and indexed: either order is an index scan, walked forwards or backwards.
   const res = await db.query<SourceSummary & { seq: number }>(

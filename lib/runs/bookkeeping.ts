@@ -2,8 +2,10 @@ import type { ModelCatalogue } from '../billing/models';
 import { chargeShardSql, creditBalanceSql, creditsFor } from '../credits/service';
 import { type Db, preparedStatement } from '../db';
 import { LIMITS } from '../limits';
-import type { Passage } from '../knowledge/retrieve';
-import { DELTA_CHANNEL, type StreamClaim, StreamTakenOver, answerNotice, claimStreamSql } from '../streams';
+import { outcomeNotice } from '../announcements';
+import { type Passage, type PassageView, passageView } from '../knowledge/retrieve';
+import type { Llm } from '../llm';
+import { DELTA_CHANNEL, type StreamClaim, StreamTakenOver, claimStreamSql } from '../streams/channel';
 import { failure } from '../../workflows/failures';
 import type {
   AgentRunInput,
@@ -14,6 +16,8 @@ import type {
   WhenUnanswered,
 } from '../../workflows/contracts/agent-run';
 import type { LimitSettings } from './limits';
+import { PASSAGE_CHARS } from './prompt';
+import { searchInContext } from './question';
 
 /**
  * A run's record in Postgres from start to finish (spec, What the service does: every wake-up is a run accounted in
@@ -41,6 +45,13 @@ export interface RunContext {
   /** What the agent does with a question it cannot answer (lib/runs/limits.ts). */
   limits: LimitSettings;
   passages: Passage[];
+  /**
+   * What the knowledge was searched with when the visitor's message did not stand alone (lib/runs/question.ts): the
+   * model's standalone question, or the recent messages' words. Absent: the message itself.
+   */
+  searchedWith?: string;
+  /** The model's tokens for that standalone question: added to the run's usage, charged with it. */
+  searchUsage?: { promptTokens: number; completionTokens: number };
   history: { author: string; text: string }[];
   tools: ToolSpec[];
   /** Some fresh answer-cache entry answers this question (`questionKey`): the full key is worth looking up. */
@@ -70,7 +81,7 @@ const START_RUN = preparedStatement(
          -- Inside a whole-turn activity ($13), no wait for this commit's WAL flush: the activity's last write
          -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
          -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
-         -- A streamed chat turn claims its stream for this attempt here too (lib/streams.ts): one round trip fewer.
+         -- A streamed chat turn claims its stream for this attempt here too (lib/streams/publisher.ts): one round trip fewer.
          claim AS (${claimStreamSql('$17::text', '$18::uuid', '0')}),
          relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
     SELECT b.name, b.instructions, b.model, b.knowledge_version, b.handoff_enabled, b.when_unanswered, w.plan, ${creditBalanceSql('w')} AS credit_balance, prev.status AS run_status,
@@ -91,10 +102,12 @@ const START_RUN = preparedStatement(
 const FINISH_RUN = preparedStatement(
   'finish-run',
   `-- A streamed turn's attempt writes only while it owns the turn's stream ($22, $23): one that another attempt took
-   -- over stores nothing (lib/streams.ts, the fencing owner).
+   -- over stores nothing (lib/streams/publisher.ts, the fencing owner).
    WITH own AS (SELECT $22::text IS NULL OR NOT EXISTS (SELECT 1 FROM turn_streams WHERE turn_id = $22 AND owner <> $23::uuid) AS ok),
          r AS (UPDATE runs SET status = $2, answer = $3, error_code = $4, error = $5, model = $6, prompt_tokens = $7,
-                      completion_tokens = $8, credits = $9, unanswered = $20, finished_at = now() WHERE id = $1 AND (SELECT ok FROM own) RETURNING 1),
+                      completion_tokens = $8, credits = $9, unanswered = $20, finished_at = now(),
+                      passages = COALESCE($24::jsonb, passages), searched_with = COALESCE($25, searched_with)
+                WHERE id = $1 AND (SELECT ok FROM own) RETURNING 1),
          l AS (INSERT INTO credit_ledger (workspace_id, amount, reason, run_id)
                SELECT $10, -$9::int, $11, $1 WHERE $2::text = 'done' AND (SELECT ok FROM own) ON CONFLICT (run_id) DO NOTHING RETURNING amount),
          -- The charge goes to one of the workspace's balance shards, not its row, which every turn would queue for.
@@ -123,6 +136,11 @@ export function answerMessageId(runId: string): string {
 export interface StartRunDeps {
   db: Db;
   retrieve: (botId: string, query: string) => Promise<Passage[]>;
+  /** Writes a follow-up's standalone question (lib/runs/question.ts); null without a model. */
+  llm: Llm | null;
+  defaultModel: string;
+  /** A warning for the run's log (the activity's logger). */
+  warn?: (message: string, meta: Record<string, unknown>) => void;
   /** The tools this run may use (lib/actions/tools.ts). */
   toolsFor: (input: AgentRunInput) => Promise<ToolSpec[]>;
   /** Which models the workspace's plan allows, and their weights. */
@@ -214,6 +232,24 @@ export async function startRun(
   }
   // A model the plan no longer allows (a downgrade, a model taken out) falls back to the default.
   const model = deps.models.resolve(bot.model, bot.plan);
+  // A chat turn's follow-up is searched with what the conversation is about (lib/runs/question.ts): after the
+  // statement above, which read the history. A turn already answered searches nothing again.
+  const searched =
+    input.triggerKind === 'message' && !finished
+      ? await searchInContext(
+          { retrieve: deps.retrieve, llm: deps.llm },
+          {
+            botId: input.botId,
+            message: input.input,
+            history: bot.history,
+            alone: passages,
+            model: model ?? deps.defaultModel,
+            turnTimeoutMs: input.turnTimeoutMs,
+            limit: LIMITS.passagesPerTurn,
+          },
+          deps.warn,
+        )
+      : { passages };
   return {
     botName: bot.name,
     instructions: bot.instructions,
@@ -221,7 +257,9 @@ export async function startRun(
     creditWeight: deps.models.weightOf(model),
     knowledgeVersion: Number(bot.knowledge_version),
     limits: { handoffEnabled: bot.handoff_enabled, whenUnanswered: bot.when_unanswered },
-    passages,
+    passages: searched.passages,
+    ...(searched.searchedWith ? { searchedWith: searched.searchedWith } : {}),
+    ...(searched.usage ? { searchUsage: searched.usage } : {}),
     history: bot.history,
     mayBeCached: bot.may_be_cached,
     ...(opts.stream && bot.stream_claim ? { stream: { ...opts.stream, row: bot.stream_claim } } : {}),
@@ -253,6 +291,8 @@ export async function finishRun(
     stream?: Pick<StreamClaim, 'turnId' | 'owner'>;
     /** The answer's announcement, when the caller has computed it already (`announcementOf`). */
     announcement?: string | null;
+    /** What the run read: its passages and what it searched with (`readOf`); kept with the run. */
+    read?: RunRead;
   },
 ): Promise<void> {
   const { run, answer } = input;
@@ -285,15 +325,42 @@ export async function finishRun(
       input.cacheKey ? (input.questionKey ?? null) : null,
       input.stream?.turnId ?? null,
       input.stream?.owner ?? null,
+      input.read ? JSON.stringify(input.read.passages) : null,
+      input.read?.searchedWith ?? null,
     ]),
   );
   if (input.stream && !res.rows[0]?.owned) throw new StreamTakenOver(input.stream.turnId);
 }
 
+/** What a run read, as kept with it (docs/decisions/see-what-the-agent-reads.md). */
+export interface RunRead {
+  /** The passages its model was given, best first, each with the text the model read. */
+  passages: PassageView[];
+  searchedWith?: string;
+}
+
+/** The record of what a run read, from its context: the passages as given to the model. */
+export function readOf(ctx: Pick<RunContext, 'passages' | 'searchedWith'>): RunRead {
+  return {
+    passages: ctx.passages.map((p) => passageView({ ...p, text: p.text.slice(0, PASSAGE_CHARS) })),
+    ...(ctx.searchedWith ? { searchedWith: ctx.searchedWith } : {}),
+  };
+}
+
+/** An answer with the tokens of the run's standalone question added (charged with the run's own). */
+export function withSearchUsage(answer: GeneratedAnswer, ctx: Pick<RunContext, 'searchUsage'>): GeneratedAnswer {
+  if (!ctx.searchUsage) return answer;
+  return {
+    ...answer,
+    promptTokens: answer.promptTokens + ctx.searchUsage.promptTokens,
+    completionTokens: answer.completionTokens + ctx.searchUsage.completionTokens,
+  };
+}
+
 /**
  * How a message run's answer is announced at commit to the API process waiting for the turn (lib/streams), or null
- * when it is not: not an answer that hands the conversation over (its turn result, the handoff, comes after the
- * handover is recorded), nor one too long for a notification.
+ * when it is not: not an answer that hands the conversation over (its turn's outcome, the hand-over, is announced by
+ * the transition that records it), nor a failure (its caller announces the failure the turn ends with).
  */
 export function announcementOf(
   run: Pick<AgentRunInput, 'runId' | 'sessionId'>,
@@ -301,7 +368,11 @@ export function announcementOf(
   answer: GeneratedAnswer | undefined,
 ): string | null {
   return status === 'done' && run.sessionId && answer?.unanswered !== 'hand_over'
-    ? answerNotice(run.runId, answer?.text ?? '', answer?.sources, answer?.unanswered === 'offer')
+    ? outcomeNotice(run.runId, {
+        answer: answer?.text ?? '',
+        ...(answer?.sources?.length ? { sources: answer.sources } : {}),
+        ...(answer?.unanswered === 'offer' ? { handoffOffered: true as const } : {}),
+      })
     : null;
 }
 

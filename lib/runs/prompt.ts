@@ -11,8 +11,8 @@ export interface PromptContext {
   history: { author: string; text: string }[];
 }
 
-/** A passage is cut to this many characters in the prompt. */
-const PASSAGE_CHARS = 1_500;
+/** A passage is cut to this many characters in the prompt (and in the run's record of what it read). */
+export const PASSAGE_CHARS = 1_500;
 
 /** Platform rules every agent gets before its own instructions. */
 const PLATFORM_RULES = [
@@ -54,7 +54,6 @@ export function buildPrompt(input: Pick<AgentRunInput, 'input' | 'pageContext'>,
   return [{ role: 'system', content: system }, ...history, { role: 'user', content: input.input }];
 }
 
-/** The tool calls and results of this run so far, as the model's follow-up messages. */
 /**
  * What asks the model for the rest of an answer whose beginning the visitor already saw (a retry of a turn cut off
  * mid-stream): that beginning as the assistant's words, and the request to go on from its last character.
@@ -70,6 +69,7 @@ export function continuation(prefix: string): ChatMessage[] {
   ];
 }
 
+/** The tool calls and results of this run so far, as the model's follow-up messages. */
 export function toolFollowUps(transcript: ToolTurn[]): ChatMessage[] {
   return transcript.map((t) =>
     t.role === 'assistant'

@@ -1,5 +1,8 @@
 import { CURSORS, decodeCursor, encodeCursor } from '../cursor';
 import type { Db } from '../db';
+import type { PassageView } from '../knowledge/retrieve';
+import { LIMITS } from '../limits';
+import { answerMessageId } from './bookkeeping';
 import { type Temporal, workflowUiUrl } from '../temporal';
 
 /** The run log (spec: `GET /v1/dashboard/bots/{id}/runs`): every wake-up of an agent, newest first. */
@@ -39,6 +42,35 @@ export function createRunService(deps: { db: Db; temporal: Pick<Temporal, 'uiUrl
         })),
         next_cursor:
           res.rows.length > page.limit ? encodeCursor({ t: rows.at(-1)!.started_key, i: rows.at(-1)!.id }) : '',
+      };
+    },
+
+    /**
+     * The passages each answer of one conversation of the bot read, newest first (the test chat shows them under its
+     * answers; docs/decisions/see-what-the-agent-reads.md). Runs before they were kept have none.
+     */
+    async passagesRead(botId: string, sessionId: string) {
+      const res = await deps.db.query<{
+        id: string;
+        input: string;
+        searched_with: string | null;
+        passages: PassageView[] | null;
+        started_ms: string;
+      }>(
+        `SELECT id, input, searched_with, passages, (extract(epoch FROM started_at) * 1000)::bigint AS started_ms
+           FROM runs WHERE session_id = $2 AND bot_id = $1 AND trigger_kind = 'message' AND status = 'done'
+          ORDER BY started_at DESC, id DESC LIMIT $3`,
+        [botId, sessionId, LIMITS.passagesReadListed],
+      );
+      return {
+        answers: res.rows.map((r) => ({
+          run_id: r.id,
+          message_id: answerMessageId(r.id),
+          question: r.input,
+          searched_with: r.searched_with,
+          passages: r.passages ?? [],
+          started_at: Number(r.started_ms),
+        })),
       };
     },
   };

@@ -152,7 +152,7 @@ export { PageQuery };
 
 const MAX_SEARCH_CHARS = LIMITS.knowledgeSearchChars;
 
-/** The dashboard's list: a page, newest first by default, optionally only the sources whose title or id match. */
+/** The dashboard's list: a page, newest first by default, optionally only the sources of a kind, or that match `q`. */
 export const DashboardKnowledgeQuery = PageQuery.extend({
   q: z
     .string()
@@ -162,8 +162,13 @@ export const DashboardKnowledgeQuery = PageQuery.extend({
     .transform((v) => v || undefined)
     .describe(
       `Only sources whose title or \`source_id\` contains this text, in any case (\`%\` and \`_\` are plain ` +
-        `characters); trimmed, up to ${MAX_SEARCH_CHARS} characters. Empty lists all.`,
+        `characters), or whose passages hold all of its words (as the agent's search reads words: any form of ` +
+        `them, "quoted phrases", -excluded); trimmed, up to ${MAX_SEARCH_CHARS} characters. Empty lists all.`,
     ),
+  kind: z
+    .enum(['text', 'page', 'file'])
+    .optional()
+    .describe('Only sources of this kind: written `text`s, scanned `page`s or uploaded `file`s. Absent: every kind.'),
   order: z
     .enum(['newest', 'oldest'])
     .default('newest')
@@ -180,3 +185,71 @@ export const SourceIdParams = z.object({
     .regex(NO_CONTROL, 'must not contain control characters')
     .describe('The `source_id`, percent-encoded.'),
 });
+
+const SEARCH = LIMITS.knowledgeSearch;
+
+/** `POST /v1/api/knowledge/search`: a question, and how many passages to answer. */
+export const KnowledgeSearchRequest = z
+  .object({
+    query: z
+      .string({ error: 'is required' })
+      .max(SEARCH.queryChars, `must be at most ${SEARCH.queryChars} characters`)
+      .regex(NOT_BLANK, 'must not be empty')
+      .describe('The question, as a visitor would write it.'),
+    limit: z
+      .number({ error: 'must be a whole number' })
+      .int('must be a whole number')
+      .min(SEARCH.min, `must be at least ${SEARCH.min}`)
+      .max(SEARCH.max, `must be at most ${SEARCH.max}`)
+      .default(SEARCH.default)
+      .describe(`Passages to answer, ${SEARCH.min}–${SEARCH.max}; default ${SEARCH.default}, what a chat turn reads.`),
+  })
+  .meta({ id: 'KnowledgeSearchRequest' });
+
+export const KnowledgeSearchPassage = z
+  .object({
+    source_id: z.string(),
+    title: z.string().describe("The source's title."),
+    heading_path: z.array(z.string()).describe('The headings the passage sits under, outermost first.'),
+    page: z.number().int().nullable().describe('Its page, for a PDF; else `null`.'),
+    text: z.string(),
+    score: z
+      .number()
+      .describe('Higher is better; comparable within one answer only (its scale is the ranking’s, not a promise).'),
+    url: z.string().optional().describe('The page a scanned source was read from.'),
+  })
+  .meta({ id: 'KnowledgeSearchPassage' });
+
+export const KnowledgeSearchResult = z
+  .object({
+    passages: z
+      .array(KnowledgeSearchPassage)
+      .describe('Best first: what a chat turn asking this question alone would give the model.'),
+  })
+  .meta({ id: 'KnowledgeSearchResult' });
+
+/** The passages each answer of a conversation read (the test chat shows them under its answers). */
+export const PassagesRead = z
+  .object({
+    answers: z
+      .array(
+        z.object({
+          run_id: z.string(),
+          message_id: z.string().describe("The agent's answer in the transcript."),
+          question: z.string().describe("The visitor's message the run answered."),
+          searched_with: z
+            .string()
+            .nullable()
+            .describe(
+              'What the knowledge was searched with when the message did not stand alone (a follow-up): the ' +
+                'standalone question the model wrote, or the recent messages joined; `null`: the message itself.',
+            ),
+          passages: z
+            .array(KnowledgeSearchPassage)
+            .describe('The passages the model was given, best first, as they were then; empty: none matched.'),
+          started_at: z.number().int().describe('Unix milliseconds'),
+        }),
+      )
+      .describe(`Newest first, the last ${LIMITS.passagesReadListed} answers at most.`),
+  })
+  .meta({ id: 'PassagesRead' });

@@ -8,7 +8,7 @@ import { launchChromium, signIn } from '../support/browser';
 
 /**
  * Finding a source in a large knowledge base (web/dashboard/src/pages/agent/knowledge-sources.tsx): the list newest
- * first, a search by title or id asked once typing pauses, "Oldest first" on demand, pages that follow both, a search
+ * first, a search by title, id or text asked once typing pauses, "Oldest first" on demand, pages that follow both, a search
  * that finds nothing said with a way back, and the `?source=` link still opening one source. Screenshots go to
  * test-artifacts/dashboard/knowledge-search-NN-*.png.
  */
@@ -80,7 +80,7 @@ describe('searching the knowledge tab', () => {
         const url = new URL(req.url());
         if (url.pathname.endsWith('/knowledge') && url.searchParams.has('q')) asked.push(url.searchParams.get('q')!);
       });
-      await page.getByLabel('Search by title or id').pressSequentially('FAQ', { delay: 60 });
+      await page.getByLabel('Search titles and text').pressSequentially('FAQ', { delay: 60 });
       await expectTitles(page, ['FAQ: payment methods', 'Gift cards', 'Returns and refunds', 'Shipping times']);
       expect(asked).toEqual(['FAQ']);
       expect(await page.getByTestId('sources-count').textContent()).toContain('4 sources match “FAQ”.');
@@ -93,7 +93,7 @@ describe('searching the knowledge tab', () => {
       await shot(page, '03-search-oldest-first');
 
       // Pages follow the search and the order: 23 notes are 20, then 3, each once.
-      const search = page.getByLabel('Search by title or id');
+      const search = page.getByLabel('Search titles and text');
       await search.fill('opening NOTE');
       await expectTitles(page, notes.slice(0, 20));
       expect(await page.getByTestId('sources-count').textContent()).toBe(
@@ -133,7 +133,7 @@ describe('searching the knowledge tab', () => {
       await focused.getByText('Opening note 01', { exact: true }).waitFor();
       expect(await focused.locator('.source-text').textContent()).toBe('About opening note 01.');
       await expectTitles(linked.page, newestFirst.slice(0, 20));
-      await linked.page.getByLabel('Search by title or id').fill('gift');
+      await linked.page.getByLabel('Search titles and text').fill('gift');
       await expectTitles(linked.page, ['Gift cards']);
       expect(await linked.page.getByTestId('sources-count').textContent()).toContain('1 source matches “gift”.');
       expect(await focused.getByText('Opening note 01', { exact: true }).isVisible()).toBe(true);

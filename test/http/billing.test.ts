@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createBillingService } from '../../lib/billing/service';
-import { QUOTA_PLACEHOLDER } from '../../lib/conversations/turn';
+import { QUOTA_PLACEHOLDER } from '../../lib/conversations/sessions';
 import { agentctl, http, newBot, ownerSession, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 import { widgetCall, widgetSession } from '../support/widget';

@@ -29,7 +29,7 @@ describe('POST /v1/api/chat', () => {
     const bot = await newBot();
     const session = randomUUID();
     // The fake model echoes the message: an answer of 7 980 characters (12 KB) does not fit one Postgres notification, so
-    // the API takes it from the workflow update instead (lib/streams, answerNotice).
+    // it is announced without its text, which the API reads from the transcript (lib/announcements.ts).
     const text = 'é'.repeat(3_980) + 'z'.repeat(4_000);
     const res = await http('/v1/api/chat', {
       key: bot.keys.secret_key,

@@ -35,6 +35,14 @@ const GROUPS: Group[] = [
   { name: 'knowledge writes', operations: ['writeKnowledge', 'deleteKnowledge'], rate: '55/m' },
   { name: 'erase', operations: ['eraseVisitor'], rate: '55/m' },
   {
+    name: 'knowledge search',
+    operations: ['searchKnowledge'],
+    rate: '230/m',
+    // `/v1/api/knowledge/search` is also `/v1/api/knowledge/{id}` of a source an integrator named `search` (its GET
+    // and DELETE must reach it, as for `files`): the router's `Allow` rightly lists them beside POST.
+    excludeChecks: ['allow_header_conformance'],
+  },
+  {
     name: 'reads and operator',
     operations: [
       'pollMessages',

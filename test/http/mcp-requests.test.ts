@@ -5,7 +5,7 @@ import type { BootstrapResult } from '../../lib/accounts/service';
 import { insertApiKey } from '../../lib/bots/service';
 import { hashKey } from '../../lib/keys';
 import { LIMITS } from '../../lib/limits';
-import { DELTA_CHANNEL } from '../../lib/streams';
+import { DELTA_CHANNEL } from '../../lib/streams/channel';
 import { http, inOneRateWindow, mcpPost, newBot, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 

@@ -8,8 +8,8 @@ import path from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import { ApiError, isUnavailableError } from '../../lib/errors';
-import { unavailableTurnError } from '../../lib/conversations/service';
-import { TurnNotSentError } from '../../lib/conversations/turn';
+import { turnError } from '../../lib/conversations/chat';
+import { TurnNotSentError, failureOf } from '../../lib/conversations/turn';
 import type { AppState } from '../../api/context';
 import { errorHandler } from '../../api/middleware/errors';
 import { requestId } from '../../api/middleware/request-id';
@@ -72,10 +72,12 @@ describe('a chat turn that a dependency failed', () => {
   const temporalGone = () => Object.assign(new Error('14 UNAVAILABLE: Connection refused'), { code: 14 });
 
   it('answers 503 service_unavailable, logged, and keeps the Idempotency-Key on the same turn when the turn may have begun', async () => {
-    const thrown = unavailableTurnError(temporalGone());
+    const failure = failureOf(temporalGone())!;
+    expect(failure).toMatchObject({ kind: 'unreachable', stillRunning: true, notSent: false });
+    const thrown = turnError(failure, 'session-1');
     expect(thrown).toBeInstanceOf(ApiError);
     // The idempotency middleware keeps the key's generation: a retry sends the same update, which joins the turn.
-    expect((thrown as ApiError).turnPending).toBe(true);
+    expect(thrown.turnPending).toBe(true);
     const s = await serve(async () => {
       throw thrown;
     });
@@ -93,11 +95,23 @@ describe('a chat turn that a dependency failed', () => {
     }
   });
 
-  it('leaves a turn known never to have reached a worker, and any other failure, as they are', () => {
-    const notSent = new TurnNotSentError(temporalGone());
-    expect(unavailableTurnError(notSent)).toBe(notSent); // 503, and a new generation: nothing of it was stored
-    const bug = new Error('a bug');
-    expect(unavailableTurnError(bug)).toBe(bug);
+  it('answers a turn known never to have reached a worker 503 on a new generation, and leaves any other failure as it is', async () => {
+    const notSent = failureOf(new TurnNotSentError(temporalGone()))!;
+    expect(notSent).toMatchObject({ kind: 'unreachable', stillRunning: false, notSent: true });
+    // 503, and a new generation of the key: nothing of the turn was stored.
+    const thrown = turnError(notSent, 'session-1');
+    expect(thrown.turnPending).toBe(false);
+    const s = await serve(async () => {
+      throw thrown;
+    });
+    try {
+      const res = await fetch(`${s.url}/v1/api/chat`);
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { code: string }).code).toBe('service_unavailable');
+    } finally {
+      await s.close();
+    }
+    expect(failureOf(new Error('a bug'))).toBeNull();
   });
 });
 

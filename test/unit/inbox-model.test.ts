@@ -6,12 +6,14 @@ import type * as Model from '../../web/dashboard/src/pages/inbox/model.js' with 
 const {
   addressOf,
   announcementOf,
+  arrivalsAnnouncement,
   assigneeLabel,
   authorLabel,
   clip,
   contactHref,
   preview,
   statusInfo,
+  statusesOf,
   viewFrom,
   visitorName,
 } = jest.requireActual<typeof Model>('../../web/dashboard/src/pages/inbox/model');
@@ -88,5 +90,27 @@ describe('the inbox, apart from the page', () => {
     expect(contactHref('+49 (30) 123-456')).toBe('tel:+4930123456');
     expect(contactHref('ask at the front desk')).toBeUndefined();
     expect(contactHref('javascript:alert(1)')).toBeUndefined();
+  });
+
+  it('announces the requests that arrived since the last read, not the first read', () => {
+    const t = (session: string, status: string, visitor: string | null = null) => ({
+      bot_id: 'bot_1',
+      session_id: session,
+      status,
+      bot_name: 'Acme helper',
+      visitor_name: visitor,
+      visitor_user: null,
+    });
+    const first = [t('s1', 'waiting'), t('s2', 'bot')];
+    expect(arrivalsAnnouncement(undefined, first)).toBe('');
+    const known = statusesOf(first);
+    // Still waiting: nothing new.
+    expect(arrivalsAnnouncement(known, first)).toBe('');
+    // One conversation went to waiting: named, with its agent.
+    expect(arrivalsAnnouncement(known, [t('s1', 'waiting'), t('s2', 'waiting', 'Ana')])).toBe(
+      'New request from Ana, Acme helper.',
+    );
+    // Several at once: counted.
+    expect(arrivalsAnnouncement(known, [t('s2', 'waiting'), t('s3', 'waiting')])).toBe('2 new requests.');
   });
 });

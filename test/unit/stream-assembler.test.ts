@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createStreamAssembler } from '../../lib/streams';
+import { createStreamAssembler } from '../../lib/conversations/stream';
 
 describe("the stream assembler (what the API shows of a turn's fragments)", () => {
   it('shows fragments in order and a repeated or overlapping one only for what is new', () => {

@@ -28,7 +28,7 @@ import {
   statusQuery,
   visitorMessageUpdate,
 } from '../../workflows/contracts/conversation';
-import { updateConversation } from '../../lib/conversations/turn';
+import { updateConversation } from '../../lib/conversations/sessions';
 import { stackInfo } from '../support/stack-info';
 
 type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];

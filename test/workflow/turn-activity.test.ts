@@ -4,7 +4,12 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { type MessageTurnOutcome, createAgentRunActivities } from '../../activities/agent-run';
 import { createOpenAiLlm } from '../../lib/llm';
-import { DELTA_CHANNEL, createDeltaPublisher } from '../../lib/streams';
+import { applyTransition } from '../../lib/conversations/transitions';
+import { type TurnSubscription, subscribeTurn } from '../../lib/conversations/turn';
+import { createLogger } from '../../lib/logger';
+import { DELTA_CHANNEL } from '../../lib/streams/channel';
+import { createDeltaHub } from '../../lib/streams/listener';
+import { createDeltaPublisher } from '../../lib/streams/publisher';
 import type { AgentRunInput } from '../../workflows/contracts/agent-run';
 import { fakeRequests, http, newBot, testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
@@ -198,5 +203,70 @@ describe('the chat turn activity', () => {
     const out = (await new MockActivityEnvironment().run(turnActivities().answerMessage, input)) as MessageTurnOutcome;
     await arrived;
     expect(seen).toEqual([{ payload: { t: run.runId, a: out.answer }, inTranscript: true }]);
+  });
+});
+
+describe("a turn's outcome, announced by the statement that records it", () => {
+  const hub = createDeltaHub(stackInfo().databaseUrl, createLogger('silent', 'test'));
+  afterAll(() => hub.close());
+  const subscribe = (turnId: string) =>
+    subscribeTurn({ db: testDb(), deltaHub: hub }, turnId) as Promise<TurnSubscription>;
+
+  it('a failure, with its record: the outcome the conversation returns', async () => {
+    const { run, input } = await newTurn('[[fake:fail-429]] Anyone there?');
+    const subscription = await subscribe(run.runId);
+    const out = (await new MockActivityEnvironment().run(turnActivities().answerMessage, input)) as MessageTurnOutcome;
+    expect(out.failure).toMatchObject({ type: 'llm_overloaded' });
+    await expect(subscription.announced).resolves.toEqual({ answer: '', runId: run.runId, error: out.failure });
+    const runs = await testDb().query(`SELECT status, error_code FROM runs WHERE id = $1`, [run.runId]);
+    expect(runs.rows).toEqual([{ status: 'failed', error_code: 'llm_overloaded' }]);
+    subscription.close();
+  });
+
+  it('an answer too long for a notification, without its text: the subscriber reads it from the transcript', async () => {
+    const text = 'é'.repeat(3_980) + 'z'.repeat(4_000);
+    const { run, input } = await newTurn(`[[fake:echo]]${text}`);
+    const listener = await testDb().connect();
+    const payload = new Promise<unknown>((resolve) =>
+      listener.on('notification', (n) => n.payload?.includes(run.runId) && resolve(JSON.parse(n.payload))),
+    );
+    await listener.query(`LISTEN ${DELTA_CHANNEL}`);
+    const subscription = await subscribe(run.runId);
+    try {
+      const out = (await new MockActivityEnvironment().run(
+        turnActivities().answerMessage,
+        input,
+      )) as MessageTurnOutcome;
+      expect(out.answer).toBe(text);
+      await expect(subscription.announced).resolves.toEqual({ answer: text, runId: run.runId });
+      await expect(payload).resolves.toEqual({ t: run.runId, r: { answer: '' }, m: 1 });
+    } finally {
+      subscription.close();
+      await listener.query(`UNLISTEN ${DELTA_CHANNEL}`);
+      listener.release();
+    }
+  });
+
+  it('a hand-over, when the transition that records it commits: the conversation reads `waiting` by then', async () => {
+    const { bot, session, run } = await newTurn('A person, please');
+    const subscription = await subscribe(run.runId);
+    const at = Date.now();
+    const result = { answer: 'A person will reply here.', handoff: true as const, afterHours: { backAt: null } };
+    await applyTransition(testDb(), {
+      botId: bot.bot_id,
+      sessionId: session,
+      status: 'waiting',
+      escalated: true,
+      escalationReason: 'requested',
+      afterHours: { backAt: null },
+      messages: [{ id: `msg_${run.runId.slice(4)}`, author: 'bot', text: result.answer, at }],
+      event: { deliveryId: `dlv_${randomUUID()}`, kind: 'escalated', at },
+      announce: { turnId: run.runId, result },
+    });
+    const announced = await subscription.announced;
+    const status = await testDb().query(`SELECT status FROM conversations WHERE session_id = $1`, [session]);
+    expect(announced).toEqual({ ...result, runId: run.runId });
+    expect(status.rows).toEqual([{ status: 'waiting' }]);
+    subscription.close();
   });
 });

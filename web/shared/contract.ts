@@ -1,23 +1,30 @@
 /**
  * The wire contract the front ends read: the types of what the server sends, inferred from the server's own zod
- * schemas (lib/schemas, which the API validates with and publishes as /v1/openapi.json). Type-only imports: nothing
- * of the server is bundled, and a change to a response's shape fails the pages' type check (`npm run lint`) instead
- * of showing up on a screen.
+ * schemas (lib/schemas, which the API validates with and publishes as /v1/openapi.json), and the limits it enforces
+ * (lib/limits.ts). The schemas are imported for their types only: nothing of the server is bundled but the limits (a
+ * module of plain numbers that imports nothing), and a change to a response's shape or a limit fails the pages' type
+ * check (`npm run lint`) or moves with it, instead of showing up on a screen.
  */
 import type { z } from 'zod';
 import type * as actions from '../../lib/schemas/actions';
 import type * as billing from '../../lib/schemas/billing';
+import type * as builder from '../../lib/schemas/builder';
+import type * as checks from '../../lib/schemas/checks';
 import type * as conversation from '../../lib/schemas/conversation';
 import type * as auth from '../../lib/schemas/auth';
 import type * as dashboard from '../../lib/schemas/dashboard';
 import type * as deliveries from '../../lib/schemas/deliveries';
 import type * as knowledge from '../../lib/schemas/knowledge';
 import type * as operator from '../../lib/schemas/operator';
+import type * as pairing from '../../lib/schemas/pairing';
 import type * as reports from '../../lib/schemas/reports';
 import type * as scan from '../../lib/schemas/scan';
 import type * as team from '../../lib/schemas/team';
 import type * as triggers from '../../lib/schemas/triggers';
 import type * as widget from '../../lib/schemas/widget';
+
+/** Every limit the API enforces (message lengths, page sizes, upload sizes, names…): a field's bound is the API's. */
+export { LIMITS } from '../../lib/limits';
 
 export type Attachment = z.infer<typeof conversation.Attachment>;
 /** A knowledge source an answer used: `ref` is the number its text cites it by (`[ref]`); `url` for a scanned page. */
@@ -41,10 +48,23 @@ export type BuilderKey = z.infer<typeof team.BuilderKey>;
 /** A key in force that someone who left the team (or is an operator now) was shown; its rotation's new value. */
 export type SeenKey = z.infer<typeof team.SeenKey>;
 export type RotatedKey = z.infer<typeof team.RotatedKey>;
+/** An invitation made: its link, and whether it was e-mailed. */
+export type InviteResult = z.infer<typeof team.InviteResponse>;
+/** A member whose role changed, and a member removed, with what that took with it (the keys they issued or saw). */
+export type MemberChanged = z.infer<typeof team.MemberChanged>;
+export type MemberRemoved = z.infer<typeof team.MemberRemoved>;
+
+/** The builder's answer to one message (the dashboard's builder panel): what a `yes` would apply, or busy. */
+export type BuilderReply = z.infer<typeof builder.BuilderReply>;
+/** A builder client's pairing, as the owner's approval page reads it. */
+export type PairingView = z.infer<typeof pairing.PairingView>;
 
 /** The widget's poll: the spec's, with the operator's first name on a dashboard reply and the satisfaction question. */
 export type WidgetPoll = z.infer<typeof widget.WidgetPollResponse>;
 export type WidgetMessage = WidgetPoll['messages'][number];
+/** The widget's configuration (`GET /v1/widget/config`): the bot's name, its look, the team, images, polling. */
+export type WidgetConfig = z.infer<typeof widget.WidgetConfig>;
+export type WidgetSession = z.infer<typeof widget.WidgetSession>;
 
 /** A site scan with its progress, and why it found nothing (`error_code`, worded by the dashboard). */
 export type ScanRun = z.infer<typeof scan.ScanRunSchema>;
@@ -58,6 +78,8 @@ export type NotificationView = z.infer<typeof dashboard.NotificationView>;
 export type FailedDeliveryView = z.infer<typeof deliveries.FailedDelivery>;
 export type DeliverySentAgainView = z.infer<typeof deliveries.DeliverySentAgain>;
 export type TriggerView = z.infer<typeof triggers.TriggerView>;
+/** A new trigger as the dashboard sends it (defaults left to the API). */
+export type TriggerCreate = z.input<typeof triggers.TriggerCreate>;
 export type ApprovalView = z.infer<typeof actions.ApprovalView>;
 export type PlanView = z.infer<typeof billing.PlanView>;
 export type UsageView = z.infer<typeof billing.UsageView>;
@@ -67,12 +89,24 @@ export type WidgetSiteView = z.infer<typeof dashboard.WidgetSites>['sites'][numb
 export type BotKeysView = z.infer<typeof dashboard.BotCreated>['keys'];
 export type ModelChoicesView = z.infer<typeof dashboard.ModelChoices>;
 export type KnowledgeSourceSummary = z.infer<typeof knowledge.KnowledgeSourceSummary>;
-/** The dashboard's knowledge list: `q` (title or id) and `order`, as the page sends them. */
+/** The dashboard's knowledge list: `q` (title, id or text), `kind` and `order`, as the page sends them. */
 export type KnowledgeListQuery = z.input<typeof knowledge.DashboardKnowledgeQuery>;
+/** A passage a question retrieves (`…/knowledge/search`), as a run read it too: source, heading path, page, score. */
+export type KnowledgeSearchPassage = z.infer<typeof knowledge.KnowledgeSearchPassage>;
+/** What each answer of a conversation read (`…/threads/{sid}/passages`). */
+export type PassagesReadView = z.infer<typeof knowledge.PassagesRead>;
 export type ActionView = z.infer<typeof actions.ActionList>['actions'][number];
 export type SavedReplyView = z.infer<typeof operator.SavedReplyView>;
 /** The signed-in person and their workspace (`GET /v1/auth/me`). */
 export type SignedInView = z.infer<typeof auth.MeResponse>;
+export type User = SignedInView['user'];
+export type Workspace = SignedInView['workspace'];
+/** Owners and admins manage agents, keys, the team, billing and the builder; operators work the inbox. */
+export type Role = User['role'];
+/** The role an invitation gives, and the one the owner can change a member to (never the owner's). */
+export type InvitedRole = z.infer<typeof team.Invitation>['role'];
+/** An invitation as its link's page shows it (`POST /v1/auth/invitation`). */
+export type InvitationPreview = z.infer<typeof auth.InvitationView>;
 /** A confirmed e-mail address (`POST /v1/auth/verify-email`): what the confirmation granted. */
 export type EmailVerifiedView = z.infer<typeof auth.EmailVerified>;
 
@@ -87,3 +121,14 @@ export type SourceUsefulness = SourceUsefulnessList['sources'][number];
 export type ResolutionReport = z.infer<typeof reports.ResolutionReport>;
 export type ResolutionCounts = ResolutionReport['totals'];
 export type ResolutionDay = ResolutionReport['days'][number];
+/** The period and agent of the resolution report, as the page asks for them. */
+export type ResolutionQuery = z.input<typeof reports.ResolutionQuery>;
+
+/** The owner's check of an agent: test questions, runs with their progress or score, and one run's results. */
+export type CheckQuestionView = z.infer<typeof checks.CheckQuestion>;
+export type CheckQuestionListView = z.infer<typeof checks.CheckQuestionList>;
+export type CheckRunView = z.infer<typeof checks.CheckRun>;
+export type CheckRunListView = z.infer<typeof checks.CheckRunList>;
+export type CheckRunDetailView = z.infer<typeof checks.CheckRunDetail>;
+export type CheckResultView = CheckRunDetailView['results'][number];
+export type CheckPassageView = CheckResultView['passages'][number];

@@ -71,6 +71,8 @@ export interface TransitionInput {
   messages: TranscriptMessage[];
   /** An outgoing webhook to record; delivered by a webhookDelivery workflow when the bot has an address. */
   event?: { deliveryId: string; kind: HandoffEvent; text?: string; at: number };
+  /** The chat turn this transition ends, and its outcome: announced when the transition commits (lib/streams). */
+  announce?: { turnId: string; result: TurnResult };
 }
 
 export interface VisitorMessageInput {
@@ -124,6 +126,15 @@ export interface TurnResult {
   runId?: string;
 }
 
+/** A hand-over asked for (`POST /v1/api/handoff`), with the bot's settings when it was sent. */
+export interface HandoffInput {
+  handoffEnabled: boolean;
+  at: number;
+  /** Outside the agent's business hours: what the hand-over tells the visitor. */
+  afterHours?: AfterHours;
+  messageId?: string;
+}
+
 export interface HandoffResult {
   status: ConversationStatus;
   /** Handed over outside business hours: when the team is back. */
@@ -158,10 +169,7 @@ export const visitorAttachmentUpdate = defineUpdate<VisitorAttachmentResult, [Vi
   'visitorAttachment',
 );
 
-export const handoffUpdate = defineUpdate<
-  HandoffResult,
-  [{ handoffEnabled: boolean; at: number; afterHours?: AfterHours; messageId?: string }]
->('handoff');
+export const handoffUpdate = defineUpdate<HandoffResult, [HandoffInput]>('handoff');
 
 export const operatorReplyUpdate = defineUpdate<OperatorReplyResult, [OperatorReplyInput]>('operatorReply');
 

@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { alertNewRequests, keepTitleCount } from './alerts';
 import { type SignedIn, auth } from './api/auth';
 import { type Failure, onUnauthorized } from './api/client';
-import { type ShellCounts, notifications } from './api/notifications';
+import { type ShellCounts, notificationsApi } from './api/notifications';
 import { ConnectPage } from './connect';
 import { forgetSignedInState } from './forget';
 import { AppShell, Shell } from './layout';
@@ -24,7 +24,8 @@ import { VerifyEmailPage } from './pages/verify-email';
 import type { PollOutcome } from './poll';
 import { type Place, currentAddress, navigate, usePlace } from './router';
 import { type Session, SessionContext, sessionOf } from './session';
-import { ErrorBox, Loading, Page } from './ui';
+import { Page } from './ui/page';
+import { ErrorBox, Loading } from './ui/status';
 import { usePolling } from './use-polling';
 
 /** Pages anyone may open; every other page needs a session (without one: /signin?next=…). */
@@ -63,7 +64,7 @@ function SignedInApp(props: { place: Place }) {
   }
 
   async function loadCounts(): Promise<PollOutcome> {
-    const res = await notifications.counts();
+    const res = await notificationsApi.counts();
     if (!res.ok) return 'failed';
     setCounts(res.value);
     // A visitor asked for a person since the last read (not on the first: those were waiting already).

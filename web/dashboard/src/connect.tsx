@@ -1,9 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type SignedIn, auth } from './api/auth';
 import { type Pairing, pairing as pairings } from './api/pairing';
-import { Card, Notice, Shell, roleLabel } from './layout';
+import type { Result } from './api/client';
+import { Card, Shell, roleLabel } from './layout';
 import { SignInForm } from './sign-in';
 import { forgetSignedInState } from './forget';
+import { Notice } from './ui/status';
+import { useNow } from './use-now';
+import { LIMITS } from '../../shared/contract';
 
 /**
  * `/connect?code=ABCD-EFGH`: the workspace owner approves a builder client that started a pairing (spec, Builder key
@@ -28,11 +32,25 @@ function minutesLeft(expiresAt: number, now: number): number {
   return Math.max(0, Math.ceil((expiresAt - now) / 60_000));
 }
 
+/** What the page shows for the pairing the API found (or did not). */
+function viewOfFound(found: Result<Pairing>): View {
+  if (found.ok) {
+    const pairing = found.value;
+    return pairing.status === 'pending' ? { kind: 'review', pairing } : { kind: 'connected', pairing };
+  }
+  if (found.status === 404 || found.status === 400) return { kind: 'gone' };
+  if (found.status === 401) return { kind: 'signin' };
+  return { kind: 'failed', message: found.message };
+}
+
+/** The expiry shown counts down every 10 s; a request that runs out while the page is open says so. */
+const COUNTDOWN_MS = 10_000;
+
 export function ConnectPage() {
   const [view, setView] = useState<View>({ kind: 'loading' });
   const [me, setMe] = useState<SignedIn | null>(null);
   const [code, setCode] = useState(codeFromAddress);
-  const [now, setNow] = useState(Date.now());
+  const now = useNow(COUNTDOWN_MS);
 
   async function load(forCode = code) {
     const who = await auth.me();
@@ -42,32 +60,13 @@ export function ConnectPage() {
       return;
     }
     setMe(who.value);
-    if (!forCode) {
-      setView({ kind: 'enter-code' });
-      return;
-    }
-    const found = await pairings.get(forCode);
-    if (found.ok) {
-      const pairing = found.value;
-      setView(pairing.status === 'pending' ? { kind: 'review', pairing } : { kind: 'connected', pairing });
-    } else if (found.status === 404 || found.status === 400) {
-      setView({ kind: 'gone' });
-    } else if (found.status === 401) {
-      setView({ kind: 'signin' });
-    } else {
-      setView({ kind: 'failed', message: found.message });
-    }
+    setView(forCode ? viewOfFound(await pairings.get(forCode)) : { kind: 'enter-code' });
   }
 
   useEffect(() => {
     void load();
   }, []);
 
-  // The expiry shown counts down; a request that runs out while the page is open says so.
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 10_000);
-    return () => clearInterval(timer);
-  }, []);
   useEffect(() => {
     if (view.kind === 'review' && view.pairing.expires_at <= now) setView({ kind: 'gone' });
   }, [now, view]);
@@ -117,111 +116,151 @@ export function ConnectPage() {
       )}
 
       {view.kind === 'enter-code' && (
-        <Card title="Connect a builder client">
-          <form class="form" onSubmit={submitCode}>
-            <label for="code">Code shown by your client</label>
-            <input
-              id="code"
-              name="code"
-              class="code-input"
-              autoComplete="off"
-              spellcheck={false}
-              placeholder="ABCD-EFGH"
-              value={code}
-              onInput={(e) => setCode((e.target as HTMLInputElement).value)}
-            />
-            {view.error && <Notice tone="error">{view.error}</Notice>}
-            <button type="submit" class="primary">
-              Continue
-            </button>
-          </form>
-        </Card>
+        <EnterCode code={code} error={view.error} onCode={setCode} onSubmit={submitCode} />
       )}
 
       {view.kind === 'review' && me && (
-        <Card title="Connect a builder client">
-          <p>
-            <strong class="device" data-testid="device">
-              {view.pairing.device}
-            </strong>{' '}
-            wants to build and change the agents of <strong>{me.workspace.name}</strong>.
-          </p>
-          <div class="code-box">
-            <span class="code-label">Code</span>
-            <span class="code" data-testid="code">
-              {view.pairing.code}
-            </span>
-          </div>
-          <p>
-            Check that this code is exactly the one <strong>{view.pairing.device}</strong> shows. Approve only if you
-            started this connection yourself.
-          </p>
-          <p class="muted small">
-            The client will act on your agents as you would, but cannot pay, delete agents or manage the team. Clients
-            you connected before stay connected. This request expires in {minutesLeft(view.pairing.expires_at, now)}{' '}
-            min.
-          </p>
-          {me.user.role !== 'owner' ? (
-            <Notice tone="warning">
-              Only the owner of {me.workspace.name} can connect a builder client. You are signed in as {me.user.email} (
-              {roleLabel(me.user.role).toLowerCase()}). Ask the workspace owner to open this page and approve the code.
-            </Notice>
-          ) : (
-            <>
-              {view.error && <Notice tone="error">{view.error}</Notice>}
-              <div class="actions">
-                <button type="button" class="primary" disabled={view.busy} onClick={() => void approve(view.pairing)}>
-                  {view.busy ? 'Approving…' : 'Approve'}
-                </button>
-                <button
-                  type="button"
-                  class="secondary"
-                  disabled={view.busy}
-                  onClick={() => setView({ kind: 'declined', pairing: view.pairing })}
-                >
-                  It is not mine
-                </button>
-              </div>
-            </>
-          )}
-        </Card>
+        <Review
+          view={view}
+          me={me}
+          now={now}
+          onApprove={() => void approve(view.pairing)}
+          onDecline={() => setView({ kind: 'declined', pairing: view.pairing })}
+        />
       )}
 
-      {view.kind === 'connected' && (
-        <Card title="All set" tone="success">
-          <p class="big" data-testid="connected">
-            Connected. Go back to <strong>{view.pairing.device}</strong>.
-          </p>
-          <p class="muted">The client receives its key directly; it is never shown here. You can close this page.</p>
-        </Card>
-      )}
-
-      {view.kind === 'declined' && (
-        <Card title="Not connected">
-          <p>
-            Nothing was approved: <strong>{view.pairing.device}</strong> gets no access. The request expires by itself.
-            You can close this page.
-          </p>
-        </Card>
-      )}
-
-      {view.kind === 'gone' && (
-        <Card title="Code not valid" tone="warning">
-          <p data-testid="gone">This code is unknown or has expired.</p>
-          <p class="muted">
-            Start the connection again from your client: it will show a new code and a new link. Codes last 10 minutes.
-          </p>
-        </Card>
-      )}
-
-      {view.kind === 'failed' && (
-        <Card title="Something went wrong" tone="warning">
-          <Notice tone="error">{view.message}</Notice>
-          <button type="button" class="secondary" onClick={() => void load()}>
-            Try again
-          </button>
-        </Card>
+      {(view.kind === 'connected' || view.kind === 'declined' || view.kind === 'gone' || view.kind === 'failed') && (
+        <Outcome view={view} onRetry={() => void load()} />
       )}
     </Shell>
+  );
+}
+
+function EnterCode(props: {
+  code: string;
+  error?: string;
+  onCode: (code: string) => void;
+  onSubmit: (event: Event) => void;
+}) {
+  return (
+    <Card title="Connect a builder client">
+      <form class="form" onSubmit={props.onSubmit}>
+        <label for="code">Code shown by your client</label>
+        <input
+          id="code"
+          name="code"
+          class="code-input"
+          autoComplete="off"
+          spellcheck={false}
+          placeholder="ABCD-EFGH"
+          value={props.code}
+          onInput={(e) => props.onCode((e.target as HTMLInputElement).value)}
+        />
+        {props.error && <Notice tone="error">{props.error}</Notice>}
+        <button type="submit" class="primary">
+          Continue
+        </button>
+      </form>
+    </Card>
+  );
+}
+
+/** The client's name and code to compare with its own screen; Approve for the owner, a word to ask them for others. */
+function Review(props: {
+  view: Extract<View, { kind: 'review' }>;
+  me: SignedIn;
+  now: number;
+  onApprove: () => void;
+  onDecline: () => void;
+}) {
+  const { view, me } = props;
+  return (
+    <Card title="Connect a builder client">
+      <p>
+        <strong class="device" data-testid="device">
+          {view.pairing.device}
+        </strong>{' '}
+        wants to build and change the agents of <strong>{me.workspace.name}</strong>.
+      </p>
+      <div class="code-box">
+        <span class="code-label">Code</span>
+        <span class="code" data-testid="code">
+          {view.pairing.code}
+        </span>
+      </div>
+      <p>
+        Check that this code is exactly the one <strong>{view.pairing.device}</strong> shows. Approve only if you
+        started this connection yourself.
+      </p>
+      <p class="muted small">
+        The client will act on your agents as you would, but cannot pay, delete agents or manage the team. Clients you
+        connected before stay connected. This request expires in {minutesLeft(view.pairing.expires_at, props.now)} min.
+      </p>
+      {me.user.role !== 'owner' ? (
+        <Notice tone="warning">
+          Only the owner of {me.workspace.name} can connect a builder client. You are signed in as {me.user.email} (
+          {roleLabel(me.user.role).toLowerCase()}). Ask the workspace owner to open this page and approve the code.
+        </Notice>
+      ) : (
+        <>
+          {view.error && <Notice tone="error">{view.error}</Notice>}
+          <div class="actions">
+            <button type="button" class="primary" disabled={view.busy} onClick={props.onApprove}>
+              {view.busy ? 'Approving…' : 'Approve'}
+            </button>
+            <button type="button" class="secondary" disabled={view.busy} onClick={props.onDecline}>
+              It is not mine
+            </button>
+          </div>
+        </>
+      )}
+    </Card>
+  );
+}
+
+/** Where a pairing ended on this page: connected, declined, gone (unknown or expired), or a failure to try again. */
+function Outcome(props: {
+  view: Extract<View, { kind: 'connected' | 'declined' | 'gone' | 'failed' }>;
+  onRetry: () => void;
+}) {
+  const { view } = props;
+  if (view.kind === 'connected') {
+    return (
+      <Card title="All set" tone="success">
+        <p class="big" data-testid="connected">
+          Connected. Go back to <strong>{view.pairing.device}</strong>.
+        </p>
+        <p class="muted">The client receives its key directly; it is never shown here. You can close this page.</p>
+      </Card>
+    );
+  }
+  if (view.kind === 'declined') {
+    return (
+      <Card title="Not connected">
+        <p>
+          Nothing was approved: <strong>{view.pairing.device}</strong> gets no access. The request expires by itself.
+          You can close this page.
+        </p>
+      </Card>
+    );
+  }
+  if (view.kind === 'gone') {
+    return (
+      <Card title="Code not valid" tone="warning">
+        <p data-testid="gone">This code is unknown or has expired.</p>
+        <p class="muted">
+          Start the connection again from your client: it will show a new code and a new link. Codes last{' '}
+          {LIMITS.pairing.lifetimeSeconds / 60} minutes.
+        </p>
+      </Card>
+    );
+  }
+  return (
+    <Card title="Something went wrong" tone="warning">
+      <Notice tone="error">{view.message}</Notice>
+      <button type="button" class="secondary" onClick={props.onRetry}>
+        Try again
+      </button>
+    </Card>
   );
 }

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { niceCeil, useWidth } from './chart-size';
 import { dayOf, dayShort } from './days';
-import { formatNumber } from './ui';
+import { formatNumber } from './ui/format';
 import './day-chart.css';
 
 /**

@@ -2,7 +2,9 @@ import { useState } from 'preact/hooks';
 import { auth } from './api/auth';
 import type { Failure } from './api/client';
 import { useSession } from './session';
-import { Button, describeFailure, formatNumber } from './ui';
+import { Button } from './ui/buttons';
+import { formatNumber } from './ui/format';
+import { describeFailure } from './ui/status';
 import './email-confirmation.css';
 
 /**

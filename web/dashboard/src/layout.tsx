@@ -4,8 +4,6 @@ import { EmailBanner } from './email-confirmation';
 import { Link, usePlace } from './router';
 import { useSession } from './session';
 
-export { Notice } from './ui';
-
 function Brand(props: { href?: string }) {
   const inner = (
     <>

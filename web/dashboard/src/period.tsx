@@ -1,4 +1,4 @@
-import { Segmented } from './ui';
+import { Segmented } from './ui/fields';
 
 /** The reports' period: the last 7, 30 or 90 days, chosen with a row of radio buttons (styles/forms.css .segmented). */
 

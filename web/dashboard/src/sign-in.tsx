@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { auth } from './api/auth';
 import { Link } from './router';
-import { Notice } from './ui';
+import { Notice } from './ui/status';
 
 /** Sign-in with the dashboard account (`POST /v1/auth/login`); the session is an HttpOnly cookie. */
 export function SignInForm(props: { onSignedIn: () => void; forgotLink?: boolean }) {

@@ -1,7 +1,11 @@
-import type { Look } from './look';
-import type { Team } from './team';
 import { type StreamFrame, readFrames } from '../../shared/sse';
-import type { HandoffResponse, WidgetMessage, WidgetPoll } from '../../shared/contract';
+import type {
+  HandoffResponse,
+  WidgetConfig as WidgetConfigView,
+  WidgetMessage,
+  WidgetPoll,
+  WidgetSession,
+} from '../../shared/contract';
 
 /** The server's own types (web/shared/contract.ts): a change there fails this build, not a visitor's screen. */
 export type { Attachment } from '../../shared/contract';
@@ -9,6 +13,7 @@ export type { Attachment } from '../../shared/contract';
 export type Message = WidgetMessage;
 /** Spec, Poll response, with the widget's additions. */
 export type Poll = WidgetPoll;
+export type Session = WidgetSession;
 
 /**
  * The widget's calls to `/v1/widget/*` (docs/widget.md), from the host page to the API's origin. Every call carries
@@ -17,21 +22,11 @@ export type Poll = WidgetPoll;
  * `{error, code}`; a refused or unreachable call (CORS, offline) is status 0, code `network`.
  */
 
-export interface WidgetConfig {
-  bot: { name: string };
-  handoff_enabled: boolean;
-  /** Whether a person is there to answer, and how soon they usually do (absent from older APIs). */
-  team?: Team;
-  /** The owner's look: colour, greeting, side, the team's name, avatar (absent from older APIs). */
-  look?: Look;
-  attachments: { max_bytes: number; types: string[] };
-  poll_interval_ms: number;
-}
-
-export interface Session {
-  session_id: string;
-  visitor_token: string;
-}
+/**
+ * The configuration: the bot's name, handoff, images, polling; whether a person is there to answer (`team`) and the
+ * owner's look (`look`) are read as absent from older APIs.
+ */
+export type WidgetConfig = Omit<WidgetConfigView, 'team' | 'look'> & Partial<Pick<WidgetConfigView, 'team' | 'look'>>;
 
 export interface Identity {
   user_token?: string;

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Conversation } from './conversation';
 import { CloseIcon } from '../../shared/icons';
+import { LIMITS } from '../../shared/contract';
 
 /** "Leave your contact": the team gets it as an event of the conversation (docs/widget.md); the visitor, a thank-you. */
 export function ContactForm(props: {
@@ -59,7 +60,7 @@ export function ContactForm(props: {
         id="ap-contact-name"
         ref={first}
         autoComplete="name"
-        maxLength={200}
+        maxLength={LIMITS.widget.contactNameChars}
         value={name}
         onInput={(e) => setName(e.currentTarget.value)}
       />
@@ -68,7 +69,7 @@ export function ContactForm(props: {
         id="ap-contact-value"
         autoComplete="email"
         required
-        maxLength={200}
+        maxLength={LIMITS.widget.contactChars}
         aria-invalid={error ? 'true' : 'false'}
         aria-describedby={error ? 'ap-contact-error' : undefined}
         value={contact}
@@ -86,7 +87,7 @@ export function ContactForm(props: {
       <textarea
         id="ap-contact-note"
         rows={2}
-        maxLength={2000}
+        maxLength={LIMITS.widget.contactNoteChars}
         value={note}
         onInput={(e) => setNote(e.currentTarget.value)}
       />

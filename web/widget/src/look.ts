@@ -3,14 +3,6 @@
  * darker shade for hover, a pale one for soft backgrounds, and the text colour that stays readable on the accent (dark
  * on a light accent such as yellow, white otherwise). DOM-free.
  */
-export interface Look {
-  color: string;
-  greeting: string | null;
-  position: 'right' | 'left';
-  team_name: string | null;
-  avatar_url: string | null;
-}
-
 const HEX = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i;
 
 function rgb(color: string): [number, number, number] | null {

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { Conversation, State } from './conversation';
+import { LIMITS } from '../../shared/contract';
 
 const WORDS = ['', 'Very bad', 'Bad', 'Okay', 'Good', 'Very good'];
-const COMMENT_CHARS = 2000;
 
 /**
  * After a person resolved the conversation: said in the timeline, and "how was the help you got?" on a 1–5 scale with
@@ -59,7 +59,7 @@ export function SatisfactionCard(props: { conversation: Conversation; asked: Non
           <textarea
             id="ap-csat-comment"
             rows={2}
-            maxLength={COMMENT_CHARS}
+            maxLength={LIMITS.widget.satisfactionCommentChars}
             value={comment}
             onInput={(e) => setComment(e.currentTarget.value)}
           />

@@ -2,6 +2,10 @@
  * What the widget tells a visitor who asked for a person (docs/widget.md, "Asking for a person"): that the team will
  * reply in the chat, and how soon they usually do, or, with nobody there, that leaving a contact is the way. DOM-free.
  */
+/**
+ * What the rules read of the configuration's `team` (the contract's, web/shared/contract.ts: conversation.ts hands it
+ * over, so the two cannot drift apart); this file imports nothing, so a test loads it anywhere.
+ */
 export interface Team {
   online: boolean;
   typical_reply_seconds: number | null;

@@ -1,12 +1,13 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Conversation, State } from './conversation';
-import { ACCEPTED_IMAGES } from './wording';
-import { ChatIcon, CloseIcon, ImageIcon, NoteIcon, PersonIcon, SendIcon } from '../../shared/icons';
+import { ChatIcon, CloseIcon, NoteIcon, PersonIcon } from '../../shared/icons';
 import { MessageView, NoticeView } from './timeline';
 import { SatisfactionCard } from './satisfaction';
 import { accentVariables } from './look';
 import { ContactForm } from './contact-form';
-import { awayLine, awayPrompt } from './hours';
+import { Composer } from './composer';
+import { awayPrompt } from './hours';
+import { statusLine, teamAway } from './wording';
 
 /** The conversation's state, re-read whenever it changes. */
 function useConversation(conversation: Conversation): State {
@@ -18,29 +19,16 @@ function useConversation(conversation: Conversation): State {
   return state;
 }
 
-/** Handed over outside the team's hours, and they are not back yet: nobody is coming now. */
-function teamAway(state: State): boolean {
-  const backAt = state.afterHours?.backAt;
-  return state.status === 'waiting' && !!state.afterHours && (backAt === null || backAt! > Date.now());
-}
-
-/** The line under the title: where the conversation stands with a person (spec, Poll response). */
-function statusLine(state: State): string {
-  if (state.status === 'operator') return 'You are chatting with a person';
-  if (state.status === 'waiting' && state.operatorHere) return 'Someone from the team is reading';
-  if (teamAway(state)) return awayLine(state.afterHours!.backAt);
-  if (state.status === 'waiting') return 'Waiting for a person…';
-  if (state.unavailable) return 'Unavailable';
-  if (!state.config) return 'Connecting…';
-  return 'We usually answer right away';
-}
-
+/**
+ * The widget: a launcher in the page's corner and the panel it opens (docs/widget.md) — who answers and how things
+ * stand, the conversation, a person or a contact to ask for, and the message box. It draws `conversation.state` and
+ * calls the conversation's methods; the rules live there (conversation.ts).
+ */
 export function Widget(props: { conversation: Conversation; resolveUrl: (url: string) => string }) {
   const { conversation } = props;
   const state = useConversation(conversation);
   const launcher = useRef<HTMLButtonElement>(null);
   const input = useRef<HTMLTextAreaElement>(null);
-  const log = useRef<HTMLDivElement>(null);
   const wasOpen = useRef(state.open);
   const [contactOpen, setContactOpen] = useState(false);
 
@@ -63,16 +51,8 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
     launcher.current?.focus();
   };
 
-  // The newest message stays in view while the answer grows, unless the visitor scrolled up to read.
-  const stick = useRef(true);
-  useLayoutEffect(() => {
-    const el = log.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
-  }, [state.items, state.awaitingAnswer, state.operatorTyping, state.open]);
-
   const botName = state.config?.bot.name || 'Chat';
   const look = state.config?.look;
-  const human = state.status === 'waiting' || state.status === 'operator';
   const canHandoff = !!state.config?.handoff_enabled && state.status === 'bot';
   const away = teamAway(state);
 
@@ -96,76 +76,8 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
         hidden={!state.open}
         onKeyDown={onKeyDown}
       >
-        <header class="header">
-          <div class="header-who">
-            {look?.avatar_url && <img class="header-avatar" src={look.avatar_url} alt="" />}
-            <div class="header-text">
-              <h2 id="ap-title" class="title">
-                {botName}
-              </h2>
-              <p class="subtitle" role="status">
-                {human && <span class={away ? 'dot dot-away' : 'dot'} aria-hidden="true" />}
-                {statusLine(state)}
-              </p>
-            </div>
-          </div>
-          <button type="button" class="icon-button header-close" aria-label="Close chat" onClick={close}>
-            <CloseIcon />
-          </button>
-        </header>
-
-        <div
-          class="log"
-          role="log"
-          aria-live="polite"
-          aria-label="Conversation"
-          ref={log}
-          tabIndex={0}
-          onScroll={(e) => {
-            const el = e.currentTarget;
-            stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
-          }}
-        >
-          {state.items.length === 0 && !state.unavailable && (
-            <p class="empty">{look?.greeting || 'Hi! Ask us anything — we are here to help.'}</p>
-          )}
-          {state.items.map((item) =>
-            item.kind === 'message' ? (
-              <MessageView
-                key={item.key}
-                item={item}
-                botName={botName}
-                teamName={look?.team_name ?? null}
-                resolveUrl={props.resolveUrl}
-                onRate={(key, rating) => void conversation.rate(key, rating)}
-                onAskPerson={() => void conversation.handoff()}
-              />
-            ) : (
-              <NoticeView key={item.key} item={item} onAction={() => void conversation.send()} />
-            ),
-          )}
-          {state.satisfaction && <SatisfactionCard conversation={conversation} asked={state.satisfaction} />}
-          {state.awaitingAnswer && (
-            <div class="typing">
-              <span class="sr-only">The assistant is writing…</span>
-              <span class="dot-anim" aria-hidden="true" />
-              <span class="dot-anim" aria-hidden="true" />
-              <span class="dot-anim" aria-hidden="true" />
-            </div>
-          )}
-          {state.operatorTyping && <p class="typing-line">Someone from the team is typing…</p>}
-          {state.unavailable && (
-            <div class="notice notice-error unavailable" role="alert">
-              <span class="notice-mark" aria-hidden="true">
-                !
-              </span>
-              <span class="notice-text">{state.unavailable}</span>
-              <button type="button" class="link" onClick={() => void conversation.start()}>
-                Try again
-              </button>
-            </div>
-          )}
-        </div>
+        <Header state={state} botName={botName} onClose={close} />
+        <Log conversation={conversation} state={state} botName={botName} resolveUrl={props.resolveUrl} />
 
         {contactOpen ? (
           <ContactForm
@@ -213,69 +125,103 @@ export function Widget(props: { conversation: Conversation; resolveUrl: (url: st
   );
 }
 
-function Composer(props: { conversation: Conversation; state: State; input: { current: HTMLTextAreaElement | null } }) {
-  const { conversation, state } = props;
-  const file = useRef<HTMLInputElement>(null);
-  const disabled = !!state.unavailable;
+/** The panel's head: the owner's avatar, the bot's name, where the conversation stands, and Close. */
+function Header(props: { state: State; botName: string; onClose: () => void }) {
+  const { state } = props;
+  const look = state.config?.look;
+  const human = state.status === 'waiting' || state.status === 'operator';
+  return (
+    <header class="header">
+      <div class="header-who">
+        {look?.avatar_url && <img class="header-avatar" src={look.avatar_url} alt="" />}
+        <div class="header-text">
+          <h2 id="ap-title" class="title">
+            {props.botName}
+          </h2>
+          <p class="subtitle" role="status">
+            {human && <span class={teamAway(state) ? 'dot dot-away' : 'dot'} aria-hidden="true" />}
+            {statusLine(state)}
+          </p>
+        </div>
+      </div>
+      <button type="button" class="icon-button header-close" aria-label="Close chat" onClick={props.onClose}>
+        <CloseIcon />
+      </button>
+    </header>
+  );
+}
 
-  const submit = (e?: Event) => {
-    e?.preventDefault();
-    void conversation.send();
-  };
+/**
+ * The conversation: the greeting, messages and notices, the satisfaction question, who is writing, and why the widget
+ * cannot work. The newest message stays in view while the answer grows, unless the visitor scrolled up to read.
+ */
+function Log(props: {
+  conversation: Conversation;
+  state: State;
+  botName: string;
+  resolveUrl: (url: string) => string;
+}) {
+  const { conversation, state } = props;
+  const look = state.config?.look;
+  const log = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  useLayoutEffect(() => {
+    const el = log.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [state.items, state.awaitingAnswer, state.operatorTyping, state.open]);
 
   return (
-    <form class="composer" onSubmit={submit}>
-      <input
-        ref={file}
-        type="file"
-        accept={ACCEPTED_IMAGES}
-        class="file"
-        tabIndex={-1}
-        aria-hidden="true"
-        onChange={(e) => {
-          const el = e.currentTarget;
-          const chosen = el.files?.[0];
-          el.value = '';
-          if (chosen) void conversation.attach(chosen);
-        }}
-      />
-      <button
-        type="button"
-        class="icon-button attach"
-        aria-label="Attach an image"
-        title="Attach an image"
-        disabled={disabled || state.uploading}
-        onClick={() => file.current?.click()}
-      >
-        <ImageIcon />
-      </button>
-      <textarea
-        ref={props.input}
-        class="input"
-        rows={1}
-        aria-label="Message"
-        placeholder={state.uploading ? 'Sending the image…' : 'Write a message…'}
-        maxLength={8000}
-        disabled={disabled}
-        value={state.draft}
-        onInput={(e) => {
-          conversation.setDraft(e.currentTarget.value);
-          conversation.typing();
-        }}
-        onKeyDown={(e) => {
-          // Enter sends, Shift+Enter is a new line; never while an input method is composing a character.
-          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) submit(e);
-        }}
-      />
-      <button
-        type="submit"
-        class="icon-button send"
-        aria-label="Send"
-        title="Send"
-        disabled={disabled || state.sending || !state.draft.trim()}
-      >
-        <SendIcon />
-      </button>
-    </form>
+    <div
+      class="log"
+      role="log"
+      aria-live="polite"
+      aria-label="Conversation"
+      ref={log}
+      tabIndex={0}
+      onScroll={(e) => {
+        const el = e.currentTarget;
+        stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+      }}
+    >
+      {state.items.length === 0 && !state.unavailable && (
+        <p class="empty">{look?.greeting || 'Hi! Ask us anything — we are here to help.'}</p>
+      )}
+      {state.items.map((item) =>
+        item.kind === 'message' ? (
+          <MessageView
+            key={item.key}
+            item={item}
+            botName={props.botName}
+            teamName={look?.team_name ?? null}
+            resolveUrl={props.resolveUrl}
+            onRate={(key, rating) => void conversation.rate(key, rating)}
+            onAskPerson={() => void conversation.handoff()}
+          />
+        ) : (
+          <NoticeView key={item.key} item={item} onAction={() => void conversation.send()} />
+        ),
+      )}
+      {state.satisfaction && <SatisfactionCard conversation={conversation} asked={state.satisfaction} />}
+      {state.awaitingAnswer && (
+        <div class="typing">
+          <span class="sr-only">The assistant is writing…</span>
+          <span class="dot-anim" aria-hidden="true" />
+          <span class="dot-anim" aria-hidden="true" />
+          <span class="dot-anim" aria-hidden="true" />
+        </div>
+      )}
+      {state.operatorTyping && <p class="typing-line">Someone from the team is typing…</p>}
+      {state.unavailable && (
+        <div class="notice notice-error unavailable" role="alert">
+          <span class="notice-mark" aria-hidden="true">
+            !
+          </span>
+          <span class="notice-text">{state.unavailable}</span>
+          <button type="button" class="link" onClick={() => void conversation.start()}>
+            Try again
+          </button>
+        </div>
+      )}
+    </div>
   );
 }

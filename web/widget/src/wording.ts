@@ -1,7 +1,27 @@
 import type { Failure } from './api';
 import type { StreamFrame } from '../../shared/sse';
+import { LIMITS } from '../../shared/contract';
+import { awayLine } from './hours';
+import type { State } from './state';
 
-/** What the widget says about failures and images, in the visitor's words. DOM-free. */
+/** What the widget says about the conversation, failures and images, in the visitor's words. DOM-free. */
+
+/** Handed over outside the team's hours, and they are not back yet: nobody is coming now. */
+export function teamAway(state: State): boolean {
+  const backAt = state.afterHours?.backAt;
+  return state.status === 'waiting' && !!state.afterHours && (backAt === null || backAt! > Date.now());
+}
+
+/** The line under the title: where the conversation stands with a person (spec, Poll response). */
+export function statusLine(state: State): string {
+  if (state.status === 'operator') return 'You are chatting with a person';
+  if (state.status === 'waiting' && state.operatorHere) return 'Someone from the team is reading';
+  if (teamAway(state)) return awayLine(state.afterHours!.backAt);
+  if (state.status === 'waiting') return 'Waiting for a person…';
+  if (state.unavailable) return 'Unavailable';
+  if (!state.config) return 'Connecting…';
+  return 'We usually answer right away';
+}
 
 export const ACCEPTED_IMAGES = 'image/png,image/jpeg,image/gif,image/webp';
 
@@ -26,7 +46,10 @@ export function uploadRefusal(status: number, limits: { max_bytes: number } | un
 }
 
 /** Sizes for people: a file over the limit rounds up and the limit rounds down, so "5.1 MB" is never "up to 5 MB". */
-export function megabytes(bytes = 5 * 1024 * 1024, round: (n: number) => number = Math.floor): string {
+export function megabytes(
+  bytes: number = LIMITS.widget.attachmentBytes,
+  round: (n: number) => number = Math.floor,
+): string {
   return `${round((bytes / (1024 * 1024)) * 10) / 10} MB`;
 }
 

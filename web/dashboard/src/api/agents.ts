@@ -3,7 +3,9 @@ import type {
   BotSummary as BotSummaryView,
   BotView,
   KnowledgeListQuery,
+  KnowledgeSearchPassage,
   KnowledgeSourceSummary,
+  PassagesReadView,
   ModelChoicesView,
   WidgetLookView,
   ScanRun,
@@ -52,6 +54,14 @@ export type Source = KnowledgeSourceSummary;
 /** The knowledge list's order (newest first unless asked). */
 export type SourceOrder = NonNullable<KnowledgeListQuery['order']>;
 
+/** A kind of source the list can be narrowed to. */
+export type SourceKind = NonNullable<KnowledgeListQuery['kind']>;
+
+/** A passage a question retrieves, or one an answer read. */
+export type FoundPassage = KnowledgeSearchPassage;
+
+export type PassagesRead = PassagesReadView;
+
 /** The server's own type (web/shared/contract.ts). */
 export type Scan = ScanRun;
 
@@ -77,8 +87,10 @@ export const agents = {
     onFrame: (frame: StreamFrame) => void,
   ) => stream(`${bot(id)}/test-chat/stream`, { message, session_id }, onFrame),
 
-  knowledge: (id: string, page: { cursor?: string; limit?: number; q?: string; order?: SourceOrder } = {}) =>
-    call<{ sources: Source[]; next_cursor: string }>('GET', `${bot(id)}/knowledge${query({ limit: 20, ...page })}`),
+  knowledge: (
+    id: string,
+    page: { cursor?: string; limit?: number; q?: string; order?: SourceOrder; kind?: SourceKind } = {},
+  ) => call<{ sources: Source[]; next_cursor: string }>('GET', `${bot(id)}/knowledge${query({ limit: 20, ...page })}`),
   addKnowledge: (id: string, body: { title?: string; text: string; source_id?: string }) =>
     call<{ status: 'indexed'; source_id: string }>('POST', `${bot(id)}/knowledge`, body),
   source: (id: string, sourceId: string, opts: { passages?: boolean } = {}) =>
@@ -86,6 +98,12 @@ export const agents = {
       'GET',
       `${bot(id)}/knowledge/${seg(sourceId)}${opts.passages ? '?passages=true' : ''}`,
     ),
+  /** What a question retrieves: the ranked passages a turn asking it alone gives the model. */
+  searchKnowledge: (id: string, query: string, limit?: number) =>
+    call<{ passages: FoundPassage[] }>('POST', `${bot(id)}/knowledge/search`, { query, limit }),
+  /** The passages each answer of a conversation read, newest first. */
+  passagesRead: (id: string, sessionId: string) =>
+    call<PassagesRead>('GET', `${bot(id)}/threads/${seg(sessionId)}/passages`),
   removeKnowledge: (id: string, sourceId: string) =>
     call<{ status: 'deleted'; source_id: string }>('DELETE', `${bot(id)}/knowledge/${seg(sourceId)}`),
 

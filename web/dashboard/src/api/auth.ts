@@ -1,30 +1,10 @@
-import type { EmailVerifiedView, SignedInView } from '../../../shared/contract';
+import type { EmailVerifiedView, InvitationPreview, Role, SignedInView } from '../../../shared/contract';
 import { call } from './client';
 
 /** Accounts and sessions: `/v1/auth/*`. The session is an HttpOnly cookie the API sets and clears. */
 
-export type Role = 'owner' | 'admin' | 'operator';
-
-export interface User {
-  id: string;
-  email: string;
-  name?: string | null;
-  role: Role;
-}
-
-export interface Workspace {
-  id: string;
-  name: string;
-}
-
+export type { Role } from '../../../shared/contract';
 export type SignedIn = SignedInView;
-
-export interface Invitation {
-  email: string;
-  role: Role;
-  workspace: { name: string };
-  invited_by?: string | null;
-}
 
 /** Owners and admins manage agents, keys, the team, billing and the builder; operators work the inbox. */
 export const isAdmin = (role: Role | undefined) => role === 'owner' || role === 'admin';
@@ -46,7 +26,7 @@ export const auth = {
   // Tokens in the body, never in a path an access log records.
   verifyEmail: (token: string) => call<EmailVerifiedView>('POST', '/v1/auth/verify-email', { token }),
   resendVerification: () => call<{ status: 'sent' }>('POST', '/v1/auth/verify-email/resend'),
-  invitation: (token: string) => call<Invitation>('POST', '/v1/auth/invitation', { token }),
+  invitation: (token: string) => call<InvitationPreview>('POST', '/v1/auth/invitation', { token }),
   acceptInvitation: (token: string, body: { password: string; name?: string }) =>
     call<SignedIn>('POST', '/v1/auth/invitation/accept', { token, ...body }),
 };

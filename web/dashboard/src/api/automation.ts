@@ -1,21 +1,12 @@
-import type { ActionView, ApprovalView, RunView, TriggerView } from '../../../shared/contract';
+import type { ActionView, ApprovalView, RunView, TriggerCreate, TriggerView } from '../../../shared/contract';
 import { call, query, seg } from './client';
 
 /** Triggers, the run log, actions and approvals of one agent (lib/schemas/triggers.ts, actions.ts, dashboard.ts). */
 
-export type TriggerKind = 'webhook' | 'schedule' | 'poll' | 'manual';
+export type { TriggerCreate } from '../../../shared/contract';
+export type TriggerKind = TriggerCreate['kind'];
 
 export type Trigger = TriggerView;
-
-export interface TriggerCreate {
-  kind: TriggerKind;
-  name?: string;
-  task: string;
-  mode?: 'ack' | 'wait';
-  enabled?: boolean;
-  schedule?: { cron?: string; every_seconds?: number };
-  poll?: { url: string; every_seconds: number };
-}
 
 export type Run = RunView;
 

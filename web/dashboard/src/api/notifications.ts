@@ -1,4 +1,9 @@
+import type { NotificationView } from '../../../shared/contract';
 import { call } from './client';
+
+/** The workspace's notifications: the Notifications page's list and marking read, and the shell's counts. */
+
+export type Notification = NotificationView;
 
 /** What the shell shows in its badges: unread notifications, and visitors waiting for a person. */
 export interface ShellCounts {
@@ -6,11 +11,15 @@ export interface ShellCounts {
   waiting: number;
 }
 
-/**
- * The shell's counts (the nav's Notifications and Inbox badges, the title's count). The Notifications page has its
- * own calls (api/ops.ts); after marking some read it calls `useSession().refreshUnread()`.
- */
-export const notifications = {
+export const notificationsApi = {
+  list: () => call<{ notifications: Notification[]; unread?: number }>('GET', '/v1/dashboard/notifications'),
+  /** No ids: every notification of the workspace. */
+  markRead: (ids?: string[]) =>
+    call<{ status: string }>('POST', '/v1/dashboard/notifications/read', ids ? { ids } : {}),
+  /**
+   * The shell's counts (the nav's Notifications and Inbox badges, the title's count). After marking some read the
+   * Notifications page calls `useSession().refreshUnread()`.
+   */
   counts: async () => {
     const res = await call<{
       notifications: { read_at?: number | null }[];

@@ -1,12 +1,8 @@
+import type { PairingView } from '../../../shared/contract';
 import { call, seg } from './client';
 
 /** Builder key pairing, the owner's side (the /connect page): read a pending request and approve it. */
-export interface Pairing {
-  code: string;
-  device: string;
-  status: 'pending' | 'approved' | 'collected';
-  expires_at: number;
-}
+export type Pairing = PairingView;
 
 export const pairing = {
   get: (code: string) => call<Pairing>('GET', `/v1/dashboard/mcp-pair/${seg(code)}`),

@@ -1,4 +1,10 @@
-import type { GapAnswered, GapList, ResolutionReport, SourceUsefulnessList } from '../../../shared/contract';
+import type {
+  GapAnswered,
+  GapList,
+  ResolutionQuery,
+  ResolutionReport,
+  SourceUsefulnessList,
+} from '../../../shared/contract';
 import { call, query, seg } from './client';
 
 /**
@@ -11,20 +17,12 @@ export type {
   GapList,
   ResolutionCounts,
   ResolutionDay,
+  ResolutionQuery,
   ResolutionReport,
   SourceUsefulness,
 } from '../../../shared/contract';
 
 const bot = (id: string) => `/v1/dashboard/bots/${seg(id)}`;
-
-export interface ResolutionQuery {
-  /** `YYYY-MM-DD`, first and last day (inclusive), counted in `time_zone`. */
-  from: string;
-  to: string;
-  time_zone: string;
-  /** One agent; all of the workspace without it. */
-  bot_id?: string;
-}
 
 export const reportsApi = {
   gaps: (botId: string, days: number) => call<GapList>('GET', `${bot(botId)}/gaps${query({ days })}`),

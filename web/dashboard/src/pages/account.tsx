@@ -3,7 +3,12 @@ import { auth } from '../api/auth';
 import { roleLabel } from '../layout';
 import { useSession } from '../session';
 import type { Result } from '../api/client';
-import { Button, ErrorBox, Field, MIN_PASSWORD, Notice, Page, Panel, PasswordField, useAction } from '../ui';
+import { LIMITS } from '../../../shared/contract';
+import { Button } from '../ui/buttons';
+import { Field, PasswordField } from '../ui/fields';
+import { Page, Panel } from '../ui/page';
+import { useAction } from '../ui/resource';
+import { ErrorBox, Notice } from '../ui/status';
 
 /**
  * `/account`: who is signed in, their name and (owners and admins) the workspace's name, a password change (which
@@ -28,6 +33,7 @@ export function AccountPage() {
           hint="Teammates see it in the inbox; visitors see its first word on your replies."
           value={user.name ?? ''}
           optional
+          maxChars={LIMITS.account.nameChars}
           save={(name) => auth.rename(name)}
         />
       </Panel>
@@ -38,6 +44,7 @@ export function AccountPage() {
             label="Workspace name"
             hint="Shown to your team and in invitations."
             value={workspace.name}
+            maxChars={LIMITS.account.workspaceNameChars}
             save={(name) => auth.renameWorkspace(name)}
           />
         ) : (
@@ -71,6 +78,8 @@ function NameForm(props: {
   hint: string;
   value: string;
   optional?: boolean;
+  /** The longest name the API takes. */
+  maxChars: number;
   save: (name: string) => Promise<Result<unknown>>;
 }) {
   const session = useSession();
@@ -102,7 +111,7 @@ function NameForm(props: {
         <input
           id={props.id}
           value={name}
-          maxLength={200}
+          maxLength={props.maxChars}
           autoComplete={props.id === 'account-name' ? 'name' : 'organization'}
           aria-describedby={`${props.id}-hint`}
           onInput={(e) => {
@@ -139,7 +148,8 @@ function ChangePassword() {
   async function submit(event: Event) {
     event.preventDefault();
     setDone(false);
-    if (next.length < MIN_PASSWORD) return setProblem(`Use at least ${MIN_PASSWORD} characters.`);
+    if (next.length < LIMITS.account.passwordMinChars)
+      return setProblem(`Use at least ${LIMITS.account.passwordMinChars} characters.`);
     if (next !== again) return setProblem('The two new passwords differ.');
     setProblem(undefined);
     const res = await action.run(() => auth.changePassword(current, next));

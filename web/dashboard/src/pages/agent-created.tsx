@@ -1,6 +1,7 @@
 import type { Bot, BotKeys } from '../api/agents';
 import { Link } from '../router';
-import { Button, CopyField } from '../ui';
+import { Button } from '../ui/buttons';
+import { CopyField } from '../ui/secrets';
 import { widgetSnippet } from './agent/widget-snippet';
 import './agent-created.css';
 

@@ -3,20 +3,12 @@ import { type Bot, type BotKeys, agents } from '../api/agents';
 import { Link } from '../router';
 import { useSession } from '../session';
 import { AgentCreated } from './agent-created';
-import {
-  Button,
-  Empty,
-  ErrorBox,
-  Field,
-  Loaded,
-  Page,
-  Panel,
-  Time,
-  formatNumber,
-  useAction,
-  useResource,
-  valueOf,
-} from '../ui';
+import { Button } from '../ui/buttons';
+import { Field, valueOf } from '../ui/fields';
+import { Time, formatNumber } from '../ui/format';
+import { Empty, Page, Panel } from '../ui/page';
+import { Loaded, useAction, useResource } from '../ui/resource';
+import { ErrorBox } from '../ui/status';
 
 /** `/agents`: the workspace's agents; owners and admins create new ones here (keys shown once). */
 export function AgentsPage() {

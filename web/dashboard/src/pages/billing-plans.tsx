@@ -1,8 +1,12 @@
 import type { Failure } from '../api/client';
-import { type Plan, billingApi } from '../api/ops';
+import { type Plan, billingApi } from '../api/billing';
 import { usePlace } from '../router';
 import { useSession } from '../session';
-import { Badge, Button, ErrorBox, Loaded, Notice, Panel, formatNumber, useAction } from '../ui';
+import { Button } from '../ui/buttons';
+import { formatNumber } from '../ui/format';
+import { Panel } from '../ui/page';
+import { Loaded, useAction } from '../ui/resource';
+import { Badge, ErrorBox, Notice } from '../ui/status';
 
 type PlansResource = {
   resource: Parameters<

@@ -2,19 +2,12 @@ import { useEffect, useState } from 'preact/hooks';
 import { DayChart, type DayChartFrame } from '../day-chart';
 import { dayLong, dayOf } from '../days';
 import type { Failure } from '../api/client';
-import { type LedgerEntry, type Plan, type Usage, billingApi } from '../api/ops';
-import {
-  Button,
-  ErrorBox,
-  Loaded,
-  Loading,
-  Page,
-  Panel,
-  formatDate,
-  formatDateTime,
-  formatNumber,
-  useResource,
-} from '../ui';
+import { type LedgerEntry, type Plan, type Usage, billingApi } from '../api/billing';
+import { Button } from '../ui/buttons';
+import { formatDate, formatDateTime, formatNumber } from '../ui/format';
+import { Page, Panel } from '../ui/page';
+import { Loaded, useResource } from '../ui/resource';
+import { ErrorBox, Loading } from '../ui/status';
 import './billing.css';
 import { CheckoutOutcome, PlansPanel } from './billing-plans';
 

@@ -1,8 +1,12 @@
+import type { Ref } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { builder } from '../api/builder';
 import type { Failure } from '../api/client';
 import { useSession } from '../session';
-import { Button, ErrorBox, Notice, Page, Panel } from '../ui';
+import { useNow } from '../use-now';
+import { Button } from '../ui/buttons';
+import { Page, Panel } from '../ui/page';
+import { ErrorBox, Notice } from '../ui/status';
 
 interface Turn {
   id: number;
@@ -38,7 +42,8 @@ export function BuilderPage() {
   const [opened] = useState(forgotten);
   const [text, setText] = useState('');
   const [sending, setSending] = useState<number | undefined>();
-  const [now, setNow] = useState(Date.now());
+  // While an answer is worked on, how long it has been is counted in seconds.
+  const now = useNow(1000, sending !== undefined);
   const [failure, setFailure] = useState<Failure | undefined>();
   const [busyNote, setBusyNote] = useState(false);
   const log = useRef<HTMLOListElement>(null);
@@ -49,12 +54,6 @@ export function BuilderPage() {
     log.current?.lastElementChild?.scrollIntoView({ block: 'nearest' });
   }, [turns, sending]);
 
-  useEffect(() => {
-    if (sending === undefined) return;
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, [sending]);
-
   const last = turns[turns.length - 1];
   const awaiting = last?.author === 'builder' ? last.confirm : undefined;
 
@@ -64,9 +63,7 @@ export function BuilderPage() {
     setBusyNote(false);
     setTurns((prev) => [...prev, { id: Date.now(), author: 'you', text: message.trim() }]);
     setText('');
-    const started = Date.now();
-    setSending(started);
-    setNow(started);
+    setSending(Date.now());
     const res = await builder.send(message.trim());
     setSending(undefined);
     if (!res.ok) {
@@ -102,30 +99,7 @@ export function BuilderPage() {
       }
     >
       <Panel>
-        <ol class="chat-log chat-log-tall" ref={log} aria-label="Conversation with the builder" aria-live="polite">
-          {turns.length === 0 && (
-            <li class="chat-empty">
-              For example: “Create an agent called Support for Acme Widgets, and scan https://acme.example.com”.
-            </li>
-          )}
-          {turns.map((turn) => (
-            <li key={turn.id} class={`chat-line chat-${turn.author === 'you' ? 'you' : 'agent'}`}>
-              <span class="visually-hidden">{turn.author === 'you' ? 'You' : 'Builder'}: </span>
-              {turn.text}
-              {turn.confirm && (
-                <span class="chat-confirm">
-                  <strong>Waiting for your answer:</strong> {turn.confirm}
-                </span>
-              )}
-            </li>
-          ))}
-          {sending !== undefined && (
-            <li class="chat-line chat-agent chat-typing" role="status">
-              <span class="spinner spinner-small" aria-hidden="true" /> Working on it…{' '}
-              {elapsed > 2 ? `${elapsed} s` : ''}
-            </li>
-          )}
-        </ol>
+        <Conversation turns={turns} working={sending === undefined ? undefined : elapsed} log={log} />
         {sending !== undefined && elapsed > 20 && (
           <p class="muted small">Bigger changes take up to a minute. You can keep this page open.</p>
         )}
@@ -143,17 +117,7 @@ export function BuilderPage() {
           ) : (
             <ErrorBox failure={failure} />
           ))}
-        {awaiting && sending === undefined ? (
-          <div class="confirm" role="group" aria-label="Apply the change?">
-            <p class="confirm-question">Apply this change?</p>
-            <div class="form-actions">
-              <Button variant="primary" onClick={() => void send('yes')}>
-                Yes, apply it
-              </Button>
-              <Button onClick={() => void send('no')}>No</Button>
-            </div>
-          </div>
-        ) : null}
+        {awaiting && sending === undefined ? <ConfirmChange onAnswer={(yes) => void send(yes ? 'yes' : 'no')} /> : null}
         <form
           class="chat-form"
           onSubmit={(e) => {
@@ -190,5 +154,50 @@ export function BuilderPage() {
         </form>
       </Panel>
     </Page>
+  );
+}
+
+/** The conversation so far, and while an answer is worked on, for how long (`working`, in seconds). */
+function Conversation(props: { turns: Turn[]; working: number | undefined; log: Ref<HTMLOListElement> }) {
+  const { turns, working } = props;
+  return (
+    <ol class="chat-log chat-log-tall" ref={props.log} aria-label="Conversation with the builder" aria-live="polite">
+      {turns.length === 0 && (
+        <li class="chat-empty">
+          For example: “Create an agent called Support for Acme Widgets, and scan https://acme.example.com”.
+        </li>
+      )}
+      {turns.map((turn) => (
+        <li key={turn.id} class={`chat-line chat-${turn.author === 'you' ? 'you' : 'agent'}`}>
+          <span class="visually-hidden">{turn.author === 'you' ? 'You' : 'Builder'}: </span>
+          {turn.text}
+          {turn.confirm && (
+            <span class="chat-confirm">
+              <strong>Waiting for your answer:</strong> {turn.confirm}
+            </span>
+          )}
+        </li>
+      ))}
+      {working !== undefined && (
+        <li class="chat-line chat-agent chat-typing" role="status">
+          <span class="spinner spinner-small" aria-hidden="true" /> Working on it… {working > 2 ? `${working} s` : ''}
+        </li>
+      )}
+    </ol>
+  );
+}
+
+/** The builder asks before a change visitors would notice: yes applies it, no leaves everything as it is. */
+function ConfirmChange(props: { onAnswer: (yes: boolean) => void }) {
+  return (
+    <div class="confirm" role="group" aria-label="Apply the change?">
+      <p class="confirm-question">Apply this change?</p>
+      <div class="form-actions">
+        <Button variant="primary" onClick={() => props.onAnswer(true)}>
+          Yes, apply it
+        </Button>
+        <Button onClick={() => props.onAnswer(false)}>No</Button>
+      </div>
+    </div>
   );
 }

@@ -4,7 +4,11 @@ import type { Failure } from '../api/client';
 import { Card, Shell, roleLabel } from '../layout';
 import { isWholeLinkToken } from '../link-token';
 import { Link, navigate, takeLinkToken, usePlace } from '../router';
-import { Button, ErrorBox, Field, Loaded, MIN_PASSWORD, Notice, PasswordField, useResource, valueOf } from '../ui';
+import { LIMITS } from '../../../shared/contract';
+import { Button } from '../ui/buttons';
+import { Field, PasswordField, valueOf } from '../ui/fields';
+import { Loaded, useResource } from '../ui/resource';
+import { ErrorBox, Notice } from '../ui/status';
 
 /** `/invite#token=…`: someone invited to a workspace sets a password and joins (`POST /v1/auth/invitation/accept`). */
 export function InvitePage() {
@@ -59,7 +63,8 @@ function Invitation(props: { token: string }) {
 
   async function submit(event: Event) {
     event.preventDefault();
-    if (password.length < MIN_PASSWORD) return setProblem(`Use at least ${MIN_PASSWORD} characters.`);
+    if (password.length < LIMITS.account.passwordMinChars)
+      return setProblem(`Use at least ${LIMITS.account.passwordMinChars} characters.`);
     setProblem(undefined);
     setBusy(true);
     setFailure(undefined);

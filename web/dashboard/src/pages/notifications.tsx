@@ -1,8 +1,13 @@
 import { useState } from 'preact/hooks';
-import { type Notification, notificationsApi } from '../api/ops';
+import { type Notification, notificationsApi } from '../api/notifications';
 import { Link } from '../router';
 import { useSession } from '../session';
-import { Badge, Button, Empty, ErrorBox, Loaded, Page, Segmented, Time, useAction, useResource } from '../ui';
+import { Button } from '../ui/buttons';
+import { Segmented } from '../ui/fields';
+import { Time } from '../ui/format';
+import { Empty, Page } from '../ui/page';
+import { Loaded, useAction, useResource } from '../ui/resource';
+import { Badge, ErrorBox } from '../ui/status';
 import { usePolling } from '../use-polling';
 import './notifications.css';
 

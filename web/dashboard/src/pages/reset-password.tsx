@@ -4,7 +4,10 @@ import type { Failure } from '../api/client';
 import { isWholeLinkToken } from '../link-token';
 import { Card, Shell } from '../layout';
 import { Link, forgetLinkToken, navigate, takeLinkToken, usePlace } from '../router';
-import { Button, ErrorBox, Field, MIN_PASSWORD, Notice, PasswordField, valueOf } from '../ui';
+import { LIMITS } from '../../../shared/contract';
+import { Button } from '../ui/buttons';
+import { Field, PasswordField, valueOf } from '../ui/fields';
+import { ErrorBox, Notice } from '../ui/status';
 
 /**
  * `/reset-password`: without a token, ask for the e-mail (the API answers the same whether or not the account
@@ -112,7 +115,8 @@ function ChooseNew(props: { token: string; askAgain: () => void }) {
 
   async function submit(event: Event) {
     event.preventDefault();
-    if (password.length < MIN_PASSWORD) return setProblem(`Use at least ${MIN_PASSWORD} characters.`);
+    if (password.length < LIMITS.account.passwordMinChars)
+      return setProblem(`Use at least ${LIMITS.account.passwordMinChars} characters.`);
     if (password !== again) return setProblem('The two passwords differ.');
     setProblem(undefined);
     setBusy(true);

@@ -3,7 +3,7 @@ import { auth } from '../api/auth';
 import { Card, Shell } from '../layout';
 import { Link, navigate, safeNext, usePlace } from '../router';
 import { SignInForm } from '../sign-in';
-import { Loading } from '../ui';
+import { Loading } from '../ui/status';
 
 /** `/signin?next=/agents/…`: back to where the visitor was going once signed in (only addresses of this app). */
 export function SignInPage() {

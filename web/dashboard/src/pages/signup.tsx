@@ -3,7 +3,10 @@ import { auth } from '../api/auth';
 import type { Failure } from '../api/client';
 import { Card, Shell } from '../layout';
 import { Link, navigate } from '../router';
-import { Button, ErrorBox, Field, MIN_PASSWORD, valueOf } from '../ui';
+import { LIMITS } from '../../../shared/contract';
+import { Button } from '../ui/buttons';
+import { Field, valueOf } from '../ui/fields';
+import { ErrorBox } from '../ui/status';
 
 /** `/signup`: a new workspace and its owner (`POST /v1/auth/signup`), signed in at once. */
 export function SignUpPage() {
@@ -18,7 +21,7 @@ export function SignUpPage() {
 
   async function submit(event: Event) {
     event.preventDefault();
-    if (form.password.length < MIN_PASSWORD) {
+    if (form.password.length < LIMITS.account.passwordMinChars) {
       setTooShort(true);
       document.getElementById('signup-password')?.focus();
       return;
@@ -47,7 +50,7 @@ export function SignUpPage() {
               id="signup-workspace"
               name="workspace"
               required
-              maxLength={200}
+              maxLength={LIMITS.account.workspaceNameChars}
               autoComplete="organization"
               value={form.workspace}
               onInput={set('workspace')}
@@ -70,8 +73,8 @@ export function SignUpPage() {
           <Field
             id="signup-password"
             label="Password"
-            hint={`At least ${MIN_PASSWORD} characters.`}
-            error={tooShort ? `Use at least ${MIN_PASSWORD} characters.` : undefined}
+            hint={`At least ${LIMITS.account.passwordMinChars} characters.`}
+            error={tooShort ? `Use at least ${LIMITS.account.passwordMinChars} characters.` : undefined}
           >
             <input
               id="signup-password"

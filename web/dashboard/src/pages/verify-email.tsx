@@ -3,7 +3,10 @@ import { ResendOutcome, useResendLink } from '../email-confirmation';
 import { Card, Shell } from '../layout';
 import { isWholeLinkToken } from '../link-token';
 import { Link, takeLinkToken, usePlace } from '../router';
-import { Button, ErrorBox, Loading, formatNumber, useResource } from '../ui';
+import { Button } from '../ui/buttons';
+import { formatNumber } from '../ui/format';
+import { useResource } from '../ui/resource';
+import { ErrorBox, Loading } from '../ui/status';
 
 /**
  * `/verify-email#token=…`: the link e-mailed at sign-up confirms the address (`POST /v1/auth/verify-email`) as soon as

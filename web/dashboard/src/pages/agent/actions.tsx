@@ -1,20 +1,11 @@
 import { useState } from 'preact/hooks';
 import { type Action, type Approval, automation } from '../../api/automation';
-import {
-  Badge,
-  Button,
-  ConfirmDelete,
-  Empty,
-  ErrorBox,
-  Field,
-  Loaded,
-  Panel,
-  RefreshButton,
-  Time,
-  useAction,
-  useResource,
-  valueOf,
-} from '../../ui';
+import { Button, ConfirmDelete, RefreshButton } from '../../ui/buttons';
+import { Field, valueOf } from '../../ui/fields';
+import { Time } from '../../ui/format';
+import { Empty, Panel } from '../../ui/page';
+import { Loaded, useAction, useResource } from '../../ui/resource';
+import { Badge, ErrorBox } from '../../ui/status';
 import type { TabProps } from './tab';
 
 /** HTTP actions the agent may call, and the calls that wait for a person's approval. */

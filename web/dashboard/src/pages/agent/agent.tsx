@@ -2,9 +2,12 @@ import type { ComponentChildren } from 'preact';
 import { agents } from '../../api/agents';
 import { Link } from '../../router';
 import { useSession } from '../../session';
-import { ErrorBox, Loading, Page, useResource } from '../../ui';
+import { Page } from '../../ui/page';
+import { useResource } from '../../ui/resource';
+import { ErrorBox, Loading } from '../../ui/status';
 import { ActionsTab } from './actions';
 import { ChatTab } from './chat';
+import { CheckTab } from './check';
 import { InsightsTab } from './insights';
 import { KeysTab } from './keys';
 import { KnowledgeTab } from './knowledge';
@@ -17,6 +20,7 @@ import { WidgetTab } from './widget';
 const TABS: { id: string; label: string; admin?: boolean; draw: (p: TabProps) => ComponentChildren }[] = [
   { id: 'settings', label: 'Settings', draw: (p) => <SettingsTab {...p} /> },
   { id: 'knowledge', label: 'Knowledge', draw: (p) => <KnowledgeTab {...p} /> },
+  { id: 'check', label: 'Check', draw: (p) => <CheckTab {...p} /> },
   { id: 'insights', label: 'Insights', admin: true, draw: (p) => <InsightsTab {...p} /> },
   { id: 'widget', label: 'Widget', draw: (p) => <WidgetTab {...p} /> },
   { id: 'keys', label: 'Keys', admin: true, draw: (p) => <KeysTab {...p} /> },

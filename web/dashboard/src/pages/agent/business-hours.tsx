@@ -1,5 +1,6 @@
 import { useMemo } from 'preact/hooks';
-import { Button, Segmented, valueOf } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Segmented, valueOf } from '../../ui/fields';
 import {
   type HoursDraft,
   MAX_WINDOWS,

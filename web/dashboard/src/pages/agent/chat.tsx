@@ -1,9 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { agents } from '../../api/agents';
-import { Button, ErrorBox, Panel, useAction } from '../../ui';
+import { type FoundPassage, agents } from '../../api/agents';
+import { Button } from '../../ui/buttons';
+import { Panel } from '../../ui/page';
+import { useAction } from '../../ui/resource';
+import { ErrorBox } from '../../ui/status';
 import { MarkdownText } from '../../../../shared/markdown-view';
 import type { AnswerSource } from '../../../../shared/sources';
 import { SourceList } from '../../../../shared/sources-view';
+import { ReadPassages } from './passage-list';
 import type { TabProps } from './tab';
 
 interface Line {
@@ -12,6 +16,8 @@ interface Line {
   text: string;
   /** An answer's knowledge sources, from the stream's end frame. */
   sources?: AnswerSource[];
+  /** The passages the answer read, and what a follow-up was searched with (`…/threads/{sid}/passages`). */
+  read?: { searchedWith: string | null; passages: FoundPassage[] };
 }
 
 /** A conversation with the agent as a visitor would have it, streamed as they see it (you are confirmed as its admin). */
@@ -45,6 +51,7 @@ export function ChatTab(props: TabProps) {
     let outage = false;
     const after: string[] = [];
     let failed: string | undefined;
+    let answered: string | undefined;
     const res = await action.run(() =>
       agents.testChatStream(props.bot.id, message, sessionId, (frame) => {
         if (frame.type === 'delta') {
@@ -63,15 +70,26 @@ export function ChatTab(props: TabProps) {
           if (sources && !outage && !frame.outage && !failed) {
             setLines((prev) => prev.map((l) => (l.id === answerId && l.author === 'agent' ? { ...l, sources } : l)));
           }
+          if (!outage && !frame.outage && !failed && !frame.handoff) answered = frame.sessionId ?? sessionId;
           if (frame.handoff) after.push('The conversation went to a human: answer it from the Inbox.');
           if (frame.quotaExceeded) after.push('The monthly conversation limit is used up.');
         }
       }),
     );
+    if (answered) void showRead(answerId, answered, message);
     if (failed) add('notice', `The answer could not be finished: ${failed}`);
     for (const notice of after) add('notice', notice);
     if (!res.ok && answer) add('notice', 'The answer broke off; the full answer is in the conversation.');
     input.current?.focus();
+  }
+
+  /** The passages the answer read, under it (its run's, the newest of the conversation for this message). */
+  async function showRead(answerId: number, session: string, message: string) {
+    const res = await agents.passagesRead(props.bot.id, session);
+    const latest = res.ok ? res.value.answers[0] : undefined;
+    if (!latest || latest.question !== message) return;
+    const read = { searchedWith: latest.searched_with, passages: latest.passages };
+    setLines((prev) => prev.map((l) => (l.id === answerId && l.author === 'agent' ? { ...l, read } : l)));
   }
 
   function restart() {
@@ -104,6 +122,13 @@ export function ChatTab(props: TabProps) {
               <>
                 <MarkdownText text={line.text} />
                 <SourceList sources={line.sources} />
+                {line.read && (
+                  <ReadPassages
+                    botId={props.bot.id}
+                    searchedWith={line.read.searchedWith}
+                    passages={line.read.passages}
+                  />
+                )}
               </>
             ) : (
               line.text

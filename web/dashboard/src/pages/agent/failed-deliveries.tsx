@@ -1,5 +1,9 @@
 import { type FailedDelivery, deliveriesApi } from '../../api/deliveries';
-import { Badge, Button, ErrorBox, Panel, Time, useAction, useResource } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Time } from '../../ui/format';
+import { Panel } from '../../ui/page';
+import { useAction, useResource } from '../../ui/resource';
+import { Badge, ErrorBox } from '../../ui/status';
 import { usePolling } from '../../use-polling';
 import type { TabProps } from './tab';
 

@@ -1,20 +1,12 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type GapGroup, reportsApi } from '../../api/reports';
 import { Link } from '../../router';
-import {
-  Button,
-  Empty,
-  ErrorBox,
-  Field,
-  Loaded,
-  Notice,
-  Panel,
-  RefreshButton,
-  Time,
-  useAction,
-  useResource,
-  valueOf,
-} from '../../ui';
+import { Button, RefreshButton } from '../../ui/buttons';
+import { Field, valueOf } from '../../ui/fields';
+import { Time } from '../../ui/format';
+import { Empty, Panel } from '../../ui/page';
+import { Loaded, useAction, useResource } from '../../ui/resource';
+import { ErrorBox, Notice } from '../../ui/status';
 import { addressOf } from '../inbox/model';
 import { knowledgeAddress } from './knowledge';
 import type { Bot } from '../../api/agents';
@@ -164,6 +156,13 @@ function GapRow(props: {
             >
               Add an answer
             </Button>
+            <Link
+              class="btn btn-ghost btn-small"
+              href={`/agents/${props.bot.id}/check?question=${encodeURIComponent(titleOf(group.question))}`}
+              aria-label={`Add to the check: ${titleOf(group.question)}`}
+            >
+              Add to the check
+            </Link>
           </div>
         )}
       </div>

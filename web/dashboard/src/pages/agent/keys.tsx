@@ -1,6 +1,10 @@
 import { useState } from 'preact/hooks';
 import { type Bot, type KeyKind, agents } from '../../api/agents';
-import { Button, CopyField, ErrorBox, Notice, OnceSecrets, Panel, useAction } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Panel } from '../../ui/page';
+import { useAction } from '../../ui/resource';
+import { CopyField, OnceSecrets } from '../../ui/secrets';
+import { ErrorBox, Notice } from '../../ui/status';
 import type { TabProps } from './tab';
 
 interface KeyInfo {

@@ -1,6 +1,9 @@
 import { useRef, useState } from 'preact/hooks';
-import { type SourceOrder, agents } from '../../api/agents';
-import { Button, Empty, Loaded, Panel, RefreshButton, Segmented, useResource, valueOf } from '../../ui';
+import { type SourceKind, type SourceOrder, agents } from '../../api/agents';
+import { Button, RefreshButton } from '../../ui/buttons';
+import { Segmented, valueOf } from '../../ui/fields';
+import { Empty, Panel } from '../../ui/page';
+import { Loaded, useResource } from '../../ui/resource';
 import { useDebounced } from '../../use-debounced';
 import { SourceRow } from './source-row';
 import type { TabProps } from './tab';
@@ -16,26 +19,44 @@ const ORDERS: { value: SourceOrder; label: string }[] = [
   { value: 'oldest', label: 'Oldest first' },
 ];
 
+/** The kinds the list can be narrowed to; `all` asks for every kind. */
+const KINDS: { value: SourceKind | 'all'; label: string }[] = [
+  { value: 'all', label: 'All kinds' },
+  { value: 'text', label: 'Texts' },
+  { value: 'page', label: 'Pages' },
+  { value: 'file', label: 'Files' },
+];
+const KIND_NAMES: Record<SourceKind, string> = { text: 'texts', page: 'pages', file: 'files' };
+
 /**
- * Every source, a page at a time, newest first unless asked; a search by title or id narrows it. The pages are the
- * API's cursors, read again from the first whenever the search or the order changes (a cursor belongs to its order).
+ * Every source, a page at a time, newest first unless asked; a search by title, id or the words of the text narrows
+ * it, and so does a kind (texts, scanned pages, files). The pages are the API's cursors, read again from the first
+ * whenever the search, the kind or the order changes (a cursor belongs to its order).
  */
 export function Sources(props: TabProps & { version: number }) {
   const { bot } = props;
   const [typed, setTyped] = useState('');
   const [order, setOrder] = useState<SourceOrder>('newest');
+  const [kind, setKind] = useState<SourceKind | 'all'>('all');
   const q = useDebounced(typed.trim(), SEARCH_DELAY_MS);
   const search = useRef<HTMLInputElement>(null);
   // cursors[i] reads page i of the list under `listed`; the first page has none. Another search or order: page one.
-  const listed = `${order}\n${q}`;
+  const listed = `${order}\n${kind}\n${q}`;
   const [paging, setPaging] = useState({ listed, cursors: [''] });
   const cursors = paging.listed === listed ? paging.cursors : [''];
   const turn = (next: string[]) => setPaging({ listed, cursors: next });
   const [removed, setRemoved] = useState(0);
   const page = cursors.length - 1;
   const sources = useResource(
-    () => agents.knowledge(bot.id, { cursor: cursors[page] || undefined, limit: SOURCES_PER_PAGE, q, order }),
-    [bot.id, q, order, cursors[page], props.version, removed],
+    () =>
+      agents.knowledge(bot.id, {
+        cursor: cursors[page] || undefined,
+        limit: SOURCES_PER_PAGE,
+        q,
+        order,
+        kind: kind === 'all' ? undefined : kind,
+      }),
+    [bot.id, q, order, kind, cursors[page], props.version, removed],
   );
   const next = sources.data?.next_cursor;
 
@@ -53,17 +74,18 @@ export function Sources(props: TabProps & { version: number }) {
     >
       <div class="sources-toolbar">
         <div class="sources-search">
-          <label for="sources-search">Search by title or id</label>
+          <label for="sources-search">Search titles and text</label>
           <input
             id="sources-search"
             ref={search}
             type="search"
             maxLength={MAX_SEARCH_CHARS}
-            placeholder="Search by title or id"
+            placeholder="Words of a title, an id or the text"
             value={typed}
             onInput={(e) => setTyped(valueOf(e))}
           />
         </div>
+        <Segmented legend="Kind" legendHidden name="sources-kind" value={kind} options={KINDS} onChange={setKind} />
         <Segmented
           legend="Order"
           legendHidden
@@ -77,10 +99,19 @@ export function Sources(props: TabProps & { version: number }) {
         {(data) =>
           data.sources.length === 0 && page === 0 ? (
             q ? (
-              <Empty title={`No source matches “${q}”`}>
-                <p>The search looks in the titles and the ids of the sources.</p>
+              <Empty title={`No ${kind === 'all' ? 'source' : KIND_NAMES[kind].slice(0, -1)} matches “${q}”`}>
+                <p>
+                  The search looks in the titles and ids of the sources, and for all of its words in their text (any
+                  form of a word, as the agent reads them).
+                </p>
                 <Button small onClick={clear}>
                   Clear the search
+                </Button>
+              </Empty>
+            ) : kind !== 'all' ? (
+              <Empty title={`No ${KIND_NAMES[kind]} yet`}>
+                <Button small onClick={() => setKind('all')}>
+                  Show all kinds
                 </Button>
               </Empty>
             ) : (

@@ -1,8 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { agents } from '../../api/agents';
 import { Link, usePlace } from '../../router';
-import { Button, ErrorBox, Field, Loaded, Panel, useAction, useResource, valueOf } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Field, valueOf } from '../../ui/fields';
+import { Panel } from '../../ui/page';
+import { Loaded, useAction, useResource } from '../../ui/resource';
+import { ErrorBox } from '../../ui/status';
 import { Sources } from './knowledge-sources';
+import { TestQuestion } from './knowledge-test';
 import { ScanPanel } from './scan-panel';
 import { UploadFiles } from './upload-files';
 import { SourceRow } from './source-row';
@@ -14,8 +19,9 @@ export const knowledgeAddress = (botId: string, sourceId?: string) =>
   `/agents/${botId}/knowledge${sourceId ? `?source=${encodeURIComponent(sourceId)}` : ''}`;
 
 /**
- * The agent's knowledge: site scans with live progress, texts added by hand, and every source, page by page, newest
- * first and searchable by title or id (./knowledge-sources). Opened with `?source=` (a link from elsewhere, e.g. an
+ * The agent's knowledge: site scans with live progress, texts added by hand, what a question retrieves
+ * (./knowledge-test), and every source, page by page, newest first, searchable by title, id or text and by kind
+ * (./knowledge-sources). Opened with `?source=` (a link from elsewhere, e.g. an
  * answer just added in Insights), that source comes first, highlighted.
  */
 export function KnowledgeTab(props: TabProps) {
@@ -34,6 +40,7 @@ export function KnowledgeTab(props: TabProps) {
         </div>
       )}
       {props.admin && <UploadFiles {...props} onIndexed={() => setVersion((v) => v + 1)} />}
+      <TestQuestion {...props} />
       <Sources {...props} version={version} />
     </>
   );

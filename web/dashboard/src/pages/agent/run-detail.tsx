@@ -1,5 +1,5 @@
 import type { Run } from '../../api/automation';
-import { Time, formatNumber } from '../../ui';
+import { Time, formatNumber } from '../../ui/format';
 import { MarkdownText } from '../../../../shared/markdown-view';
 
 /** What woke the agent, as it came: a webhook's JSON body indented, any other text as it is. */

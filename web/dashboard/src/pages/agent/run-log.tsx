@@ -1,7 +1,11 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { type Run, type Trigger, automation } from '../../api/automation';
-import { Badge, Button, Empty, Loaded, Panel, RefreshButton, Time, formatNumber, useResource } from '../../ui';
+import { Button, RefreshButton } from '../../ui/buttons';
+import { Time, formatNumber } from '../../ui/format';
+import { Empty, Panel } from '../../ui/page';
+import { Loaded, useResource } from '../../ui/resource';
+import { Badge } from '../../ui/status';
 import { usePolling } from '../../use-polling';
 import { RunDetail } from './run-detail';
 import './run-log.css';

@@ -1,18 +1,11 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type Scan, agents } from '../../api/agents';
-import {
-  Badge,
-  Button,
-  ErrorBox,
-  Field,
-  Loading,
-  Panel,
-  Time,
-  formatNumber,
-  useAction,
-  useResource,
-  valueOf,
-} from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Field, valueOf } from '../../ui/fields';
+import { Time, formatNumber } from '../../ui/format';
+import { Panel } from '../../ui/page';
+import { useAction, useResource } from '../../ui/resource';
+import { Badge, ErrorBox, Loading } from '../../ui/status';
 import { usePolling } from '../../use-polling';
 import { parsePatterns, scanProblem, scanScope } from './scan-words';
 import './scan-panel.css';

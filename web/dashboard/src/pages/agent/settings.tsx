@@ -1,10 +1,16 @@
 import { useState } from 'preact/hooks';
 import { type Bot, type ModelChoices, agents } from '../../api/agents';
-import { navigate } from '../../router';
-import { Button, ErrorBox, Field, Notice, Panel, Time, useAction, useResource, valueOf } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Field, valueOf } from '../../ui/fields';
+import { Time } from '../../ui/format';
+import { Panel } from '../../ui/page';
+import { useAction, useResource } from '../../ui/resource';
+import { ErrorBox } from '../../ui/status';
 import { BusinessHoursEditor } from './business-hours';
 import { FailedDeliveries } from './failed-deliveries';
-import { draftOf, hoursOf, hoursSummary, plainSettingsError, sameHours } from './hours-model';
+import { DeleteAgent } from './delete-agent';
+import { hoursSummary, plainSettingsError } from './hours-model';
+import { changedFrom, formOf, patchOf } from './settings-model';
 import type { TabProps } from './tab';
 
 type WhenUnanswered = Bot['when_unanswered'];
@@ -17,67 +23,23 @@ const UNANSWERED: Record<WhenUnanswered, string> = { offer: 'Offer a person', ha
  */
 export function SettingsTab(props: TabProps) {
   const { bot, admin } = props;
-  const [form, setForm] = useState({
-    name: bot.name,
-    instructions: bot.instructions,
-    model: bot.model ?? '',
-    handoff_enabled: bot.handoff_enabled,
-    handoff_webhook_url: bot.handoff_webhook_url ?? '',
-    when_unanswered: bot.when_unanswered,
-    hours: draftOf(bot.business_hours),
-  });
+  const [form, setForm] = useState(() => formOf(bot));
   const [saved, setSaved] = useState(false);
   const save = useAction();
   const models = useResource(() => agents.models(), []);
-  const changed =
-    form.name !== bot.name ||
-    form.instructions !== bot.instructions ||
-    form.model !== (bot.model ?? '') ||
-    form.handoff_enabled !== bot.handoff_enabled ||
-    form.handoff_webhook_url !== (bot.handoff_webhook_url ?? '') ||
-    form.when_unanswered !== bot.when_unanswered ||
-    !sameHours(hoursOf(form.hours), bot.business_hours);
+  const changed = changedFrom(form, bot);
 
   async function submit(event: Event) {
     event.preventDefault();
     setSaved(false);
-    const res = await save.run(() =>
-      agents.update(bot.id, {
-        name: form.name.trim(),
-        instructions: form.instructions,
-        model: form.model.trim() || null,
-        handoff_enabled: form.handoff_enabled,
-        handoff_webhook_url: form.handoff_webhook_url.trim() || null,
-        when_unanswered: form.when_unanswered,
-        business_hours: hoursOf(form.hours),
-      }),
-    );
+    const res = await save.run(() => agents.update(bot.id, patchOf(form)));
     if (res.ok) {
       props.onChange(res.value);
       setSaved(true);
     }
   }
 
-  if (!admin) {
-    return (
-      <Panel title="Settings">
-        <dl class="dl">
-          <dt>Name</dt>
-          <dd>{bot.name}</dd>
-          <dt>Instructions</dt>
-          <dd class="prewrap">{bot.instructions || '—'}</dd>
-          <dt>Model</dt>
-          <dd>{bot.model ?? 'Workspace default'}</dd>
-          <dt>Handoff to a human</dt>
-          <dd>{bot.handoff_enabled ? 'On' : 'Off'}</dd>
-          <dt>When it cannot answer</dt>
-          <dd>{bot.handoff_enabled ? UNANSWERED[bot.when_unanswered] : 'Says so'}</dd>
-          <dt>Business hours</dt>
-          <dd>{hoursSummary(bot.business_hours)}</dd>
-        </dl>
-      </Panel>
-    );
-  }
+  if (!admin) return <SettingsSummary bot={bot} />;
 
   return (
     <>
@@ -180,6 +142,29 @@ export function SettingsTab(props: TabProps) {
   );
 }
 
+/** The settings as an operator sees them: read only. */
+function SettingsSummary(props: { bot: Bot }) {
+  const { bot } = props;
+  return (
+    <Panel title="Settings">
+      <dl class="dl">
+        <dt>Name</dt>
+        <dd>{bot.name}</dd>
+        <dt>Instructions</dt>
+        <dd class="prewrap">{bot.instructions || '—'}</dd>
+        <dt>Model</dt>
+        <dd>{bot.model ?? 'Workspace default'}</dd>
+        <dt>Handoff to a human</dt>
+        <dd>{bot.handoff_enabled ? 'On' : 'Off'}</dd>
+        <dt>When it cannot answer</dt>
+        <dd>{bot.handoff_enabled ? UNANSWERED[bot.when_unanswered] : 'Says so'}</dd>
+        <dt>Business hours</dt>
+        <dd>{hoursSummary(bot.business_hours)}</dd>
+      </dl>
+    </Panel>
+  );
+}
+
 /** What the agent does when it cannot answer from its knowledge; a choice only while visitors can ask for a human. */
 function UnansweredChoice(props: {
   value: WhenUnanswered;
@@ -212,79 +197,6 @@ function UnansweredChoice(props: {
           : 'Off while visitors cannot ask for a human: the agent then only says it cannot answer.'}
       </p>
     </fieldset>
-  );
-}
-
-function DeleteAgent(props: TabProps) {
-  const { bot } = props;
-  const [open, setOpen] = useState(false);
-  const [typed, setTyped] = useState('');
-  const action = useAction();
-  const matches = typed.trim() === bot.name.trim();
-
-  async function remove(event: Event) {
-    event.preventDefault();
-    if (!matches) return;
-    const res = await action.run(() => agents.remove(bot.id));
-    if (res.ok) navigate('/agents', { replace: true });
-  }
-
-  return (
-    <Panel
-      title="Delete this agent"
-      tone="danger"
-      id="delete-agent"
-      description="Its knowledge, triggers, actions, keys and conversations go with it. This cannot be undone."
-    >
-      {!open ? (
-        <Button variant="danger" onClick={() => setOpen(true)}>
-          Delete agent…
-        </Button>
-      ) : (
-        <form onSubmit={(e) => void remove(e)}>
-          <Notice tone="warning">Widgets and integrations using this agent&rsquo;s keys stop working at once.</Notice>
-          <Field
-            id="delete-confirm"
-            label={
-              <>
-                Type <strong>{bot.name}</strong> to confirm
-              </>
-            }
-          >
-            <input
-              id="delete-confirm"
-              autoComplete="off"
-              spellcheck={false}
-              value={typed}
-              onInput={(e) => setTyped(valueOf(e))}
-              autoFocus
-            />
-          </Field>
-          {action.failure && <ErrorBox failure={action.failure} />}
-          <div class="form-actions">
-            <Button
-              type="submit"
-              variant="danger"
-              disabled={!matches}
-              busy={Boolean(action.busy)}
-              busyLabel="Deleting…"
-            >
-              Delete {bot.name} for good
-            </Button>
-            <Button
-              variant="ghost"
-              onClick={() => {
-                setOpen(false);
-                setTyped('');
-              }}
-              disabled={Boolean(action.busy)}
-            >
-              Cancel
-            </Button>
-          </div>
-        </form>
-      )}
-    </Panel>
   );
 }
 

@@ -1,7 +1,11 @@
 import { useState } from 'preact/hooks';
 import { type Source, agents } from '../../api/agents';
 import { knowledgeFileUrl } from '../../api/uploads';
-import { Badge, Button, ConfirmDelete, ErrorBox, Field, Time, useAction, valueOf } from '../../ui';
+import { Button, ConfirmDelete } from '../../ui/buttons';
+import { Field, valueOf } from '../../ui/fields';
+import { Time } from '../../ui/format';
+import { useAction } from '../../ui/resource';
+import { Badge, ErrorBox } from '../../ui/status';
 import { formatSize } from './uploads-model';
 
 type Passage = { text: string; heading_path: string[]; page: number | null };

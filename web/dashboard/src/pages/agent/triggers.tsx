@@ -1,21 +1,11 @@
 import { useState } from 'preact/hooks';
 import { type Trigger, type TriggerCreate, type TriggerKind, automation } from '../../api/automation';
-import {
-  Badge,
-  Button,
-  CopyField,
-  Empty,
-  ErrorBox,
-  Field,
-  Loaded,
-  OnceSecrets,
-  Panel,
-  Segmented,
-  useAction,
-  ConfirmDelete,
-  useResource,
-  valueOf,
-} from '../../ui';
+import { Button, ConfirmDelete } from '../../ui/buttons';
+import { Field, Segmented, valueOf } from '../../ui/fields';
+import { Empty, Panel } from '../../ui/page';
+import { Loaded, useAction, useResource } from '../../ui/resource';
+import { CopyField, OnceSecrets } from '../../ui/secrets';
+import { Badge, ErrorBox } from '../../ui/status';
 import { KIND_LABEL, RunLog } from './run-log';
 import type { TabProps } from './tab';
 

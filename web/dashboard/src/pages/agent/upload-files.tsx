@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { agents } from '../../api/agents';
 import { uploadKnowledgeFile } from '../../api/uploads';
-import { Badge, Panel } from '../../ui';
+import { Panel } from '../../ui/page';
+import { Badge } from '../../ui/status';
 import { type UploadRow, type UploadState, describeUpload, formatSize, stateOfSource } from './uploads-model';
 import type { TabProps } from './tab';
 

@@ -1,7 +1,12 @@
 import { useState } from 'preact/hooks';
 import { type WidgetLook, agents } from '../../api/agents';
-import { Button, ErrorBox, Field, Panel, useAction, valueOf } from '../../ui';
+import { Button } from '../../ui/buttons';
+import { Field, valueOf } from '../../ui/fields';
+import { Panel } from '../../ui/page';
+import { useAction } from '../../ui/resource';
+import { ErrorBox } from '../../ui/status';
 import type { TabProps } from './tab';
+import { LIMITS } from '../../../../shared/contract';
 
 const DEFAULT_LOOK: WidgetLook = {
   color: '#4f46e5',
@@ -91,7 +96,7 @@ export function WidgetLookPanel(props: TabProps & { readOnly: boolean }) {
             <textarea
               id="look-greeting"
               rows={2}
-              maxLength={300}
+              maxLength={LIMITS.widget.greetingChars}
               placeholder="Hi! Ask us anything — we are here to help."
               value={greeting}
               onInput={(e) => setGreeting(valueOf(e))}
@@ -124,7 +129,12 @@ export function WidgetLookPanel(props: TabProps & { readOnly: boolean }) {
             optional
             hint="Who a person’s reply is from: “From Acme support” (without it, “From the team”)"
           >
-            <input id="look-team" maxLength={80} value={teamName} onInput={(e) => setTeamName(valueOf(e))} />
+            <input
+              id="look-team"
+              maxLength={LIMITS.widget.teamNameChars}
+              value={teamName}
+              onInput={(e) => setTeamName(valueOf(e))}
+            />
           </Field>
           <Field
             id="look-avatar"

@@ -2,20 +2,13 @@ import { widgetSnippet } from './widget-snippet';
 import { useState } from 'preact/hooks';
 import { type WidgetSite, agents } from '../../api/agents';
 import { usePolling } from '../../use-polling';
-import {
-  Button,
-  CopyField,
-  Empty,
-  ErrorBox,
-  Field,
-  Notice,
-  Panel,
-  RefreshButton,
-  Time,
-  useAction,
-  useResource,
-  valueOf,
-} from '../../ui';
+import { Button, RefreshButton } from '../../ui/buttons';
+import { Field, valueOf } from '../../ui/fields';
+import { Time } from '../../ui/format';
+import { Empty, Panel } from '../../ui/page';
+import { useAction, useResource } from '../../ui/resource';
+import { CopyField } from '../../ui/secrets';
+import { ErrorBox, Notice } from '../../ui/status';
 import { readOrigin } from '../../origin';
 import type { TabProps } from './tab';
 import { WidgetLookPanel } from './widget-look';

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { alertsOn, switchAlerts } from '../../alerts';
-import { Button } from '../../ui';
+import { Button } from '../../ui/buttons';
 
 /** Desktop notifications and a tone for new requests, on this device (the browser asks for permission once). */
 export function AlertsToggle() {

@@ -1,6 +1,8 @@
-import type { Teammate } from '../../api/ops';
-import { inboxApi } from '../../api/ops';
-import { Button, describeFailure, useAction } from '../../ui';
+import type { Teammate } from '../../api/inbox';
+import { inboxApi } from '../../api/inbox';
+import { Button } from '../../ui/buttons';
+import { useAction } from '../../ui/resource';
+import { describeFailure } from '../../ui/status';
 import { PersonIcon } from '../../../../shared/icons';
 import { assigneeLabel } from './model';
 import './assignee.css';

@@ -1,11 +1,12 @@
 import { useRef, useState } from 'preact/hooks';
 import { type Failure, newIdempotencyKey } from '../../api/client';
-import { type Message, inboxApi } from '../../api/ops';
+import { type Message, inboxApi } from '../../api/inbox';
 import { ImageIcon } from '../../../../shared/icons';
+import { LIMITS } from '../../../../shared/contract';
 
 /** What the API takes (docs/decisions/097-operator-images.md): the same images as a visitor may send. */
 const TYPES = 'image/png,image/jpeg,image/gif,image/webp';
-const MAX_BYTES = 5 * 1024 * 1024;
+const MAX_BYTES = LIMITS.widget.attachmentBytes;
 
 /**
  * The composer's image button: a picked image goes to the visitor at once as a reply from this person (the visitor's
@@ -26,7 +27,11 @@ export function AttachImage(props: {
 
   async function send(file: File) {
     if (file.size > MAX_BYTES) {
-      props.onFailure({ status: 413, code: 'payload_too_large', message: 'An image can be at most 5 MiB.' });
+      props.onFailure({
+        status: 413,
+        code: 'payload_too_large',
+        message: `An image can be at most ${MAX_BYTES / 1024 / 1024} MiB.`,
+      });
       return;
     }
     setBusy(true);

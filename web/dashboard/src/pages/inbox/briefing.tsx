@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
-import type { Transcript } from '../../api/ops';
-import { Badge, formatDateTime, formatRelative } from '../../ui';
+import type { Transcript } from '../../api/inbox';
+import { formatDateTime, formatRelative } from '../../ui/format';
+import { Badge } from '../../ui/status';
 import './briefing.css';
 
 /**

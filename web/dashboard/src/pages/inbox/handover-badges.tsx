@@ -1,5 +1,6 @@
-import type { ThreadSummary } from '../../api/ops';
-import { Badge, formatDateTime } from '../../ui';
+import type { ThreadSummary } from '../../api/inbox';
+import { formatDateTime } from '../../ui/format';
+import { Badge } from '../../ui/status';
 
 /**
  * Why a conversation came to the team, beside its status: the agent could not answer (`escalation_reason`

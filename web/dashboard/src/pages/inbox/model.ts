@@ -1,12 +1,13 @@
 /**
  * The inbox's rules apart from the DOM: the view in the address, how a visitor and
- * an author are named, a list line's preview, what is announced for a new message, day lines. Unit-tested
+ * an author are named, a list line's preview, what is announced for a new message or request, day lines. Unit-tested
  * (test/unit/inbox-model.test.ts).
  */
 
 /**
- * What the rules read of a message and of a list line: the API's shapes (api/ops.ts), written here so this file
- * imports nothing and loads anywhere (a unit test, a worker).
+ * What the rules read of a message and of a list line: the contract's shapes (web/shared/contract.ts; the pages hand
+ * them over, so the two cannot drift apart), written here so this file imports nothing and loads anywhere (a unit
+ * test, a worker).
  */
 interface Message {
   author: string;
@@ -18,6 +19,14 @@ interface ThreadSummary {
   bot_name: string;
   last_message: { author: string; text: string } | null;
 }
+interface ListedThread {
+  bot_id: string;
+  session_id: string;
+  status: string;
+  bot_name: string;
+  visitor_name: string | null;
+  visitor_user: string | null;
+}
 
 /** How often the list and an open transcript are read again (the contract's ~3 s and ~2 s). */
 export const LIST_POLL_MS = 3_000;
@@ -26,9 +35,8 @@ export const THREAD_POLL_MS = 2_000;
 export const MAX_BACKOFF_MS = 15_000;
 /** Typing signals: at most one per this long while the operator types (the visitor sees it for ~6 s). */
 export const TYPING_EVERY_MS = 3_000;
-export const PAGE_STEP = 50;
-export const MAX_PAGE = 200;
-export const MAX_REPLY = 8000;
+/** How often "2 min ago" is written again while the page is open all day. */
+export const RELATIVE_TIMES_MS = 30_000;
 
 /** Open requests, the open requests assigned to the signed-in person, or every recent conversation. */
 export type StatusFilter = 'open' | 'mine' | 'all';
@@ -62,6 +70,46 @@ export function addressOf(view: View): string {
 }
 
 export const threadKey = (bot: string, session: string) => `${bot}/${session}`;
+
+/** The list's heading for each view. */
+export const LIST_TITLE: Record<StatusFilter, string> = {
+  open: 'Open requests',
+  mine: 'Assigned to you',
+  all: 'Recent conversations',
+};
+
+/** What an empty list says, for each view. */
+export const EMPTY_LIST: Record<StatusFilter, { title: string; hint: string }> = {
+  open: {
+    title: 'No one is waiting for a person',
+    hint: 'When a visitor asks for a person, the request appears here at once.',
+  },
+  mine: {
+    title: 'Nothing is assigned to you',
+    hint: 'Requests you reply to, or that someone assigns to you, appear here.',
+  },
+  all: { title: 'No recent conversations', hint: 'Conversations with your agents appear here as they happen.' },
+};
+
+/** The status of each listed conversation by its key: what the next read is compared with. */
+export const statusesOf = (threads: ListedThread[]) =>
+  new Map(threads.map((t) => [threadKey(t.bot_id, t.session_id), t.status]));
+
+/**
+ * Requests that arrived (or went back to waiting) since the list was last read, as a screen reader hears them; none
+ * on the first read (`before` undefined).
+ */
+export function arrivalsAnnouncement(before: Map<string, string> | undefined, threads: ListedThread[]): string {
+  if (!before) return '';
+  const arrivals = threads.filter(
+    (t) => t.status === 'waiting' && before.get(threadKey(t.bot_id, t.session_id)) !== 'waiting',
+  );
+  if (arrivals.length === 1) {
+    const [t] = arrivals;
+    return `New request from ${visitorName(t.visitor_name || t.visitor_user, t.session_id)}, ${t.bot_name}.`;
+  }
+  return arrivals.length > 1 ? `${arrivals.length} new requests.` : '';
+}
 
 /** The visitor's own id when the site said who they are; else a short tag from the session id, to tell them apart. */
 export function visitorName(user: string | null | undefined, session: string): string {

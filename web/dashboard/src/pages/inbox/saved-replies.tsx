@@ -1,7 +1,11 @@
 import { useState } from 'preact/hooks';
-import { inboxApi } from '../../api/ops';
-import { Button, ErrorBox, useAction, useResource, valueOf } from '../../ui';
+import { inboxApi } from '../../api/inbox';
+import { Button } from '../../ui/buttons';
+import { valueOf } from '../../ui/fields';
+import { useAction, useResource } from '../../ui/resource';
+import { ErrorBox } from '../../ui/status';
 import './saved-replies.css';
+import { LIMITS } from '../../../../shared/contract';
 
 /**
  * The team's saved replies under the composer: pick one to put its text into the reply (the operator can still edit
@@ -76,7 +80,7 @@ export function SavedReplies(props: { draft: string; onInsert: (text: string) =>
           <input
             aria-label="Title for the text typed above"
             placeholder="Save the text above as…"
-            maxLength={80}
+            maxLength={LIMITS.inbox.savedReplyTitleChars}
             value={title}
             onInput={(e) => setTitle(valueOf(e))}
           />

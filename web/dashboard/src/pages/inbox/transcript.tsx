@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
-import type { Message } from '../../api/ops';
-import { formatDateTime } from '../../ui';
+import type { Message } from '../../api/inbox';
+import { formatDateTime } from '../../ui/format';
 import { ContactIcon, ThumbDownIcon, ThumbUpIcon } from '../../../../shared/icons';
 import { Linkified, MarkdownText } from '../../../../shared/markdown-view';
 import { SourceList } from '../../../../shared/sources-view';

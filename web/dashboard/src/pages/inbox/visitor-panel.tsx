@@ -1,6 +1,8 @@
-import { type VisitorPanel as Panel, inboxApi } from '../../api/ops';
+import { type VisitorPanel as Panel, inboxApi } from '../../api/inbox';
 import { Link } from '../../router';
-import { Badge, Time, useResource } from '../../ui';
+import { Time } from '../../ui/format';
+import { useResource } from '../../ui/resource';
+import { Badge } from '../../ui/status';
 import { addressOf, clip, contactHref, statusInfo } from './model';
 import './visitor-panel.css';
 

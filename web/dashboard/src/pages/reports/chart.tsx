@@ -1,7 +1,7 @@
 import type { ResolutionDay, ResolutionReport } from '../../api/reports';
 import { DayChart, type DayChartFrame } from '../../day-chart';
 import { dayLong, dayOf } from '../../days';
-import { formatNumber } from '../../ui';
+import { formatNumber } from '../../ui/format';
 import { OUTCOMES, chartSummary } from './model';
 
 /**

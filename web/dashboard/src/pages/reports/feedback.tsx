@@ -1,6 +1,7 @@
 import type { ResolutionReport } from '../../api/reports';
 import { ThumbDownIcon, ThumbUpIcon } from '../../../../shared/icons';
-import { Panel, Time, formatNumber } from '../../ui';
+import { Time, formatNumber } from '../../ui/format';
+import { Panel } from '../../ui/page';
 import { percent } from './model';
 
 const SCORE_WORDS = ['very bad', 'bad', 'okay', 'good', 'very good'];

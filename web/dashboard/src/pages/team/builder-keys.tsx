@@ -1,6 +1,10 @@
 import { useState } from 'preact/hooks';
-import { type BuilderKey, teamApi } from '../api/ops';
-import { Badge, Button, ErrorBox, Loaded, Panel, type Resource, Time, useAction } from '../ui';
+import { type BuilderKey, teamApi } from '../../api/team';
+import { Button } from '../../ui/buttons';
+import { Time } from '../../ui/format';
+import { Panel } from '../../ui/page';
+import { Loaded, type Resource, useAction } from '../../ui/resource';
+import { Badge, ErrorBox } from '../../ui/status';
 
 /**
  * The team page's "Builder keys": the workspace's builder keys in force (the owner sees every one, an admin the ones

@@ -1,5 +1,11 @@
-import { type RotatedKey, type SeenKey, teamApi } from '../api/ops';
-import { Badge, Button, ErrorBox, Loaded, OnceSecrets, Panel, type Resource, Time, useAction } from '../ui';
+import { type RotatedKey, type SeenKey, teamApi } from '../../api/team';
+import { Button } from '../../ui/buttons';
+import { Time } from '../../ui/format';
+import { Panel } from '../../ui/page';
+import { Loaded, type Resource, useAction } from '../../ui/resource';
+import { OnceSecrets } from '../../ui/secrets';
+import { Badge, ErrorBox } from '../../ui/status';
+import { plural } from './model';
 
 /**
  * The team page's "Keys to rotate" (docs/decisions/keys-outlive-holders.md): the keys that still work and that people
@@ -17,8 +23,6 @@ const KIND: Record<SeenKey['kind'], string> = {
 
 const keyName = (k: { kind: SeenKey['kind']; bot_name: string | null }) =>
   `${KIND[k.kind]}${k.bot_name ? ` of ${k.bot_name}` : ' of the workspace'}`;
-
-const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 export type SeenKeysData = { seen_keys: SeenKey[]; rotate_keys_on_departure: boolean };
 
