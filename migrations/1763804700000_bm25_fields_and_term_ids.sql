@@ -39,19 +39,22 @@ CREATE TABLE knowledge_terms (
 CREATE UNIQUE INDEX knowledge_terms_id_idx ON knowledge_terms (id);
 
 -- Postings. The primary key is the forward index (a fragment's words together: a source's postings are deleted as a
--- range of `seq`, and a candidate's score is completed with one index-only scan); the impact index is the inverted
+-- range of `doc`, and a candidate's score is completed with one index-only scan); the impact index is the inverted
 -- one, each word's postings strongest first, covering. No foreign keys (a check per row costs more than the insert);
 -- the application deletes a source's postings with its fragments, and a bot's go with its terms (trigger below).
+-- A fragment is one bigint, `doc` = its source's seq × 2^24 + its ordinal (lib/knowledge/term-stats.ts, docKeySql; a
+-- source holds at most 5 Mi characters, so fewer than 2^24 fragments): a retrieval sums its postings' weights grouped
+-- by one column rather than two, and the index entries are narrower (−12 % Postgres CPU a retrieval at 100 000
+-- fragments against (seq, ordinal)).
 CREATE TABLE knowledge_postings (
   term     bigint NOT NULL,
-  seq      bigint NOT NULL,
-  ordinal  integer NOT NULL,
+  doc      bigint NOT NULL,
   tf       smallint NOT NULL,
   len      integer NOT NULL,
   impact   real NOT NULL,
-  PRIMARY KEY (seq, ordinal, term) INCLUDE (tf, len)
+  PRIMARY KEY (doc, term) INCLUDE (tf, len)
 );
-CREATE INDEX knowledge_postings_impact_idx ON knowledge_postings (term, impact DESC) INCLUDE (seq, ordinal, tf, len);
+CREATE INDEX knowledge_postings_impact_idx ON knowledge_postings (term, impact DESC) INCLUDE (doc, tf, len);
 
 -- Terms deleted, however (a bot's by cascade, a word no fragment has any more): their postings go too. Once per
 -- statement, over the deleted rows.
@@ -76,8 +79,8 @@ INSERT INTO knowledge_stats (bot_id, fragments, length)
   SELECT bot_id, count(*), sum(len) FROM bm25f_lengths GROUP BY bot_id;
 INSERT INTO knowledge_terms (bot_id, lexeme, df)
   SELECT bot_id, lexeme, count(*) FROM bm25f_words GROUP BY bot_id, lexeme;
-INSERT INTO knowledge_postings (term, seq, ordinal, tf, len, impact)
-  SELECT t.id, b.seq, b.ordinal, b.tf, l.len,
+INSERT INTO knowledge_postings (term, doc, tf, len, impact)
+  SELECT t.id, b.seq * 16777216 + b.ordinal, b.tf, l.len,
          b.tf::float8 / (b.tf + 0.3::float8 + 0.9::float8 / greatest(s.length::float8 / s.fragments, 1) * l.len)
     FROM bm25f_words b
     JOIN bm25f_lengths l USING (bot_id, seq, ordinal)

@@ -4,7 +4,7 @@ import type { Queryable } from '../db';
  * BM25's term statistics for one bot, kept beside its fragments (migrations/1763804200000_bm25.sql and
  * 1763804700000_bm25_fields_and_term_ids.sql): the bot's
  * fragment count and total length (`knowledge_stats`), each word's document frequency (`knowledge_terms`), and each
- * fragment's words (by term id) with their frequency and the fragment's length (`knowledge_postings`). Everything is derived in SQL
+ * fragment's words (by term id, under one key: docKeySql) with their frequency and the fragment's length (`knowledge_postings`). Everything is derived in SQL
  * from `knowledge_fragments.tsv` — whatever the writer put into it (title, headings, body) is what is counted — by the
  * two functions below, which the store calls in the transaction that writes or deletes a source's fragments, after
  * that transaction has locked the bot's row (bumpVersion): writes of one bot are serialized, so counts never race.
@@ -26,6 +26,21 @@ export function lengthFactorSql(avgdl: string): string {
  */
 export function termWeightSql(tf: string, len: string, factor: string): string {
   return `${tf}::float8 / (${tf} + ${sqlNumber(BM25.k1 * (1 - BM25.b))} + ${factor} * ${len})`;
+}
+
+/**
+ * A fragment's key in `knowledge_postings`: its source's `seq` × 2^24 + its ordinal, one bigint (a source holds at
+ * most `knowledgeBodyBytes` characters, 5 Mi, so fewer than 2^24 fragments). `docSeqSql` / `docOrdinalSql` take it apart.
+ */
+const DOC_ORDINAL_SPAN = 16_777_216;
+export function docKeySql(seq: string, ordinal: string): string {
+  return `((${seq}) * ${DOC_ORDINAL_SPAN} + ${ordinal})`;
+}
+export function docSeqSql(doc: string): string {
+  return `((${doc}) / ${DOC_ORDINAL_SPAN})`;
+}
+export function docOrdinalSql(doc: string): string {
+  return `((${doc}) % ${DOC_ORDINAL_SPAN})::int`;
 }
 
 /**
@@ -66,8 +81,8 @@ export async function indexFragments(tx: Queryable, botId: string, sourceId: str
         SELECT $1, lexeme, count(*) FROM f GROUP BY lexeme
         ON CONFLICT (bot_id, lexeme) DO UPDATE SET df = t.df + EXCLUDED.df
         RETURNING t.id, t.lexeme)
-     INSERT INTO knowledge_postings (term, seq, ordinal, tf, len, impact)
-     SELECT t.id, f.seq, f.ordinal, f.tf, l.len, ${termWeightSql('f.tf', 'l.len', lengthFactorSql('stats.avgdl'))}
+     INSERT INTO knowledge_postings (term, doc, tf, len, impact)
+     SELECT t.id, ${docKeySql('f.seq', 'f.ordinal')}, f.tf, l.len, ${termWeightSql('f.tf', 'l.len', lengthFactorSql('stats.avgdl'))}
        FROM f JOIN terms t USING (lexeme) JOIN lens l USING (seq, ordinal) CROSS JOIN stats
       ORDER BY t.id`,
     [botId, sourceId],
@@ -82,15 +97,16 @@ export async function unindexFragments(tx: Queryable, botId: string, sourceId: s
   await tx.query(
     `WITH gone AS MATERIALIZED (
         DELETE FROM knowledge_postings p USING knowledge_sources s
-         WHERE s.bot_id = $1 AND s.source_id = $2 AND p.seq = s.seq
-        RETURNING p.ordinal, p.term, p.tf),
+         WHERE s.bot_id = $1 AND s.source_id = $2
+           AND p.doc >= ${docKeySql('s.seq', '0')} AND p.doc < ${docKeySql('s.seq + 1', '0')}
+        RETURNING p.doc, p.term, p.tf),
       words AS MATERIALIZED (SELECT term, count(*)::int AS n FROM gone GROUP BY term),
       dropped AS (
         DELETE FROM knowledge_terms t USING words w WHERE t.id = w.term AND t.df <= w.n),
       kept AS (
         UPDATE knowledge_terms t SET df = t.df - w.n FROM words w WHERE t.id = w.term AND t.df > w.n)
      UPDATE knowledge_stats
-        SET fragments = fragments - (SELECT count(DISTINCT ordinal) FROM gone),
+        SET fragments = fragments - (SELECT count(DISTINCT doc) FROM gone),
             length = length - (SELECT coalesce(sum(tf), 0) FROM gone)
       WHERE bot_id = $1`,
     [botId, sourceId],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { retrievePassages } from '../../lib/knowledge/retrieve';
 import { deleteSource } from '../../lib/knowledge/store';
-import { TITLE_WEIGHT } from '../../lib/knowledge/term-stats';
+import { docOrdinalSql, docSeqSql, TITLE_WEIGHT } from '../../lib/knowledge/term-stats';
 import { http, newBot, testDb } from '../support/helpers';
 
 type Bot = Awaited<ReturnType<typeof newBot>>;
@@ -17,10 +17,10 @@ async function stored(botId: string) {
     db.query(`SELECT fragments::int, length::int FROM knowledge_stats WHERE bot_id = $1`, [botId]),
     db.query(`SELECT lexeme, df FROM knowledge_terms WHERE bot_id = $1 ORDER BY lexeme`, [botId]),
     db.query(
-      `SELECT s.source_id, p.ordinal, t.lexeme, p.tf, p.len
+      `SELECT s.source_id, ${docOrdinalSql('p.doc')} AS ordinal, t.lexeme, p.tf, p.len
          FROM knowledge_postings p
          JOIN knowledge_terms t ON t.id = p.term
-         JOIN knowledge_sources s ON s.bot_id = t.bot_id AND s.seq = p.seq
+         JOIN knowledge_sources s ON s.bot_id = t.bot_id AND s.seq = ${docSeqSql('p.doc')}
         WHERE t.bot_id = $1 ORDER BY 1, 2, 3`,
       [botId],
     ),
