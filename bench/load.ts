@@ -52,7 +52,9 @@ conversations), then run for --warmup seconds, then --seconds are measured:
                      model split by hop (to the API's update, to the turn's start in the worker, to the model), and
                      the time from the model's first piece to the visitor
   end                time to the end frame, over the model's --total-ms (p50, p99)
-  burst              the first fragment of the very first messages, over the model, and its split by hop
+  burst              the first fragment of the very first messages, over the model, and its split by hop; the CPU
+                     from the burst's start until every first turn ended, per first turn (burst_cpu_ms_per_turn:
+                     with --read-ms longer than the burst, a new conversation's first turn alone)
   CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was; the worker's
                      and the API's also by thread (cpu_ms_per_turn_by_thread): the event loop (main), the SDK
                      core's threads, and Node's unnamed ones (V8's GC and compilers, the SDK's workflow thread);
@@ -486,13 +488,22 @@ async function main() {
       const turns: Turn[] = [];
       streamed = [];
       const t0 = performance.now();
+      // What the burst costs: the CPU from its start until every first turn has ended (with a --read-ms longer than
+      // the burst, nothing else runs meanwhile), per first turn.
+      const burstCpuBefore = cpuByRole();
+      let burstCpuAfter: Record<string, number> | undefined;
+      let firstsEnded = 0;
       // Every visitor sends their first message at once: a burst of new conversations.
       const sessions = Array.from({ length: visitors }, () => randomUUID());
       const audience = visitorsTakingTurns(
         visitors,
         async (i, first) => {
           const startedAt = performance.now();
-          turns.push({ startedAt, ...(await streamTurn(sessions[i], i)), first });
+          try {
+            turns.push({ startedAt, ...(await streamTurn(sessions[i], i)), first });
+          } finally {
+            if (first && ++firstsEnded === visitors) burstCpuAfter = cpuByRole();
+          }
         },
         { readMs, jitter },
       );
@@ -572,6 +583,7 @@ async function main() {
         ),
         ...(await splitAtModel(received, db, inWindow, firstMs)),
         burst_hops_ms: await splitAtModel(received, db, burst, firstMs),
+        burst_cpu_ms_per_turn: burstCpuAfter ? cpuPerOperation(burstCpuBefore, burstCpuAfter, visitors) : null,
         cpu_ms_per_turn: cpu,
         platform_cpu_ms_per_turn: Math.round(platformCpu * 10) / 10,
         cpu_ms_per_turn_by_thread: cpuPerOperation(threadsBefore, threadsAfter, Math.max(1, inWindow.length)),

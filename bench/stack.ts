@@ -272,9 +272,10 @@ function descendants(pid: number): { pid: number; cmd: string }[] {
  * embedded Postgres, the Temporal dev server with its history in a file, a worker, the API), in a data folder of its
  * own and on free ports (PORT, EMBEDDED_PG_PORT, TEMPORAL_PORT, TEMPORAL_UI_PORT, DATA_DIR: its documented settings),
  * with the model in a process of its own. Everything else comes from this process's environment, as from a user's
- * shell: `NODE_ENV=production LOG_LEVEL=warn RATE_LIMIT_DIALOGUE=600 npm run bench -- load --user-path`.
+ * shell: `NODE_ENV=production LOG_LEVEL=warn RATE_LIMIT_DIALOGUE=600 npm run bench -- load --user-path`; `defaults`
+ * are settings a user would make for the benchmark's load, which the shell's environment overrides.
  */
-export async function startUserPath(): Promise<{
+export async function startUserPath(defaults: Record<string, string> = {}): Promise<{
   url: string;
   env: Record<string, string>;
   model: ModelProcess;
@@ -291,6 +292,8 @@ export async function startUserPath(): Promise<{
   const model = await startModelProcess(modelLog.write);
   const port = await freePort();
   const env: Record<string, string | undefined> = {
+    // What a user would set for this load (the rate limits of a benchmark's one client), unless the shell says.
+    ...defaults,
     ...process.env,
     // Everything on this machine: a database or Temporal of the shell's would not be the user path.
     DATABASE_URL: undefined,
@@ -341,6 +344,35 @@ export async function startUserPath(): Promise<{
   }
   const runtime = withRuntimeEnv({}, path.join(dataDir, 'runtime.env')) as Record<string, string>;
   return { url: `http://127.0.0.1:${port}`, env: runtime, model, stop };
+}
+
+/**
+ * The platform a request benchmark (chat, polling) measures: its own stack as the tests start it, every rate limit
+ * lifted by a trigger; or with `userPath`, npm start as shipped (`startUserPath`) with `limits` raised as a user
+ * would for one client sending the benchmark's load (`RATE_LIMIT_*`, unless the shell sets them).
+ */
+export async function startMeasuredPlatform(
+  userPath: boolean,
+  limits: Record<string, string>,
+): Promise<{
+  url: string;
+  env: Record<string, string>;
+  modelUrl: string;
+  stop(): Promise<void>;
+  ready(db: Db): Promise<void>;
+}> {
+  if (userPath) {
+    const user = await startUserPath(limits);
+    return { url: user.url, env: user.env, modelUrl: user.model.url, stop: () => user.stop(), ready: async () => {} };
+  }
+  const own = await startBenchStack();
+  return {
+    url: own.platform.apiUrl,
+    env: own.platform.env,
+    modelUrl: own.fake.url,
+    stop: () => own.stop(),
+    ready: (db) => liftRateLimits(db),
+  };
 }
 
 export interface StopOptions {
