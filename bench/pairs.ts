@@ -1,5 +1,15 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { exitOnStopSignals } from '../stack/processes';
@@ -121,6 +131,17 @@ function worktreeOf(rev: string): string {
     mkdirSync(path.dirname(path.join(dir, shared)), { recursive: true });
     symlinkSync(from, path.join(dir, shared));
   }
+  // The checkout's files are newer than the shared packages and pages, which would make `npm start`'s setup (with
+  // --user-path) install packages and build the pages again in the worktree: dated back, they are not.
+  const longAgo = new Date(0);
+  const dateBack = (p: string) => {
+    const stat = lstatSync(p);
+    if (stat.isSymbolicLink()) return;
+    if (stat.isDirectory()) for (const entry of readdirSync(p)) dateBack(path.join(p, entry));
+    utimesSync(p, longAgo, longAgo);
+  };
+  for (const source of ['package-lock.json', 'web'])
+    if (existsSync(path.join(dir, source))) dateBack(path.join(dir, source));
   return dir;
 }
 
