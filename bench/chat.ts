@@ -8,13 +8,12 @@ import {
   benchBot,
   cpuByRole,
   cpuPerOperation,
-  liftRateLimits,
   runConcurrent,
-  startBenchStack,
+  startMeasuredPlatform,
   summarize,
 } from './stack';
 
-const HELP = `Usage: npm run bench -- chat [--turns N] [--concurrency 1,4,16] [--live-turns N] [--cache-turns N]
+const HELP = `Usage: npm run bench -- chat [--turns N] [--concurrency 1,4,16] [--live-turns N] [--cache-turns N] [--user-path]
 
 Platform overhead per chat turn over a zero-latency fake LLM, for POST /v1/api/chat (JSON) and the first fragment
 of POST /v1/api/chat/stream. Starts its own platform (as the tests do). Two kinds of load:
@@ -28,6 +27,8 @@ of POST /v1/api/chat/stream. Starts its own platform (as the tests do). Two kind
                 bot's answer cache (--cache-turns of each, alternating).
 
 Beside them, the same load on a bare Koa route doing one Postgres query (the baseline), in the same run.
+--user-path measures npm start as shipped instead, the model in a process of its own (bench load --help), with
+RATE_LIMIT_DIALOGUE and RATE_LIMIT_READS raised for the one client unless the shell sets them.
 Target: chat overhead p50 under 30 ms at 16 concurrent sessions (the live load). Results: bench/results/chat.json.`;
 
 async function main() {
@@ -38,14 +39,17 @@ async function main() {
   const liveTurns = Number(arg('--live-turns', '15'));
   const cacheTurns = Number(arg('--cache-turns', '40'));
 
-  const stack = await startBenchStack();
-  const db = createDb(stack.platform.env.DATABASE_URL, { max: 4 });
-  const baseline = await startBaseline(stack.platform.env.DATABASE_URL);
+  const stack = await startMeasuredPlatform(process.argv.includes('--user-path'), {
+    RATE_LIMIT_DIALOGUE: '1000000',
+    RATE_LIMIT_READS: '1000000',
+  });
+  const db = createDb(stack.env.DATABASE_URL, { max: 4 });
+  const baseline = await startBaseline(stack.env.DATABASE_URL);
   try {
-    const bot = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
-    const api = stack.platform.apiUrl;
+    const bot = await benchBot(db, stack.env.SECRET_ENCRYPTION_KEY);
+    const api = stack.url;
     const headers = { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' };
-    await liftRateLimits(db);
+    await stack.ready(db);
 
     // Every question is new, so the answer cache never answers for the model in the overhead figures.
     let asked = 0;
@@ -77,7 +81,7 @@ async function main() {
       return first;
     };
     const llmOnce = async () => {
-      const res = await fetch(`${stack.fake.url}/chat/completions`, {
+      const res = await fetch(`${stack.modelUrl}/chat/completions`, {
         method: 'POST',
         headers: { Authorization: 'Bearer x', 'Content-Type': 'application/json' },
         body: JSON.stringify({ model: 'fake-model', messages: [{ role: 'user', content: 'hello' }] }),

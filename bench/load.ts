@@ -7,11 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { type Db, createDb } from '../lib/db';
 import { upsertSource } from '../lib/knowledge/store';
-import type { FakeOpenAI } from '../test/support/fake-openai';
+import type { RecordedRequest } from '../test/support/fake-openai';
 import { type StoredMessage, type StreamedTurn, compareWithTranscript } from './stream-integrity';
 import {
   FAULTS,
   type FaultKind,
+  type InjectFault,
+  type StopOptions,
   benchBot,
   benchOptions,
   cpuByRole,
@@ -22,11 +24,13 @@ import {
   liftRateLimits,
   startBenchCluster,
   startBenchStack,
+  startUserPath,
   summarize,
   visitorsTakingTurns,
 } from './stack';
 
 const HELP = `Usage: npm run bench -- load [--visitors 20,150,300] [--seconds 40] [--warmup 10] [--workers 1] [--cluster N]
+                             [--user-path] [--addresses N]
                              [--first-ms 400] [--total-ms 2000] [--piece 4] [--chars 480] [--read-ms 1000]
                              [--read-jitter 0.5] [--knowledge 0] [--floor]
                              [--fault worker-kill|worker-deploy|postgres|temporal|api-kill] [--fault-at S]
@@ -48,7 +52,9 @@ conversations), then run for --warmup seconds, then --seconds are measured:
                      model split by hop (to the API's update, to the turn's start in the worker, to the model), and
                      the time from the model's first piece to the visitor
   end                time to the end frame, over the model's --total-ms (p50, p99)
-  burst              the first fragment of the very first messages, over the model, and its split by hop
+  burst              the first fragment of the very first messages, over the model, and its split by hop; the CPU
+                     from the burst's start until every first turn ended, per first turn (burst_cpu_ms_per_turn:
+                     with --read-ms longer than the burst, a new conversation's first turn alone)
   CPU per turn       milliseconds of CPU per completed turn, by process, and how idle the machine was; the worker's
                      and the API's also by thread (cpu_ms_per_turn_by_thread): the event loop (main), the SDK
                      core's threads, and Node's unnamed ones (V8's GC and compilers, the SDK's workflow thread);
@@ -70,6 +76,16 @@ conversations), then run for --warmup seconds, then --seconds are measured:
                      API replica behind the balancer and starts it again (worker-deploy: without --cluster only).
                      Reported: how the turns then in flight ended (answered and how late over the model, error
                      frames by code, cut, failed) and how long until the part was back
+
+--user-path measures what a user runs: \`npm start\` as shipped (scripts/launch.sh: setup, then the embedded Postgres, the
+Temporal dev server with its history in a file, a worker, the API), in a data folder of its own on free ports, started
+with this shell's environment (so \`NODE_ENV=production LOG_LEVEL=warn npm run bench -- load --user-path\` is that user's
+platform); the model (test/support/fake-openai.ts) in a process of its own (its CPU is the model's); each visitor from
+a loopback address of its own (127.0.x.y: the whole 127.0.0.0/8 is loopback on Linux), as a site's visitors are; the
+rate limits in force as configured (the spec's unless RATE_LIMIT_* is set: one visitor stays well within them). The
+process npm start leaves in the foreground (scripts/start.ts, which relays its parts' output) shows as "other".
+--addresses N spreads the visitors over N loopback addresses instead (1: all from one, as without --user-path; then
+set RATE_LIMIT_DIALOGUE for the load). Without --user-path every limit is lifted by a trigger on rate_windows.
 
 --workers 2 starts a second worker on the same task queue. Starts its own platform (as the tests do): the Temporal dev
 server, one API — or with --cluster N the production shape (npm run cluster: a real Temporal server, N API replicas
@@ -155,13 +171,13 @@ function perTurn(before: Record<string, number>, after: Record<string, number>, 
  * turn's first statement, the request).
  */
 async function splitAtModel(
-  fake: Pick<FakeOpenAI, 'requests'>,
+  requests: RecordedRequest[],
   db: { query: ReturnType<typeof createDb>['query'] },
   turns: Turn[],
   firstMs: number,
 ) {
   const received = new Map<number, number>();
-  for (const r of fake.requests) {
+  for (const r of requests) {
     const messages = (r.body?.messages ?? []) as { role: string; content: unknown }[];
     const asked = messages.filter((m) => m.role === 'user').at(-1)?.content;
     const n = typeof asked === 'string' ? /question (\d+) from/.exec(asked) : null;
@@ -258,6 +274,16 @@ async function writeKnowledge(db: Db, botId: string, sources: number): Promise<v
   if (sources) await db.query('ANALYZE knowledge_fragments');
 }
 
+/**
+ * The loopback address visitor `n` connects from, when the visitors are spread over `addresses` of them (0: one
+ * each): 127.0.0.1, 127.0.0.2, … 127.0.0.254, 127.0.1.1, … — all loopback on Linux, so no alias is needed, and the
+ * API sees each as a client of its own (its rate windows are per key and address).
+ */
+function visitorAddress(n: number, addresses: number): string {
+  const i = addresses ? n % addresses : n;
+  return `127.0.${Math.floor(i / 254)}.${1 + (i % 254)}`;
+}
+
 /** A part killed during the measured window (--fault): when, the turns then in flight, how soon it was back. */
 interface Fault {
   kind: FaultKind;
@@ -311,6 +337,11 @@ async function main() {
   const fault = arg('--fault', '') as FaultKind | '';
   const faultAt = Number(arg('--fault-at', String(Math.round(seconds / 3))));
   const faultFor = Number(arg('--fault-for', '10'));
+  const userPath = process.argv.includes('--user-path');
+  const addresses = Number(arg('--addresses', userPath ? '0' : '1'));
+  if (userPath && (replicas || workers > 1 || fault)) {
+    throw new Error('--user-path runs npm start as shipped: one API, one worker, no --cluster, --workers or --fault');
+  }
   const shape = replicas ? 'cluster' : 'single';
   if (fault && !(FAULTS[shape] as readonly string[]).includes(fault)) {
     throw new Error(
@@ -318,16 +349,40 @@ async function main() {
     );
   }
 
-  const stack = replicas
-    ? await startBenchCluster({ apis: replicas, workers })
-    : await startBenchStack({ persistTemporal: fault === 'temporal', workers }).then((single) => ({
-        url: single.platform.apiUrl,
-        env: single.platform.env,
-        fake: single.fake,
-        injectFault: single.injectFault,
-        stop: single.stop,
+  const stack: {
+    url: string;
+    env: Record<string, string>;
+    /** What the model has received so far; forgotten after each level (`forget`). */
+    modelRequests(): Promise<RecordedRequest[]>;
+    forget(): Promise<void>;
+    injectFault: InjectFault;
+    stop: (opts?: StopOptions) => Promise<void>;
+  } = userPath
+    ? await startUserPath().then((user) => ({
+        url: user.url,
+        env: user.env,
+        modelRequests: () => user.model.requests(),
+        forget: () => user.model.reset(),
+        injectFault: () => Promise.reject(new Error('no --fault with --user-path')),
+        stop: user.stop,
+      }))
+    : await (
+        replicas
+          ? startBenchCluster({ apis: replicas, workers })
+          : startBenchStack({ persistTemporal: fault === 'temporal', workers }).then((single) => ({
+              url: single.platform.apiUrl,
+              env: single.platform.env,
+              fake: single.fake,
+              injectFault: single.injectFault,
+              stop: single.stop,
+            }))
+      ).then((own) => ({
+        ...own,
+        modelRequests: async () => own.fake.requests,
+        forget: async () => undefined,
       }));
   const db = createDb(stack.env.DATABASE_URL, { max: 2 });
+  const addressOf = (visitor: number) => visitorAddress(visitor, addresses);
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const results: Record<string, unknown>[] = [];
   try {
@@ -337,7 +392,8 @@ async function main() {
       bot.bot_id,
       `fake-pace-${firstMs}-${totalMs}-${piece}`,
     ]);
-    await liftRateLimits(db);
+    // The user path keeps the limits in force (one visitor is far within them); else they are lifted.
+    if (!userPath) await liftRateLimits(db);
     await writeKnowledge(db, bot.bot_id, knowledgeSources);
     const api = stack.url;
     const headers = { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' };
@@ -353,7 +409,7 @@ async function main() {
      * as the spec defines them, so what the visitor read can be compared with what was stored (stream-integrity.ts);
      * an error frame, or a stream without its end frame, fails the turn.
      */
-    const streamTurn = (session: string): Promise<Omit<Turn, 'startedAt' | 'first'>> => {
+    const streamTurn = (session: string, visitor: number): Promise<Omit<Turn, 'startedAt' | 'first'>> => {
       const started = performance.now();
       const sentAt = Date.now();
       const question = ++asked;
@@ -368,7 +424,12 @@ async function main() {
       return new Promise<Omit<Turn, 'startedAt' | 'first'>>((resolve, reject) => {
         const req = http.request(
           `${api}/v1/api/chat/stream`,
-          { method: 'POST', agent, headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } },
+          {
+            method: 'POST',
+            agent,
+            headers: { ...headers, 'Content-Length': Buffer.byteLength(body) },
+            localAddress: addressOf(visitor),
+          },
           (res) => {
             res.setEncoding('utf8');
             let buffer = '';
@@ -421,19 +482,28 @@ async function main() {
     };
 
     // Warm up: JIT, pools, workflow caches.
-    await Promise.all(Array.from({ length: 8 }, () => streamTurn(randomUUID())));
+    await Promise.all(Array.from({ length: 8 }, (_, i) => streamTurn(randomUUID(), i)));
 
     for (const visitors of levels) {
       const turns: Turn[] = [];
       streamed = [];
       const t0 = performance.now();
+      // What the burst costs: the CPU from its start until every first turn has ended (with a --read-ms longer than
+      // the burst, nothing else runs meanwhile), per first turn.
+      const burstCpuBefore = cpuByRole();
+      let burstCpuAfter: Record<string, number> | undefined;
+      let firstsEnded = 0;
       // Every visitor sends their first message at once: a burst of new conversations.
       const sessions = Array.from({ length: visitors }, () => randomUUID());
       const audience = visitorsTakingTurns(
         visitors,
         async (i, first) => {
           const startedAt = performance.now();
-          turns.push({ startedAt, ...(await streamTurn(sessions[i])), first });
+          try {
+            turns.push({ startedAt, ...(await streamTurn(sessions[i], i)), first });
+          } finally {
+            if (first && ++firstsEnded === visitors) burstCpuAfter = cpuByRole();
+          }
         },
         { readMs, jitter },
       );
@@ -473,6 +543,8 @@ async function main() {
         [sessions],
       );
       const integrity = compareWithTranscript(streamed, transcript.rows);
+      const received = await stack.modelRequests();
+      await stack.forget();
 
       // The very first messages, sent in the same second: the burst of new conversations.
       const burst = turns.filter((t) => t.first && t.startedAt - t0 < 1000);
@@ -488,7 +560,12 @@ async function main() {
       const row = {
         visitors,
         workers,
-        shape: replicas ? `cluster: real Temporal server, ${replicas} API replicas` : 'dev server, one API',
+        shape: userPath
+          ? `npm start as shipped${process.env.NODE_ENV ? ` (NODE_ENV=${process.env.NODE_ENV})` : ''}, model in its own process`
+          : replicas
+            ? `cluster: real Temporal server, ${replicas} API replicas`
+            : 'dev server, one API',
+        client_addresses: addresses || visitors,
         turns_per_s: Math.round(rate * 10) / 10,
         ideal_turns_per_s: Math.round(ideal * 10) / 10,
         of_ideal: `${Math.round((rate / ideal) * 100)} %`,
@@ -504,8 +581,9 @@ async function main() {
           burst.map((t) => t.firstMs),
           firstMs,
         ),
-        ...(await splitAtModel(stack.fake, db, inWindow, firstMs)),
-        burst_hops_ms: await splitAtModel(stack.fake, db, burst, firstMs),
+        ...(await splitAtModel(received, db, inWindow, firstMs)),
+        burst_hops_ms: await splitAtModel(received, db, burst, firstMs),
+        burst_cpu_ms_per_turn: burstCpuAfter ? cpuPerOperation(burstCpuBefore, burstCpuAfter, visitors) : null,
         cpu_ms_per_turn: cpu,
         platform_cpu_ms_per_turn: Math.round(platformCpu * 10) / 10,
         cpu_ms_per_turn_by_thread: cpuPerOperation(threadsBefore, threadsAfter, Math.max(1, inWindow.length)),
@@ -558,7 +636,7 @@ async function main() {
       path.join(
         __dirname,
         'results',
-        `load${replicas ? `-cluster-${replicas}` : ''}${workers > 1 ? `-${workers}-workers` : ''}.json`,
+        `load${userPath ? '-user-path' : ''}${replicas ? `-cluster-${replicas}` : ''}${workers > 1 ? `-${workers}-workers` : ''}.json`,
       ),
       JSON.stringify(out, null, 2),
     );

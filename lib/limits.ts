@@ -244,3 +244,5 @@ export const LIMITS = {
 } as const;
 
 export type RateGroup = keyof typeof LIMITS.rateGroups;
+/** Requests a minute per key + client address, by group: the spec's `rateGroups` unless configured (`rateLimitsOf`). */
+export type RateLimits = Record<RateGroup, number>;

@@ -2,7 +2,7 @@ import { type KeyRateChecker, type Principal, createKeyRateChecker } from '../..
 import { clientBucket } from '../../lib/client-address';
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
-import { LIMITS, type RateGroup } from '../../lib/limits';
+import { LIMITS, type RateGroup, type RateLimits } from '../../lib/limits';
 import type { AppContext, AppMiddleware } from '../context';
 import { requireKey } from './auth';
 import { enforceRateWindow } from './rate-limit';
@@ -92,6 +92,7 @@ function setCors(ctx: AppContext, origin: string): void {
 export function widgetPreflight(
   db: Db,
   own: OwnOrigins,
+  limits: RateLimits,
   note?: NoteOrigin,
   checker: KeyRateChecker = createKeyRateChecker(db),
 ): AppMiddleware {
@@ -113,7 +114,7 @@ export function widgetPreflight(
       throw new ApiError('service_unavailable', 'The key could not be checked right now; retry shortly');
     }
     if (!found) return;
-    if (found.window) enforceRateWindow(ctx, PREFLIGHT_GROUP, found.window.count, found.window.reset);
+    if (found.window) enforceRateWindow(ctx, limits[PREFLIGHT_GROUP], found.window.count, found.window.reset);
     if (!decidePage(ctx, origin, found.principal, own, note)) return;
     ctx.set('Access-Control-Allow-Origin', origin);
     ctx.set('Access-Control-Allow-Methods', 'GET, POST');
@@ -133,10 +134,17 @@ export function widgetPreflight(
  */
 export function widgetAccess(
   db: Db,
-  opts: { rateGroup: RateGroup; checker?: KeyRateChecker; own: OwnOrigins; noteOrigin?: NoteOrigin },
+  opts: {
+    rateGroup: RateGroup;
+    rateLimits: RateLimits;
+    checker?: KeyRateChecker;
+    own: OwnOrigins;
+    noteOrigin?: NoteOrigin;
+  },
 ): AppMiddleware {
   return requireKey(db, ['public'], {
     rateGroup: opts.rateGroup,
+    rateLimits: opts.rateLimits,
     checker: opts.checker,
     keyOf: presentedKey,
     missing: 'the public key: `key` query parameter or X-Bot-Key header',
