@@ -3,15 +3,10 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createDb } from '../lib/db';
 import { startBaseline } from './baseline';
-import {
-  benchOptions,
-  benchBot,
-  cpuByRole,
-  cpuPerOperation,
-  runConcurrent,
-  startMeasuredPlatform,
-  summarize,
-} from './stack';
+import { cpuByRole, cpuPerOperation } from './cpu';
+import { benchOptions, runConcurrent, summarize } from './measure';
+import { benchBot } from './stack';
+import { startMeasuredPlatform } from './user-path';
 
 const HELP = `Usage: npm run bench -- chat [--turns N] [--concurrency 1,4,16] [--live-turns N] [--cache-turns N] [--user-path]
 

@@ -13,7 +13,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { exitOnStopSignals } from '../stack/processes';
-import { benchOptions } from './stack';
+import { benchOptions } from './measure';
 
 const HELP = `Usage: npm run bench -- pairs [--rounds 3] [--base REV] [--env-a "K=V ..."] [--env-b "K=V ..."]
                               [--args-a "..."] [--args-b "..."] -- <load options>

@@ -6,7 +6,8 @@ import pg from 'pg';
 import { createDb, type Db } from '../lib/db';
 import { retrievePassages } from '../lib/knowledge/retrieve';
 import { upsertSource } from '../lib/knowledge/store';
-import { benchBot, benchOptions, startBenchStack, summarize } from './stack';
+import { benchOptions, summarize } from './measure';
+import { benchBot, startBenchStack } from './stack';
 
 const HELP = `Usage: npm run bench -- retrieval [--set DIR] [--sizes 1000,10000,100000] [--no-latency]
 
