@@ -1,4 +1,15 @@
-/* Latency summaries, concurrency and the audience of the request benchmarks. */
+/* Latency summaries, concurrency, seeded randomness and the audience of the request benchmarks. */
+
+/** Deterministic PRNG (mulberry32), so every run indexes and asks the same things. */
+export function seededRandom(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
@@ -15,6 +26,17 @@ export function summarize(ms: number[]) {
     p99: round(percentile(s, 99)),
     max: round(s.at(-1) ?? NaN),
   };
+}
+
+/** Runs `run` `n` times one after the other, returning each call's latency in ms. */
+export async function timedOneByOne(n: number, run: (i: number) => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await run(i);
+    out.push(performance.now() - started);
+  }
+  return out;
 }
 
 /** Runs `task` `total` times with `concurrency` in flight, returning each call's latency in ms. */
