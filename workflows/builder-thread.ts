@@ -101,6 +101,7 @@ interface Thread {
   untrustedWithin: number;
   /** Turns asked for in this run: continuing as new and the idle end count them. */
   turns: number;
+  /** A turn is under way: the next in line waits for it. */
   running: boolean;
   /** Turn ids waiting for the turn in progress, in order of arrival. */
   readonly queue: string[];
