@@ -4,7 +4,7 @@ import { IDEMPOTENCY_HEADER, type RouteDef } from './route';
 import { ErrorBody } from '../lib/schemas/common';
 import { SESSION_COOKIE } from '../lib/sessions';
 
-export const API_VERSION = '1.3.0';
+const API_VERSION = '1.3.0';
 
 type JsonSchema = Record<string, unknown>;
 

@@ -10,7 +10,7 @@ import type { AppContext, AppMiddleware } from './context';
  * `web/dashboard/dist/` (never committed). Every page path answers the app's `index.html` (the app reads the path);
  * its assets, whose names carry a hash of their content, are served under `/app/assets/` and cached for a year.
  */
-export const DASHBOARD_DIST = path.join(__dirname, '..', 'web', 'dashboard', 'dist');
+const DASHBOARD_DIST = path.join(__dirname, '..', 'web', 'dashboard', 'dist');
 /** Where Vite's `base` puts the assets (web/dashboard/vite.config.ts). */
 export const ASSET_PREFIX = '/app/assets/';
 /**

@@ -183,7 +183,7 @@ function deprecationHeaders(d: NonNullable<RouteDef['deprecated']>): AppMiddlewa
   };
 }
 
-export function koaPath(path: string): string {
+function koaPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 

@@ -36,7 +36,7 @@ const KNOWLEDGE_WORDS = Array.from(
 );
 
 /** A visitor's question about the knowledge base: two of its words, a different pair from one question to the next. */
-export function topicOf(question: number): string {
+function topicOf(question: number): string {
   const w = KNOWLEDGE_WORDS;
   return `where is the ${w[question % w.length]} near the ${w[(question * 7 + 3) % w.length]}?`;
 }

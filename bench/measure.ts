@@ -76,7 +76,7 @@ export function benchOptions(help: string): ((name: string, fallback: string) =>
  * every reading takes the same time), so each of their turns lands in a burst of all of them; people read at their
  * own pace, and drift apart after a burst.
  */
-export function readingTime(readMs: number, jitter: number): number {
+function readingTime(readMs: number, jitter: number): number {
   return readMs * (1 + jitter * (2 * Math.random() - 1));
 }
 

@@ -21,7 +21,7 @@ export interface ModelProcess {
 const ROOT = path.join(__dirname, '..');
 
 /** Starts test/support/fake-openai.ts as a process of its own: its pacing timers and sockets off the load generator. */
-export async function startModelProcess(logTo?: (line: string) => void): Promise<ModelProcess> {
+async function startModelProcess(logTo?: (line: string) => void): Promise<ModelProcess> {
   let url = '';
   const proc = startProcess(
     'model',

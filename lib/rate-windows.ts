@@ -19,7 +19,7 @@ export async function countInWindows(
 }
 
 /** The current window's count of each bucket (0 for a bucket with none), without counting anything. */
-export async function readWindows(
+async function readWindows(
   db: Queryable,
   buckets: string[],
 ): Promise<{ bucket: string; count: number; reset: number }[]> {

@@ -48,7 +48,7 @@ export function devServerCpus(env: NodeJS.ProcessEnv = process.env, cores = os.a
  * 5 s IO deadline. A write-ahead log synced at checkpoints instead: a crash of the process loses nothing; a power loss
  * may lose the last transactions, never the file (docs/decisions/dev-server-history-file.md).
  */
-export const HISTORY_FILE_PRAGMAS = ['journal_mode=WAL', 'synchronous=NORMAL'];
+const HISTORY_FILE_PRAGMAS = ['journal_mode=WAL', 'synchronous=NORMAL'];
 
 export interface TemporalDevServer {
   address: string;

@@ -22,24 +22,24 @@ import {
 } from './contracts/builder-thread';
 
 /** A turn has up to three minutes (spec, Limits: builder turn). */
-export const TURN_BUDGET_MS = 3 * 60_000;
+const TURN_BUDGET_MS = 3 * 60_000;
 /** Model steps in one turn: each is a model call and the tool calls it asked for. */
-export const MAX_STEPS = 8;
+const MAX_STEPS = 8;
 /** Messages of earlier turns the model sees (user and assistant texts). */
 export const HISTORY_MESSAGES = 40;
 /** A result finished this recently may still be on its way to its own caller: the next turn waits for its receipt. */
-export const RECEIPT_GRACE_MS = 3_000;
+const RECEIPT_GRACE_MS = 3_000;
 /** Start afresh well before the history gets long (each turn is a handful of events per step). */
-export const TURNS_BEFORE_CONTINUE_AS_NEW = 100;
+const TURNS_BEFORE_CONTINUE_AS_NEW = 100;
 /** A builder conversation untouched this long ends; its next message starts a new one. */
 export const IDLE_END_MS = 30 * 24 * 3600 * 1000;
 
-export const BUSY_TEXT =
+const BUSY_TEXT =
   'The builder is still working on the previous message of this conversation, so nothing was changed. ' +
   'Send your message again in a moment.';
 
 /** A turn that could not ask the model because the workspace has no credits left (README, Credits). */
-export const NO_CREDITS_TEXT =
+const NO_CREDITS_TEXT =
   "No credits left: the builder's AI is paid from this workspace's credits, and there are none, so nothing more was " +
   'changed. Add credits on the Billing page (a new workspace gets its included credits once its owner confirms the ' +
   'e-mail address), then send the message again.';

@@ -44,7 +44,7 @@ export const NON_RETRYABLE: FailureType[] = (Object.keys(FAILURES) as FailureTyp
   (t) => !FAILURES[t].retryable,
 );
 
-export function isFailureType(type: string | undefined | null): type is FailureType {
+function isFailureType(type: string | undefined | null): type is FailureType {
   return typeof type === 'string' && Object.prototype.hasOwnProperty.call(FAILURES, type);
 }
 
@@ -65,14 +65,14 @@ export interface FailureInfo {
  * The first ApplicationFailure in a failure's cause chain. Activity, local-activity and child-workflow failures
  * wrap the original differently; walking the chain reads them all the same way (STYLE.md: match by `type`).
  */
-export function applicationFailureIn(err: unknown): ApplicationFailure | undefined {
+function applicationFailureIn(err: unknown): ApplicationFailure | undefined {
   for (let e: unknown = err; e; e = (e as TemporalFailure).cause) {
     if (e instanceof ApplicationFailure) return e;
   }
   return undefined;
 }
 
-export function isTimeout(err: unknown): boolean {
+function isTimeout(err: unknown): boolean {
   for (let e: unknown = err; e; e = (e as TemporalFailure).cause) {
     if (e instanceof TimeoutFailure) return true;
   }

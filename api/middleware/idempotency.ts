@@ -26,7 +26,7 @@ export interface IdempotencyLease {
 /** Longer than any request runs (a turn's budget is at most minutes): past it the lease is no longer renewed. */
 const MAX_OWNED_MS = 15 * 60_000;
 
-export const DEFAULT_LEASE: IdempotencyLease = {
+const DEFAULT_LEASE: IdempotencyLease = {
   leaseSeconds: LIMITS.idempotencyLeaseSeconds,
   renewSeconds: LIMITS.idempotencyLeaseSeconds / 3,
 };

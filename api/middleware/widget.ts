@@ -13,7 +13,7 @@ import { enforceRateWindow } from './rate-limit';
  * `key` query parameter — a preflight carries no header values, so only the address can say which bot it is for —
  * or in `X-Bot-Key` for callers that are not browsers.
  */
-export const WIDGET_PREFIX = '/v1/widget/';
+const WIDGET_PREFIX = '/v1/widget/';
 
 const ALLOWED_HEADERS = 'Content-Type, X-Bot-Key, X-Visitor-Token, X-Request-Id';
 const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';

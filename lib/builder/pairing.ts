@@ -36,7 +36,7 @@ export interface PairingView {
 }
 
 /** `ABCDEFGH` → `ABCD-EFGH`. */
-export function formatPairingCode(code: string): string {
+function formatPairingCode(code: string): string {
   return `${code.slice(0, 4)}-${code.slice(4)}`;
 }
 
@@ -44,7 +44,7 @@ export function formatPairingCode(code: string): string {
  * What a person typed (`abcd-efgh`, `ABCD EFGH`, `abcdefgh`) as the stored code, or undefined when it cannot be one:
  * the caller answers as for an unknown code.
  */
-export function normalizePairingCode(input: string): string | undefined {
+function normalizePairingCode(input: string): string | undefined {
   const code = input.toUpperCase().replace(/[\s-]/g, '');
   if (code.length !== CODE_LENGTH) return undefined;
   for (const ch of code) if (!PAIRING_CODE_ALPHABET.includes(ch)) return undefined;

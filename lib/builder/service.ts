@@ -19,12 +19,12 @@ import {
 } from '../../workflows/contracts/builder-thread';
 import { createBuilderOverview } from './overview';
 
-export const NO_LLM_TEXT =
+const NO_LLM_TEXT =
   'The builder needs an LLM to talk: the platform has none configured (OPENAI_API_KEY). Nothing was changed. ' +
   'The agents and incidents tools work without one.';
 
 /** A message the server kept refusing because the thread's workflow task keeps failing (its worker overloaded). */
-export const WORKER_BUSY_TEXT =
+const WORKER_BUSY_TEXT =
   'The builder cannot take messages at the moment (its worker is overloaded), so nothing was changed. ' +
   'Send your message again in a few seconds.';
 

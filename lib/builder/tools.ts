@@ -110,7 +110,7 @@ async function agent(ctx: ToolContext, botId: string) {
   return ctx.ports.services.bots.get(botId);
 }
 
-export const BUILDER_TOOLS = {
+const BUILDER_TOOLS = {
   list_agents: tool({
     description: 'Lists the agents of the workspace with their knowledge and channel counts.',
     args: z.object({}),

@@ -45,7 +45,7 @@ export const MAX_DEPTH = 256;
  * Readability is not run on pages with more elements than this (the largest of the 311 real pages had about 10 000);
  * they keep the fallback. Bounds its time on a hostile page to a few seconds.
  */
-export const READABILITY_MAX_ELEMENTS = 20_000;
+const READABILITY_MAX_ELEMENTS = 20_000;
 /** Readability's own threshold: article text shorter than this means it found no article. */
 const ARTICLE_MIN_CHARS = 500;
 

@@ -53,7 +53,7 @@ const EVENT_WORDS: Record<string, string> = {
 };
 
 /** An address as told in notifications and e-mails: scheme and host only (paths and queries often carry tokens). */
-export function addressOrigin(url: string): string {
+function addressOrigin(url: string): string {
   try {
     const u = new URL(url);
     return `${u.protocol}//${u.host}`;

@@ -22,7 +22,7 @@ export interface CacheKeyParts {
 }
 
 /** The question as it is compared: Unicode-normalized, lower case, spaces collapsed, closing punctuation dropped. */
-export function normalizeQuestion(text: string): string {
+function normalizeQuestion(text: string): string {
   return text
     .normalize('NFKC')
     .toLowerCase()

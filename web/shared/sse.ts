@@ -48,7 +48,7 @@ const sourcesOf = (v: unknown): { sources?: AnswerSource[] } => {
 };
 
 /** One frame's JSON as the widget reads it; null for anything that is not a frame (ignored, not fatal). */
-export function toFrame(json: unknown): StreamFrame | null {
+function toFrame(json: unknown): StreamFrame | null {
   if (!json || typeof json !== 'object') return null;
   const f = json as Record<string, unknown>;
   // Errors are detected by the presence of `error` (spec): the internal error frame has no `code`.
