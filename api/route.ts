@@ -80,9 +80,9 @@ export interface RouteDef<B extends Schema = any, Q extends Schema = any, P exte
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string; headers?: string[] }>;
   /** Error codes this route can answer with, documented under their statuses. */
   errors?: ErrorCode[];
-  /** Rate group of the spec's Limits table; absent = not rate limited (admin routes). */
+  /** Rate group of the contract's Limits table; absent = not rate limited (admin routes). */
   rateGroup?: RateGroup;
-  /** Honours `Idempotency-Key` (spec, Idempotency). */
+  /** Honours `Idempotency-Key` (contract, Idempotency). */
   idempotent?: boolean;
   /** Extra middleware between idempotency and the handler. */
   use?: AppMiddleware[];
@@ -104,7 +104,7 @@ export const ALL_ROLES: readonly Role[] = ['owner', 'admin', 'operator'];
 /** The default of session routes: the people who manage agents. */
 export const MANAGERS: readonly Role[] = ['owner', 'admin'];
 
-/** Errors of the key check every key-authenticated route can answer with (spec, Authentication rules 1–3). */
+/** Errors of the key check every key-authenticated route can answer with (contract, Authentication rules 1–3). */
 export const AUTH_ERRORS = [
   'missing_key',
   'invalid_key',

@@ -89,7 +89,7 @@ export function streamingVisitors(settings: VisitorSettings) {
   const state = { streamed: [] as StreamedTurn[] };
   /**
    * One streamed turn: times to the first delta and to the end frame, from the request's start. Its frames are read
-   * as the spec defines them, so what the visitor read can be compared with what was stored (stream-integrity.ts);
+   * as the contract defines them, so what the visitor read can be compared with what was stored (stream-integrity.ts);
    * an error frame, or a stream without its end frame, fails the turn.
    */
   const streamTurn = (session: string, visitor: number): Promise<Omit<Turn, 'startedAt' | 'first'>> => {

@@ -77,7 +77,7 @@ Temporal dev server with its history in a file, a worker, the API), in a data fo
 with this shell's environment (so \`NODE_ENV=production LOG_LEVEL=warn npm run bench -- load --user-path\` is that user's
 platform); the model (test/support/fake-openai.ts) in a process of its own (its CPU is the model's); each visitor from
 a loopback address of its own (127.0.x.y: the whole 127.0.0.0/8 is loopback on Linux), as a site's visitors are; the
-rate limits in force as configured (the spec's unless RATE_LIMIT_* is set: one visitor stays well within them). The
+rate limits in force as configured (the contract's unless RATE_LIMIT_* is set: one visitor stays well within them). The
 process npm start leaves in the foreground (scripts/start.ts, which relays its parts' output) shows as "other".
 --addresses N spreads the visitors over N loopback addresses instead (1: all from one, as without --user-path; then
 set RATE_LIMIT_DIALOGUE for the load). Without --user-path every limit is lifted by a trigger on rate_windows.

@@ -13,7 +13,7 @@ const bool = z
 
 const port = z.coerce.number().int().min(0).max(65535);
 
-/** A rate group's requests a minute per key + client address, the spec's limit unless set (`rateLimitsOf`). */
+/** A rate group's requests a minute per key + client address, the contract's limit unless set (`rateLimitsOf`). */
 const rateLimit = (group: keyof RateLimits) =>
   z.coerce.number().int().min(1).max(1_000_000).default(LIMITS.rateGroups[group]);
 
@@ -38,7 +38,7 @@ export const configSchema = z.object({
   /** When set, `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /**
-   * Requests a minute per key and client address (spec, Limits), by group: the spec's 60 dialogue and 240 reads, and
+   * Requests a minute per key and client address (contract, Limits), by group: the contract's 60 dialogue and 240 reads, and
    * the widget's 60 / 600 / 10 (docs/decisions/076-widget-callers.md) unless set. Raise them for callers who send more
    * from one address than a visitor does: a server-side integration, a load test
    * (docs/decisions/user-path-load-benchmark.md).
@@ -161,7 +161,7 @@ export const configSchema = z.object({
   BUILDER_QUEUE_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   TRIGGER_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /**
-   * The wait before a failed webhook delivery's first retry; the next ones wait 5 and 25 times as long (spec, Delivery
+   * The wait before a failed webhook delivery's first retry; the next ones wait 5 and 25 times as long (contract, Delivery
    * rules 1: after 1, 5 and 25 s). Read by whoever starts a delivery (the worker for events, the API for "send
    * again"); the test stacks shorten it so a delivery given up is seen within a test.
    */
@@ -229,7 +229,7 @@ export function embeddingModelOf(config: Pick<Config, 'OPENAI_API_KEY' | 'EMBEDD
   return config.OPENAI_API_KEY && config.EMBEDDING_MODEL ? config.EMBEDDING_MODEL : undefined;
 }
 
-/** The rate limits in force (RATE_LIMIT_*), by group; a group not given is the spec's. */
+/** The rate limits in force (RATE_LIMIT_*), by group; a group not given is the contract's. */
 export function rateLimitsOf(config: Partial<Pick<Config, (typeof RATE_LIMIT_SETTINGS)[RateGroup]>>): RateLimits {
   const limits = { ...LIMITS.rateGroups } as RateLimits;
   for (const [group, name] of Object.entries(RATE_LIMIT_SETTINGS) as [RateGroup, keyof typeof config][]) {

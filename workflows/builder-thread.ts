@@ -21,7 +21,7 @@ import {
   principalOwner,
 } from './contracts/builder-thread';
 
-/** A turn has up to three minutes (spec, Limits: builder turn). */
+/** A turn has up to three minutes (contract, Limits: builder turn). */
 const TURN_BUDGET_MS = 3 * 60_000;
 /** Model steps in one turn: each is a model call and the tool calls it asked for. */
 const MAX_STEPS = 8;
@@ -128,7 +128,7 @@ interface TurnState {
 }
 
 /**
- * One builder conversation (spec, Builder over MCP, behaviour of `constructor`): its memory, what awaits the owner's
+ * One builder conversation (contract, Builder over MCP, behaviour of `constructor`): its memory, what awaits the owner's
  * consent, and the results its callers have not received yet. Turns run one after another; a call queued past its
  * wait answers "busy" and changes nothing; a turn whose caller went still finishes, and its result leads the next
  * response. Each turn is an agent loop of activities — a model step, then the tool calls it asked for — so a worker

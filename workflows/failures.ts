@@ -25,13 +25,13 @@ export const FAILURES = {
   scan_failed: { retryable: false, api: 'internal_error' },
   /** An owner's check of an agent gave up (its workflow's own failure; docs/decisions/owner-check.md). */
   check_failed: { retryable: false, api: 'internal_error' },
-  /** A webhook receiver answered 4xx or a redirect: final (spec, Delivery rules 2). */
+  /** A webhook receiver answered 4xx or a redirect: final (contract, Delivery rules 2). */
   webhook_rejected: { retryable: false, api: 'internal_error' },
-  /** A webhook address the SSRF policy refuses: final (spec, Delivery rules 5). */
+  /** A webhook address the SSRF policy refuses: final (contract, Delivery rules 5). */
   webhook_blocked: { retryable: false, api: 'internal_error' },
-  /** A webhook receiver answered 5xx or could not be reached: retried 1, 5, 25 s (spec, Delivery rules 1). */
+  /** A webhook receiver answered 5xx or could not be reached: retried 1, 5, 25 s (contract, Delivery rules 1). */
   webhook_failed: { retryable: true, api: 'internal_error' },
-  /** `POST /v1/api/handoff` on a bot whose handoff is off: the spec's 404. */
+  /** `POST /v1/api/handoff` on a bot whose handoff is off: the contract's 404. */
   handoff_disabled: { retryable: false, api: 'not_found' },
   /** Anything unclassified (storage kept failing, a bug): safe for the client to retry. */
   internal_error: { retryable: false, api: 'internal_error' },

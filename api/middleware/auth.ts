@@ -14,7 +14,7 @@ import type { AppContext, AppMiddleware } from '../context';
 import { clientBucket } from '../../lib/client-address';
 
 /**
- * Key authentication (spec, Authentication rules 1–3): no key → 401 `missing_key`; unknown or revoked → 401
+ * Key authentication (contract, Authentication rules 1–3): no key → 401 `missing_key`; unknown or revoked → 401
  * `invalid_key`; a valid key of another type (a `pk_` on `/v1/api/*`) → 403 `wrong_key_type`; storage down, so
  * the key cannot be checked → 503 `service_unavailable`, which the client may retry.
  */
@@ -24,7 +24,7 @@ export function requireKey(
   opts: {
     header?: 'x-bot-key' | 'authorization';
     rateGroup?: RateGroup;
-    /** The limits in force (RATE_LIMIT_*, lib/config.ts `rateLimitsOf`); the spec's unless given. */
+    /** The limits in force (RATE_LIMIT_*, lib/config.ts `rateLimitsOf`); the contract's unless given. */
     rateLimits?: RateLimits;
     checker?: KeyRateChecker;
     /** Where the key is read when not from `header` (the widget: a query parameter first); '' = none. */

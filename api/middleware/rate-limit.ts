@@ -19,7 +19,7 @@ function secondsToWindowEnd(now = Date.now()): number {
 }
 
 /**
- * The spec puts `RateLimit-*` on every `/v1/api/*` response. Requests that never reach a counted route (no key,
+ * The contract puts `RateLimit-*` on every `/v1/api/*` response. Requests that never reach a counted route (no key,
  * unknown route) are not charged to any budget; they carry the full budget of the reads group.
  */
 export function defaultRateHeaders(limits: RateLimits): AppMiddleware {
@@ -34,7 +34,7 @@ export function defaultRateHeaders(limits: RateLimits): AppMiddleware {
 
 /**
  * Fixed one-minute windows counted per (key + IP + group) in Postgres, so every API replica shares the count
- * (spec, Limits). One upsert per request; the window row is the counter.
+ * (contract, Limits). One upsert per request; the window row is the counter.
  */
 export function rateLimit(db: Db, group: RateGroup, limits: RateLimits): AppMiddleware {
   return async function rateLimitMiddleware(ctx, next) {

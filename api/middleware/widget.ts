@@ -129,7 +129,7 @@ export function widgetPreflight(
  * the origin noted). A request from a page whose origin the bot does not allow is refused with 403
  * `origin_not_allowed` before anything runs (a browser would not let the page read the answer, but
  * the request would still have been made). No `Origin` means no browser page: the public key is public, so such
- * callers get what any page of an allowed site would. A secret key here is 403 `wrong_key_type` (spec,
+ * callers get what any page of an allowed site would. A secret key here is 403 `wrong_key_type` (contract,
  * Authentication rule 4: it must never reach a browser).
  */
 export function widgetAccess(

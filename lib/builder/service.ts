@@ -29,7 +29,7 @@ const WORKER_BUSY_TEXT =
   'Send your message again in a few seconds.';
 
 /**
- * A builder budget is spent (spec, Limits): the 13th builder message of a minute, the 121st read, or a builder key's
+ * A builder budget is spent (contract, Limits): the 13th builder message of a minute, the 121st read, or a builder key's
  * 241st request to the MCP endpoint. Nothing was changed; try again in `retryAfter` seconds.
  */
 export class BuilderRateLimited extends Error {
@@ -71,7 +71,7 @@ function callKey(clientId: string, requestId: unknown): string {
 }
 
 /**
- * The builder (spec, Builder over MCP): every surface — the MCP tool `constructor`, `POST /v1/dashboard/builder`, the
+ * The builder (contract, Builder over MCP): every surface — the MCP tool `constructor`, `POST /v1/dashboard/builder`, the
  * dashboard's panel — talks to it here. Each builder conversation is a builderThread workflow; the read-only views
  * (`agents`, `incidents`) are SQL over the read model.
  */

@@ -28,7 +28,7 @@ function decoderFor(label: string | undefined): TextDecoder | undefined {
 /**
  * Decodes an HTML body following the HTML encoding sniffing order: byte order mark, then the Content-Type charset,
  * then a `<meta charset>` / `<meta http-equiv>` in the first 1024 bytes, then UTF-8 (what nearly all of today's web
- * uses, rather than the spec's legacy windows-1252 default).
+ * uses, rather than the contract's legacy windows-1252 default).
  */
 export function decodeHtml(body: Buffer, contentType?: string): string {
   if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return new TextDecoder('utf-8').decode(body);

@@ -12,7 +12,7 @@ export { hostOf } from './views';
 export { runningScan, startSiteScan } from './workflow';
 
 /**
- * Site scans (spec, Admin helpers → POST /v1/admin/scrape): starting one, its refresh Schedule, and its progress
+ * Site scans (contract, Admin helpers → POST /v1/admin/scrape): starting one, its refresh Schedule, and its progress
  * as the dashboard shows it. The crawl itself is the siteScan workflow's activity (activities/site-scan.ts). Each
  * operation lives in its own module (`start.ts`, `stop.ts`, `schedules.ts`, `views.ts`; the workflow's start and
  * state in `workflow.ts`) as a function of the shared deps (`deps.ts`); here they are given the deps.

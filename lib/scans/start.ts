@@ -7,7 +7,7 @@ import { recordScanAccepted } from './runs';
 import { markScheduleSynced, recordWantedSchedule, setScanSchedule } from './schedules';
 import { startSiteScan } from './workflow';
 
-/** Starting a scan (spec, Admin helpers → POST /v1/admin/scrape): its address checked, its workflow, its Schedule. */
+/** Starting a scan (contract, Admin helpers → POST /v1/admin/scrape): its address checked, its workflow, its Schedule. */
 
 /**
  * Starts a scan of the bot (409 `conflict` while one runs) and sets, replaces or removes the address's refresh
@@ -57,9 +57,9 @@ export async function startScan(
 }
 
 /**
- * The start address as it will be crawled, or a 400. Only IP literals are judged here (spec: private and internal
+ * The start address as it will be crawled, or a 400. Only IP literals are judged here (contract: private and internal
  * addresses are blocked): the API never resolves names, so a name pointing inside is refused by the crawler's
- * SafeFetch at every request instead, and such a scan adds nothing (spec: a blocked crawl gives no HTTP error).
+ * SafeFetch at every request instead, and such a scan adds nothing (contract: a blocked crawl gives no HTTP error).
  */
 export function checkScanAddress(raw: string, opts: { allowLoopback: boolean }): string {
   const url = normalizeUrl(raw);

@@ -39,7 +39,7 @@ describe('configuration', () => {
     );
   });
 
-  it("rate limits are the spec's unless RATE_LIMIT_* sets a group's; a limit that is not a whole number of at least 1 is refused", () => {
+  it("rate limits are the contract's unless RATE_LIMIT_* sets a group's; a limit that is not a whole number of at least 1 is refused", () => {
     expect(rateLimitsOf(parseConfig(valid))).toEqual(LIMITS.rateGroups);
     expect(
       rateLimitsOf(parseConfig({ ...valid, RATE_LIMIT_DIALOGUE: '6000', RATE_LIMIT_WIDGET_READS: '9000' })),
