@@ -6,8 +6,9 @@ import pg from 'pg';
 import { createDb, type Db } from '../lib/db';
 import { retrievePassages } from '../lib/knowledge/retrieve';
 import { upsertSource } from '../lib/knowledge/store';
+import { benchOptions, summarize } from './measure';
 import { defaultProseRoots, type JudgedSet, latencyCorpus, readSet } from './retrieval-corpus';
-import { benchBot, benchOptions, startBenchStack, summarize } from './stack';
+import { benchBot, startBenchStack } from './stack';
 
 const HELP = `Usage: npm run bench -- retrieval [--set DIR] [--latency-sets DIR,DIR] [--prose DIR,DIR]
                                   [--sizes 1000,10000,100000] [--repeat 3] [--no-latency] [--no-quality]

@@ -41,7 +41,7 @@ import {
 import { deliveryWorkflowId } from './contracts/webhook-delivery';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
 
-/** What the visitor reads when the conversation is handed to a person (spec: "an escalation confirmation"). */
+/** What the visitor reads when the conversation is handed to a person (contract: "an escalation confirmation"). */
 export const ESCALATION_CONFIRMATION =
   "I'm handing this conversation to a person from our team. They will reply here as soon as they can.";
 
@@ -109,7 +109,7 @@ export async function conversationWorkflow(
   const updatesBeforeContinueAsNew = input.lifecycle?.updatesBeforeContinueAsNew ?? UPDATES_BEFORE_CONTINUE_AS_NEW;
   const idleEndMs = input.lifecycle?.idleEndMs ?? IDLE_END_MS;
 
-  // Turns run one after another (spec, and docs/architecture.md: the workflow serializes its turns).
+  // Turns run one after another (contract, and docs/architecture.md: the workflow serializes its turns).
   let tail: Promise<unknown> = Promise.resolve();
   function serialized<T>(fn: () => Promise<T>): Promise<T> {
     const run = tail.then(fn);
@@ -244,7 +244,7 @@ async function botAnswer(
       });
       return await answered(c, msg, result);
     } catch (err) {
-      // The API maps the failure's type to the spec's answer (lib/errors.ts, apiErrorForFailure); the child
+      // The API maps the failure's type to the contract's answer (lib/errors.ts, apiErrorForFailure); the child
       // announced it when it recorded the run's failure.
       return {
         answer: '',

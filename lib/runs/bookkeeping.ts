@@ -20,7 +20,7 @@ import { PASSAGE_CHARS } from './prompt';
 import { searchInContext } from './question';
 
 /**
- * A run's record in Postgres from start to finish (spec, What the service does: every wake-up is a run accounted in
+ * A run's record in Postgres from start to finish (contract, What the service does: every wake-up is a run accounted in
  * credits): the `runs` row, the visitor message and the bot's answer of a chat turn, and the one credit charge. The
  * statements of every run are prepared once per connection (lib/db.ts, preparedStatement); each write is
  * idempotent on ids chosen by the workflow, so a retried activity repeats nothing.
@@ -151,7 +151,7 @@ export interface StartRunDeps {
  * Records the run as started and gathers what the model needs. One round trip writes (the visitor message of a
  * chat turn, the run row) and reads the agent, the credit balance, any earlier attempt's outcome and the recent
  * history; the knowledge read does not depend on it and runs beside it. Fails with `bot_not_found`, or `no_credits`
- * (spec: every run is accounted in credits; with none left there is no free work).
+ * (contract: every run is accounted in credits; with none left there is no free work).
  */
 export async function startRun(
   deps: StartRunDeps,

@@ -20,7 +20,7 @@ export interface GenerateDeps {
  * as it arrives (lib/streams/publisher.ts). A retry of a call that was cut off mid-stream (its worker died, its database write
  * failed) continues the text the visitor already saw instead of starting again: the model is asked for the rest of
  * it, and a call whose whole text was streamed is not asked again at all. A backend failure becomes a non-retryable
- * `llm_unavailable` or `llm_overloaded`: retrying here cannot help the visitor who is waiting, the spec's 503 codes
+ * `llm_unavailable` or `llm_overloaded`: retrying here cannot help the visitor who is waiting, the contract's 503 codes
  * tell the client what to do.
  */
 export async function generateAnswer(

@@ -58,7 +58,7 @@ export function buildPrompt(input: Pick<AgentRunInput, 'input' | 'pageContext'>,
  * What asks the model for the rest of an answer whose beginning the visitor already saw (a retry of a turn cut off
  * mid-stream): that beginning as the assistant's words, and the request to go on from its last character.
  */
-export const CONTINUE_INSTRUCTION =
+const CONTINUE_INSTRUCTION =
   'Your answer above was cut off. Continue it from exactly where it stops, without repeating any of it.';
 
 export function continuation(prefix: string): ChatMessage[] {

@@ -158,7 +158,7 @@ describe("the builder key's request budget", () => {
     expect(list.body.error.message).toMatch(/too many requests with this builder key/i);
     expect(Number(list.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
-    // A tool call gets a tool result with isError, as the builder's limits are said (spec, Errors rule 3).
+    // A tool call gets a tool result with isError, as the builder's limits are said (contract, Errors rule 3).
     const tool = await mcpPost(
       { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'agents', arguments: {} } },
       { key },
