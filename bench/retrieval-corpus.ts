@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { splitText } from '../lib/knowledge/chunk';
+import { seededRandom } from './measure';
 
 /**
  * The judged sets and the latency corpus of bench/retrieval.ts. Not a benchmark itself (bench/run.ts skips it).
@@ -40,17 +41,6 @@ export function readSet(dir: string): JudgedSet {
     qrels.get(q)!.set(d, Number(s));
   }
   return { name: path.basename(path.resolve(dir)), docs, queries, qrels };
-}
-
-/** Deterministic PRNG (mulberry32): every run builds the same corpus from the same files. */
-export function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function shuffle<T>(items: T[], random: () => number): T[] {
@@ -142,7 +132,7 @@ export interface LatencyCorpus {
  * of both, as a growing knowledge base is. Source ids are `set:id` for judged documents and `prose:n` for files.
  */
 export function latencyCorpus(sets: JudgedSet[], proseRoots: string[], passages: number): LatencyCorpus {
-  const random = rng(20261128);
+  const random = seededRandom(20261128);
   const sources: CorpusSource[] = [];
   const judged: LatencyCorpus['description']['judged'] = {};
   const queries: LatencyCorpus['queries'] = [];
