@@ -8,6 +8,7 @@ import tseslint from 'typescript-eslint';
 const WORKFLOW_STARTING_SERVICES = [
   '**/lib/services',
   '**/lib/checks/service',
+  '**/lib/checks/runs',
   '**/lib/conversations/service',
   '**/lib/conversations/sessions',
   '**/lib/conversations/turn',
@@ -17,6 +18,11 @@ const WORKFLOW_STARTING_SERVICES = [
   '**/lib/conversations/operator',
   '**/lib/conversations/erase',
   '**/lib/scans/service',
+  '**/lib/scans/start',
+  '**/lib/scans/stop',
+  '**/lib/scans/schedules',
+  '**/lib/scans/views',
+  '**/lib/scans/workflow',
   '**/lib/triggers/service',
 ];
 

@@ -16,7 +16,7 @@ import {
 } from '../lib/runs/bookkeeping';
 import { cacheKey, cachedAnswer, questionKey } from '../lib/runs/answer-cache';
 import { announce, outcomeNotice } from '../lib/announcements';
-import { retrying } from '../lib/streams';
+import { retrying } from '../lib/retry';
 import { type GenerateDeps, generateAnswer, replayCached } from '../lib/runs/generate';
 import { type FailureInfo, failureInfo } from '../workflows/failures';
 import {
@@ -56,21 +56,7 @@ const TOLD_TO_VISITOR = new Set<FailureInfo['type']>(['llm_unavailable', 'llm_ov
  * local activity (`answerMessage`). Activities never call each other.
  */
 export function createAgentRunActivities(deps: AgentRunDeps) {
-  const startDeps = {
-    db: deps.db,
-    retrieve: deps.retrieve,
-    toolsFor: (input: AgentRunInput) => toolsFor(deps.db, input),
-    models: deps.models,
-    llm: deps.llm,
-    defaultModel: deps.defaultModel,
-    warn: (message: string, meta: Record<string, unknown>) => {
-      try {
-        Context.current().log.warn(message, meta);
-      } catch {
-        // Not inside an activity: nothing to attach the line to.
-      }
-    },
-  };
+  const startDeps = startDepsOf(deps);
 
   return {
     /** Records the run as started and gathers what the model needs: the agent, knowledge and recent history. */
@@ -126,90 +112,120 @@ export function createAgentRunActivities(deps: AgentRunDeps) {
      * idempotent on ids chosen by the workflow, so a retry after a crash repeats nothing. A backend failure is
      * recorded on the run and returned as a value: the turn has an answer for the visitor either way.
      */
-    async answerMessage(input: { visitor: TransitionInput; run: AgentRunInput }): Promise<MessageTurnOutcome> {
-      const message = input.visitor.messages[0];
-      const simple = !input.visitor.event && !input.visitor.status && input.visitor.messages.length === 1;
-      const stored = <T>(write: () => Promise<T>) => retrying(deps.storageRetryMs ?? 0, write);
-      // The common turn records its visitor message inside startRun's statement; anything else goes the long way.
-      if (!simple) await stored(() => applyTransition(deps.db, input.visitor));
-      // The turn's stream is claimed by startRun's statement: one round trip fewer before the model is asked. A turn
-      // that ends before streaming (answered already, no credits) leaves the claim unused.
-      const stream = input.run.streamTurnId ? { turnId: input.run.streamTurnId, owner: randomUUID() } : undefined;
-      // Without a model there is nothing to cache: extractive answers are computed afresh.
-      const question = deps.llm ? questionKey(input.run.input, input.run.pageContext) : undefined;
+    answerMessage(input: { visitor: TransitionInput; run: AgentRunInput }): Promise<MessageTurnOutcome> {
+      return answerChatTurn(deps, startDeps, input);
+    },
+  };
+}
+
+/** What startRun needs of the deps: the run's tools (its agent's actions) and warnings in the activity's log. */
+function startDepsOf(deps: AgentRunDeps) {
+  return {
+    db: deps.db,
+    retrieve: deps.retrieve,
+    toolsFor: (input: AgentRunInput) => toolsFor(deps.db, input),
+    models: deps.models,
+    llm: deps.llm,
+    defaultModel: deps.defaultModel,
+    warn: (message: string, meta: Record<string, unknown>) => {
       try {
-        const ctx = await stored(() =>
-          startRun(startDeps, input.run, {
-            workflowId: workflowIdOf(input.run),
-            visitor: simple
-              ? {
-                  id: message.id,
-                  text: message.text,
-                  at: message.at,
-                  user: input.visitor.user,
-                  userConfirmed: input.visitor.userConfirmed,
-                }
-              : undefined,
-            flushedByFinish: true,
-            questionKey: question,
-            stream,
-          }),
-        );
-        const opened = ctx.stream ? deps.deltas.adopt(ctx.stream) : undefined;
-        // A retry of a turn whose answer was already stored (the worker died before reporting it) repeats nothing.
-        if (ctx.finished) return ctx.finished;
-        // The same question with the same knowledge, settings, model, page and conversation: no model call.
-        const key = deps.llm
-          ? cacheKey({
-              knowledgeVersion: ctx.knowledgeVersion,
-              model: ctx.model ?? deps.defaultModel,
-              instructions: ctx.instructions,
-              question: input.run.input,
-              pageContext: input.run.pageContext,
-              history: ctx.history,
-            })
-          : undefined;
-        // Looked up only when startRun saw an entry for this question (most questions are new).
-        const cached = key && ctx.mayBeCached ? await stored(() => cachedAnswer(deps.db, input.run.botId, key)) : null;
-        // A follow-up's standalone question (lib/runs/question.ts) is part of the run's usage, cached answer or not.
-        const answer = withSearchUsage(
-          cached
-            ? await replayCached(deps, input.run, cached, opened)
-            : await generateAnswer(deps, input.run, ctx, [], { stream: opened, callerEndsStream: true }),
-          ctx,
-        );
-        const announcement = announcementOf(input.run, 'done', answer);
-        if (opened && !cached) {
-          // An answer announced at commit carries its whole text, and the API shows what the fragments did not: its
-          // stream's last fragments need no statement of their own. finishRun then stores nothing if another attempt
-          // took the stream over. An answer that is not announced (handed over, too long) ends its stream first.
-          if (announcement !== null) opened.drop();
-          else await opened.finish();
-        }
-        await stored(() =>
-          finishRun(deps.db, {
-            run: input.run,
-            status: 'done',
-            answer,
-            // An answer that hands over or offers a person is about this moment, not the question: never cached.
-            cacheKey: cached || answer.unanswered ? undefined : key,
-            questionKey: question,
-            creditWeight: ctx.creditWeight,
-            stream: ctx.stream,
-            announcement,
-            read: readOf(ctx),
-          }),
-        );
-        return {
-          answer: answer.text,
-          ...(answer.sources ? { sources: answer.sources } : {}),
-          ...(answer.unanswered ? { unanswered: answer.unanswered } : {}),
-        };
-      } catch (err) {
-        return failedTurn(deps.db, input.run, err, stored);
+        Context.current().log.warn(message, meta);
+      } catch {
+        // Not inside an activity: nothing to attach the line to.
       }
     },
   };
+}
+
+type StartDeps = ReturnType<typeof startDepsOf>;
+
+/** The chat turn of `answerMessage` (see there). */
+async function answerChatTurn(
+  deps: AgentRunDeps,
+  startDeps: StartDeps,
+  input: { visitor: TransitionInput; run: AgentRunInput },
+): Promise<MessageTurnOutcome> {
+  const message = input.visitor.messages[0];
+  const simple = !input.visitor.event && !input.visitor.status && input.visitor.messages.length === 1;
+  const stored = <T>(write: () => Promise<T>) => retrying(deps.storageRetryMs ?? 0, write);
+  // The common turn records its visitor message inside startRun's statement; anything else goes the long way.
+  if (!simple) await stored(() => applyTransition(deps.db, input.visitor));
+  // The turn's stream is claimed by startRun's statement: one round trip fewer before the model is asked. A turn
+  // that ends before streaming (answered already, no credits) leaves the claim unused.
+  const stream = input.run.streamTurnId ? { turnId: input.run.streamTurnId, owner: randomUUID() } : undefined;
+  // Without a model there is nothing to cache: extractive answers are computed afresh.
+  const question = deps.llm ? questionKey(input.run.input, input.run.pageContext) : undefined;
+  try {
+    const ctx = await stored(() =>
+      startRun(startDeps, input.run, {
+        workflowId: workflowIdOf(input.run),
+        visitor: simple
+          ? {
+              id: message.id,
+              text: message.text,
+              at: message.at,
+              user: input.visitor.user,
+              userConfirmed: input.visitor.userConfirmed,
+            }
+          : undefined,
+        flushedByFinish: true,
+        questionKey: question,
+        stream,
+      }),
+    );
+    const opened = ctx.stream ? deps.deltas.adopt(ctx.stream) : undefined;
+    // A retry of a turn whose answer was already stored (the worker died before reporting it) repeats nothing.
+    if (ctx.finished) return ctx.finished;
+    // The same question with the same knowledge, settings, model, page and conversation: no model call.
+    const key = deps.llm
+      ? cacheKey({
+          knowledgeVersion: ctx.knowledgeVersion,
+          model: ctx.model ?? deps.defaultModel,
+          instructions: ctx.instructions,
+          question: input.run.input,
+          pageContext: input.run.pageContext,
+          history: ctx.history,
+        })
+      : undefined;
+    // Looked up only when startRun saw an entry for this question (most questions are new).
+    const cached = key && ctx.mayBeCached ? await stored(() => cachedAnswer(deps.db, input.run.botId, key)) : null;
+    // A follow-up's standalone question (lib/runs/question.ts) is part of the run's usage, cached answer or not.
+    const answer = withSearchUsage(
+      cached
+        ? await replayCached(deps, input.run, cached, opened)
+        : await generateAnswer(deps, input.run, ctx, [], { stream: opened, callerEndsStream: true }),
+      ctx,
+    );
+    const announcement = announcementOf(input.run, 'done', answer);
+    if (opened && !cached) {
+      // An answer announced at commit carries its whole text, and the API shows what the fragments did not: its
+      // stream's last fragments need no statement of their own. finishRun then stores nothing if another attempt
+      // took the stream over. An answer that is not announced (handed over, too long) ends its stream first.
+      if (announcement !== null) opened.drop();
+      else await opened.finish();
+    }
+    await stored(() =>
+      finishRun(deps.db, {
+        run: input.run,
+        status: 'done',
+        answer,
+        // An answer that hands over or offers a person is about this moment, not the question: never cached.
+        cacheKey: cached || answer.unanswered ? undefined : key,
+        questionKey: question,
+        creditWeight: ctx.creditWeight,
+        stream: ctx.stream,
+        announcement,
+        read: readOf(ctx),
+      }),
+    );
+    return {
+      answer: answer.text,
+      ...(answer.sources ? { sources: answer.sources } : {}),
+      ...(answer.unanswered ? { unanswered: answer.unanswered } : {}),
+    };
+  } catch (err) {
+    return failedTurn(deps.db, input.run, err, stored);
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ import type { DeliverySchedule } from '../workflows/contracts/webhook-delivery';
 
 export interface ConversationDeps extends BriefingDeps {
   db: Db;
-  /** When a failed webhook delivery is tried again (WEBHOOK_RETRY_FIRST_MS); without it, the spec's 1, 5, 25 s. */
+  /** When a failed webhook delivery is tried again (WEBHOOK_RETRY_FIRST_MS); without it, the contract's 1, 5, 25 s. */
   deliverySchedule?: DeliverySchedule;
 }
 

@@ -44,7 +44,7 @@ export function createMaintenanceActivities({ db, convergence, periodic }: Maint
     },
 
     /**
-     * Housekeeping the spec's limits imply: idempotency keys are kept 24 hours, rate windows one minute. Each
+     * Housekeeping the contract's limits imply: idempotency keys are kept 24 hours, rate windows one minute. Each
      * statement is idempotent, so a retried activity is harmless.
      */
     async expireStaleRecords(): Promise<{

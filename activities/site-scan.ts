@@ -19,7 +19,7 @@ export interface SiteScanDeps {
 }
 
 /** Its product token (`AgentPlatformBot`) is what site owners name in robots.txt. */
-export const CRAWLER_USER_AGENT = 'AgentPlatformBot/1.0 (+site scan for an AI assistant knowledge base)';
+const CRAWLER_USER_AGENT = 'AgentPlatformBot/1.0 (+site scan for an AI assistant knowledge base)';
 
 /** A scan is recorded under its Temporal run id: `scan/{botId}` is reused by every scan of the bot. */
 function scanIdOf(ctx: Context): string {

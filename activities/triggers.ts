@@ -31,7 +31,7 @@ export function createTriggerActivities(deps: TriggerDeps) {
   return {
     /**
      * Decides whether a scheduled or polled wake-up becomes a run, and with which input. A deleted or disabled
-     * trigger skips; a poll whose content did not change skips (spec: a run only when the content changed; the
+     * trigger skips; a poll whose content did not change skips (contract: a run only when the content changed; the
      * first fetch only records the baseline, see docs/decisions/045-schedules-and-polls.md).
      */
     async beginTriggerRun(input: { triggerId: string }): Promise<{ skip?: string; input?: string }> {

@@ -13,7 +13,7 @@ export interface WebhookDeps {
 }
 
 /** Spec, Events → Delivery rules 3: a delivery has 5 seconds. */
-export const DELIVERY_TIMEOUT_MS = 5_000;
+const DELIVERY_TIMEOUT_MS = 5_000;
 /** How much of a receiver's answer is read; the rest is dropped. */
 const RECEIVER_BODY_BYTES = 16 * 1024;
 

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppState } from './context';
 import type { AppDeps } from './deps';
+import { rateLimitsOf } from '../lib/config';
 import { accessLog } from './middleware/access-log';
 import { errorHandler } from './middleware/errors';
 import { defaultRateHeaders } from './middleware/rate-limit';
@@ -63,9 +64,9 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(requestId(deps.logger));
   app.use(accessLog(deps.metrics, deps.logger));
   app.use(errorHandler());
-  app.use(defaultRateHeaders());
+  app.use(defaultRateHeaders(rateLimitsOf(deps.config)));
   // CORS preflights of the widget, answered for the bot's allowed origins before routing (the router has no OPTIONS).
-  app.use(widgetPreflight(deps.db, ownOriginsOf(deps.config), noteOrigin));
+  app.use(widgetPreflight(deps.db, ownOriginsOf(deps.config), rateLimitsOf(deps.config), noteOrigin));
   // A browser on a path that is no page gets the app's "Page not found"; programs get the JSON 404.
   app.use(pageNotFound(pages));
   app.use(router.routes());

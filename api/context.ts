@@ -10,7 +10,6 @@ export interface StreamTap {
   end(): void | Promise<void>;
 }
 
-/** What middleware leaves on `ctx.state` for the handlers after it. */
 /** A file sent in a multipart request: its name and declared type as the client gave them, and its bytes. */
 export interface UploadedFile {
   name: string;
@@ -18,6 +17,7 @@ export interface UploadedFile {
   bytes: Buffer;
 }
 
+/** What middleware leaves on `ctx.state` for the handlers after it. */
 export interface AppState {
   requestId: string;
   log: Logger;

@@ -4,7 +4,7 @@ import { IDEMPOTENCY_HEADER, type ResponseDef, type RouteDef } from './route';
 import { ErrorBody } from '../lib/schemas/common';
 import { SESSION_COOKIE } from '../lib/sessions';
 
-export const API_VERSION = '1.3.0';
+const API_VERSION = '1.3.0';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -16,7 +16,7 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
   delete json.$schema;
   const rewrite = (s: JsonSchema): JsonSchema =>
     JSON.parse(JSON.stringify(s).replace(/"#\/\$defs\//g, '"#/components/schemas/'), (key, value) =>
-      // Responses may gain fields within /v1 (spec, Versioning 2–3): never promise there are no others.
+      // Responses may gain fields within /v1 (contract, Versioning 2–3): never promise there are no others.
       io === 'output' && key === 'additionalProperties' && value === false ? undefined : value,
     );
   for (const [name, def] of Object.entries(defs)) components[name] = rewrite(def);
@@ -103,7 +103,7 @@ export function buildOpenApi(defs: RouteDef[], opts: { serverUrl?: string; sessi
 
   for (const def of defs) {
     const responses: Record<string, unknown> = {};
-    // Headers every response of the operation carries (spec: X-Request-Id always; RateLimit-* on /v1/api/*).
+    // Headers every response of the operation carries (contract: X-Request-Id always; RateLimit-* on /v1/api/*).
     const always = [
       'X-Request-Id',
       ...(def.path.startsWith('/v1/api/') ? ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] : []),

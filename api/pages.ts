@@ -10,7 +10,7 @@ import type { AppContext, AppMiddleware } from './context';
  * `web/dashboard/dist/` (never committed). Every page path answers the app's `index.html` (the app reads the path);
  * its assets, whose names carry a hash of their content, are served under `/app/assets/` and cached for a year.
  */
-export const DASHBOARD_DIST = path.join(__dirname, '..', 'web', 'dashboard', 'dist');
+const DASHBOARD_DIST = path.join(__dirname, '..', 'web', 'dashboard', 'dist');
 /** Where Vite's `base` puts the assets (web/dashboard/vite.config.ts). */
 export const ASSET_PREFIX = '/app/assets/';
 /**
@@ -159,7 +159,7 @@ export type DashboardPages = ReturnType<typeof createDashboardPages>;
 /**
  * A person who follows a wrong or old link to the dashboard (`/agent`, `/settings`) gets the app's "Page not found"
  * (status 404, the app draws it from the path), not the API's JSON. Only for a browser asking for a page: a GET that
- * prefers HTML to JSON, outside `/v1/`. Programs — curl, fetch, every client of the API — keep the spec's
+ * prefers HTML to JSON, outside `/v1/`. Programs — curl, fetch, every client of the API — keep the contract's
  * `404 not_found` body.
  */
 export function pageNotFound(pages: DashboardPages): AppMiddleware {

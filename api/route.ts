@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { type z } from 'zod';
 import { createKeyRateChecker, type PrincipalKind } from '../lib/auth';
-import { type Config, publicAddress } from '../lib/config';
+import { type Config, publicAddress, rateLimitsOf } from '../lib/config';
 import type { Db } from '../lib/db';
 import { ApiError, type ErrorCode } from '../lib/errors';
 import { LIMITS, type RateGroup } from '../lib/limits';
@@ -139,9 +139,9 @@ export interface RouteDef<
   responses: R;
   /** Error codes this route can answer with, documented under their statuses. */
   errors?: ErrorCode[];
-  /** Rate group of the spec's Limits table; absent = not rate limited (admin routes). */
+  /** Rate group of the contract's Limits table; absent = not rate limited (admin routes). */
   rateGroup?: RateGroup;
-  /** Honours `Idempotency-Key` (spec, Idempotency). */
+  /** Honours `Idempotency-Key` (contract, Idempotency). */
   idempotent?: boolean;
   /** Extra middleware between idempotency and the handler. */
   use?: AppMiddleware[];
@@ -171,7 +171,7 @@ export const ALL_ROLES: readonly Role[] = ['owner', 'admin', 'operator'];
 /** The default of session routes: the people who manage agents. */
 export const MANAGERS: readonly Role[] = ['owner', 'admin'];
 
-/** Errors of the key check every key-authenticated route can answer with (spec, Authentication rules 1–3). */
+/** Errors of the key check every key-authenticated route can answer with (contract, Authentication rules 1–3). */
 export const AUTH_ERRORS = [
   'missing_key',
   'invalid_key',
@@ -254,7 +254,7 @@ function isReply(value: unknown): value is Reply {
   return typeof value === 'object' && value !== null && REPLY in value;
 }
 
-export function koaPath(path: string): string {
+function koaPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }
 
@@ -263,7 +263,7 @@ export function mountRoutes(
   defs: RouteDef[],
   deps: {
     db: Db;
-    config: Pick<Config, 'PUBLIC_BASE_URL' | 'DASHBOARD_URL' | 'PORT'>;
+    config: Pick<Config, 'PUBLIC_BASE_URL' | 'DASHBOARD_URL' | 'PORT'> & Parameters<typeof rateLimitsOf>[0];
     /** Where the widget runs and where it is refused, for the dashboard (lib/widget/sightings.ts). */
     noteOrigin?: NoteOrigin;
   },
@@ -274,6 +274,7 @@ export function mountRoutes(
     .map((u) => new URL(u).origin);
   const writesFromOurPages = sameOriginWrites({ allowedOrigins: () => ourOrigins });
   const ownOrigins = ownOriginsOf(deps.config);
+  const rateLimits = rateLimitsOf(deps.config);
   for (const def of defs) {
     const chain: AppMiddleware[] = [];
     if (def.deprecated) chain.push(deprecationHeaders(def.deprecated));
@@ -284,17 +285,25 @@ export function mountRoutes(
     if (def.widget) {
       if (!def.rateGroup) throw new Error(`widget route ${def.path} needs a rate group`);
       chain.push(
-        widgetAccess(deps.db, { rateGroup: def.rateGroup, checker, own: ownOrigins, noteOrigin: deps.noteOrigin }),
+        widgetAccess(deps.db, {
+          rateGroup: def.rateGroup,
+          rateLimits,
+          checker,
+          own: ownOrigins,
+          noteOrigin: deps.noteOrigin,
+        }),
       );
     } else if (def.keys) {
-      chain.push(requireKey(deps.db, def.keys, { rateGroup: def.rateGroup, checker, header: def.keyHeader }));
+      chain.push(
+        requireKey(deps.db, def.keys, { rateGroup: def.rateGroup, rateLimits, checker, header: def.keyHeader }),
+      );
     }
     if (def.session)
       chain.push(
         requireSession(deps.db, sessionCookie(publicAddress(deps.config)).name),
         requireRole(def.roles ?? MANAGERS),
       );
-    if (def.rateGroup && !def.keys && !def.widget) chain.push(rateLimit(deps.db, def.rateGroup));
+    if (def.rateGroup && !def.keys && !def.widget) chain.push(rateLimit(deps.db, def.rateGroup, rateLimits));
     if (def.method !== 'get' && def.method !== 'delete') {
       chain.push(readBody({ limit: def.bodyLimit ?? LIMITS.bodyBytes, json: !def.rawBody && !def.multipart }));
       if (def.multipart) chain.push(readMultipart(def.multipart));

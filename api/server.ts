@@ -8,7 +8,7 @@ import { createLogger, type Logger } from '../lib/logger';
 import { createMetrics } from '../lib/metrics';
 import { createSecretBox } from '../lib/secret-box';
 import { createServices } from '../lib/services';
-import { createDeltaHub } from '../lib/streams';
+import { createDeltaHub } from '../lib/streams/listener';
 import { createTemporal } from '../lib/temporal';
 import { createApp } from './app';
 

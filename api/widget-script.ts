@@ -8,7 +8,7 @@ import { type Loaded, load, send } from './pages';
  * `/widget.js` for any site's `<script src>`. Its address carries no content hash (it is pasted into integrators'
  * pages once), so browsers keep it a few minutes and then revalidate it by ETag: a new build reaches visitors soon.
  */
-export const WIDGET_BUNDLE = path.join(__dirname, '..', 'web', 'widget', 'dist', 'widget.js');
+const WIDGET_BUNDLE = path.join(__dirname, '..', 'web', 'widget', 'dist', 'widget.js');
 
 const CACHE_CONTROL = 'public, max-age=300, stale-while-revalidate=86400';
 

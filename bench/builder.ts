@@ -2,7 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createDb } from '../lib/db';
-import { benchBot, benchOptions, liftRateLimits, startBenchStack, summarize } from './stack';
+import { benchOptions, summarize } from './measure';
+import { benchBot, liftRateLimits, startBenchStack } from './stack';
 
 const HELP = `Usage: npm run bench -- builder [--calls N]
 

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startTemporalDev } from '../stack/temporal-dev';
 import { freePort, startProcess } from '../stack/processes';
-import { benchOptions, cpuByRole, cpuByThread, cpuPerOperation, summarize, visitorsTakingTurns } from './stack';
+import { cpuByRole, cpuByThread, cpuPerOperation } from './cpu';
+import { benchOptions, summarize, visitorsTakingTurns } from './measure';
 import { endSignal, floorConversation, turnUpdate } from './floor/workflow';
 
 const HELP = `Usage: npm run bench -- floor [--visitors 150] [--seconds 30] [--warmup 10] [--total-ms 2000] [--read-ms 1000]

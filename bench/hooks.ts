@@ -3,7 +3,8 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createDb } from '../lib/db';
-import { benchOptions, benchBot, runConcurrent, startBenchStack, summarize } from './stack';
+import { benchOptions, runConcurrent, summarize } from './measure';
+import { benchBot, startBenchStack } from './stack';
 
 const HELP = `Usage: npm run bench -- hooks [--requests N] [--concurrency 1,8,32]
 

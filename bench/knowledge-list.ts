@@ -11,16 +11,14 @@
  * most sources and rare ones in a few.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bootstrapWorkspace } from '../lib/accounts/service';
 import { createDb } from '../lib/db';
 import { containsPattern, listSources, upsertSource } from '../lib/knowledge/store';
-import { migrate } from '../lib/migrate';
 import { createSecretBox } from '../lib/secret-box';
-import { freePort } from '../stack/processes';
-import { type EmbeddedPostgres, startEmbeddedPostgres } from '../stack/postgres';
+import { benchDatabase } from './database';
+import { seededRandom, summarize, timedOneByOne } from './measure';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(name);
@@ -29,19 +27,8 @@ const SOURCES = option('--sources', 5_000);
 const CHARS = option('--chars', 3_000);
 const QUERIES = option('--queries', 200);
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SYLLABLES = ['ka', 'lo', 'ven', 'tri', 'mar', 'so', 'del', 'qui', 'ren', 'bo', 'sta', 'mi', 'nor', 'pe', 'gal'];
-const vocabRandom = rng(7);
+const vocabRandom = seededRandom(7);
 const VOCAB = Array.from({ length: 20_000 }, (_, i) => {
   const n = 2 + Math.floor(vocabRandom() * 3);
   return Array.from({ length: n }, () => SYLLABLES[Math.floor(vocabRandom() * SYLLABLES.length)]).join('') + i;
@@ -61,43 +48,23 @@ function text(random: () => number, chars: number): string {
   return words.join(' ');
 }
 
-function summarize(ms: number[]) {
-  const sorted = [...ms].sort((a, b) => a - b);
-  const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] * 100) / 100;
-  return { p50: at(0.5), p95: at(0.95), p99: at(0.99), max: at(1) };
-}
-
-async function timed(n: number, run: (i: number) => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    await run(i);
-    out.push(performance.now() - started);
-  }
-  return out;
-}
-
 async function main() {
   if (flag('--help')) {
     console.log(readFileSync(__filename, 'utf8').split('*/')[0]);
     return;
   }
-  let pg: EmbeddedPostgres | undefined;
-  let dataDir: string | undefined;
-  let url = flag('--database') ? process.env.DATABASE_URL : undefined;
-  if (!url) {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-platform-bench-list-'));
-    pg = await startEmbeddedPostgres({ dataDir, port: await freePort(), database: 'bench', quiet: true });
-    url = pg.url;
-    await migrate(url);
-  }
+  const database = await benchDatabase(
+    'agent-platform-bench-list-',
+    flag('--database') ? process.env.DATABASE_URL : undefined,
+  );
+  const url = database.url;
   const db = createDb(url, { max: 4, applicationName: 'bench-knowledge-list' });
   const box = createSecretBox(randomBytes(32).toString('hex'));
   let workspace: string | undefined;
   try {
     const bot = await bootstrapWorkspace(db, box, { workspaceName: 'bench-knowledge-list' });
     workspace = bot.workspace_id;
-    const random = rng(11);
+    const random = seededRandom(11);
     const origins = ['api', 'api', 'api', 'scan', 'scan', 'scan', 'scan', 'scan', 'scan', 'file'] as const;
     const started = performance.now();
     for (let i = 0; i < SOURCES; i++) {
@@ -118,7 +85,7 @@ async function main() {
       bot.bot_id,
     ]);
 
-    const qr = rng(13);
+    const qr = seededRandom(13);
     const common = Array.from({ length: QUERIES }, () => VOCAB[Math.floor(qr() * 20)]);
     const rare = Array.from({ length: QUERIES }, () => VOCAB[2_000 + Math.floor(qr() * 10_000)]);
     const two = Array.from(
@@ -140,20 +107,20 @@ async function main() {
       fragments: Number(fragments.rows[0].n),
       indexing_s: Math.round(indexingS),
       first_page_ms: {
-        no_filter: summarize(await timed(QUERIES, () => page())),
-        kind_file: summarize(await timed(QUERIES, () => page(undefined, 'file'))),
-        q_common_word: summarize(await timed(QUERIES, (i) => page(common[i]))),
+        no_filter: summarize(await timedOneByOne(QUERIES, () => page())),
+        kind_file: summarize(await timedOneByOne(QUERIES, () => page(undefined, 'file'))),
+        q_common_word: summarize(await timedOneByOne(QUERIES, (i) => page(common[i]))),
         q_rare_word: summarize(
-          await timed(QUERIES, async (i) => {
+          await timedOneByOne(QUERIES, async (i) => {
             rareFound += (await page(rare[i])).sources.length ? 1 : 0;
           }),
         ),
-        q_two_words: summarize(await timed(QUERIES, (i) => page(two[i]))),
-        q_no_match: summarize(await timed(QUERIES, (i) => page(none[i]))),
-        q_rare_word_kind_file: summarize(await timed(QUERIES, (i) => page(rare[i], 'file'))),
+        q_two_words: summarize(await timedOneByOne(QUERIES, (i) => page(two[i]))),
+        q_no_match: summarize(await timedOneByOne(QUERIES, (i) => page(none[i]))),
+        q_rare_word_kind_file: summarize(await timedOneByOne(QUERIES, (i) => page(rare[i], 'file'))),
         // The alternative: a substring of every source's whole text, one page of matches.
         ilike_text_rare_word: summarize(
-          await timed(Math.min(QUERIES, 50), (i) =>
+          await timedOneByOne(Math.min(QUERIES, 50), (i) =>
             db.query(
               `SELECT source_id FROM knowledge_sources WHERE bot_id = $1 AND text ILIKE $2 ESCAPE '\\' ORDER BY seq DESC LIMIT 21`,
               [bot.bot_id, containsPattern(rare[i])],
@@ -161,7 +128,7 @@ async function main() {
           ),
         ),
         ilike_text_no_match: summarize(
-          await timed(Math.min(QUERIES, 50), (i) =>
+          await timedOneByOne(Math.min(QUERIES, 50), (i) =>
             db.query(
               `SELECT source_id FROM knowledge_sources WHERE bot_id = $1 AND text ILIKE $2 ESCAPE '\\' ORDER BY seq DESC LIMIT 21`,
               [bot.bot_id, containsPattern(none[i])],
@@ -178,8 +145,7 @@ async function main() {
   } finally {
     if (workspace) await db.query(`DELETE FROM workspaces WHERE id = $1`, [workspace]).catch(() => undefined);
     await db.end();
-    await pg?.stop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await database.stop();
   }
 }
 

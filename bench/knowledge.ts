@@ -6,7 +6,7 @@
  * Run it against a platform's database (migrated):
  *   npm start                                   # in another terminal; .data/runtime.env has DATABASE_URL
  *   DATABASE_URL=postgres://… node --import tsx bench/knowledge.ts
- * or against a throwaway embedded Postgres it starts and migrates itself:
+ * or, without DATABASE_URL (or with --embedded), against a throwaway embedded Postgres it starts and migrates itself:
  *   node --import tsx bench/knowledge.ts --embedded
  *
  * Options: --fragments N (10000), --queries N (500), --dims N (256, fake embedding size), --no-hybrid, --keep (leave
@@ -15,17 +15,15 @@
  * rare ones in a few.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bootstrapWorkspace } from '../lib/accounts/service';
 import { createDb, type Db } from '../lib/db';
 import { retrievePassages } from '../lib/knowledge/retrieve';
 import { deleteSource, upsertSource, type Embedder } from '../lib/knowledge/store';
-import { migrate } from '../lib/migrate';
 import { createSecretBox } from '../lib/secret-box';
-import { freePort } from '../stack/processes';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../stack/postgres';
+import { benchDatabase } from './database';
+import { seededRandom, summarize, timedOneByOne } from './measure';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(name);
@@ -36,18 +34,7 @@ const QUERIES = option('--queries', 500);
 const DIMS = option('--dims', 256);
 const SOURCE_CHARS = 40_000;
 
-/** Deterministic PRNG (mulberry32), so every run indexes and asks the same things. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const vocabRandom = rng(42);
+const vocabRandom = seededRandom(42);
 const SYLLABLES = [
   'ka',
   'lo',
@@ -122,28 +109,11 @@ const fakeEmbed: Embedder = async (texts) =>
     return v;
   });
 
-function summarize(ms: number[]) {
-  const s = [...ms].sort((a, b) => a - b);
-  const at = (p: number) => s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-  const round = (n: number) => Math.round(n * 100) / 100;
-  return { n: s.length, p50: round(at(50)), p90: round(at(90)), p99: round(at(99)), max: round(s[s.length - 1]) };
-}
-
-async function timeQueries(n: number, run: (i: number) => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    await run(i);
-    out.push(performance.now() - started);
-  }
-  return out;
-}
-
 async function indexCorpus(db: Db, botId: string, embed?: Embedder) {
   let fragments = 0;
   let bytes = 0;
   let sources = 0;
-  const random = rng(7); // the same corpus for every bot and every run
+  const random = seededRandom(7); // the same corpus for every bot and every run
   const started = performance.now();
   while (fragments < TARGET_FRAGMENTS) {
     const text = document(random, SOURCE_CHARS);
@@ -172,16 +142,11 @@ async function main() {
     console.log(readFileSync(__filename, 'utf8').split('*/')[0]);
     return;
   }
-  let pg: EmbeddedPostgres | undefined;
-  let dataDir: string | undefined;
-  let url = process.env.DATABASE_URL;
-  if (flag('--embedded')) {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'agent-platform-bench-kb-'));
-    pg = await startEmbeddedPostgres({ dataDir, port: await freePort(), database: 'bench', quiet: true });
-    url = pg.url;
-    await migrate(url);
-  }
-  if (!url) throw new Error('Set DATABASE_URL (see the header of bench/knowledge.ts), or pass --embedded');
+  const database = await benchDatabase(
+    'agent-platform-bench-kb-',
+    flag('--embedded') ? undefined : process.env.DATABASE_URL,
+  );
+  const url = database.url;
 
   const db = createDb(url, { max: 4, applicationName: 'bench-knowledge' });
   // The bench bots' signing secrets are sealed with a throwaway key: nothing ever opens them.
@@ -193,7 +158,7 @@ async function main() {
     const indexing = await indexCorpus(db, plain.bot_id);
 
     // The largest single write the API accepts, for its latency.
-    const bigText = document(rng(9), 5 * 1024 * 1024).slice(0, 5 * 1024 * 1024);
+    const bigText = document(seededRandom(9), 5 * 1024 * 1024).slice(0, 5 * 1024 * 1024);
     const bigStarted = performance.now();
     const big = await upsertSource(db, { botId: plain.bot_id, sourceId: 'big', text: bigText });
     const bigMs = performance.now() - bigStarted;
@@ -201,7 +166,7 @@ async function main() {
 
     await db.query('ANALYZE knowledge_fragments, knowledge_sources, knowledge_postings, knowledge_terms');
 
-    const qr = rng(11);
+    const qr = seededRandom(11);
     const common = Array.from({ length: QUERIES }, () => `What is the ${zipfWord(qr)} of ${zipfWord(qr)}?`);
     const rare = Array.from(
       { length: QUERIES },
@@ -210,10 +175,10 @@ async function main() {
     // Warm the cache and the plan shape before measuring.
     for (const q of common.slice(0, 20)) await retrievePassages(db, plain.bot_id, q);
     let found = 0;
-    const commonMs = await timeQueries(QUERIES, async (i) => {
+    const commonMs = await timedOneByOne(QUERIES, async (i) => {
       found += (await retrievePassages(db, plain.bot_id, common[i])).length ? 1 : 0;
     });
-    const rareMs = await timeQueries(QUERIES, (i) => retrievePassages(db, plain.bot_id, rare[i]));
+    const rareMs = await timedOneByOne(QUERIES, (i) => retrievePassages(db, plain.bot_id, rare[i]));
 
     let hybrid: Record<string, unknown> | undefined;
     if (!flag('--no-hybrid')) {
@@ -224,7 +189,7 @@ async function main() {
       const vectors = await fakeEmbed(common);
       for (let i = 0; i < 20; i++)
         await retrievePassages(db, embedded.bot_id, common[i], { queryEmbedding: vectors[i] });
-      const hybridMs = await timeQueries(QUERIES, (i) =>
+      const hybridMs = await timedOneByOne(QUERIES, (i) =>
         retrievePassages(db, embedded.bot_id, common[i], { queryEmbedding: vectors[i] }),
       );
       hybrid = { dims: DIMS, indexing: hybridIndexing, retrieval_ms: summarize(hybridMs) };
@@ -234,7 +199,7 @@ async function main() {
     const results = {
       at: new Date().toISOString(),
       postgres: version.rows[0].v,
-      database: pg ? 'embedded (started by the bench)' : 'DATABASE_URL',
+      database: database.embedded ? 'embedded (started by the bench)' : 'DATABASE_URL',
       indexing,
       largest_write: { mib: 5, fragments: big.fragments, ms: Math.round(bigMs) },
       retrieval_full_text_ms: {
@@ -253,8 +218,7 @@ async function main() {
       for (const id of workspaces) await db.query(`DELETE FROM workspaces WHERE id = $1`, [id]).catch(() => undefined);
     }
     await db.end();
-    await pg?.stop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await database.stop();
   }
 }
 

@@ -10,7 +10,7 @@ import { migrate } from '../lib/migrate';
 import { createSecretBox } from '../lib/secret-box';
 import { startEmbeddedPostgres } from '../stack/postgres';
 import { freePort } from '../stack/processes';
-import { benchOptions, summarize } from './stack';
+import { benchOptions, summarize } from './measure';
 
 const HELP = `Usage: npm run bench -- new-conversation [--month 0,10000,100000] [--starts 200]
 

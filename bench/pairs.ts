@@ -1,9 +1,19 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { exitOnStopSignals } from '../stack/processes';
-import { benchOptions } from './stack';
+import { benchOptions } from './measure';
 
 const HELP = `Usage: npm run bench -- pairs [--rounds 3] [--base REV] [--env-a "K=V ..."] [--env-b "K=V ..."]
                               [--args-a "..."] [--args-b "..."] -- <load options>
@@ -21,8 +31,9 @@ agree.
                    workers against one)
   after --          the load benchmark's options (npm run bench -- load --help), e.g. --visitors 300 --seconds 30
 
-Reports, per visitor level: each side's platform CPU per turn (and by process), share of the ideal rate and first
-fragment over the model (p50 / p99), and each pair's b − a. Results: bench/results/pairs.json.`;
+Reports, per visitor level: each side's platform CPU per turn (and by process), share of the ideal rate, first
+fragment over the model (p50 / p99), the burst's first fragments and the update-to-turn-start hop, and each pair's
+b − a. Results: bench/results/pairs.json.`;
 
 /** One run's row from bench/load.ts (the fields compared). */
 export interface LoadRow {
@@ -31,6 +42,9 @@ export interface LoadRow {
   platform_cpu_ms_per_turn: number;
   cpu_ms_per_turn: Record<string, number>;
   first_fragment_over_model_ms: { p50: number; p99: number };
+  /** The burst of new conversations' first fragments, and the hop from the API's update to the turn's start. */
+  burst_first_fragment_over_model_ms?: { p50: number; p99: number };
+  update_to_turn_start_ms?: { p50: number; p99: number };
   errors: number;
 }
 
@@ -62,12 +76,22 @@ export function comparePairs(pairs: { a?: LoadRow; b?: LoadRow }[]) {
     of_ideal_percent: median(rows.map(percent)),
     first_fragment_p50_ms: median(rows.map((r) => r.first_fragment_over_model_ms.p50)),
     first_fragment_p99_ms: median(rows.map((r) => r.first_fragment_over_model_ms.p99)),
+    burst_first_fragment_p50_ms: median(rows.map((r) => r.burst_first_fragment_over_model_ms?.p50 ?? NaN)),
+    burst_first_fragment_p99_ms: median(rows.map((r) => r.burst_first_fragment_over_model_ms?.p99 ?? NaN)),
+    update_to_turn_start_p50_ms: median(rows.map((r) => r.update_to_turn_start_ms?.p50 ?? NaN)),
     errors: rows.reduce((n, r) => n + r.errors, 0),
   });
   const differences = whole.map(({ a, b }) => ({
     platform_cpu_ms_per_turn: round(b.platform_cpu_ms_per_turn - a.platform_cpu_ms_per_turn),
     of_ideal_points: percent(b) - percent(a),
     first_fragment_p50_ms: round(b.first_fragment_over_model_ms.p50 - a.first_fragment_over_model_ms.p50),
+    ...(a.burst_first_fragment_over_model_ms && b.burst_first_fragment_over_model_ms
+      ? {
+          burst_first_fragment_p50_ms: round(
+            b.burst_first_fragment_over_model_ms.p50 - a.burst_first_fragment_over_model_ms.p50,
+          ),
+        }
+      : {}),
   }));
   const cpu = differences.map((d) => d.platform_cpu_ms_per_turn);
   return {
@@ -107,6 +131,17 @@ function worktreeOf(rev: string): string {
     mkdirSync(path.dirname(path.join(dir, shared)), { recursive: true });
     symlinkSync(from, path.join(dir, shared));
   }
+  // The checkout's files are newer than the shared packages and pages, which would make `npm start`'s setup (with
+  // --user-path) install packages and build the pages again in the worktree: dated back, they are not.
+  const longAgo = new Date(0);
+  const dateBack = (p: string) => {
+    const stat = lstatSync(p);
+    if (stat.isSymbolicLink()) return;
+    if (stat.isDirectory()) for (const entry of readdirSync(p)) dateBack(path.join(p, entry));
+    utimesSync(p, longAgo, longAgo);
+  };
+  for (const source of ['package-lock.json', 'web'])
+    if (existsSync(path.join(dir, source))) dateBack(path.join(dir, source));
   return dir;
 }
 
@@ -178,7 +213,8 @@ async function main() {
         (pairs[round] ??= {})[key] = row;
         byLevel.set(row.visitors, pairs);
         console.error(
-          `round ${round + 1} ${key}: ${row.visitors} visitors, ${row.platform_cpu_ms_per_turn} ms a turn, ${row.of_ideal}`,
+          `round ${round + 1} ${key}: ${row.visitors} visitors, ${row.platform_cpu_ms_per_turn} ms a turn, ${row.of_ideal}, ` +
+            `first fragment p50 ${row.first_fragment_over_model_ms.p50} ms, burst p50 ${row.burst_first_fragment_over_model_ms?.p50} ms`,
         );
       }
     }

@@ -1,12 +1,19 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** `npm run bench -- <name> [options]`: runs bench/<name>.ts; `--help` lists them. */
-const benches = readdirSync(__dirname)
-  .filter((f) => f.endsWith('.ts') && !['run.ts', 'stack.ts', 'baseline.ts', 'stream-integrity.ts'].includes(f))
-  .map((f) => f.replace(/\.ts$/, ''));
+/**
+ * `npm run bench -- <name> [options]`: runs bench/<name>.ts; `--help` lists them. A benchmark is a file of bench/ that
+ * no other file of it imports: the rest (stack.ts, measure.ts, cpu.ts…) are the benchmarks' parts.
+ */
+const files = readdirSync(__dirname).filter((f) => f.endsWith('.ts') && f !== 'run.ts');
+const imported = new Set(
+  files.flatMap((f) =>
+    [...readFileSync(path.join(__dirname, f), 'utf8').matchAll(/from '\.\/([\w-]+)'/g)].map((m) => `${m[1]}.ts`),
+  ),
+);
+const benches = files.filter((f) => !imported.has(f)).map((f) => f.replace(/\.ts$/, ''));
 
 const [name, ...args] = process.argv.slice(2);
 if (!name || name === '--help' || name === '-h') {

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import { createDb } from '../lib/db';
-import { benchBot, benchOptions, liftRateLimits, startBenchStack, summarize } from './stack';
+import { benchOptions, summarize } from './measure';
+import { benchBot, liftRateLimits, startBenchStack } from './stack';
 
 const HELP = `Usage: npm run bench -- widget [--rounds N] [--warmup N]
 

@@ -1,10 +1,10 @@
 import type { AnswerSource } from '../workflows/contracts/agent-run';
 import type { TurnResult } from '../workflows/contracts/conversation';
 import type { Queryable } from './db';
-import { DELTA_CHANNEL, MAX_PAYLOAD_BYTES, type TurnMessage } from './streams';
+import { DELTA_CHANNEL, MAX_PAYLOAD_BYTES, type TurnMessage } from './streams/channel';
 
 /**
- * A turn's outcome, announced on the stream channel (lib/streams.ts) by the statement that records it — the answer
+ * A turn's outcome, announced on the stream channel (lib/streams/) by the statement that records it — the answer
  * stored (lib/runs/bookkeeping.ts), the hand-over or the forward (lib/conversations/transitions.ts), the failure
  * (activities/agent-run.ts) — and delivered at commit: the one way a turn's outcome
  * reaches the request waiting for it (docs/decisions/one-way-for-the-answer.md). A plain answer — the common case —

@@ -116,7 +116,7 @@ async function findPublicKeyCounting(db: Queryable, key: string, rate: RateOptio
 /**
  * Finds who a presented key belongs to, or null when it is unknown or revoked. The lookup is by the key's hash
  * (an indexed equality), and the stored hash is compared again in constant time. Database errors propagate: the
- * caller answers 503 `service_unavailable`, since the key could not be checked (spec, Authentication rule 3).
+ * caller answers 503 `service_unavailable`, since the key could not be checked (contract, Authentication rule 3).
  */
 export async function findPrincipal(db: Queryable, key: string): Promise<Principal | null> {
   if (key.startsWith('pk_')) {

@@ -1,6 +1,7 @@
 import { parsePrices } from './billing/payments';
 import { z } from 'zod';
 import { parseModelList } from './billing/models';
+import { LIMITS, type RateGroup, type RateLimits } from './limits';
 
 /**
  * The one place the environment is read. Parsed once at start-up; a bad value stops the process with a message
@@ -11,6 +12,10 @@ const bool = z
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 const port = z.coerce.number().int().min(0).max(65535);
+
+/** A rate group's requests a minute per key + client address, the contract's limit unless set (`rateLimitsOf`). */
+const rateLimit = (group: keyof RateLimits) =>
+  z.coerce.number().int().min(1).max(1_000_000).default(LIMITS.rateGroups[group]);
 
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
@@ -32,12 +37,23 @@ export const configSchema = z.object({
   TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
   /** When set, `GET /metrics` needs `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /**
+   * Requests a minute per key and client address (contract, Limits), by group: the contract's 60 dialogue and 240 reads, and
+   * the widget's 60 / 600 / 10 (docs/decisions/076-widget-callers.md) unless set. Raise them for callers who send more
+   * from one address than a visitor does: a server-side integration, a load test
+   * (docs/decisions/user-path-load-benchmark.md).
+   */
+  RATE_LIMIT_DIALOGUE: rateLimit('dialogue'),
+  RATE_LIMIT_READS: rateLimit('reads'),
+  RATE_LIMIT_WIDGET_DIALOGUE: rateLimit('widgetDialogue'),
+  RATE_LIMIT_WIDGET_READS: rateLimit('widgetReads'),
+  RATE_LIMIT_WIDGET_UPLOADS: rateLimit('widgetUploads'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
   /**
-   * The API's one connection that LISTENs for stream fragments and answers (lib/streams.ts). LISTEN needs a session of
+   * The API's one connection that LISTENs for stream fragments and answers (lib/streams/listener.ts). LISTEN needs a session of
    * its own: a direct or session-pooled address, never a transaction-mode pooler (which would hand the session to
    * someone else and lose the notifications). Default: DATABASE_URL (`listenUrlOf`).
    */
@@ -145,7 +161,7 @@ export const configSchema = z.object({
   BUILDER_QUEUE_WAIT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
   TRIGGER_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   /**
-   * The wait before a failed webhook delivery's first retry; the next ones wait 5 and 25 times as long (spec, Delivery
+   * The wait before a failed webhook delivery's first retry; the next ones wait 5 and 25 times as long (contract, Delivery
    * rules 1: after 1, 5 and 25 s). Read by whoever starts a delivery (the worker for events, the API for "send
    * again"); the test stacks shorten it so a delivery given up is seen within a test.
    */
@@ -212,6 +228,23 @@ export type Config = z.infer<typeof configSchema>;
 export function embeddingModelOf(config: Pick<Config, 'OPENAI_API_KEY' | 'EMBEDDING_MODEL'>): string | undefined {
   return config.OPENAI_API_KEY && config.EMBEDDING_MODEL ? config.EMBEDDING_MODEL : undefined;
 }
+
+/** The rate limits in force (RATE_LIMIT_*), by group; a group not given is the contract's. */
+export function rateLimitsOf(config: Partial<Pick<Config, (typeof RATE_LIMIT_SETTINGS)[RateGroup]>>): RateLimits {
+  const limits = { ...LIMITS.rateGroups } as RateLimits;
+  for (const [group, name] of Object.entries(RATE_LIMIT_SETTINGS) as [RateGroup, keyof typeof config][]) {
+    limits[group] = config[name] ?? limits[group];
+  }
+  return limits;
+}
+
+const RATE_LIMIT_SETTINGS = {
+  dialogue: 'RATE_LIMIT_DIALOGUE',
+  reads: 'RATE_LIMIT_READS',
+  widgetDialogue: 'RATE_LIMIT_WIDGET_DIALOGUE',
+  widgetReads: 'RATE_LIMIT_WIDGET_READS',
+  widgetUploads: 'RATE_LIMIT_WIDGET_UPLOADS',
+} as const satisfies Record<RateGroup, string>;
 
 /** Where the API LISTENs for stream fragments: DATABASE_LISTEN_URL, else DATABASE_URL. */
 export function listenUrlOf(config: Pick<Config, 'DATABASE_URL' | 'DATABASE_LISTEN_URL'>): string {

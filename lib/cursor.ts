@@ -3,7 +3,7 @@ import { ApiError } from './errors';
 import { unstorableReason } from './text';
 
 /**
- * Opaque cursors (spec, Pagination: never parsed or constructed by clients). Encoded, versioned JSON, checked against
+ * Opaque cursors (contract, Pagination: never parsed or constructed by clients). Encoded, versioned JSON, checked against
  * the shape each list expects: a cursor that does not decode, or decodes into anything else (wrong types, negative
  * positions, text Postgres cannot compare), is 400 `bad_request` — never a silent restart, never a 500.
  */

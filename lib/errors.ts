@@ -1,7 +1,7 @@
 import { FAILURES, type FailureInfo, type FailureType } from '../workflows/failures';
 
 /**
- * One error class for everything the API answers with an error body `{error, code}`. The codes are the spec's
+ * One error class for everything the API answers with an error body `{error, code}`. The codes are the contract's
  * closed set (Errors section); `error` is human text that may change, clients branch on `code`.
  */
 export const ERROR_CODES = {
@@ -57,7 +57,7 @@ export class ApiError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    /** Extra body fields allowed by the spec, e.g. `session_id`, `retry_after`, `run_id`. */
+    /** Extra body fields allowed by the contract, e.g. `session_id`, `retry_after`, `run_id`. */
     readonly extra: Record<string, unknown> = {},
     /** Extra response headers, e.g. `Retry-After`. */
     headers: Record<string, string> = {},
@@ -98,7 +98,7 @@ const FAILURE_TEXT: Partial<Record<ErrorCode, string>> = {
 };
 
 /**
- * The API's answer to a failed step (spec, Conversation: 503 `{error, code, session_id}`, plus `retry_after` and
+ * The API's answer to a failed step (contract, Conversation: 503 `{error, code, session_id}`, plus `retry_after` and
  * `Retry-After` when overloaded). The mapping of each failure type is declared once, in workflows/failures.ts.
  */
 export function apiErrorForFailure(failure: FailureInfo, extra: Record<string, unknown> = {}): ApiError {
@@ -134,7 +134,7 @@ const CONNECTION_ERROR_CODES = new Set([
 
 /**
  * True when an error means "storage (or another dependency) cannot be reached right now", as opposed to a bug.
- * Those become 503 `service_unavailable`, which the spec tells clients to retry.
+ * Those become 503 `service_unavailable`, which the contract tells clients to retry.
  */
 export function isUnavailableError(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;

@@ -8,7 +8,7 @@ export interface ConfirmedVisitor {
 }
 
 /**
- * Visitor identity confirmation `v1.<data>.<signature>` (spec, Authentication → Visitor identity confirmation).
+ * Visitor identity confirmation `v1.<data>.<signature>` (contract, Authentication → Visitor identity confirmation).
  * Returns the confirmed visitor, or null for anything missing, malformed, expired, too far ahead, foreign or
  * badly signed: rule 3 says no error is ever returned, the visitor simply stays ordinary.
  */

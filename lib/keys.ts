@@ -4,7 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
  * Keys are random, prefixed by their kind, stored only as a SHA-256 hash plus a short fingerprint, shown once.
  * A hash (not a slow KDF) is right here: the keys carry 192 bits of randomness, so they cannot be guessed.
  */
-export const KEY_PREFIXES = {
+const KEY_PREFIXES = {
   secret: 'sk_',
   public: 'pk_',
   builder: 'ck_',

@@ -1,5 +1,5 @@
 /**
- * Every limit, in one place: the spec's Limits table and the platform's own where the spec is silent. Routes,
+ * Every limit, in one place: the contract's Limits table and the platform's own where the contract is silent. Routes,
  * validation, services and the OpenAPI document read them here; workflows get the ones they need in their input
  * or messages (workflow code imports nothing outside workflows/).
  */
@@ -31,7 +31,7 @@ export const LIMITS = {
   hookBodyBytes: 256 * 1024,
   messageChars: 8000,
   sessionIdChars: 128,
-  /** Chat request fields the spec leaves unbounded (docs/decisions/README.md). */
+  /** Chat request fields the contract leaves unbounded (docs/decisions/README.md). */
   userTokenChars: 256,
   userAuthChars: 4096,
   pageContextChars: 4000,
@@ -93,11 +93,11 @@ export const LIMITS = {
     checksPerPerson: 30,
     deviceChars: 100,
   },
-  /** The builder (spec, Limits: builder messages and turn; docs/decisions/075-builder-limits-and-failures.md). */
+  /** The builder (contract, Limits: builder messages and turn; docs/decisions/075-builder-limits-and-failures.md). */
   builder: {
     /** `constructor` messages (and HTTP builder calls) per minute per workspace. */
     messagesPerMinute: 12,
-    /** Handshake, tool list, `agents` and `incidents` per minute per workspace: more generous (spec). */
+    /** Handshake, tool list, `agents` and `incidents` per minute per workspace: more generous (contract). */
     readsPerMinute: 120,
     /**
      * POSTs to the MCP endpoint per minute per builder key, whatever they carry (notifications and batches too;
@@ -165,7 +165,7 @@ export const LIMITS = {
   },
   /** How long a cached answer is reused at most (docs/decisions/057-answer-cache.md). */
   answerCacheTtlHours: 24,
-  /** Knowledge sources (not in the spec's table; chosen in docs/decisions/027-knowledge-source-api.md). */
+  /** Knowledge sources (not in the contract's table; chosen in docs/decisions/027-knowledge-source-api.md). */
   sourceIdChars: 200,
   sourceTitleChars: 1000,
   /**
@@ -244,3 +244,5 @@ export const LIMITS = {
 } as const;
 
 export type RateGroup = keyof typeof LIMITS.rateGroups;
+/** Requests a minute per key + client address, by group: the contract's `rateGroups` unless configured (`rateLimitsOf`). */
+export type RateLimits = Record<RateGroup, number>;

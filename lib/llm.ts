@@ -14,7 +14,7 @@ export interface LlmResult {
   completionTokens: number;
 }
 
-/** The closed set of LLM failure kinds, mapped to the spec's 503 codes by the API. */
+/** The closed set of LLM failure kinds, mapped to the contract's 503 codes by the API. */
 export type LlmFailureKind = Extract<FailureType, 'llm_unavailable' | 'llm_overloaded'>;
 
 export class LlmError extends Error {
@@ -46,7 +46,7 @@ export interface Llm {
 }
 
 /**
- * Classifies a failure of the backend (spec, Conversation: 503 codes). Key or funds problems are
+ * Classifies a failure of the backend (contract, Conversation: 503 codes). Key or funds problems are
  * `llm_unavailable` (retrying is pointless, the owner must act); busy, 429, 5xx, timeouts and connection trouble
  * are `llm_overloaded` (retrying makes sense).
  */
@@ -101,7 +101,7 @@ function tooLate(): LlmError {
 
 /**
  * The `openai` client against any OpenAI-compatible endpoint. Built once by the worker and injected into
- * activities; the client's own retries are off because the activity and the spec's 503 codes own retrying.
+ * activities; the client's own retries are off because the activity and the contract's 503 codes own retrying.
  */
 export function createOpenAiLlm(opts: {
   apiKey: string;

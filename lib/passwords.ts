@@ -17,7 +17,7 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 /** Whether the password matches, and whether its stored hash should be replaced by one at today's parameters. */
-export async function verifyPassword(password: string, stored: string): Promise<{ ok: boolean; rehash: boolean }> {
+async function verifyPassword(password: string, stored: string): Promise<{ ok: boolean; rehash: boolean }> {
   if (stored.startsWith('$argon2')) {
     let ok: boolean;
     try {

@@ -17,18 +17,3 @@ export async function countInWindows(
   );
   return res.rows;
 }
-
-/** The current window's count of each bucket (0 for a bucket with none), without counting anything. */
-export async function readWindows(
-  db: Queryable,
-  buckets: string[],
-): Promise<{ bucket: string; count: number; reset: number }[]> {
-  const res = await db.query<{ bucket: string; count: number; reset: number }>(
-    `SELECT b AS bucket, COALESCE(w.count, 0) AS count,
-            ceil(extract(epoch FROM (date_trunc('minute', now()) + interval '1 minute' - now())))::int AS reset
-       FROM unnest($1::text[]) AS b
-       LEFT JOIN rate_windows w ON w.bucket = b AND w.window_start = date_trunc('minute', now())`,
-    [buckets],
-  );
-  return res.rows;
-}

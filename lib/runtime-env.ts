@@ -7,7 +7,7 @@ import path from 'node:path';
  * so `npx agentctl …` in another terminal reaches the same database without the user copying anything. Variables
  * already set in the environment always win.
  */
-export const RUNTIME_ENV_FILE = path.join(process.env.DATA_DIR || path.join(__dirname, '..', '.data'), 'runtime.env');
+const RUNTIME_ENV_FILE = path.join(process.env.DATA_DIR || path.join(__dirname, '..', '.data'), 'runtime.env');
 
 export function writeRuntimeEnv(values: Record<string, string>, file = RUNTIME_ENV_FILE): void {
   writeFileSync(

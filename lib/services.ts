@@ -2,7 +2,7 @@ import type { Config } from './config';
 import type { Db } from './db';
 import type { Embedder } from './knowledge/store';
 import type { SecretBox } from './secret-box';
-import type { DeltaHub } from './streams';
+import type { DeltaHub } from './streams/listener';
 import type { Temporal } from './temporal';
 import { createAccountService, createTeamService } from './accounts/service';
 import { createPasswordHasher } from './passwords';

@@ -1,7 +1,7 @@
 -- Up Migration
 
 -- One row per conversation session. `session_id` is unique across bots: the session is bound to the bot that
--- used it first (spec, Conversation session), and another bot's key never sees it.
+-- used it first (contract, Conversation session), and another bot's key never sees it.
 CREATE TABLE conversations (
   session_id             text PRIMARY KEY,
   bot_id                 text NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
@@ -34,7 +34,7 @@ CREATE TABLE messages (
 -- The hottest path (GET /v1/api/messages) reads by session after a cursor.
 CREATE INDEX messages_session_seq_idx ON messages (session_id, seq);
 
--- Idempotency keys, scoped to the API key that sent them, kept 24 hours (spec, Idempotency).
+-- Idempotency keys, scoped to the API key that sent them, kept 24 hours (contract, Idempotency).
 CREATE TABLE idempotency_keys (
   api_key_id        text NOT NULL,
   idempotency_key   text NOT NULL,

@@ -30,7 +30,7 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
                    WHERE char_length(lexeme) >= 5 AND lexeme !~ '[[:digit:][:punct:]]') AS items
 $$;
 
--- "The bot's answer cache reset" (spec, Knowledge source write): every write or delete bumps it in the same
+-- "The bot's answer cache reset" (contract, Knowledge source write): every write or delete bumps it in the same
 -- transaction; answer caches key on (bot, knowledge_version), so an old entry is never read again.
 ALTER TABLE bots ADD COLUMN knowledge_version bigint NOT NULL DEFAULT 0;
 

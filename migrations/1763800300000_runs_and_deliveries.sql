@@ -1,6 +1,6 @@
 -- Up Migration
 
--- Every wake-up of an agent is a run (spec, What the service does), modelled by an agentRun workflow
+-- Every wake-up of an agent is a run (contract, What the service does), modelled by an agentRun workflow
 -- `run/{id}`; this row is the product's record of it (the run log), written by the workflow's activities.
 CREATE TABLE runs (
   id                 text PRIMARY KEY,
@@ -31,7 +31,7 @@ CREATE INDEX conversations_workspace_created_idx ON conversations (workspace_id,
 -- Operator thread list: requests handed over, newest activity first.
 CREATE INDEX conversations_escalated_idx ON conversations (bot_id, escalated_at DESC, session_id) WHERE escalated_at IS NOT NULL;
 
--- Outgoing webhooks (spec, Events): one row per event, one per attempt. The webhookDelivery workflow
+-- Outgoing webhooks (contract, Events): one row per event, one per attempt. The webhookDelivery workflow
 -- `delivery/{id}` drives the attempts; these rows are what the dashboard shows.
 CREATE TABLE webhook_deliveries (
   id            text PRIMARY KEY,

@@ -1,6 +1,6 @@
 -- Up Migration
 
--- Dashboard sessions (spec: /v1/dashboard/* is authenticated by a user session; login at POST /v1/auth/login).
+-- Dashboard sessions (contract: /v1/dashboard/* is authenticated by a user session; login at POST /v1/auth/login).
 CREATE TABLE user_sessions (
   token_hash    bytea PRIMARY KEY,
   user_id       text NOT NULL REFERENCES users(id) ON DELETE CASCADE,

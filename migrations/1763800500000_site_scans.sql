@@ -1,7 +1,7 @@
 -- Up Migration
 
--- One row per run of the siteScan workflow `scan/{botId}` (spec, Admin helpers → POST /v1/admin/scrape): what the
--- dashboard shows as progress, since the spec has no status endpoint. The crawl activity rewrites the counters after
+-- One row per run of the siteScan workflow `scan/{botId}` (contract, Admin helpers → POST /v1/admin/scrape): what the
+-- dashboard shows as progress, since the contract has no status endpoint. The crawl activity rewrites the counters after
 -- every page; a retried attempt starts them again from zero.
 CREATE TABLE site_scans (
   -- the Temporal run id of the scan: unique per run, known to both the API (start) and the activity

@@ -1,6 +1,6 @@
 -- Up Migration
 
--- The bot's answer cache (spec, Knowledge source write: "the bot's answer cache is reset"). The key hashes what an
+-- The bot's answer cache (contract, Knowledge source write: "the bot's answer cache is reset"). The key hashes what an
 -- answer depends on — knowledge version, model, instructions, the normalized question, page context and the
 -- conversation so far (lib/runs/answer-cache.ts) — so a knowledge write or a settings change makes old entries
 -- unreachable; `expires_at` bounds the rest. The maintenance workflow removes expired entries.

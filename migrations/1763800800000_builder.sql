@@ -1,6 +1,6 @@
 -- Up Migration
 
--- Builder key pairing (spec, Builder key pairing; docs/decisions/067-pairing-flow.md): a client starts a pairing, a signed-in owner
+-- Builder key pairing (contract, Builder key pairing; docs/decisions/067-pairing-flow.md): a client starts a pairing, a signed-in owner
 -- approves its code on the dashboard page /connect, and the client collects the issued builder key once with its
 -- secret. The code is the 8 characters without the dash (`ABCDEFGH` for `ABCD-EFGH`); the secret is kept as a hash.
 CREATE TABLE builder_pairings (

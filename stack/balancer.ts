@@ -9,10 +9,10 @@ import { type ManagedProcess, startProcess, waitFor } from './processes';
  * is there (round robin, a refused connection retried on the next replica, streams flushed at once, X-Forwarded-*
  * replaced, a fixed set of upstreams, active health checks only); this starts it, waits until it answers, stops it.
  */
-export const CADDY_VERSION = 'v2.11.9'; // scripts/setup.sh builds the same
+const CADDY_VERSION = 'v2.11.9'; // scripts/setup.sh builds the same
 const ROOT = path.join(__dirname, '..');
-export const CADDY_DIR = path.join(ROOT, '.tools', 'caddy', CADDY_VERSION);
-export const CADDYFILE = path.join(ROOT, 'deploy', 'Caddyfile');
+const CADDY_DIR = path.join(ROOT, '.tools', 'caddy', CADDY_VERSION);
+const CADDYFILE = path.join(ROOT, 'deploy', 'Caddyfile');
 
 export interface Balancer {
   /** Where clients reach the platform. */

@@ -66,7 +66,7 @@ const TAIL_LINES = 15;
  * A child's last lines of output, for an error that says it died (empty when it wrote nothing). A child that exited
  * may still have output in its pipes: this waits for them to close (a second at most).
  */
-export async function outputTail(child: ChildProcess): Promise<string> {
+async function outputTail(child: ChildProcess): Promise<string> {
   const tail = tails.get(child);
   if (!tail) return '';
   await Promise.race([tail.closed, new Promise((r) => setTimeout(r, 1000).unref())]);

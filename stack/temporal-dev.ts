@@ -41,6 +41,15 @@ export function devServerCpus(env: NodeJS.ProcessEnv = process.env, cores = os.a
   return Math.max(1, Math.floor(cores / 2));
 }
 
+/**
+ * How the dev server keeps its history in a file (`npm start`). The CLI sets no pragma, so SQLite's defaults applied:
+ * a rollback journal and a full sync, several fsyncs per transaction on the server's one connection, which every
+ * workflow write then queued behind with the CPU idle — a burst's Update-with-Start timed out at the history shard's
+ * 5 s IO deadline. A write-ahead log synced at checkpoints instead: a crash of the process loses nothing; a power loss
+ * may lose the last transactions, never the file (docs/decisions/dev-server-history-file.md).
+ */
+const HISTORY_FILE_PRAGMAS = ['journal_mode=WAL', 'synchronous=NORMAL'];
+
 export interface TemporalDevServer {
   address: string;
   /** The server's process id (what `temporal server start-dev` runs as). */
@@ -67,7 +76,8 @@ export async function startTemporalDev(opts: {
   };
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--namespace', cfg.namespace];
   args.push('--log-level', cfg.logLevel);
-  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  if (opts.dbFile)
+    args.push('--db-filename', opts.dbFile, ...HISTORY_FILE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]));
   if (opts.headless) args.push('--headless');
   else if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
   for (const [name, type] of Object.entries(searchAttributes())) args.push('--search-attribute', `${name}=${type}`);

@@ -26,10 +26,10 @@ import { findTemporalCli } from './temporal-dev';
  *   `frontend.enableExecuteMultiOperation` and `frontend.enableUpdateWorkflowExecutionAsyncAccepted` in the dynamic
  *   config (on by default in recent servers; set explicitly, as temporal-config/dev-server.json does).
  */
-export const TEMPORAL_SERVER_VERSION = 'v1.31.2';
+const TEMPORAL_SERVER_VERSION = 'v1.31.2';
 
 const ROOT = path.join(__dirname, '..');
-export const TEMPORAL_SERVER_DIR = path.join(ROOT, '.tools', 'temporal-server', TEMPORAL_SERVER_VERSION);
+const TEMPORAL_SERVER_DIR = path.join(ROOT, '.tools', 'temporal-server', TEMPORAL_SERVER_VERSION);
 const SERVICES = ['history', 'matching', 'worker', 'frontend'] as const;
 type Service = (typeof SERVICES)[number];
 

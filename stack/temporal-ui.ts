@@ -8,9 +8,9 @@ import { type ManagedProcess, startProcess, waitFor } from './processes';
  * frontend. The dev server of `npm start` serves its own UI; a real server does not, and without one ops staff
  * have nowhere to inspect runs and the dashboard's run links lead nowhere (temporal-config/README.md).
  */
-export const TEMPORAL_UI_VERSION = 'v2.42.1'; // scripts/setup.sh builds the same; the Temporal CLI's own UI version
+const TEMPORAL_UI_VERSION = 'v2.42.1'; // scripts/setup.sh builds the same; the Temporal CLI's own UI version
 const ROOT = path.join(__dirname, '..');
-export const TEMPORAL_UI_DIR = path.join(ROOT, '.tools', 'temporal-ui', TEMPORAL_UI_VERSION);
+const TEMPORAL_UI_DIR = path.join(ROOT, '.tools', 'temporal-ui', TEMPORAL_UI_VERSION);
 
 export interface TemporalUi {
   /** Where people open it, and what TEMPORAL_UI_URL is set to. */
@@ -20,7 +20,7 @@ export interface TemporalUi {
 }
 
 /** The ui-server's configuration: the frontend it reads, its port, the namespace it opens on. */
-export function uiConfig(opts: { temporalAddress: string; port: number; namespace: string }): string {
+function uiConfig(opts: { temporalAddress: string; port: number; namespace: string }): string {
   return [
     `temporalGrpcAddress: ${opts.temporalAddress}`,
     'host: 127.0.0.1', // loopback only, like the frontend it reads: this UI has no sign-in of its own

@@ -11,7 +11,7 @@ import { LlmError, createOpenAiLlm } from '../lib/llm';
 import { createMailer } from '../lib/mailer';
 import { type Temporal, temporalConnectionOptions } from '../lib/temporal';
 import { createSecretBox } from '../lib/secret-box';
-import { createDeltaPublisher } from '../lib/streams';
+import { createDeltaPublisher } from '../lib/streams/publisher';
 import { createServices } from '../lib/services';
 
 /** A question's embedding that takes longer is given up: the turn goes on with full-text retrieval alone. */

@@ -25,7 +25,7 @@ export class SearchAttributesMissingError extends Error {
   }
 }
 
-export function searchAttributesMissingMessage(namespace: string, missing: Record<string, string>): string {
+function searchAttributesMissingMessage(namespace: string, missing: Record<string, string>): string {
   const entries = Object.entries(missing);
   const byType = new Map<string, string[]>();
   for (const [name, type] of entries) byType.set(type, [...(byType.get(type) ?? []), name]);

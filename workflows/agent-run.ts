@@ -120,7 +120,7 @@ export async function agentRunWorkflow(request: AgentRunInput | ScheduledRunInpu
       }
     }
   } catch (err) {
-    // A run that used up its turn budget is the backend's slowness: llm_overloaded, as the spec names it.
+    // A run that used up its turn budget is the backend's slowness: llm_overloaded, as the contract names it.
     const { type, message, retryAfter } = failureInfo(err, {
       timeout: { type: 'llm_overloaded', message: 'The AI backend did not answer in time' },
       fallbackMessage: 'The run failed',

@@ -41,7 +41,7 @@ import {
 import { deliveryWorkflowId } from './contracts/webhook-delivery';
 import { webhookDeliveryWorkflow } from './webhook-delivery';
 
-/** What the visitor reads when the conversation is handed to a person (spec: "an escalation confirmation"). */
+/** What the visitor reads when the conversation is handed to a person (contract: "an escalation confirmation"). */
 export const ESCALATION_CONFIRMATION =
   "I'm handing this conversation to a person from our team. They will reply here as soon as they can.";
 
@@ -52,17 +52,18 @@ const { applyTransition } = proxyLocalActivities<ConversationActivities>({
 });
 
 /**
- * A bot answer is one local activity inside this workflow rather than a child workflow: measured on the dev server,
- * the child's extra hops cost more than the whole platform budget of a turn (docs/decisions/005-chat-turn-local-activity.md). The run is still
- * durable (a replacement worker re-runs the activity, idempotently), recorded in `runs`, and visible here in the
- * Temporal UI; trigger runs use the agentRun workflow with the same steps.
- */
-/**
  * What a turn's database writes may add to the model's budget: they retry through a Postgres outage of up to 30 s
  * (STORAGE_OUTAGE_RETRY_MS, at most 30 s) before the turn fails (docs/decisions/023-postgres-outage-during-turn.md).
  */
 const STORAGE_GRACE_MS = 35_000;
 
+/**
+ * A bot answer is one local activity inside this workflow rather than a child workflow: measured on the dev server,
+ * the child's extra hops cost more than the whole platform budget of a turn
+ * (docs/decisions/005-chat-turn-local-activity.md). The run is still durable (a replacement worker re-runs the
+ * activity, idempotently), recorded in `runs`, and visible here in the Temporal UI; trigger runs use the agentRun
+ * workflow with the same steps.
+ */
 function turnActivities(turnTimeoutMs: number) {
   return proxyLocalActivities<AgentRunActivities>({
     // The model's budget plus the database work around it, through an outage; retries stay within it.
@@ -108,7 +109,7 @@ export async function conversationWorkflow(
   const updatesBeforeContinueAsNew = input.lifecycle?.updatesBeforeContinueAsNew ?? UPDATES_BEFORE_CONTINUE_AS_NEW;
   const idleEndMs = input.lifecycle?.idleEndMs ?? IDLE_END_MS;
 
-  // Turns run one after another (spec, and docs/architecture.md: the workflow serializes its turns).
+  // Turns run one after another (contract, and docs/architecture.md: the workflow serializes its turns).
   let tail: Promise<unknown> = Promise.resolve();
   function serialized<T>(fn: () => Promise<T>): Promise<T> {
     const run = tail.then(fn);
@@ -243,7 +244,7 @@ async function botAnswer(
       });
       return await answered(c, msg, result);
     } catch (err) {
-      // The API maps the failure's type to the spec's answer (lib/errors.ts, apiErrorForFailure); the child
+      // The API maps the failure's type to the contract's answer (lib/errors.ts, apiErrorForFailure); the child
       // announced it when it recorded the run's failure.
       return {
         answer: '',

@@ -25,13 +25,13 @@ export const FAILURES = {
   scan_failed: { retryable: false, api: 'internal_error' },
   /** An owner's check of an agent gave up (its workflow's own failure; docs/decisions/owner-check.md). */
   check_failed: { retryable: false, api: 'internal_error' },
-  /** A webhook receiver answered 4xx or a redirect: final (spec, Delivery rules 2). */
+  /** A webhook receiver answered 4xx or a redirect: final (contract, Delivery rules 2). */
   webhook_rejected: { retryable: false, api: 'internal_error' },
-  /** A webhook address the SSRF policy refuses: final (spec, Delivery rules 5). */
+  /** A webhook address the SSRF policy refuses: final (contract, Delivery rules 5). */
   webhook_blocked: { retryable: false, api: 'internal_error' },
-  /** A webhook receiver answered 5xx or could not be reached: retried 1, 5, 25 s (spec, Delivery rules 1). */
+  /** A webhook receiver answered 5xx or could not be reached: retried 1, 5, 25 s (contract, Delivery rules 1). */
   webhook_failed: { retryable: true, api: 'internal_error' },
-  /** `POST /v1/api/handoff` on a bot whose handoff is off: the spec's 404. */
+  /** `POST /v1/api/handoff` on a bot whose handoff is off: the contract's 404. */
   handoff_disabled: { retryable: false, api: 'not_found' },
   /** Anything unclassified (storage kept failing, a bug): safe for the client to retry. */
   internal_error: { retryable: false, api: 'internal_error' },
@@ -44,7 +44,7 @@ export const NON_RETRYABLE: FailureType[] = (Object.keys(FAILURES) as FailureTyp
   (t) => !FAILURES[t].retryable,
 );
 
-export function isFailureType(type: string | undefined | null): type is FailureType {
+function isFailureType(type: string | undefined | null): type is FailureType {
   return typeof type === 'string' && Object.prototype.hasOwnProperty.call(FAILURES, type);
 }
 
@@ -65,14 +65,14 @@ export interface FailureInfo {
  * The first ApplicationFailure in a failure's cause chain. Activity, local-activity and child-workflow failures
  * wrap the original differently; walking the chain reads them all the same way (STYLE.md: match by `type`).
  */
-export function applicationFailureIn(err: unknown): ApplicationFailure | undefined {
+function applicationFailureIn(err: unknown): ApplicationFailure | undefined {
   for (let e: unknown = err; e; e = (e as TemporalFailure).cause) {
     if (e instanceof ApplicationFailure) return e;
   }
   return undefined;
 }
 
-export function isTimeout(err: unknown): boolean {
+function isTimeout(err: unknown): boolean {
   for (let e: unknown = err; e; e = (e as TemporalFailure).cause) {
     if (e instanceof TimeoutFailure) return true;
   }

@@ -48,7 +48,7 @@ const { markScanFailed } = proxyActivities<SiteScanActivities>({
 });
 
 /**
- * One site scan of one bot (spec, Admin helpers → POST /v1/admin/scrape): crawl from the start address and index
+ * One site scan of one bot (contract, Admin helpers → POST /v1/admin/scrape): crawl from the start address and index
  * every page with text as a knowledge source, in one heartbeating activity. Progress lives in `site_scans`.
  *
  * A refresh Schedule cannot start this workflow as `scan/{botId}` (Temporal appends the fire time to scheduled

@@ -147,7 +147,7 @@ async function jsonRpcMessages(request: Request): Promise<{ messages: JsonRpcMes
 }
 
 /** The one protocol revision with JSON-RPC batches (2025-06-18 removed them; the current era has none). */
-export const BATCH_REVISION = '2025-03-26';
+const BATCH_REVISION = '2025-03-26';
 
 /**
  * Why a JSON-RPC batch is not accepted, as Streamable HTTP refuses input (400 with a JSON-RPC error without an id,

@@ -9,7 +9,7 @@ import type { Services } from '../../lib/services';
 import type { BuilderPrincipal, BuilderSurface } from '../../workflows/contracts/builder-thread';
 
 /**
- * The builder's MCP server (spec, Builder over MCP): its tools, their arguments and what each answers. The HTTP
+ * The builder's MCP server (contract, Builder over MCP): its tools, their arguments and what each answers. The HTTP
  * side (the route, budgets, the protocol eras) is api/routes/builder.ts over api/mcp/endpoint.ts.
  */
 
@@ -31,7 +31,7 @@ const ConstructorArgs = z.object({
 });
 const IncidentsArgs = z.object({ agent_id: z.string().min(1, 'must not be empty').max(64) });
 
-/** The MCP tools (spec, Builder over MCP): two reads and the conversation with the builder. */
+/** The MCP tools (contract, Builder over MCP): two reads and the conversation with the builder. */
 const MCP_TOOLS: Tool[] = [
   {
     name: 'agents',

@@ -5,7 +5,7 @@ import {
   findPrincipal,
   findPrincipalCounting,
 } from '../../lib/auth';
-import type { RateGroup } from '../../lib/limits';
+import { LIMITS, type RateGroup, type RateLimits } from '../../lib/limits';
 import { enforceRateWindow } from './rate-limit';
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
@@ -14,7 +14,7 @@ import type { AppContext, AppMiddleware } from '../context';
 import { clientBucket } from '../../lib/client-address';
 
 /**
- * Key authentication (spec, Authentication rules 1–3): no key → 401 `missing_key`; unknown or revoked → 401
+ * Key authentication (contract, Authentication rules 1–3): no key → 401 `missing_key`; unknown or revoked → 401
  * `invalid_key`; a valid key of another type (a `pk_` on `/v1/api/*`) → 403 `wrong_key_type`; storage down, so
  * the key cannot be checked → 503 `service_unavailable`, which the client may retry.
  */
@@ -24,6 +24,8 @@ export function requireKey(
   opts: {
     header?: 'x-bot-key' | 'authorization';
     rateGroup?: RateGroup;
+    /** The limits in force (RATE_LIMIT_*, lib/config.ts `rateLimitsOf`); the contract's unless given. */
+    rateLimits?: RateLimits;
     checker?: KeyRateChecker;
     /** Where the key is read when not from `header` (the widget: a query parameter first); '' = none. */
     keyOf?: (ctx: AppContext) => string;
@@ -62,7 +64,9 @@ export function requireKey(
     }
     opts.expose?.(ctx, principal);
     ctx.state.principal = principal;
-    if (opts.rateGroup && window) enforceRateWindow(ctx, opts.rateGroup, window.count, window.reset);
+    if (opts.rateGroup && window) {
+      enforceRateWindow(ctx, (opts.rateLimits ?? LIMITS.rateGroups)[opts.rateGroup], window.count, window.reset);
+    }
     opts.admit?.(ctx, principal);
     await next();
   };

@@ -3,7 +3,7 @@ import { ApiError, errors } from '../../lib/errors';
 import type { AppMiddleware } from '../context';
 
 /**
- * Reads the request body once, under a per-route byte limit (spec, Limits: 1 MiB for `/v1/api/*`, 5 MiB for the
+ * Reads the request body once, under a per-route byte limit (contract, Limits: 1 MiB for `/v1/api/*`, 5 MiB for the
  * knowledge write, 256 KiB for trigger hooks). The raw bytes stay on `ctx.state.rawBody` for signature checks;
  * with `json` the body is parsed, and malformed JSON is 400 `bad_request`.
  */

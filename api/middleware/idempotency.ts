@@ -26,7 +26,7 @@ export interface IdempotencyLease {
 /** Longer than any request runs (a turn's budget is at most minutes): past it the lease is no longer renewed. */
 const MAX_OWNED_MS = 15 * 60_000;
 
-export const DEFAULT_LEASE: IdempotencyLease = {
+const DEFAULT_LEASE: IdempotencyLease = {
   leaseSeconds: LIMITS.idempotencyLeaseSeconds,
   renewSeconds: LIMITS.idempotencyLeaseSeconds / 3,
 };
@@ -42,7 +42,7 @@ export function idempotencyKeyOf(ctx: { get(field: string): string }): string | 
 }
 
 /**
- * `Idempotency-Key` (spec, Idempotency): the first request runs and its response is stored for 24 hours, scoped to
+ * `Idempotency-Key` (contract, Idempotency): the first request runs and its response is stored for 24 hours, scoped to
  * the API key; a repeat replays it with `Idempotency-Replayed: true`. Claiming the key is one atomic statement, so
  * concurrent identical requests cannot both run: the losers see `idempotency_in_progress`. A streamed response is
  * recorded from its source as it is produced and replayed whole.
@@ -50,7 +50,7 @@ export function idempotencyKeyOf(ctx: { get(field: string): string }): string | 
  * Chat turns take their ids from the key (`ctx.state.idempotencyScope`), so a retry of a turn that is still running
  * — the API stopped waiting, or the first attempt's process died — is the same Temporal update and joins it instead
  * of running a second turn. A key whose attempt failed (5xx, 429, an error frame) is open again for a retry, and
- * unless the failed turn may still be running, under a new generation: that retry runs anew (spec, Idempotency 5).
+ * unless the failed turn may still be running, under a new generation: that retry runs anew (contract, Idempotency 5).
  */
 export function idempotency(db: Db, lease: IdempotencyLease = DEFAULT_LEASE): AppMiddleware {
   return async function idempotencyMiddleware(ctx, next) {

@@ -1,8 +1,11 @@
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
-import { LIMITS, type RateGroup } from '../../lib/limits';
+import type { RateGroup, RateLimits } from '../../lib/limits';
 import type { AppContext, AppMiddleware } from '../context';
 import { clientBucket } from '../../lib/client-address';
+import { LIMITS } from '../../lib/limits';
+
+const RATE_WINDOW_SECONDS = LIMITS.rateWindowSeconds;
 
 function setHeaders(ctx: AppContext, limit: number, remaining: number, resetSeconds: number) {
   ctx.set('RateLimit-Limit', String(limit));
@@ -11,18 +14,18 @@ function setHeaders(ctx: AppContext, limit: number, remaining: number, resetSeco
 }
 
 function secondsToWindowEnd(now = Date.now()): number {
-  const windowMs = LIMITS.rateWindowSeconds * 1000;
+  const windowMs = RATE_WINDOW_SECONDS * 1000;
   return Math.ceil((windowMs - (now % windowMs)) / 1000);
 }
 
 /**
- * The spec puts `RateLimit-*` on every `/v1/api/*` response. Requests that never reach a counted route (no key,
+ * The contract puts `RateLimit-*` on every `/v1/api/*` response. Requests that never reach a counted route (no key,
  * unknown route) are not charged to any budget; they carry the full budget of the reads group.
  */
-export function defaultRateHeaders(): AppMiddleware {
+export function defaultRateHeaders(limits: RateLimits): AppMiddleware {
   return async function defaultRateHeadersMiddleware(ctx, next) {
     if (ctx.path.startsWith('/v1/api/')) {
-      const limit = LIMITS.rateGroups.reads;
+      const limit = limits.reads;
       setHeaders(ctx, limit, limit, secondsToWindowEnd());
     }
     await next();
@@ -31,9 +34,9 @@ export function defaultRateHeaders(): AppMiddleware {
 
 /**
  * Fixed one-minute windows counted per (key + IP + group) in Postgres, so every API replica shares the count
- * (spec, Limits). One upsert per request; the window row is the counter.
+ * (contract, Limits). One upsert per request; the window row is the counter.
  */
-export function rateLimit(db: Db, group: RateGroup): AppMiddleware {
+export function rateLimit(db: Db, group: RateGroup, limits: RateLimits): AppMiddleware {
   return async function rateLimitMiddleware(ctx, next) {
     const principal = ctx.state.principal!;
     const bucket = `${principal.keyId}|${clientBucket(ctx.ip)}|${group}`;
@@ -44,14 +47,13 @@ export function rateLimit(db: Db, group: RateGroup): AppMiddleware {
        RETURNING count, ceil(extract(epoch FROM (window_start + interval '1 minute' - now())))::int AS reset`,
       [bucket],
     );
-    enforceRateWindow(ctx, group, res.rows[0].count, res.rows[0].reset);
+    enforceRateWindow(ctx, limits[group], res.rows[0].count, res.rows[0].reset);
     await next();
   };
 }
 
-/** Sets the `RateLimit-*` headers of a counted request, and refuses it with 429 past the group's limit. */
-export function enforceRateWindow(ctx: AppContext, group: RateGroup, count: number, reset: number): void {
-  const limit = LIMITS.rateGroups[group];
+/** Sets the `RateLimit-*` headers of a counted request, and refuses it with 429 past its group's `limit`. */
+export function enforceRateWindow(ctx: AppContext, limit: number, count: number, reset: number): void {
   setHeaders(ctx, limit, limit - count, reset);
   if (count > limit) {
     throw new ApiError(

@@ -2,7 +2,7 @@ import { type KeyRateChecker, type Principal, createKeyRateChecker } from '../..
 import { clientBucket } from '../../lib/client-address';
 import type { Db } from '../../lib/db';
 import { ApiError } from '../../lib/errors';
-import { LIMITS, type RateGroup } from '../../lib/limits';
+import { LIMITS, type RateGroup, type RateLimits } from '../../lib/limits';
 import type { AppContext, AppMiddleware } from '../context';
 import { requireKey } from './auth';
 import { enforceRateWindow } from './rate-limit';
@@ -13,7 +13,7 @@ import { enforceRateWindow } from './rate-limit';
  * `key` query parameter — a preflight carries no header values, so only the address can say which bot it is for —
  * or in `X-Bot-Key` for callers that are not browsers.
  */
-export const WIDGET_PREFIX = '/v1/widget/';
+const WIDGET_PREFIX = '/v1/widget/';
 
 const ALLOWED_HEADERS = 'Content-Type, X-Bot-Key, X-Visitor-Token, X-Request-Id';
 const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';
@@ -92,6 +92,7 @@ function setCors(ctx: AppContext, origin: string): void {
 export function widgetPreflight(
   db: Db,
   own: OwnOrigins,
+  limits: RateLimits,
   note?: NoteOrigin,
   checker: KeyRateChecker = createKeyRateChecker(db),
 ): AppMiddleware {
@@ -113,7 +114,7 @@ export function widgetPreflight(
       throw new ApiError('service_unavailable', 'The key could not be checked right now; retry shortly');
     }
     if (!found) return;
-    if (found.window) enforceRateWindow(ctx, PREFLIGHT_GROUP, found.window.count, found.window.reset);
+    if (found.window) enforceRateWindow(ctx, limits[PREFLIGHT_GROUP], found.window.count, found.window.reset);
     if (!decidePage(ctx, origin, found.principal, own, note)) return;
     ctx.set('Access-Control-Allow-Origin', origin);
     ctx.set('Access-Control-Allow-Methods', 'GET, POST');
@@ -128,15 +129,22 @@ export function widgetPreflight(
  * the origin noted). A request from a page whose origin the bot does not allow is refused with 403
  * `origin_not_allowed` before anything runs (a browser would not let the page read the answer, but
  * the request would still have been made). No `Origin` means no browser page: the public key is public, so such
- * callers get what any page of an allowed site would. A secret key here is 403 `wrong_key_type` (spec,
+ * callers get what any page of an allowed site would. A secret key here is 403 `wrong_key_type` (contract,
  * Authentication rule 4: it must never reach a browser).
  */
 export function widgetAccess(
   db: Db,
-  opts: { rateGroup: RateGroup; checker?: KeyRateChecker; own: OwnOrigins; noteOrigin?: NoteOrigin },
+  opts: {
+    rateGroup: RateGroup;
+    rateLimits: RateLimits;
+    checker?: KeyRateChecker;
+    own: OwnOrigins;
+    noteOrigin?: NoteOrigin;
+  },
 ): AppMiddleware {
   return requireKey(db, ['public'], {
     rateGroup: opts.rateGroup,
+    rateLimits: opts.rateLimits,
     checker: opts.checker,
     keyOf: presentedKey,
     missing: 'the public key: `key` query parameter or X-Bot-Key header',

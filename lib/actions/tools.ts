@@ -38,7 +38,7 @@ const ACTION_TIMEOUT_MS = 15_000;
 const ACTION_RESPONSE_BYTES = 256 * 1024;
 
 /**
- * The tools a run may use (spec, agent actions): admin-only actions only for a confirmed admin visitor or the
+ * The tools a run may use (contract, agent actions): admin-only actions only for a confirmed admin visitor or the
  * owner's own runs; the state only in the owner's runs.
  */
 export async function toolsFor(db: Db, input: AgentRunInput): Promise<ToolSpec[]> {

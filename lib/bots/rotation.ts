@@ -8,7 +8,7 @@ import { insertApiKey, refuseKeysBeforeConfirmation } from './keys';
 export type RotatableKind = 'secret' | 'identity' | 'builder' | 'webhook';
 
 /**
- * Issues a new key of one kind for a bot; the previous one stops working at once (same transaction), as the spec's
+ * Issues a new key of one kind for a bot; the previous one stops working at once (same transaction), as the contract's
  * dashboard calls `/secret` and `/identity-secret` require.
  */
 export async function rotateKey(
@@ -91,7 +91,7 @@ export interface RotatedKey {
  * Rotates every key in force that people who left the team or are operators now were shown (only `userId`'s when
  * given), in the caller's transaction: the old ones stop at once, the new ones are shown to `rotator` (recorded as
  * seen by them). A bot's secret key, identity and webhook secrets are reissued; a builder key they saw is revoked
- * (rather than reissued: reissuing one stops every builder key of the workspace, spec rule 5). Keys seen by several
+ * (rather than reissued: reissuing one stops every builder key of the workspace, contract, Authentication rule 5). Keys seen by several
  * people are rotated once. Idempotent: once rotated, nothing they saw is in force, and a repeat rotates nothing.
  */
 export async function rotateSeenKeys(

@@ -14,7 +14,7 @@ export { type RotatableKind, type RotatedKey, replaceWorkspaceKeys, rotateKey, r
 export { type WidgetLook, widgetLookOf } from './views';
 
 /**
- * Bots and their keys (spec, Dashboard calls named as public for key handling): reading and changing an agent's
+ * Bots and their keys (contract, Dashboard calls named as public for key handling): reading and changing an agent's
  * settings, issuing keys, and its state document. Every surface that acts for a workspace's member reaches a bot
  * through `findInWorkspace`, which answers 404 for another workspace's bot (never 403: nothing leaks). Each operation
  * lives in its own module (`lifecycle.ts`, `lookup.ts`, `settings.ts`, `builder-keys.ts`, `rotation.ts`) as a

@@ -24,7 +24,7 @@ export interface WidgetLook {
   avatar_url: string | null;
 }
 
-export const DEFAULT_WIDGET_LOOK: WidgetLook = {
+const DEFAULT_WIDGET_LOOK: WidgetLook = {
   color: '#4f46e5',
   greeting: null,
   position: 'right',

@@ -12,7 +12,7 @@ import { readFailedDeliveries, webhookFailing } from './incidents/webhook-failin
 export type { Incident } from './incidents/kinds';
 
 /**
- * The data of the builder's two read-only tools (spec, Builder over MCP: `agents` and `incidents`). Everything is
+ * The data of the builder's two read-only tools (contract, Builder over MCP: `agents` and `incidents`). Everything is
  * read from Postgres in a fixed number of statements, whatever the number of agents, triggers or runs: one for
  * `agents`, two round trips for `incidents` (the agent first, so another workspace's agent learns nothing, then the
  * five signal reads side by side). The payload shapes are decided in docs/decisions/065-builder-agents-tool.md and

@@ -11,7 +11,7 @@ import type { SecretBox } from '../secret-box';
 import { insertApiKey } from '../bots/keys';
 
 /**
- * Builder key pairing (spec, Builder key pairing; docs/decisions/067-pairing-flow.md): a client (an MCP host on someone's machine)
+ * Builder key pairing (contract, Builder key pairing; docs/decisions/067-pairing-flow.md): a client (an MCP host on someone's machine)
  * starts a pairing and shows its code; the workspace owner, signed in on the dashboard page `/connect`, checks the code
  * and approves; the client, polling with the secret only it holds, collects a workspace builder key `ck_` exactly once.
  * The key never reaches the browser: between approval and collection it is kept sealed, then the sealed copy is erased.
@@ -32,7 +32,7 @@ export type PollAnswer =
 export type PairingView = z.infer<typeof PairingViewSchema>;
 
 /** `ABCDEFGH` → `ABCD-EFGH`. */
-export function formatPairingCode(code: string): string {
+function formatPairingCode(code: string): string {
   return `${code.slice(0, 4)}-${code.slice(4)}`;
 }
 
@@ -40,7 +40,7 @@ export function formatPairingCode(code: string): string {
  * What a person typed (`abcd-efgh`, `ABCD EFGH`, `abcdefgh`) as the stored code, or undefined when it cannot be one:
  * the caller answers as for an unknown code.
  */
-export function normalizePairingCode(input: string): string | undefined {
+function normalizePairingCode(input: string): string | undefined {
   const code = input.toUpperCase().replace(/[\s-]/g, '');
   if (code.length !== CODE_LENGTH) return undefined;
   for (const ch of code) if (!PAIRING_CODE_ALPHABET.includes(ch)) return undefined;
@@ -53,7 +53,7 @@ function newCode(): string {
   return code;
 }
 
-/** Counts one request of a client address; past the limit, 429 `rate_limited` with `Retry-After` (spec, Errors). */
+/** Counts one request of a client address; past the limit, 429 `rate_limited` with `Retry-After` (contract, Errors). */
 async function countAddress(db: Db, what: 'start' | 'poll' | 'check', clients: string[], limit: number): Promise<void> {
   const counted = await countInWindows(
     db,
@@ -218,7 +218,7 @@ async function describePairing({ db }: PairingDeps, codeInput: string, user: Per
 
 /**
  * The owner approves: a builder key of the whole workspace is issued (kind `builder`, no bot, issued via pairing)
- * and kept sealed for the client to collect. Earlier builder keys stay valid (spec: approving a second client does
+ * and kept sealed for the client to collect. Earlier builder keys stay valid (contract: approving a second client does
  * not disconnect the first). Only the workspace's owner may approve (403 `forbidden` for a member). Approving a
  * pairing this workspace already approved changes nothing.
  */

@@ -1,7 +1,7 @@
 import type { BuilderPrincipal } from '../../workflows/contracts/builder-thread';
 
 /**
- * Requests the builder refuses at once, before the model and without asking consent (spec, Builder over MCP, rules
+ * Requests the builder refuses at once, before the model and without asking consent (contract, Builder over MCP, rules
  * 6 and 7). The tool layer already has no tool for any of these (lib/builder/tools.ts); answering here as well means
  * the refusal is immediate and the same every time, whatever the model would have said.
  */

@@ -4,7 +4,7 @@ import type { Db } from '../db';
 import { LIMITS } from '../limits';
 import { countInWindows } from '../rate-windows';
 import type { SecretBox } from '../secret-box';
-import { type DeltaHub, notifyHolder } from '../streams';
+import { type DeltaHub, notifyHolder } from '../streams/listener';
 import { type Temporal, isWorkflowTaskFailing, resendUnprocessedUpdate } from '../temporal';
 import { builderThreadWorkflow } from '../../workflows/builder-thread';
 import {
@@ -19,17 +19,17 @@ import {
 } from '../../workflows/contracts/builder-thread';
 import { createBuilderOverview } from './overview';
 
-export const NO_LLM_TEXT =
+const NO_LLM_TEXT =
   'The builder needs an LLM to talk: the platform has none configured (OPENAI_API_KEY). Nothing was changed. ' +
   'The agents and incidents tools work without one.';
 
 /** A message the server kept refusing because the thread's workflow task keeps failing (its worker overloaded). */
-export const WORKER_BUSY_TEXT =
+const WORKER_BUSY_TEXT =
   'The builder cannot take messages at the moment (its worker is overloaded), so nothing was changed. ' +
   'Send your message again in a few seconds.';
 
 /**
- * A builder budget is spent (spec, Limits): the 13th builder message of a minute, the 121st read, or a builder key's
+ * A builder budget is spent (contract, Limits): the 13th builder message of a minute, the 121st read, or a builder key's
  * 241st request to the MCP endpoint. Nothing was changed; try again in `retryAfter` seconds.
  */
 export class BuilderRateLimited extends Error {
@@ -71,7 +71,7 @@ function callKey(clientId: string, requestId: unknown): string {
 }
 
 /**
- * The builder (spec, Builder over MCP): every surface — the MCP tool `constructor`, `POST /v1/dashboard/builder`, the
+ * The builder (contract, Builder over MCP): every surface — the MCP tool `constructor`, `POST /v1/dashboard/builder`, the
  * dashboard's panel — talks to it here. Each builder conversation is a builderThread workflow; the read-only views
  * (`agents`, `incidents`) are SQL over the read model.
  */

@@ -19,7 +19,7 @@ import type { BuilderActOutcome, BuilderPrincipal } from '../../workflows/contra
 import { asData, quoteText, quoteValue } from './untrusted';
 
 /**
- * The builder's tools (spec, Builder over MCP): each is a service function — the same code path as the HTTP API —
+ * The builder's tools (contract, Builder over MCP): each is a service function — the same code path as the HTTP API —
  * with its arguments validated by the contract's own schemas. What a tool may do is decided here, not in the prompt:
  * - `read`: reads only; `now`: applied at once; `consent`: visible to customers at once, irreversible or landing in
  *   another system, so it is asked first and applied only after the owner's `yes` (behaviour 2).
@@ -110,7 +110,7 @@ async function agent(ctx: ToolContext, botId: string) {
   return ctx.ports.services.bots.get(botId);
 }
 
-export const BUILDER_TOOLS = {
+const BUILDER_TOOLS = {
   list_agents: tool({
     description: 'Lists the agents of the workspace with their knowledge and channel counts.',
     args: z.object({}),

@@ -37,7 +37,7 @@ export function quoteText(text: string): string {
 }
 
 /** The short digest quoted texts are named by: the first 12 hex digits of the SHA-256 of the text's UTF-8. */
-export function textDigest(text: string): string {
+function textDigest(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 12);
 }
 

@@ -34,7 +34,7 @@ export interface QuestionResult {
 }
 
 /** The start of a passage's text, cut at a word where one is near. */
-export function excerptOf(text: string, max: number = LIMITS.checks.passageExcerptChars): string {
+function excerptOf(text: string, max: number = LIMITS.checks.passageExcerptChars): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   if (flat.length <= max) return flat;
   const cut = flat.lastIndexOf(' ', max - 1);

@@ -1,7 +1,7 @@
 import type { Db } from '../db';
 import type { MediaService } from '../media/service';
 import type { SecretBox } from '../secret-box';
-import type { DeltaHub } from '../streams';
+import type { DeltaHub } from '../streams/listener';
 import type { Temporal } from '../temporal';
 
 /**

@@ -24,7 +24,7 @@ export type { ChatStream, StreamFrame } from './stream';
 export type { Page } from './views';
 
 /**
- * Conversations (DESIGN.md, Who owns what): chat turns, handoff, polling, typing, the operator's side, and erasing a
+ * Conversations (docs/architecture.md, Who owns what): chat turns, handoff, polling, typing, the operator's side, and erasing a
  * visitor. Every surface — the HTTP API, the widget, the dashboard's test chat — calls these functions; each owns its
  * SQL and its Temporal calls, and answers failures as `ApiError`s in the spec's shape.
  *

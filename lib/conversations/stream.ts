@@ -2,7 +2,7 @@ import type { AnswerSource } from '../../workflows/contracts/agent-run';
 import type { TurnResult } from '../../workflows/contracts/conversation';
 import { type ApiError, apiErrorForFailure, errors } from '../errors';
 import { answerMessageId } from '../runs/bookkeeping';
-import type { DeltaMessage } from '../streams';
+import type { DeltaMessage } from '../streams/channel';
 import { type AfterHoursView, afterHoursField, asTestChat } from './chat';
 import type { ConversationDeps } from './deps';
 import { quotaExceededReply } from './sessions';

@@ -13,7 +13,7 @@ import { verifyVisitorConfirmation } from '../identity';
 import { newId } from '../ids';
 import { answerMessageId } from '../runs/bookkeeping';
 import { announcedOutcome } from '../announcements';
-import type { DeltaMessage } from '../streams';
+import type { DeltaMessage } from '../streams/channel';
 import { isWorkflowTaskFailing, temporalConnected, waitThroughOutage } from '../temporal';
 import type { ConversationDeps } from './deps';
 import { asksForHuman } from './escalation';
@@ -329,10 +329,12 @@ export class TurnNotSentError extends Error {
 }
 
 /**
- * How long a turn that Temporal lost in an outage before any worker took it up is sent again, waiting for the
- * server's return: the blip a turn in flight survives (docs/decisions/024-temporal-outage.md).
+ * How long, from its first send, a turn that Temporal lost before any worker took it up is sent again: a server
+ * that stopped while the turn was on its way (sent while the connection was up) and is back within this answers it;
+ * a longer outage answers 503. The first send's own retries (~2 s, lib/temporal.ts) count in it, so a turn sent while
+ * Temporal is away is answered within ~4 s even on a busy machine (docs/decisions/temporal-outage-bounded-wait.md).
  */
-const TEMPORAL_OUTAGE_RESEND_MS = 30_000;
+const TEMPORAL_OUTAGE_RESEND_MS = 3_500;
 
 /**
  * Sends the turn (Update-with-Start) and waits for the update's result. When Temporal becomes unreachable
@@ -341,7 +343,8 @@ const TEMPORAL_OUTAGE_RESEND_MS = 30_000;
  *   the outcome announced through Postgres comes first;
  * - a turn sent while the connection was up, which has not begun, may have reached a server that then stopped: an
  *   update no worker has accepted lives in the server's memory only, and went with it. It is sent again (the same
- *   update id: Temporal applies it once) every second until the server answers, for up to 30 s;
+ *   update id: Temporal applies it once) every second until 3.5 s after the first send, each send bounded by that
+ *   deadline; still out of reach then, the turn fails as one that was never sent (docs/decisions/temporal-outage-bounded-wait.md);
  * - a turn sent when the connection was already down fails at once, as the 503 the spec says may be retried: a new
  *   request during an outage is refused in seconds, it does not hang.
  */
@@ -351,29 +354,36 @@ async function sendTurn(
   update: VisitorMessageInput,
   deadline: number,
 ): Promise<TurnResult> {
+  const sentAt = Date.now();
   const sentConnected = temporalConnected(deps.temporal);
   const send = () => updateConversation(deps, conversation, visitorMessageUpdate, [update], update.messageId);
+  const waitForBegun = () => {
+    const handle = deps.temporal.client.workflow.getHandle(
+      conversationWorkflowId(conversation.bot_id, conversation.session_id),
+    );
+    return waitThroughOutage(() => handle.getUpdateHandle<TurnResult>(update.messageId).result(), deadline);
+  };
   try {
     return await send();
   } catch (err) {
     // Still refused after the resends of updateConversation: the worker never saw the turn.
     if (isWorkflowTaskFailing(err)) throw new TurnNotSentError(err);
     if (!isUnavailableError(err)) throw err;
-    if (await turnBegan(deps.db, update.runId)) {
-      const handle = deps.temporal.client.workflow.getHandle(
-        conversationWorkflowId(conversation.bot_id, conversation.session_id),
-      );
-      return await waitThroughOutage(() => handle.getUpdateHandle<TurnResult>(update.messageId).result(), deadline);
-    }
+    if (await turnBegan(deps.db, update.runId)) return await waitForBegun();
     if (!sentConnected) throw new TurnNotSentError(err);
-    const until = Math.min(deadline, Date.now() + TEMPORAL_OUTAGE_RESEND_MS);
+    // Counted from the first send, whose own retries took part of it already.
+    const until = Math.min(deadline, sentAt + TEMPORAL_OUTAGE_RESEND_MS);
     try {
-      await new Promise((r) => setTimeout(r, 1_000));
-      return await waitThroughOutage(send, until);
+      if (Date.now() + 100 >= until) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(1_000, Math.max(0, until - Date.now() - 100))));
+      // Each send within the deadline (its gRPC retries included); one that reached a worker in time has begun.
+      return await waitThroughOutage(() => deps.temporal.connection.withDeadline(until, send), until);
     } catch (failed) {
       if (!isUnavailableError(failed)) throw failed;
-      // A resend that reached a worker before the server went again has begun; one that did not is not stored.
-      if (!(await turnBegan(deps.db, update.runId).catch(() => true))) throw new TurnNotSentError(failed);
+      // A resend that reached a worker has begun: its answer is waited for; one that did not is not stored.
+      const began = await turnBegan(deps.db, update.runId).catch(() => null);
+      if (began) return await waitForBegun();
+      if (began === false) throw new TurnNotSentError(failed);
       throw failed;
     }
   }

@@ -1,20 +1,21 @@
-import { createHash } from 'node:crypto';
-
 import { OutboundBlockedError, OutboundError, type SafeFetch, type SafeResponse } from '../http/safe-fetch';
 import type { Block } from '../knowledge/document';
 import { LIMITS } from '../limits';
-import { decodeHtml, extractPage, isHtml } from './extract';
+import { decodeHtml, isHtml } from './decode';
+import { extractPage } from './extract';
+import { contentHash, normalizeUrl, siteKey } from './identity';
 import { hasPatterns, pathAllowed, type PathPatterns } from './patterns';
 import { fetchRobots, type RobotsFetchResult } from './robots';
 import { readSitemaps } from './sitemap';
+
+// What makes two URLs, two sites or two pages the same.
+export { contentHash, normalizeUrl, siteKey } from './identity';
 
 /**
  * Site crawler behind POST /v1/admin/scrape: breadth first from the start URL, same site only, robots.txt obeyed,
  * every request through the injected SSRF-safe client, one request at a time.
  *
- * URL identity (see normalizeUrl): scheme and host lower-cased, default port dropped, fragment dropped, dot segments
- * resolved, a bare `?` dropped; path case, query and trailing slashes are kept as they are, and `/index.html` is not
- * folded into `/`. Pages that are the same under two URLs are caught by the content hash instead (`duplicate`).
+ * URL identity (which URLs, sites and pages are the same) is ./identity.ts's.
  *
  * Same site: scheme, port and host of the start page after its redirects, where `www.example.com` and
  * `example.com` count as one host. Each of the two has its own robots.txt, fetched when first needed.
@@ -135,32 +136,6 @@ const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const ACCEPT = 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.1';
 
-/** Normalised absolute http(s) URL (see the module comment), or undefined for anything else. */
-export function normalizeUrl(raw: string, base?: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(raw, base);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-  if (url.username || url.password) return undefined; // SafeFetch refuses these anyway
-  url.hash = '';
-  if (url.search === '') url.search = ''; // drops a bare '?'
-  return url.href;
-}
-
-/** Site identity: scheme, host without a leading `www.`, port. */
-export function siteKey(url: string): string {
-  const u = new URL(url);
-  const host = u.hostname.startsWith('www.') ? u.hostname.slice(4) : u.hostname;
-  return `${u.protocol}//${host}:${u.port}`;
-}
-
-export function contentHash(text: string): string {
-  return createHash('sha256').update(text.toLowerCase().replace(/\s+/g, ' ').trim()).digest('hex');
-}
-
 type Fetched =
   | { ok: true; res: SafeResponse; url: string }
   | { ok: false; reason: SkipReason; detail: string; code?: ScanErrorCode };
@@ -190,7 +165,23 @@ function positiveInt(name: string, value: number | undefined, fallback: number, 
   return value;
 }
 
-export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
+/** The options checked, with their defaults: what every step of one crawl reads. */
+interface CrawlSettings {
+  maxPages: number;
+  /** At most maxPages * 3 URLs are requested in all. */
+  maxRequests: number;
+  pageTimeoutMs: number;
+  maxPageBytes: number;
+  maxCrawlDelayMs: number;
+  fetch: SafeFetch;
+  userAgent: string;
+  patterns: PathPatterns;
+  onProgress?: (p: CrawlProgress) => void | Promise<void>;
+  signal?: AbortSignal;
+}
+
+/** Checks the options (TypeError for invalid ones) and fills in the defaults. */
+function settingsOf(opts: CrawlOptions): CrawlSettings {
   const maxPages = positiveInt('maxPages', opts.maxPages, 1);
   const pageTimeoutMs = positiveInt('pageTimeoutMs', opts.pageTimeoutMs, 10_000);
   const maxPageBytes = positiveInt('maxPageBytes', opts.maxPageBytes, 2 * 1024 * 1024);
@@ -198,62 +189,188 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
   if (typeof opts.fetch !== 'function') throw new TypeError('fetch must be a SafeFetch');
   if (typeof opts.userAgent !== 'string' || !opts.userAgent.trim()) throw new TypeError('userAgent is required');
   const { fetch, userAgent, signal, onProgress } = opts;
-  const maxRequests = maxPages * 3;
-
-  const pages: CrawledPage[] = [];
-  const skipped: CrawlResult['skipped'] = [];
-  const progress: CrawlProgress = {
-    fetched: 0,
-    indexed: 0,
-    skipped: 0,
-    queued: 0,
-    sitemapUrls: 0,
-    skippedReasons: {},
+  return {
+    maxPages,
+    maxRequests: maxPages * 3,
+    pageTimeoutMs,
+    maxPageBytes,
+    maxCrawlDelayMs,
+    fetch,
+    userAgent,
+    patterns: { include: opts.include, exclude: opts.exclude },
+    onProgress,
+    signal,
   };
-  const patterns: PathPatterns = { include: opts.include, exclude: opts.exclude };
+}
+
+function emptyProgress(): CrawlProgress {
+  return { fetched: 0, indexed: 0, skipped: 0, queued: 0, sitemapUrls: 0, skippedReasons: {} };
+}
+
+export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
+  const settings = settingsOf(opts);
+  const start = normalizeUrl(opts.startUrl);
+  if (!start) {
+    return {
+      pages: [],
+      skipped: [],
+      progress: emptyProgress(),
+      error: `Invalid start URL: only absolute http(s) URLs without credentials can be crawled`,
+      errorCode: 'bad_url',
+    };
+  }
+  return new SiteCrawl(settings, start).run();
+}
+
+/** One crawl: what it has found so far, and the steps that advance it, one URL of the queue at a time. */
+class SiteCrawl {
+  private readonly pages: CrawledPage[] = [];
+  private readonly skipped: CrawlResult['skipped'] = [];
+  private readonly progress = emptyProgress();
   /** Whether any address passed the patterns: without one, a scan that found nothing says so. */
-  let matchedAny = !hasPatterns(patterns);
-  const snapshot = (): CrawlProgress => ({ ...progress, skippedReasons: { ...progress.skippedReasons } });
-  const result = (error?: string, errorCode?: ScanErrorCode): CrawlResult => {
-    const out: CrawlResult = { pages, skipped, progress: snapshot() };
-    if (error !== undefined && pages.length === 0) {
+  private matchedAny: boolean;
+  /** Changes once: to where the start page's redirects lead. */
+  private site: string;
+  private readonly seen: Set<string>;
+  private readonly queue: string[];
+  private head = 0;
+  private readonly hashes = new Set<string>();
+  private readonly robotsByOrigin = new Map<string, Promise<RobotsFetchResult>>();
+  private readonly lastRequestAt = new Map<string, number>();
+  /** Why the start page gave nothing: the crawl's error when no page is kept. */
+  private startError: string | undefined;
+  private startReason: ScanErrorCode | undefined;
+
+  constructor(
+    private readonly settings: CrawlSettings,
+    private readonly start: string,
+  ) {
+    this.matchedAny = !hasPatterns(settings.patterns);
+    this.site = siteKey(start);
+    this.seen = new Set<string>([start]);
+    this.queue = [start];
+  }
+
+  async run(): Promise<CrawlResult> {
+    const { maxPages, maxRequests, signal } = this.settings;
+    while (this.head < this.queue.length && this.pages.length < maxPages && this.progress.fetched < maxRequests) {
+      if (signal?.aborted) throw signal.reason;
+      await this.crawlNext();
+    }
+    if (this.pages.length > 0) return this.result();
+    if (this.startError) return this.result(this.startError, this.startReason);
+    if (!this.matchedAny) {
+      return this.result('No address of the site matched the include and exclude path patterns', 'no_match');
+    }
+    return this.result(
+      `No page with text found (${this.progress.fetched} fetched, ${this.skipped.length} skipped)`,
+      'no_text',
+    );
+  }
+
+  private snapshot(): CrawlProgress {
+    return { ...this.progress, skippedReasons: { ...this.progress.skippedReasons } };
+  }
+
+  private result(error?: string, errorCode?: ScanErrorCode): CrawlResult {
+    const out: CrawlResult = { pages: this.pages, skipped: this.skipped, progress: this.snapshot() };
+    if (error !== undefined && this.pages.length === 0) {
       out.error = error;
       if (errorCode) out.errorCode = errorCode;
     }
     return out;
-  };
+  }
 
-  const start = normalizeUrl(opts.startUrl);
-  if (!start)
-    return result(`Invalid start URL: only absolute http(s) URLs without credentials can be crawled`, 'bad_url');
+  /** The next URL of the queue: fetched, read, its links queued (after the sitemaps' pages, for the start page). */
+  private async crawlNext(): Promise<void> {
+    const { progress } = this;
+    const url = this.queue[this.head++];
+    const isStart = url === this.start;
+    progress.lastUrl = url;
+    const fetched = await this.fetchPage(url, isStart);
+    const links = fetched.ok ? this.readResponse(url, isStart, fetched) : [];
+    if (!fetched.ok) {
+      this.skip(url, fetched.reason);
+      if (isStart)
+        this.startFailed(
+          `Start page ${url} could not be crawled (${fetched.reason}): ${fetched.detail}`,
+          fetched.code ?? fetched.reason,
+        );
+    }
 
-  const robotsByOrigin = new Map<string, Promise<RobotsFetchResult>>();
-  const robotsFor = (url: URL): Promise<RobotsFetchResult> => {
-    let robots = robotsByOrigin.get(url.origin);
+    // The sitemaps' pages come first, then the links found on pages (the start page's included), breadth first.
+    if (isStart && this.pages.length < this.settings.maxPages) {
+      progress.indexed = this.pages.length;
+      progress.skipped = this.skipped.length;
+      await this.queueSitemaps(new URL(fetched.ok ? fetched.url : url).origin);
+      progress.lastUrl = fetched.ok ? fetched.url : url;
+    }
+    for (const link of links) this.enqueue(link);
+
+    progress.indexed = this.pages.length;
+    progress.skipped = this.skipped.length;
+    progress.queued = this.queue.length - this.head;
+    if (this.settings.onProgress) await this.settings.onProgress(this.snapshot());
+  }
+
+  private startFailed(error: string, reason: ScanErrorCode): void {
+    this.startError = error;
+    this.startReason = reason;
+  }
+
+  /** Reads a response: a page with new text is kept. Returns the links found on it. */
+  private readResponse(url: string, isStart: boolean, fetched: Extract<Fetched, { ok: true }>): string[] {
+    const { res, url: finalUrl } = fetched;
+    this.progress.lastUrl = finalUrl;
+    // The start page's redirects decide which site this is (http → https, example.com → www.example.com).
+    if (isStart) this.site = siteKey(finalUrl);
+    const contentType = res.headers['content-type'];
+    if (res.status < 200 || res.status >= 300) {
+      this.skip(url, `http_${res.status}`);
+      if (isStart) this.startFailed(`Start page ${url} answered HTTP ${res.status}`, `http_${res.status}`);
+      return [];
+    }
+    if (!isHtml(contentType, res.body)) {
+      this.skip(url, 'not_html');
+      if (isStart) this.startFailed(`Start page ${url} is not HTML (${contentType ?? 'no content type'})`, 'not_html');
+      return [];
+    }
+    const page = extractPage(decodeHtml(res.body, contentType), finalUrl);
+    const hash = page.text ? contentHash(page.text) : '';
+    // The start page is read whatever the patterns say (its links lead into the site), but kept only within them.
+    const within = pathAllowed(finalUrl, this.settings.patterns);
+    if (within) this.matchedAny = true;
+    if (!within) this.skip(url, 'excluded');
+    else if (!page.text) this.skip(url, 'empty');
+    else if (this.hashes.has(hash)) this.skip(url, 'duplicate');
+    else {
+      this.hashes.add(hash);
+      this.pages.push({ url: finalUrl, title: page.title, text: page.text, blocks: page.blocks, contentHash: hash });
+    }
+    return page.links;
+  }
+
+  private robotsFor(url: URL): Promise<RobotsFetchResult> {
+    let robots = this.robotsByOrigin.get(url.origin);
     if (!robots) {
+      const { fetch, userAgent, pageTimeoutMs, signal } = this.settings;
       robots = fetchRobots(fetch, url.origin, userAgent, { timeoutMs: pageTimeoutMs, signal });
-      robotsByOrigin.set(url.origin, robots);
+      this.robotsByOrigin.set(url.origin, robots);
     }
     return robots;
-  };
-  const lastRequestAt = new Map<string, number>();
-
-  let site = siteKey(start);
-  const seen = new Set<string>([start]);
-  const queue: string[] = [start];
-  let head = 0;
-  const hashes = new Set<string>();
+  }
 
   /** Requests `url`, following redirects hop by hop; every hop is checked against the site and robots.txt. */
-  async function fetchPage(url: string, isStart: boolean): Promise<Fetched> {
+  private async fetchPage(url: string, isStart: boolean): Promise<Fetched> {
+    const { pageTimeoutMs, signal } = this.settings;
     // The budget starts with the first request, not with robots.txt or Crawl-delay waits before it.
     let deadline: number | undefined;
     let current = url;
     for (let hop = 0; ; hop++) {
       const target = new URL(current);
-      if (!isStart && siteKey(current) !== site) return fail('off_site', `redirect to ${target.origin}`);
+      if (!isStart && siteKey(current) !== this.site) return fail('off_site', `redirect to ${target.origin}`);
 
-      const robots = await robotsFor(target);
+      const robots = await this.robotsFor(target);
       if (robots.status === 'blocked') return fail('blocked', robots.detail);
       if (!robots.robots.isAllowed(`${target.pathname}${target.search}`)) {
         const why =
@@ -263,28 +380,22 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
         return fail('robots', why, robots.status === 'unreachable' ? 'robots_unreachable' : undefined);
       }
       // A redirect to a URL crawled or queued on its own: that URL is (or will be) the page.
-      if (hop > 0 && seen.has(current)) return fail('duplicate', `redirect to ${current}, crawled on its own`);
-      if (hop > 0) seen.add(current);
+      if (hop > 0 && this.seen.has(current)) return fail('duplicate', `redirect to ${current}, crawled on its own`);
+      if (hop > 0) this.seen.add(current);
 
-      // Crawl-delay is per host; capped so one robots.txt cannot stall the job for hours.
-      const delayMs = Math.min((robots.robots.crawlDelaySeconds ?? 0) * 1000, maxCrawlDelayMs);
-      const last = lastRequestAt.get(target.host);
-      if (delayMs > 0 && last !== undefined) {
-        const wait = last + delayMs - Date.now();
-        if (wait > 0) await sleep(wait, signal);
-      }
+      await this.waitCrawlDelay(target.host, robots.robots.crawlDelaySeconds);
 
       deadline ??= Date.now() + pageTimeoutMs;
       const remaining = deadline - Date.now();
       if (remaining <= 0) return fail('timeout', `no response within ${pageTimeoutMs} ms`);
-      if (hop === 0) progress.fetched++;
-      lastRequestAt.set(target.host, Date.now());
+      if (hop === 0) this.progress.fetched++;
+      this.lastRequestAt.set(target.host, Date.now());
       let res: SafeResponse;
       try {
-        res = await fetch(current, {
-          headers: { 'user-agent': userAgent, accept: ACCEPT },
+        res = await this.settings.fetch(current, {
+          headers: { 'user-agent': this.settings.userAgent, accept: ACCEPT },
           timeoutMs: remaining,
-          maxBytes: maxPageBytes,
+          maxBytes: this.settings.maxPageBytes,
           followRedirects: false,
           signal,
         });
@@ -304,18 +415,29 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
     }
   }
 
-  function skip(url: string, reason: SkipReason): void {
-    skipped.push({ url, reason });
-    progress.skippedReasons[reason] = (progress.skippedReasons[reason] ?? 0) + 1;
+  /** Crawl-delay is per host; capped so one robots.txt cannot stall the job for hours. */
+  private async waitCrawlDelay(host: string, crawlDelaySeconds: number | undefined): Promise<void> {
+    const delayMs = Math.min((crawlDelaySeconds ?? 0) * 1000, this.settings.maxCrawlDelayMs);
+    const last = this.lastRequestAt.get(host);
+    if (delayMs > 0 && last !== undefined) {
+      const wait = last + delayMs - Date.now();
+      if (wait > 0) await sleep(wait, this.settings.signal);
+    }
+  }
+
+  private skip(url: string, reason: SkipReason): void {
+    this.skipped.push({ url, reason });
+    this.progress.skippedReasons[reason] = (this.progress.skippedReasons[reason] ?? 0) + 1;
   }
 
   /** Queues a URL found on a page or in a sitemap: same site, within the patterns, not seen before. */
-  function enqueue(raw: string): string | undefined {
+  private enqueue(raw: string): string | undefined {
     const url = normalizeUrl(raw);
-    if (!url || seen.has(url) || siteKey(url) !== site || !pathAllowed(url, patterns)) return undefined;
-    matchedAny = true;
-    seen.add(url);
-    queue.push(url);
+    if (!url || this.seen.has(url) || siteKey(url) !== this.site || !pathAllowed(url, this.settings.patterns))
+      return undefined;
+    this.matchedAny = true;
+    this.seen.add(url);
+    this.queue.push(url);
     return url;
   }
 
@@ -323,8 +445,9 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
    * Reads the site's sitemaps (its robots.txt `Sitemap:` lines, then `/sitemap.xml`) and queues the pages they
    * list. Sitemap files are requests of their own (not counted in `fetched`), each within the page budget.
    */
-  async function queueSitemaps(origin: string): Promise<void> {
-    const robots = await robotsFor(new URL(origin));
+  private async queueSitemaps(origin: string): Promise<void> {
+    const { fetch, userAgent, pageTimeoutMs, signal, onProgress, patterns } = this.settings;
+    const robots = await this.robotsFor(new URL(origin));
     const roots = [...robots.robots.sitemaps, `${origin}/sitemap.xml`];
     const found = await readSitemaps(roots, {
       fetch,
@@ -336,97 +459,24 @@ export async function crawlSite(opts: CrawlOptions): Promise<CrawlResult> {
       signal,
       allowedFile: async (raw) => {
         const url = normalizeUrl(raw);
-        if (!url || siteKey(url) !== site) return undefined;
+        if (!url || siteKey(url) !== this.site) return undefined;
         const target = new URL(url);
-        const rules = await robotsFor(target);
+        const rules = await this.robotsFor(target);
         return rules.status !== 'blocked' && rules.robots.isAllowed(`${target.pathname}${target.search}`)
           ? url
           : undefined;
       },
       allowedPage: (raw) => {
         const url = normalizeUrl(raw);
-        return url && siteKey(url) === site && pathAllowed(url, patterns) ? url : undefined;
+        return url && siteKey(url) === this.site && pathAllowed(url, patterns) ? url : undefined;
       },
       onFile: async (url) => {
-        progress.lastUrl = url;
-        progress.queued = queue.length - head;
-        if (onProgress) await onProgress(snapshot());
+        this.progress.lastUrl = url;
+        this.progress.queued = this.queue.length - this.head;
+        if (onProgress) await onProgress(this.snapshot());
       },
     });
-    for (const url of found.urls) if (enqueue(url)) progress.sitemapUrls++;
-    progress.queued = queue.length - head;
+    for (const url of found.urls) if (this.enqueue(url)) this.progress.sitemapUrls++;
+    this.progress.queued = this.queue.length - this.head;
   }
-
-  let startError: string | undefined;
-  let startReason: ScanErrorCode | undefined;
-  while (head < queue.length && pages.length < maxPages && progress.fetched < maxRequests) {
-    if (signal?.aborted) throw signal.reason;
-    const url = queue[head++];
-    const isStart = url === start;
-    progress.lastUrl = url;
-    const fetched = await fetchPage(url, isStart);
-
-    let links: string[] = [];
-    if (!fetched.ok) {
-      skip(url, fetched.reason);
-      if (isStart) {
-        startError = `Start page ${url} could not be crawled (${fetched.reason}): ${fetched.detail}`;
-        startReason = fetched.code ?? fetched.reason;
-      }
-    } else {
-      const { res, url: finalUrl } = fetched;
-      progress.lastUrl = finalUrl;
-      // The start page's redirects decide which site this is (http → https, example.com → www.example.com).
-      if (isStart) site = siteKey(finalUrl);
-      const contentType = res.headers['content-type'];
-      if (res.status < 200 || res.status >= 300) {
-        skip(url, `http_${res.status}`);
-        if (isStart) {
-          startError = `Start page ${url} answered HTTP ${res.status}`;
-          startReason = `http_${res.status}`;
-        }
-      } else if (!isHtml(contentType, res.body)) {
-        skip(url, 'not_html');
-        if (isStart) {
-          startError = `Start page ${url} is not HTML (${contentType ?? 'no content type'})`;
-          startReason = 'not_html';
-        }
-      } else {
-        const page = extractPage(decodeHtml(res.body, contentType), finalUrl);
-        links = page.links;
-        const hash = page.text ? contentHash(page.text) : '';
-        // The start page is read whatever the patterns say (its links lead into the site), but kept only within them.
-        const within = pathAllowed(finalUrl, patterns);
-        if (within) matchedAny = true;
-        if (!within) skip(url, 'excluded');
-        else if (!page.text) skip(url, 'empty');
-        else if (hashes.has(hash)) skip(url, 'duplicate');
-        else {
-          hashes.add(hash);
-          pages.push({ url: finalUrl, title: page.title, text: page.text, blocks: page.blocks, contentHash: hash });
-        }
-      }
-    }
-
-    // The sitemaps' pages come first, then the links found on pages (the start page's included), breadth first.
-    if (isStart && pages.length < maxPages) {
-      progress.indexed = pages.length;
-      progress.skipped = skipped.length;
-      await queueSitemaps(new URL(fetched.ok ? fetched.url : url).origin);
-      progress.lastUrl = fetched.ok ? fetched.url : url;
-    }
-    for (const link of links) enqueue(link);
-
-    progress.indexed = pages.length;
-    progress.skipped = skipped.length;
-    progress.queued = queue.length - head;
-    if (onProgress) await onProgress(snapshot());
-  }
-
-  if (pages.length > 0) return result();
-  if (startError) return result(startError, startReason);
-  if (!matchedAny) {
-    return result('No address of the site matched the include and exclude path patterns', 'no_match');
-  }
-  return result(`No page with text found (${progress.fetched} fetched, ${skipped.length} skipped)`, 'no_text');
 }

@@ -31,7 +31,7 @@ export function matchesPathPattern(path: string, pattern: string): boolean {
 }
 
 /** The path a pattern is compared with: percent-escapes decoded where they are valid UTF-8. */
-export function patternPath(url: string): string {
+function patternPath(url: string): string {
   const { pathname } = new URL(url);
   try {
     return decodeURI(pathname);

@@ -28,8 +28,8 @@ export interface Robots {
   sitemaps: string[];
 }
 
-export const ALLOW_ALL: Robots = Object.freeze({ isAllowed: () => true, sitemaps: [] });
-export const DISALLOW_ALL: Robots = Object.freeze({
+const ALLOW_ALL: Robots = Object.freeze({ isAllowed: () => true, sitemaps: [] });
+const DISALLOW_ALL: Robots = Object.freeze({
   isAllowed: (p: string) => normalizePath(p) === '/robots.txt',
   sitemaps: [],
 });
@@ -161,7 +161,7 @@ export interface RobotsFetchResult {
 }
 
 /** RFC 9309 requires parsing at least 500 KiB. */
-export const ROBOTS_MAX_BYTES = 512 * 1024;
+const ROBOTS_MAX_BYTES = 512 * 1024;
 
 export function robotsForStatus(
   status: number,

@@ -9,7 +9,7 @@ import { errors } from '../errors';
  */
 
 /** How many rows a workspace's run charges are spread over (migrations/1763803500000_credit_balance_shards.sql). */
-export const CREDIT_SHARDS = 16;
+const CREDIT_SHARDS = 16;
 
 /**
  * The credit balance of the workspace row `w` (an alias in the caller's query), as SQL: the workspace's own column,

@@ -74,7 +74,7 @@ export function createDeliveryService(deps: { db: Db; temporal: Temporal; schedu
 
     /**
      * Sends a delivery given up again: a new delivery of the same body (receivers are told the same event may come
-     * twice, spec Delivery rules 4), to the agent's webhook address as it is now (the owner may have fixed it), signed
+     * twice, contract, Delivery rules 4), to the agent's webhook address as it is now (the owner may have fixed it), signed
      * afresh at each attempt, with the same retries. 404 for another agent's or an unknown delivery; 409 `conflict`
      * when it did not fail, when it is being (or was) sent again already, or when the agent has no address now.
      */

@@ -4,13 +4,13 @@ import { type Db, withTransaction } from '../db';
 import { notifyUnlessUnread } from '../notifications/service';
 
 /**
- * Outgoing webhook deliveries (spec, Events), the webhook activities' side: the `webhook_deliveries` rows a
+ * Outgoing webhook deliveries (contract, Events), the webhook activities' side: the `webhook_deliveries` rows a
  * conversation transition records, their signature, each attempt's outcome, and a delivery given up told to the
  * workspace. The webhookDelivery workflow (`delivery/{id}`) spaces the attempts; the service (./service.ts) lists
  * what was given up and sends it again (docs/decisions/failed-deliveries-told.md).
  */
 
-/** `sha256=<hex>` of HMAC-SHA256 over `<timestamp>.<raw body>` with the bot's `whsec_` secret (spec, Events). */
+/** `sha256=<hex>` of HMAC-SHA256 over `<timestamp>.<raw body>` with the bot's `whsec_` secret (contract, Events). */
 export function signDelivery(secret: string, timestamp: number, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
 }
@@ -53,7 +53,7 @@ const EVENT_WORDS: Record<string, string> = {
 };
 
 /** An address as told in notifications and e-mails: scheme and host only (paths and queries often carry tokens). */
-export function addressOrigin(url: string): string {
+function addressOrigin(url: string): string {
   try {
     const u = new URL(url);
     return `${u.protocol}//${u.host}`;

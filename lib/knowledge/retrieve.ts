@@ -1,7 +1,7 @@
 import type { Queryable } from '../db';
 import { searchText } from './normalize';
 import { signBits } from './store';
-import { lengthFactorSql, termWeightSql } from './term-stats';
+import { docOrdinalSql, docSeqSql, lengthFactorSql, termWeightSql } from './term-stats';
 
 export interface Passage {
   sourceId: string;
@@ -48,9 +48,11 @@ function queryText(query: string): string {
 
 /**
  * Postings read whole, the question's rarest words first, while their sum stays within this: a question whose words
- * are in fewer postings (every question, in a bot of a few thousand fragments) is ranked by exact BM25.
+ * are in fewer postings is ranked by exact BM25 (at 10 000 fragments in bench/retrieval.ts, every judged question's top
+ * 10 is exact BM25's). 16 000 cost 14.3 ms of Postgres CPU a retrieval at 100 000 fragments against 10.6
+ * (docs/decisions/bm25-in-postgres.md).
  */
-const FULL_READ_POSTINGS = 16_000;
+const FULL_READ_POSTINGS = 8_000;
 /** Of each word past that budget (the commonest ones), its strongest postings (by `impact`) are read. */
 const STRONGEST_POSTINGS = 400;
 /** The best candidates by what was read, whose scores are then completed (the cut words' own postings). */
@@ -60,22 +62,23 @@ const PREFIX_VARIANTS = 4;
 
 /**
  * The CTEs that rank the bot's fragments by BM25 for the question ($1 bot, $2 search text), ending in
- * `lexical(seq, ordinal, score)`: at most RESCORED candidates with their complete scores, unordered.
+ * `lexical(doc, score)`: at most RESCORED candidates (a fragment's key: docKeySql) with their complete scores, unordered.
  *
  * - `stats`: N and the length factor k1·b/avgdl, from the bot's totals.
- * - `q`: the question's words (with their frequency in it) that the bot has, each with its idf, qtf·ln(1 + (N − df +
- *   0.5)/(df + 0.5)); a word the bot does not have, of five letters or more, stands for the bot's words that start
+ * - `q`: the question's words (with their frequency in it) that the bot has, by term id, each with its idf,
+ *   qtf·ln(1 + (N − df + 0.5)/(df + 0.5)); a word the bot does not have, of five letters or more, stands for the bot's words that start
  *   like it without its last letter (Snowball stems some forms of one Russian word differently: талисман →
  *   талисма, талисманом → талисман) — a range of the terms' primary key, lexemes being "C"-collated (bytewise;
  *   chr(1114111) is the last code point). `m`: how many of its postings are read.
- * - `seen`: each word's first `m` postings, strongest first: an index-only scan of knowledge_postings_impact_idx.
+ * - `seen`: each word's first `m` postings, strongest first: an index-only scan of knowledge_postings_impact_idx
+ *   (term, impact DESC). Postings carry no bot id: a term id belongs to one bot, and the bot's terms are the way in.
  * - `cand`: the RESCORED fragments with the highest score over what was read; `lexical` adds what the cut words
  *   contribute to each (the forward index, one scan per candidate), so every returned score is the exact BM25.
  */
 function lexicalCtes(exact: boolean): string {
   const budget = exact
     ? 'df'
-    : `CASE WHEN sum(df) OVER (ORDER BY df, lexeme) <= ${FULL_READ_POSTINGS} THEN df
+    : `CASE WHEN sum(df) OVER (ORDER BY df, id) <= ${FULL_READ_POSTINGS} THEN df
                  ELSE least(df, ${STRONGEST_POSTINGS}) END`;
   return `stats AS MATERIALIZED (
         SELECT fragments::float8 AS n, ${lengthFactorSql('greatest(length::float8 / greatest(fragments, 1), 1)')} AS lf
@@ -84,35 +87,34 @@ function lexicalCtes(exact: boolean): string {
         SELECT u.lexeme COLLATE "C" AS lexeme, coalesce(array_length(u.positions, 1), 1) AS qtf
           FROM unnest(to_tsvector('knowledge_search', $2)) AS u),
       terms AS (
-        SELECT t.lexeme, t.df, w.qtf FROM words w JOIN knowledge_terms t ON t.bot_id = $1 AND t.lexeme = w.lexeme
+        SELECT t.id, t.df, w.qtf FROM words w JOIN knowledge_terms t ON t.bot_id = $1 AND t.lexeme = w.lexeme
         UNION ALL
-        SELECT v.lexeme, v.df, w.qtf
+        SELECT v.id, v.df, w.qtf
           FROM words w CROSS JOIN LATERAL (
-                 SELECT t.lexeme, t.df FROM knowledge_terms t
+                 SELECT t.id, t.df FROM knowledge_terms t
                   WHERE t.bot_id = $1 AND t.lexeme >= left(w.lexeme, -1)
                     AND t.lexeme < left(w.lexeme, -1) || chr(1114111)
                   ORDER BY t.df DESC, t.lexeme LIMIT ${PREFIX_VARIANTS}) v
          WHERE char_length(w.lexeme) >= 5 AND w.lexeme !~ '[[:digit:][:punct:]]'
            AND NOT EXISTS (SELECT 1 FROM knowledge_terms e WHERE e.bot_id = $1 AND e.lexeme = w.lexeme)),
       q AS MATERIALIZED (
-        SELECT lexeme, df, qtf * ln(1 + (s.n - df + 0.5) / (df + 0.5)) AS idf, ${budget} AS m
-          FROM stats s, (SELECT lexeme, min(df) AS df, max(qtf) AS qtf FROM terms GROUP BY lexeme) t),
-      cut AS MATERIALIZED (SELECT array_agg(lexeme) AS lexemes FROM q WHERE m < df),
+        SELECT id, df, qtf * ln(1 + (s.n - df + 0.5) / (df + 0.5)) AS idf, ${budget} AS m
+          FROM stats s, (SELECT id, min(df) AS df, max(qtf) AS qtf FROM terms GROUP BY id) t),
+      cut AS MATERIALIZED (SELECT array_agg(id) AS terms FROM q WHERE m < df),
       seen AS (
-        SELECT p.seq, p.ordinal, q.m < q.df AS cut, q.idf * ${termWeightSql('p.tf', 'p.len', 's.lf')} AS w
+        SELECT p.doc, q.m < q.df AS cut, q.idf * ${termWeightSql('p.tf', 'p.len', 's.lf')} AS w
           FROM stats s CROSS JOIN q CROSS JOIN LATERAL (
-                 SELECT p.seq, p.ordinal, p.tf, p.len FROM knowledge_postings p
-                  WHERE p.bot_id = $1 AND p.lexeme = q.lexeme ORDER BY p.impact DESC LIMIT q.m) p),
+                 SELECT p.doc, p.tf, p.len FROM knowledge_postings p
+                  WHERE p.term = q.id ORDER BY p.impact DESC LIMIT q.m) p),
       cand AS MATERIALIZED (
-        SELECT seq, ordinal, sum(w) AS partial, coalesce(sum(w) FILTER (WHERE NOT cut), 0) AS base
-          FROM seen GROUP BY seq, ordinal ORDER BY partial DESC, seq, ordinal LIMIT ${RESCORED}),
+        SELECT doc, sum(w) AS partial, coalesce(sum(w) FILTER (WHERE NOT cut), 0) AS base
+          FROM seen GROUP BY doc ORDER BY partial DESC, doc LIMIT ${RESCORED}),
       lexical AS (
-        SELECT c.seq, c.ordinal,
-               c.base + CASE WHEN cut.lexemes IS NULL THEN 0 ELSE coalesce((
+        SELECT c.doc,
+               c.base + CASE WHEN cut.terms IS NULL THEN 0 ELSE coalesce((
                  SELECT sum(q.idf * ${termWeightSql('p.tf', 'p.len', 's.lf')})
-                   FROM knowledge_postings p JOIN q ON q.lexeme = p.lexeme
-                  WHERE p.bot_id = $1 AND p.seq = c.seq AND p.ordinal = c.ordinal
-                    AND p.lexeme = ANY (cut.lexemes)), 0) END AS score
+                   FROM knowledge_postings p JOIN q ON q.id = p.term
+                  WHERE p.doc = c.doc AND p.term = ANY (cut.terms)), 0) END AS score
           FROM cand c CROSS JOIN stats s CROSS JOIN cut)`;
 }
 
@@ -140,10 +142,10 @@ export function buildRetrievalQuery(
       // Rank and cut first, then fetch texts and titles for the few rows left.
       text: `WITH ${lexicalCtes(exact)}
       SELECT s.source_id, s.title, s.url, f.text, f.heading_path, f.page, top.score
-        FROM (SELECT seq, ordinal, score FROM lexical ORDER BY score DESC, seq, ordinal LIMIT $3) top
-        JOIN knowledge_sources s ON s.bot_id = $1 AND s.seq = top.seq
-        JOIN knowledge_fragments f ON f.bot_id = $1 AND f.source_id = s.source_id AND f.ordinal = top.ordinal
-       ORDER BY top.score DESC, top.seq, top.ordinal`,
+        FROM (SELECT doc, score FROM lexical ORDER BY score DESC, doc LIMIT $3) top
+        JOIN knowledge_sources s ON s.bot_id = $1 AND s.seq = ${docSeqSql('top.doc')}
+        JOIN knowledge_fragments f ON f.bot_id = $1 AND f.source_id = s.source_id AND f.ordinal = ${docOrdinalSql('top.doc')}
+       ORDER BY top.score DESC, top.doc`,
       values: [botId, search, limit],
     };
   }
@@ -154,9 +156,9 @@ export function buildRetrievalQuery(
     name: `retrieve-fused-${pool}${suffix}`, // the pool is in the text, so each pool size is a statement of its own
     text: `WITH ${lexicalCtes(exact)},
       lexical_ranked AS (
-        SELECT s.source_id, l.ordinal, row_number() OVER (ORDER BY l.score DESC, l.seq, l.ordinal) AS rnk
-          FROM (SELECT seq, ordinal, score FROM lexical ORDER BY score DESC, seq, ordinal LIMIT ${pool}) l
-          JOIN knowledge_sources s ON s.bot_id = $1 AND s.seq = l.seq),
+        SELECT s.source_id, ${docOrdinalSql('l.doc')} AS ordinal, row_number() OVER (ORDER BY l.score DESC, l.doc) AS rnk
+          FROM (SELECT doc, score FROM lexical ORDER BY score DESC, doc LIMIT ${pool}) l
+          JOIN knowledge_sources s ON s.bot_id = $1 AND s.seq = ${docSeqSql('l.doc')}),
       semantic AS (
         SELECT c.source_id, c.ordinal, row_number() OVER (ORDER BY d.sim DESC, c.source_id, c.ordinal) AS rnk
           FROM (SELECT f.source_id, f.ordinal, f.embedding

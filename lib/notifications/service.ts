@@ -80,7 +80,7 @@ export async function emailNotification(db: Queryable, mailer: Mailer, notificat
 }
 
 /** The workspace's notifications, newest first. */
-export async function listNotifications(db: Queryable, workspaceId: string) {
+async function listNotifications(db: Queryable, workspaceId: string) {
   const res = await db.query<{
     id: string;
     kind: string;

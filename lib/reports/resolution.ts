@@ -55,7 +55,7 @@ const DAY_MS = 86_400_000;
 const MAX_DAYS = 366;
 
 /** The period asked for, its defaults filled in; 400 for one that ends before it starts or is too long. */
-export function periodOf(q: Pick<ResolutionQuery, 'from' | 'to' | 'timeZone'>): { from: string; to: string } {
+function periodOf(q: Pick<ResolutionQuery, 'from' | 'to' | 'timeZone'>): { from: string; to: string } {
   const to = q.to ?? today(q.timeZone);
   const from = q.from ?? shiftDate(to, -29);
   if (from > to) throw errors.badRequest('`from` must not be after `to`');

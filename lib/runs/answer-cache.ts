@@ -3,7 +3,7 @@ import { type Queryable, preparedStatement } from '../db';
 import type { AnswerSource } from '../../workflows/contracts/agent-run';
 
 /**
- * The bot's answer cache (spec: a knowledge write "resets the bot's answer cache"; docs/decisions/057-answer-cache.md).
+ * The bot's answer cache (contract: a knowledge write "resets the bot's answer cache"; docs/decisions/057-answer-cache.md).
  * A question already answered with the same knowledge, settings and model, on the same page and after the
  * same conversation, is answered again without a model call. Everything an answer depends on is in its key, so
  * nothing is ever purged for correctness: a knowledge write bumps the version, a settings change changes the
@@ -22,7 +22,7 @@ export interface CacheKeyParts {
 }
 
 /** The question as it is compared: Unicode-normalized, lower case, spaces collapsed, closing punctuation dropped. */
-export function normalizeQuestion(text: string): string {
+function normalizeQuestion(text: string): string {
   return text
     .normalize('NFKC')
     .toLowerCase()

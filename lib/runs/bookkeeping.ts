@@ -5,7 +5,7 @@ import { LIMITS } from '../limits';
 import { outcomeNotice } from '../announcements';
 import { type Passage, type PassageView, passageView } from '../knowledge/retrieve';
 import type { Llm } from '../llm';
-import { DELTA_CHANNEL, type StreamClaim, StreamTakenOver, claimStreamSql } from '../streams';
+import { DELTA_CHANNEL, type StreamClaim, StreamTakenOver, claimStreamSql } from '../streams/channel';
 import { failure } from '../../workflows/failures';
 import type {
   AgentRunInput,
@@ -20,7 +20,7 @@ import { PASSAGE_CHARS } from './prompt';
 import { searchInContext } from './question';
 
 /**
- * A run's record in Postgres from start to finish (spec, What the service does: every wake-up is a run accounted in
+ * A run's record in Postgres from start to finish (contract, What the service does: every wake-up is a run accounted in
  * credits): the `runs` row, the visitor message and the bot's answer of a chat turn, and the one credit charge. The
  * statements of every run are prepared once per connection (lib/db.ts, preparedStatement); each write is
  * idempotent on ids chosen by the workflow, so a retried activity repeats nothing.
@@ -81,7 +81,7 @@ const START_RUN = preparedStatement(
          -- Inside a whole-turn activity ($13), no wait for this commit's WAL flush: the activity's last write
          -- (finishRun) is a synchronous commit and flushes this one with it; if Postgres lost it before then,
          -- the activity fails and its retry redoes it. A run's separate startRun activity always waits.
-         -- A streamed chat turn claims its stream for this attempt here too (lib/streams.ts): one round trip fewer.
+         -- A streamed chat turn claims its stream for this attempt here too (lib/streams/publisher.ts): one round trip fewer.
          claim AS (${claimStreamSql('$17::text', '$18::uuid', '0')}),
          relaxed AS (SELECT set_config('synchronous_commit', CASE WHEN $13::boolean THEN 'off' ELSE current_setting('synchronous_commit') END, true))
     SELECT b.name, b.instructions, b.model, b.knowledge_version, b.handoff_enabled, b.when_unanswered, w.plan, ${creditBalanceSql('w')} AS credit_balance, prev.status AS run_status,
@@ -102,7 +102,7 @@ const START_RUN = preparedStatement(
 const FINISH_RUN = preparedStatement(
   'finish-run',
   `-- A streamed turn's attempt writes only while it owns the turn's stream ($22, $23): one that another attempt took
-   -- over stores nothing (lib/streams.ts, the fencing owner).
+   -- over stores nothing (lib/streams/publisher.ts, the fencing owner).
    WITH own AS (SELECT $22::text IS NULL OR NOT EXISTS (SELECT 1 FROM turn_streams WHERE turn_id = $22 AND owner <> $23::uuid) AS ok),
          r AS (UPDATE runs SET status = $2, answer = $3, error_code = $4, error = $5, model = $6, prompt_tokens = $7,
                       completion_tokens = $8, credits = $9, unanswered = $20, finished_at = now(),
@@ -151,7 +151,7 @@ export interface StartRunDeps {
  * Records the run as started and gathers what the model needs. One round trip writes (the visitor message of a
  * chat turn, the run row) and reads the agent, the credit balance, any earlier attempt's outcome and the recent
  * history; the knowledge read does not depend on it and runs beside it. Fails with `bot_not_found`, or `no_credits`
- * (spec: every run is accounted in credits; with none left there is no free work).
+ * (contract: every run is accounted in credits; with none left there is no free work).
  */
 export async function startRun(
   deps: StartRunDeps,

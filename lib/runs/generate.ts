@@ -1,7 +1,7 @@
 import { failure } from '../../workflows/failures';
 import type { AgentRunInput, AnswerSource, GeneratedAnswer, ToolTurn } from '../../workflows/contracts/agent-run';
 import { type Llm, LlmError } from '../llm';
-import type { DeltaPublisher, TurnStream } from '../streams';
+import type { DeltaPublisher, TurnStream } from '../streams/publisher';
 import { storableText } from '../text';
 import type { RunContext } from './bookkeeping';
 import { buildPrompt, chunkWords, continuation, extractiveAnswer, extractivePassages, toolFollowUps } from './prompt';
@@ -17,10 +17,10 @@ export interface GenerateDeps {
 
 /**
  * One model call of a run (or the extractive answer without a model). With a stream turn id, its text is published
- * as it arrives (lib/streams.ts). A retry of a call that was cut off mid-stream (its worker died, its database write
+ * as it arrives (lib/streams/publisher.ts). A retry of a call that was cut off mid-stream (its worker died, its database write
  * failed) continues the text the visitor already saw instead of starting again: the model is asked for the rest of
  * it, and a call whose whole text was streamed is not asked again at all. A backend failure becomes a non-retryable
- * `llm_unavailable` or `llm_overloaded`: retrying here cannot help the visitor who is waiting, the spec's 503 codes
+ * `llm_unavailable` or `llm_overloaded`: retrying here cannot help the visitor who is waiting, the contract's 503 codes
  * tell the client what to do.
  */
 export async function generateAnswer(

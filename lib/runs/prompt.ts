@@ -54,12 +54,11 @@ export function buildPrompt(input: Pick<AgentRunInput, 'input' | 'pageContext'>,
   return [{ role: 'system', content: system }, ...history, { role: 'user', content: input.input }];
 }
 
-/** The tool calls and results of this run so far, as the model's follow-up messages. */
 /**
  * What asks the model for the rest of an answer whose beginning the visitor already saw (a retry of a turn cut off
  * mid-stream): that beginning as the assistant's words, and the request to go on from its last character.
  */
-export const CONTINUE_INSTRUCTION =
+const CONTINUE_INSTRUCTION =
   'Your answer above was cut off. Continue it from exactly where it stops, without repeating any of it.';
 
 export function continuation(prefix: string): ChatMessage[] {
@@ -70,6 +69,7 @@ export function continuation(prefix: string): ChatMessage[] {
   ];
 }
 
+/** The tool calls and results of this run so far, as the model's follow-up messages. */
 export function toolFollowUps(transcript: ToolTurn[]): ChatMessage[] {
   return transcript.map((t) =>
     t.role === 'assistant'

@@ -5,7 +5,7 @@ import { LIMITS } from '../limits';
 import { answerMessageId } from './bookkeeping';
 import { type Temporal, workflowUiUrl } from '../temporal';
 
-/** The run log (spec: `GET /v1/dashboard/bots/{id}/runs`): every wake-up of an agent, newest first. */
+/** The run log (contract: `GET /v1/dashboard/bots/{id}/runs`): every wake-up of an agent, newest first. */
 export function createRunService(deps: { db: Db; temporal: Pick<Temporal, 'uiUrl' | 'namespace'> }) {
   return {
     /** One page of the bot's runs, each with a link to its workflow in the Temporal UI. */

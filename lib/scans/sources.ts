@@ -13,7 +13,7 @@ function sha1(text: string): string {
 }
 
 /** `scan:<sha1 of the normalized page URL>`: stable across scans, schedules and retried activity attempts. */
-export function scanSourceId(pageUrl: string): string {
+function scanSourceId(pageUrl: string): string {
   return `scan:${sha1(pageUrl)}`;
 }
 

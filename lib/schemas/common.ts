@@ -4,7 +4,7 @@ import { LIMITS } from '../limits';
 export const ErrorBody = z
   .object({
     error: z.string().describe('Human-readable text; may change at any time. Branch on `code`.'),
-    code: z.string().describe('Machine-readable error code (see the spec, Errors).'),
+    code: z.string().describe('Machine-readable error code: branch on it, not on the message.'),
   })
   .meta({ id: 'Error', description: 'Every error response has this shape; some codes add fields.' });
 

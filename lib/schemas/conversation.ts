@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NOT_BLANK } from '../text';
 import { LIMITS } from '../limits';
 
-// Limits from the spec's Limits table (lib/limits.ts): validation and the OpenAPI document both read them.
+// Limits from the contract's Limits table (lib/limits.ts): validation and the OpenAPI document both read them.
 const MAX_MESSAGE_CHARS = LIMITS.messageChars;
 const MAX_SESSION_ID_CHARS = LIMITS.sessionIdChars;
 

@@ -34,7 +34,7 @@ const pathPatterns = (which: 'include' | 'exclude') =>
 
 /**
  * Any integer, including ones beyond the safe range (`.int()` refuses those): out-of-range `max_pages` is clamped,
- * not refused (spec, Admin helpers). Shown as `integer` in the contract.
+ * not refused (contract, Admin helpers). Shown as `integer` in the contract.
  */
 const anyInteger = () =>
   z

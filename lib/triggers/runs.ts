@@ -13,10 +13,10 @@ import type { TriggerDeps } from './deps';
 import { type TriggerRow, composeRunInput, findTrigger, signalText } from './store';
 import { loadTrigger } from './views';
 
-/** How a run a trigger started ended for its caller: acknowledged at once, or waited for (spec, Incoming trigger webhook). */
+/** How a run a trigger started ended for its caller: acknowledged at once, or waited for (contract, Incoming trigger webhook). */
 export type RunStarted = { mode: 'ack'; run_id: string } | { mode: 'wait'; run_id: string; answer: string };
 
-/** Starts a run of a trigger; with `wait`, waits for its result (spec, Incoming trigger webhook table). */
+/** Starts a run of a trigger; with `wait`, waits for its result (contract, Incoming trigger webhook table). */
 async function startRun(
   deps: TriggerDeps,
   t: TriggerRow,
@@ -81,7 +81,7 @@ export async function runNow(
 
 /**
  * `POST /v1/hooks/{tid}`: the signature is HMAC-SHA256 of the raw body with the trigger's secret, compared in
- * constant time; then 404 for an unknown or deleted trigger and 409 for a disabled one (spec's table).
+ * constant time; then 404 for an unknown or deleted trigger and 409 for a disabled one (contract, Incoming trigger webhook table).
  */
 export async function receiveHook(
   deps: TriggerDeps,
@@ -105,7 +105,7 @@ export async function receiveHook(
 
 /**
  * Tells the trigger's health workflow how a run ended (starting it on the trigger's first run) and waits until
- * the report is counted: a fifth failure's pause is recorded before the failing run ends (spec, Trigger states).
+ * the report is counted: a fifth failure's pause is recorded before the failing run ends (contract, Trigger states).
  * The update id is the run's, so a retried report is counted once.
  */
 export async function reportRunOutcome(

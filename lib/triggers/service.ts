@@ -9,7 +9,7 @@ import { getTrigger, listTriggers } from './views';
 export type { RunStarted } from './runs';
 
 /**
- * Triggers and their runs (spec, Incoming trigger webhook; docs/architecture.md, Workflows): the rows, the Temporal Schedules
+ * Triggers and their runs (contract, Incoming trigger webhook; docs/architecture.md, Workflows): the rows, the Temporal Schedules
  * of schedule and poll triggers (`trigger-schedule/{id}`), the agentRun workflows of webhook and manual runs, and
  * the triggerHealth workflow that counts failed runs. The dashboard, the builder and the hook route call these. Each
  * operation lives in its own module (`create.ts`, `changes.ts`, `views.ts`, `runs.ts`, `schedules.ts`; the checks of

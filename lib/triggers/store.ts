@@ -6,7 +6,7 @@ import type { Queryable } from '../db';
  */
 
 /**
- * A signal's body as the run's text (spec: "any bytes"). UTF-8 text without NUL is handed over as it is; anything
+ * A signal's body as the run's text (contract: "any bytes"). UTF-8 text without NUL is handed over as it is; anything
  * else (NUL, 0xFF, a binary payload) as base64 behind a fixed note, so the model and the run log can hold every
  * acknowledged body exactly (docs/decisions/044-webhook-triggers.md).
  */
@@ -22,7 +22,7 @@ export function signalText(body: Buffer): string {
 }
 
 /**
- * The line the platform adds between a trigger's task and the signal's body (spec, Incoming trigger call: always
+ * The line the platform adds between a trigger's task and the signal's body (contract, Incoming trigger call: always
  * in one fixed language). It tells the model that what follows is data from outside, not instructions.
  */
 export const TRIGGER_BODY_LINE =

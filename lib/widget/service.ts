@@ -25,7 +25,7 @@ export interface WidgetConfig {
  * conversation goes through the conversation service, as from `/v1/api/*`.
  */
 /** Someone who used the dashboard this recently counts as there to answer. */
-export const ONLINE_WINDOW_SECONDS = 120;
+const ONLINE_WINDOW_SECONDS = 120;
 /** The typical reply is the median over this many days, once there are at least `TYPICAL_REPLY_MIN` replies. */
 const TYPICAL_REPLY_DAYS = 30;
 const TYPICAL_REPLY_MIN = 3;

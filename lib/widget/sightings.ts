@@ -7,9 +7,9 @@ import { LIMITS } from '../limits';
  */
 export const SIGHTINGS_PER_BOT = LIMITS.widget.refusedSightingsPerBot;
 /** Each API process writes a bot's origin at most this often: a sighting is news, not a request log. */
-export const SIGHTING_INTERVAL_MS = 60_000;
+const SIGHTING_INTERVAL_MS = 60_000;
 /** (bot, origin, allowed) an API process remembers as written: the least recently seen is forgotten first. */
-export const SIGHTINGS_REMEMBERED = 10_000;
+const SIGHTINGS_REMEMBERED = 10_000;
 /** Sightings waiting for the next write; more are dropped until it is done (the next request notes them again). */
 const PENDING_MAX = 1_000;
 /** Sightings noted this close together are written by one transaction. */
@@ -30,7 +30,7 @@ export interface WidgetSite {
  * browsers serialize it, at most `LIMITS.widget.originChars` long. Only those are noted ("null", made-up text and
  * other schemes are not a site the owner could allow).
  */
-export function isSiteOrigin(origin: string): boolean {
+function isSiteOrigin(origin: string): boolean {
   if (origin.length > LIMITS.widget.originChars) return false;
   try {
     const url = new URL(origin);

@@ -329,7 +329,7 @@ describe('the operator dashboard', () => {
       await operator.page.getByTestId('thread-title').getByText('Maria Visitor').waitFor();
       await operator.page.locator('.thread-visitor', { hasText: 'Maria Visitor' }).first().waitFor();
 
-      // Authors and event kinds this page does not know (spec, Message) are shown as their text line.
+      // Authors and event kinds this page does not know (contract, Message) are shown as their text line.
       const sid = new URL(operator.page.url()).searchParams.get('session')!;
       await testDb().query(
         `INSERT INTO messages (id, session_id, bot_id, author, text, event, at)

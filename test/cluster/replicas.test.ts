@@ -12,7 +12,7 @@ import { stackInfo } from '../support/stack-info';
 const replicas = () => (stackInfo() as ReturnType<typeof stackInfo> & { replicas: string[] }).replicas;
 
 /**
- * Runs `counts` until its requests fall in one rate window: fixed one-minute windows (spec, Limits) restart the count,
+ * Runs `counts` until its requests fall in one rate window: fixed one-minute windows (contract, Limits) restart the count,
  * and on a busy machine a few requests may straddle the minute. Each request reports its `RateLimit-Reset`; a reset
  * that grows from one request to the next is a new window.
  */

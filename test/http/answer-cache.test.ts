@@ -4,7 +4,7 @@ import type { BootstrapResult } from '../../lib/accounts/service';
 import { fakeRequests, http, newBot, ownerSession, sseFrames, testDb } from '../support/helpers';
 
 /**
- * The answer cache the spec names ("the bot's answer cache is reset" by a knowledge write): a question already
+ * The answer cache the contract names ("the bot's answer cache is reset" by a knowledge write): a question already
  * answered with the same knowledge, settings and model, on the same page and after the same conversation, is answered
  * without a model call — JSON and stream alike — and is still a run in the log, charged its base credit.
  */

@@ -81,7 +81,7 @@ describe('answers name their sources', () => {
     });
     expect(inbox.body.messages.find((m: { author: string }) => m.author === 'bot').sources).toEqual(end.sources);
 
-    // The public poll stays the spec's; the widget's has them (its links under answers after a reload).
+    // The public poll stays the contract's; the widget's has them (its links under answers after a reload).
     const poll = await api(`/v1/api/messages?session_id=${sessionId}`, { key: bot.keys.secret_key });
     expect(poll.status).toBe(200);
     expect(poll.body.messages.some((m: object) => 'sources' in m)).toBe(false);

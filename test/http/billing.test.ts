@@ -8,7 +8,7 @@ import { widgetCall, widgetSession } from '../support/widget';
 
 /**
  * Billing (issue 13): plans, the month's usage against the quota, the credits ledger, top-ups recorded with agentctl
- * (no payment provider is connected), a used-up quota answered with the spec's `quota_exceeded`, lifted at once by a
+ * (no payment provider is connected), a used-up quota answered with the contract's `quota_exceeded`, lifted at once by a
  * top-up, and the included credits granted once a month.
  */
 const env = () => ({ DATABASE_URL: stackInfo().databaseUrl, SECRET_ENCRYPTION_KEY: stackInfo().secretEncryptionKey });

@@ -20,7 +20,7 @@ import {
 } from '../support/helpers';
 
 /**
- * The builder over MCP (spec, Builder over MCP), driven with the official client in both protocol eras against the
+ * The builder over MCP (contract, Builder over MCP), driven with the official client in both protocol eras against the
  * running API. The fake OpenAI is scripted to make the builder's tool calls: each script's steps are the model's
  * answers to the builder's successive LLM calls.
  */
@@ -457,7 +457,7 @@ describe('the MCP endpoint over HTTP', () => {
     'MCP-Protocol-Version': '2025-11-25',
   });
 
-  it('accepts only builder keys in Authorization: Bearer, with the spec codes', async () => {
+  it('accepts only builder keys in Authorization: Bearer, with the contract codes', async () => {
     const bot = await newBot();
     const post = (key?: string) => mcpPost(rpc, { key });
     expect((await post()).body).toMatchObject({ code: 'missing_key' });

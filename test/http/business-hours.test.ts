@@ -76,7 +76,7 @@ describe('business hours', () => {
     expect(res.body).toEqual({ status: 'waiting', after_hours: { back_at: closed.backAt } });
     const poll = await http(`/v1/api/messages?session_id=${session}`, { key: bot.keys.secret_key });
     expect(poll.body.messages.at(-1)).toMatchObject({ author: 'bot', text: expect.stringContaining(closed.words) });
-    // The public poll stays the spec's fields.
+    // The public poll stays the contract's fields.
     expect(poll.body).not.toHaveProperty('after_hours');
   });
 

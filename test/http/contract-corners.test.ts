@@ -28,7 +28,7 @@ import { stackInfo } from '../support/stack-info';
 
 /**
  * The contract's corners (issue "Keep the contract's word at its corners"): each block shows one place where the
- * spec's word is kept when the API is used the way a new integrator, or an abuser, would try it.
+ * contract's word is kept when the API is used the way a new integrator, or an abuser, would try it.
  */
 
 const chat = (bot: BootstrapResult, body: Record<string, unknown>, headers: Record<string, string> = {}) =>

@@ -83,7 +83,7 @@ describe('bots and their keys', () => {
         secret.body.fingerprint,
       );
 
-      // Builder key: every earlier builder key of the workspace stops (spec, rule 5).
+      // Builder key: every earlier builder key of the workspace stops (contract, rule 5).
       const builder = await reissue('builder-key');
       expect(builder.body.key).toMatch(/^ck_/);
       const mcp = (key: string) => http('/v1/dashboard/builder', { body: { message: 'hello' }, key });

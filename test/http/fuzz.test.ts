@@ -11,7 +11,7 @@ import { stackInfo } from '../support/stack-info';
  * Schemathesis against the running stack's `/v1/openapi.json`, for every public operation with valid keys: no 5xx for
  * any generated input, every response (errors included) conforms to its declared status, schema, content type and
  * headers — `{error, code}` with `X-Request-Id` — and schema-valid input is accepted. Operations are fuzzed in groups
- * that each get a bot of their own and a request rate under the group's limit (spec, Limits), so the budget of one
+ * that each get a bot of their own and a request rate under the group's limit (contract, Limits), so the budget of one
  * does not starve another; the groups run at once (about two minutes in all).
  *
  * Strings are generated as UTF-8 without NUL: the API refuses NUL and unpaired surrogates with 400 (docs/decisions/050-text-postgres-cannot-store.md).

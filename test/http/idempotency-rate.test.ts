@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { http, inOneRateWindow, newBot, testDb } from '../support/helpers';
+import { http, inOneRateWindow, newBot, startOwnPlatform, testDb } from '../support/helpers';
 
 const runsOf = async (botId: string) =>
   (await testDb().query(`SELECT count(*)::int AS n FROM runs WHERE bot_id = $1`, [botId])).rows[0].n;
@@ -125,6 +125,29 @@ describe('rate limits', () => {
     expect(poll.headers.get('ratelimit-limit')).toBe('240');
     expect(poll.headers.get('ratelimit-remaining')).toBe('239');
   }, 90_000);
+
+  it('RATE_LIMIT_DIALOGUE and RATE_LIMIT_READS set the limits per key and IP: the headers say them, and the next one is 429', async () => {
+    const own = await startOwnPlatform('rate-limits', { RATE_LIMIT_DIALOGUE: '3', RATE_LIMIT_READS: '250' });
+    try {
+      const bot = await newBot();
+      await inOneRateWindow(15_000);
+      const call = (i: number) =>
+        http(`/v1/api/knowledge/nope-${i}`, { method: 'DELETE', key: bot.keys.secret_key, baseUrl: own.baseUrl });
+      for (let i = 1; i <= 3; i++) {
+        const res = await call(i);
+        expect([i, res.status, res.headers.get('ratelimit-limit')]).toEqual([i, 404, '3']);
+      }
+      const over = await call(4);
+      expect(over.status).toBe(429);
+      expect(over.body.code).toBe('rate_limited');
+      const poll = await http('/v1/api/messages?session_id=x', { key: bot.keys.secret_key, baseUrl: own.baseUrl });
+      expect(poll.status).toBe(200);
+      expect(poll.headers.get('ratelimit-limit')).toBe('250');
+      expect(poll.headers.get('ratelimit-remaining')).toBe('249');
+    } finally {
+      await own.stop();
+    }
+  }, 120_000);
 
   it('RateLimit headers are on every /v1/api/* response, errors included', async () => {
     for (const res of [await http('/v1/api/messages?session_id=x'), await http('/v1/api/unknown')]) {

@@ -175,7 +175,7 @@ describe("the inbox's visitor panel", () => {
       ['Hello from the dashboard', 'Ana'],
       ['Hello from the API', undefined],
     ]);
-    // The public API's poll is the spec's: no author names.
+    // The public API's poll is the contract's: no author names.
     const api = await http(`/v1/api/messages?session_id=${visitor.session_id}`, { key: bot.keys.secret_key });
     expect(api.body.messages.some((m: { author_name?: string }) => 'author_name' in m)).toBe(false);
     // The inbox's transcript names the writer as the visitor saw it; the operator API's transcript names nobody.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { retrievePassages } from '../../lib/knowledge/retrieve';
 import { deleteSource } from '../../lib/knowledge/store';
+import { docOrdinalSql, docSeqSql, TITLE_WEIGHT } from '../../lib/knowledge/term-stats';
 import { http, newBot, testDb } from '../support/helpers';
 
 type Bot = Awaited<ReturnType<typeof newBot>>;
@@ -16,19 +17,26 @@ async function stored(botId: string) {
     db.query(`SELECT fragments::int, length::int FROM knowledge_stats WHERE bot_id = $1`, [botId]),
     db.query(`SELECT lexeme, df FROM knowledge_terms WHERE bot_id = $1 ORDER BY lexeme`, [botId]),
     db.query(
-      `SELECT s.source_id, p.ordinal, p.lexeme, p.tf, p.len
-         FROM knowledge_postings p JOIN knowledge_sources s ON s.bot_id = p.bot_id AND s.seq = p.seq
-        WHERE p.bot_id = $1 ORDER BY 1, 2, 3`,
+      `SELECT s.source_id, ${docOrdinalSql('p.doc')} AS ordinal, t.lexeme, p.tf, p.len
+         FROM knowledge_postings p
+         JOIN knowledge_terms t ON t.id = p.term
+         JOIN knowledge_sources s ON s.bot_id = t.bot_id AND s.seq = ${docSeqSql('p.doc')}
+        WHERE t.bot_id = $1 ORDER BY 1, 2, 3`,
       [botId],
     ),
   ]);
   return { stats: stats.rows[0] ?? null, terms: terms.rows, postings: postings.rows };
 }
 
-/** The same statistics counted afresh from the fragments' tsv, as they are now. */
+/**
+ * The same statistics counted afresh from the fragments' tsv, as they are now: a word's frequency is its number of
+ * positions, those of the title and headings (weight C) counted TITLE_WEIGHT times.
+ */
 async function recounted(botId: string) {
   const db = testDb();
-  const words = `SELECT f.source_id, f.ordinal, u.lexeme, coalesce(array_length(u.positions, 1), 1) AS tf
+  const words = `SELECT f.source_id, f.ordinal, u.lexeme,
+                        (SELECT sum(CASE WHEN w = 'C' THEN ${TITLE_WEIGHT} ELSE 1 END)::int
+                           FROM unnest(coalesce(u.weights, '{D}')) AS w) AS tf
                    FROM knowledge_fragments f CROSS JOIN LATERAL unnest(f.tsv) AS u WHERE f.bot_id = $1`;
   const [stats, terms, postings] = await Promise.all([
     db.query(
@@ -111,9 +119,17 @@ describe('BM25 ranking', () => {
     const bot = await newBot();
     await write(bot, { source_id: 'a', text: 'Apples and pears.' });
     expect((await stored(bot.bot_id)).postings.length).toBeGreaterThan(0);
+    const ids = await testDb().query(`SELECT array_agg(id) AS ids FROM knowledge_terms WHERE bot_id = $1`, [
+      bot.bot_id,
+    ]);
     // What the bots service's remove runs once the bot's outside resources are gone.
     await testDb().query(`DELETE FROM bots WHERE id = $1`, [bot.bot_id]);
     expect(await stored(bot.bot_id)).toEqual({ stats: null, terms: [], postings: [] });
+    // Postings name their bot only through its terms: none is left under the deleted terms' ids.
+    const left = await testDb().query(`SELECT count(*)::int AS n FROM knowledge_postings WHERE term = ANY ($1)`, [
+      ids.rows[0].ids,
+    ]);
+    expect(left.rows[0].n).toBe(0);
   });
 
   it('counts right under concurrent writes and deletes of one bot', async () => {
@@ -151,5 +167,62 @@ describe('BM25 ranking', () => {
     expect(await stored(a.bot_id)).toEqual(statsBefore);
     expect(await retrievePassages(testDb(), a.bot_id, 'company mascot')).toEqual(before);
     expect(before.map((p) => p.sourceId)).toEqual(['mascot', 'office']);
+  });
+
+  it('ranks a passage whose title or heading names the rare word above one that mentions it once in passing', async () => {
+    const bot = await newBot();
+    for (const [i, topic] of ['parking', 'lockers', 'lifts', 'canteen', 'badges', 'printers'].entries())
+      await write(bot, {
+        source_id: `filler-${i}`,
+        title: 'Office guide',
+        text: `The ${topic} of the office are described here, with the hours they are open each working day.`,
+      });
+    // "Refunds" is the heading of this section, whose body says what happens without repeating the word.
+    await write(bot, {
+      source_id: 'a-handbook',
+      title: 'Customer handbook',
+      text: '## Refunds\n\nThe money goes back to the card you paid with, within five working days after we receive the parcel.',
+    });
+    // Shorter, and it names the word once in its body: ranked as one field, it would come first.
+    await write(bot, {
+      source_id: 'b-shipping',
+      title: 'Shipping notes',
+      text: 'Parcels leave the warehouse daily; a refund is rare; couriers collect them at noon.',
+    });
+    for (const question of ['How do refunds work?', 'refund']) {
+      const passages = await retrievePassages(testDb(), bot.bot_id, question);
+      expect([question, passages.slice(0, 2).map((p) => p.sourceId)]).toEqual([question, ['a-handbook', 'b-shipping']]);
+    }
+    // A source's title is a field too.
+    await write(bot, {
+      source_id: 'c-warranty',
+      title: 'Warranty',
+      text: 'Every appliance is covered for two years from the day it was delivered to your door.',
+    });
+    await write(bot, {
+      source_id: 'd-returns',
+      title: 'Returns',
+      text: 'Bring it back with its receipt; the warranty is separate.',
+    });
+    const warranty = await retrievePassages(testDb(), bot.bot_id, 'warranty');
+    expect(warranty.slice(0, 2).map((p) => p.sourceId)).toEqual(['c-warranty', 'd-returns']);
+  });
+
+  it('indexes a hyphenated word by its parts, as with or without the hyphen', async () => {
+    const bot = await newBot();
+    await write(bot, { source_id: 'a', text: 'Trains on the high-speed line run every hour.' });
+    await write(bot, { source_id: 'b', text: 'Trains on the high speed line run every hour.' });
+    await write(bot, { source_id: 'c', text: 'Buses on the coast road run every hour.' });
+    const terms = (await stored(bot.bot_id)).terms.map((t: { lexeme: string }) => t.lexeme);
+    expect(terms).toEqual(expect.arrayContaining(['high', 'speed']));
+    expect(terms.filter((t: string) => t.includes('-'))).toEqual([]);
+    const scores = async (question: string) =>
+      Object.fromEntries(
+        (await retrievePassages(testDb(), bot.bot_id, question)).map((p) => [p.sourceId, p.score.toFixed(6)]),
+      );
+    const hyphenated = await scores('high-speed trains');
+    // Both spellings of the passage score alike, for both spellings of the question.
+    expect(hyphenated.a).toBe(hyphenated.b);
+    expect(await scores('high speed trains')).toEqual(hyphenated);
   });
 });

@@ -210,7 +210,7 @@ describe('with an embedder', () => {
 
 describe('the retrieval query and its index', () => {
   // What this proves: for a bot with about a thousand fragments and fresh statistics, the planner reads each word's
-  // postings from the covering (bot_id, lexeme, impact) index, in the plan for these values and in the generic plan
+  // postings from the covering (term, impact) index, in the plan for these values and in the generic plan
   // a prepared statement settles on, and reads no table whole. (Before BM25 this asserted a bitmap scan of the
   // (bot_id, tsv) GIN index, which ranking no longer uses: docs/decisions/bm25-in-postgres.md.)
   it("each word's postings are one scan of the impact index, whichever plan the prepared statement uses", async () => {
@@ -219,7 +219,7 @@ describe('the retrieval query and its index', () => {
       `SELECT indexdef FROM pg_indexes
         WHERE tablename = 'knowledge_postings' AND indexname = 'knowledge_postings_impact_idx'`,
     );
-    expect(idx.rows[0]?.indexdef).toMatch(/\(bot_id, lexeme, impact DESC\) INCLUDE \(seq, ordinal, tf, len\)/);
+    expect(idx.rows[0]?.indexdef).toMatch(/\(term, impact DESC\) INCLUDE \(doc, tf, len\)/);
 
     // A bot with about a thousand fragments beside two small ones, then fresh statistics, so the plan is the one a
     // real base gets.

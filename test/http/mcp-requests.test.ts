@@ -5,7 +5,7 @@ import type { BootstrapResult } from '../../lib/accounts/service';
 import { insertApiKey } from '../../lib/bots/service';
 import { hashKey } from '../../lib/keys';
 import { LIMITS } from '../../lib/limits';
-import { DELTA_CHANNEL } from '../../lib/streams';
+import { DELTA_CHANNEL } from '../../lib/streams/channel';
 import { http, inOneRateWindow, mcpPost, newBot, testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 
@@ -158,7 +158,7 @@ describe("the builder key's request budget", () => {
     expect(list.body.error.message).toMatch(/too many requests with this builder key/i);
     expect(Number(list.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
-    // A tool call gets a tool result with isError, as the builder's limits are said (spec, Errors rule 3).
+    // A tool call gets a tool result with isError, as the builder's limits are said (contract, Errors rule 3).
     const tool = await mcpPost(
       { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'agents', arguments: {} } },
       { key },

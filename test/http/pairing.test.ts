@@ -17,7 +17,7 @@ import { addMember, sessionOf } from '../support/members';
 import { stackInfo } from '../support/stack-info';
 
 /**
- * Builder key pairing (spec, Builder key pairing; docs/decisions/067-pairing-flow.md): start, poll, the approval page's calls, and the
+ * Builder key pairing (contract, Builder key pairing; docs/decisions/067-pairing-flow.md): start, poll, the approval page's calls, and the
  * limits. Runs on an API of its own behind a trusted proxy, so each test is a client address of its own and the
  * per-address limits of one test do not touch another's.
  */

@@ -84,7 +84,7 @@ describe('how it went, after a person resolved the conversation', () => {
     expect((await poll(bot, visitor)).body.satisfaction_asked).toBeUndefined();
   });
 
-  it('refuses a score outside 1–5 and a comment that is too long, in the spec’s shape', async () => {
+  it('refuses a score outside 1–5 and a comment that is too long, in the contract’s shape', async () => {
     const bot = await newBot();
     const visitor = await handedOver(bot);
     await resolve(bot, visitor.session_id);
@@ -96,7 +96,7 @@ describe('how it went, after a person resolved the conversation', () => {
         'bad_request',
       ]);
     }
-    // The public API's poll is the spec's: no widget field.
+    // The public API's poll is the contract's: no widget field.
     const api = await http(`/v1/api/messages?session_id=${visitor.session_id}`, { key: bot.keys.secret_key });
     expect(api.body.satisfaction_asked).toBeUndefined();
   });

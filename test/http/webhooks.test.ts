@@ -33,7 +33,7 @@ async function deliveryOf(session: string, until: (row: { status: string }) => b
 
 describe('outgoing webhook deliveries', () => {
   it('a receiver failing twice then answering 200 sees three signed attempts at 0, 1 and 6 times the first wait (1 s in production)', async () => {
-    // The spec's 1, 5 and 25 s in production; the test stack shortens the first wait (WEBHOOK_RETRY_FIRST_MS).
+    // The contract's 1, 5 and 25 s in production; the test stack shortens the first wait (WEBHOOK_RETRY_FIRST_MS).
     expect(configSchema.shape.WEBHOOK_RETRY_FIRST_MS.parse(undefined)).toBe(1_000);
     expect(SPEC_DELIVERY_SCHEDULE).toEqual({ firstRetryMs: 1_000 });
     const first = Number(stackInfo().env.WEBHOOK_RETRY_FIRST_MS ?? 1_000) / 1_000;

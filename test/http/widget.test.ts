@@ -104,7 +104,7 @@ describe('widget: keys, origins and CORS', () => {
       const res = await http(path, { key: bot.keys.public_key, body });
       expect([path, res.status, res.body.code]).toEqual([path, 403, 'wrong_key_type']);
     }
-    // No CORS on /v1/api/*, even for an origin the bot allows (spec, Authentication rule 4).
+    // No CORS on /v1/api/*, even for an origin the bot allows (contract, Authentication rule 4).
     await allowOrigins(bot, [SHOP]);
     const api = await browserRequest('/v1/api/messages?session_id=abc', {
       origin: SHOP,

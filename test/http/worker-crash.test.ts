@@ -242,7 +242,7 @@ describe('a worker killed or stalled in the middle of a turn', () => {
     try {
       await failWorkflowTask(temporal, handle, own.env.TEMPORAL_TASK_QUEUE);
 
-      // Refused for longer than the resends last: the spec's "busy, retry" and nothing of the turn stored; the
+      // Refused for longer than the resends last: the contract's "busy, retry" and nothing of the turn stored; the
       // widget's end frame names no visitor message, so the widget gives the text back to be sent again.
       const [refused, refusedStream] = await Promise.all([chat('refused'), fromWidget('refused from the widget')]);
       expect(refused.status).toBe(503);

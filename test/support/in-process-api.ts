@@ -7,7 +7,7 @@ import { createLogger } from '../../lib/logger';
 import { createMetrics } from '../../lib/metrics';
 import { createSecretBox } from '../../lib/secret-box';
 import { createServices } from '../../lib/services';
-import { createDeltaHub } from '../../lib/streams';
+import { createDeltaHub } from '../../lib/streams/listener';
 import { createTemporal } from '../../lib/temporal';
 import { type FakeSmtp, startFakeSmtp } from './fake-smtp';
 import { stackInfo } from './stack-info';

@@ -12,7 +12,7 @@ export interface ReceivedDelivery {
 
 /**
  * A real HTTP server on loopback standing in for an integrator's webhook endpoint. `statuses` scripts the answers
- * (the last one repeats); `verify` checks a delivery the way the spec tells receivers to. `port`: listen on this one
+ * (the last one repeats); `verify` checks a delivery the way the contract tells receivers to. `port`: listen on this one
  * (a receiver back up at the address of one that was closed); any free one by default.
  */
 export async function startWebhookReceiver(statuses: number[] = [200], opts: { port?: number } = {}) {
@@ -62,7 +62,7 @@ export async function startWebhookReceiver(statuses: number[] = [200], opts: { p
   };
 }
 
-/** The receiver's side of the spec's signature rule: HMAC over `<timestamp>.<raw body>`, 300 s tolerance. */
+/** The receiver's side of the contract's signature rule: HMAC over `<timestamp>.<raw body>`, 300 s tolerance. */
 export function verifyDelivery(
   d: ReceivedDelivery,
   secret: string,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { replayCached } from '../../lib/runs/generate';
-import type { TurnStream } from '../../lib/streams';
+import type { TurnStream } from '../../lib/streams/publisher';
 import type { AgentRunInput } from '../../workflows/contracts/agent-run';
 
 function recordingStream(prefix = ''): TurnStream & { pushed: string[]; finished: boolean } {

@@ -28,6 +28,21 @@ describe('comparing the load benchmark in pairs (bench/pairs.ts)', () => {
     expect(result.cpu_verdict).toBe('b cheaper in every pair');
   });
 
+  it("compares the burst's first fragments when both runs measured them", () => {
+    const withBurst = (r: LoadRow, p50: number): LoadRow => ({
+      ...r,
+      burst_first_fragment_over_model_ms: { p50, p99: p50 * 2 },
+      update_to_turn_start_ms: { p50: p50 / 10, p99: p50 / 5 },
+    });
+    const result = comparePairs([
+      { a: withBurst(row(17, 90, 200), 4000), b: withBurst(row(16, 93, 150), 900) },
+      { a: withBurst(row(18, 91, 250), 5000), b: withBurst(row(16.5, 92, 160), 1100) },
+    ]);
+    expect(result.a).toMatchObject({ burst_first_fragment_p50_ms: 4500, update_to_turn_start_p50_ms: 450 });
+    expect(result.b).toMatchObject({ burst_first_fragment_p50_ms: 1000, burst_first_fragment_p99_ms: 2000 });
+    expect(result.b_minus_a.map((d) => d.burst_first_fragment_p50_ms)).toEqual([-3100, -3900]);
+  });
+
   it('calls pairs that disagree noise, and leaves out a pair whose run failed', () => {
     const result = comparePairs([
       { a: row(17, 90, 200), b: row(16, 93, 150) },

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { mainThreadSleeps, threadCpuMs, threadKind } from '../../bench/stack';
+import { mainThreadSleeps, threadCpuMs, threadKind } from '../../bench/cpu';
 
 /** A child running `script` under `command`, and the next line it prints. */
 function child(command: string, script: string) {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { ConfigError, dashboardAddress, listenUrlOf, parseConfig, publicAddress } from '../../lib/config';
+import { ConfigError, dashboardAddress, listenUrlOf, parseConfig, publicAddress, rateLimitsOf } from '../../lib/config';
+import { LIMITS } from '../../lib/limits';
 
 const valid = { DATABASE_URL: 'postgres://u:p@localhost:5432/db', SECRET_ENCRYPTION_KEY: 'ab'.repeat(32) };
 
@@ -36,6 +37,16 @@ describe('configuration', () => {
     expect(() => parseConfig({ ...valid, DATABASE_LISTEN_URL: 'db-primary:5432' })).toThrow(
       /DATABASE_LISTEN_URL: must be a postgres:\/\/ URL/,
     );
+  });
+
+  it("rate limits are the contract's unless RATE_LIMIT_* sets a group's; a limit that is not a whole number of at least 1 is refused", () => {
+    expect(rateLimitsOf(parseConfig(valid))).toEqual(LIMITS.rateGroups);
+    expect(
+      rateLimitsOf(parseConfig({ ...valid, RATE_LIMIT_DIALOGUE: '6000', RATE_LIMIT_WIDGET_READS: '9000' })),
+    ).toEqual({ ...LIMITS.rateGroups, dialogue: 6000, widgetReads: 9000 });
+    for (const bad of ['0', '-1', '1.5', 'many']) {
+      expect(() => parseConfig({ ...valid, RATE_LIMIT_READS: bad })).toThrow(/RATE_LIMIT_READS/);
+    }
   });
 
   it('names every variable that is wrong', () => {

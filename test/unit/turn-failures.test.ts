@@ -50,7 +50,7 @@ describe('a turn failure answered', () => {
   const busy: TurnFailure = { kind: 'busy', stillRunning: false, notSent: true };
   const gone: TurnFailure = { kind: 'unreachable', cause: temporalGone(), stillRunning: true, notSent: false };
 
-  it('as JSON: the spec’s code with the session, and the key kept on a turn that goes on', () => {
+  it('as JSON: the contract’s code with the session, and the key kept on a turn that goes on', () => {
     const cases = [failed, timedOut, busy, gone].map((f) => {
       const e = turnError(f, 'session-1');
       return { status: e.status, body: e.toBody(), retryAfter: e.headers['Retry-After'], turnPending: e.turnPending };

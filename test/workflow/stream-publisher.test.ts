@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { DELTA_CHANNEL, type DeltaMessage, createDeltaPublisher } from '../../lib/streams';
+import { DELTA_CHANNEL, type DeltaMessage } from '../../lib/streams/channel';
+import { createDeltaPublisher } from '../../lib/streams/publisher';
 import { testDb, waitUntil } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { announce, outcomeNotice } from '../../lib/announcements';
 import { type TurnSubscription, subscribeTurn } from '../../lib/conversations/turn';
 import { createLogger } from '../../lib/logger';
-import { DELTA_CHANNEL, type DeltaHub, type DeltaMessage, createDeltaHub } from '../../lib/streams';
+import { DELTA_CHANNEL, type DeltaMessage } from '../../lib/streams/channel';
+import { type DeltaHub, createDeltaHub } from '../../lib/streams/listener';
 import { testDb } from '../support/helpers';
 import { stackInfo } from '../support/stack-info';
 

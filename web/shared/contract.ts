@@ -59,7 +59,7 @@ export type BuilderReply = z.infer<typeof builder.BuilderReply>;
 /** A builder client's pairing, as the owner's approval page reads it. */
 export type PairingView = z.infer<typeof pairing.PairingView>;
 
-/** The widget's poll: the spec's, with the operator's first name on a dashboard reply and the satisfaction question. */
+/** The widget's poll: the contract's, with the operator's first name on a dashboard reply and the satisfaction question. */
 export type WidgetPoll = z.infer<typeof widget.WidgetPollResponse>;
 export type WidgetMessage = WidgetPoll['messages'][number];
 /** The widget's configuration (`GET /v1/widget/config`): the bot's name, its look, the team, images, polling. */

@@ -123,7 +123,7 @@ export function safeHref(href: string): string | undefined {
  * or a host written in another script (shown as its `xn--` form) never counts as saying where it goes.
  * Undefined when the address cannot be read: it stays text.
  */
-export function linkTo(href: string, children: Inline[]): Inline | undefined {
+function linkTo(href: string, children: Inline[]): Inline | undefined {
   const goes = destination(href);
   if (!goes) return undefined;
   return saysWhere(plainText(children), goes)

@@ -2,7 +2,7 @@ import { createParser } from 'eventsource-parser';
 import { type AnswerSource, readSources } from './sources';
 
 /**
- * The frames of a chat stream (spec, chat/stream): the widget's (docs/widget.md) and the dashboard's test chat. Each
+ * The frames of a chat stream (contract, chat/stream): the widget's (docs/widget.md) and the dashboard's test chat. Each
  * is one `data: <json>` line ended by an empty line, told apart by which field is present — `error` (an error frame,
  * HTTP status stays 200),
  * `done` (the end frame, always last), else `delta` (a fragment of the answer).
@@ -48,10 +48,10 @@ const sourcesOf = (v: unknown): { sources?: AnswerSource[] } => {
 };
 
 /** One frame's JSON as the widget reads it; null for anything that is not a frame (ignored, not fatal). */
-export function toFrame(json: unknown): StreamFrame | null {
+function toFrame(json: unknown): StreamFrame | null {
   if (!json || typeof json !== 'object') return null;
   const f = json as Record<string, unknown>;
-  // Errors are detected by the presence of `error` (spec): the internal error frame has no `code`.
+  // Errors are detected by the presence of `error` (contract): the internal error frame has no `code`.
   if ('error' in f) {
     const retryAfter = typeof f.retry_after === 'number' && f.retry_after > 0 ? f.retry_after : undefined;
     return {
@@ -65,7 +65,7 @@ export function toFrame(json: unknown): StreamFrame | null {
     return {
       type: 'end',
       sessionId: str(f.session_id),
-      // Flags are checked as `=== true` (spec, ChatResponse).
+      // Flags are checked as `=== true` (contract, ChatResponse).
       handoff: f.handoff === true,
       quotaExceeded: f.quota_exceeded === true,
       outage: f.notice === 'outage',

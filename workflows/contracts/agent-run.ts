@@ -30,7 +30,7 @@ export interface AgentRunInput {
   /**
    * The run acts for the owner (schedules, polls, manual starts, acknowledged hooks): admin-only actions and the
    * agent state are available. Not for visitors, and not for a webhook in wait mode, whose caller reads the answer
-   * (spec: the agent then sees none of the owner's private data).
+   * (contract: the agent then sees none of the owner's private data).
    */
   ownerContext?: boolean;
 }

@@ -1,7 +1,7 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
 
 /**
- * A builder conversation (spec, Builder over MCP): who holds it, its turns, tool calls and consent.
+ * A builder conversation (contract, Builder over MCP): who holds it, its turns, tool calls and consent.
  * The contract between the services (client side), the workflow and its activities: nothing here may import Node
  * built-ins or anything outside `workflows/` but the workflow SDK, since it is bundled into the workflow sandbox.
  */
@@ -118,7 +118,7 @@ export interface BuilderStepInput {
   workspaceId: string;
   principal: BuilderPrincipal;
   messages: BuilderMessage[];
-  /** First step of a turn: refusals of what the builder never does are decided before the model (spec rules 6, 7). */
+  /** First step of a turn: refusals of what the builder never does are decided before the model (contract, Builder over MCP, behaviour of `constructor` rules 6, 7). */
   screen: boolean;
   /** What awaited confirmation and was not confirmed by this message. */
   declined?: string;

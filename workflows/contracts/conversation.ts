@@ -128,7 +128,7 @@ export interface TurnResult {
   handoffOffered?: true;
   /** Handed over outside business hours: when the team is back (the answer says so and asks for a contact). */
   afterHours?: { backAt: number | null };
-  /** Set when the bot could not answer; the API maps its type to the spec's 503 or to a stream error frame. */
+  /** Set when the bot could not answer; the API maps its type to the contract's 503 or to a stream error frame. */
   error?: FailureInfo;
   runId?: string;
 }

@@ -9,7 +9,7 @@ export interface SiteScanInput {
   workspaceId: string;
   /** Start address, already normalized and checked by the API. */
   url: string;
-  /** 1–150, already clamped by the API (spec, Limits). */
+  /** 1–150, already clamped by the API (contract, Limits). */
   maxPages: number;
   /**
    * Path patterns, already checked by the API (docs/decisions/sitemaps-and-path-patterns.md). Absent in inputs written
@@ -38,7 +38,7 @@ export interface SiteScanHandoff {
   workflowId: string;
 }
 
-/** One scan per bot: the id's uniqueness is the spec's 409 (docs/architecture.md, Workflows). */
+/** One scan per bot: the id's uniqueness is the contract's 409 (docs/architecture.md, Workflows). */
 export function siteScanWorkflowId(botId: string): string {
   return `scan/${botId}`;
 }

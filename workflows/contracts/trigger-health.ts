@@ -18,7 +18,7 @@ export interface ScheduledRunInput {
 export interface RunFinished {
   runId: string;
   ok: boolean;
-  /** The pause threshold (spec, Limits: 5), sent with every report so the limit lives in one place (lib/limits). */
+  /** The pause threshold (contract, Limits: 5), sent with every report so the limit lives in one place (lib/limits). */
   pauseAfter: number;
 }
 

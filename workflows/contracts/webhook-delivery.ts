@@ -9,9 +9,9 @@ export function deliveryWorkflowId(deliveryId: string): string {
 }
 
 /**
- * When a failed attempt is tried again: after `firstRetryMs`, then 5 and 25 times that (spec, Delivery rules 1: 1, 5
+ * When a failed attempt is tried again: after `firstRetryMs`, then 5 and 25 times that (contract, Delivery rules 1: 1, 5
  * and 25 s). Chosen by whoever starts the delivery, from WEBHOOK_RETRY_FIRST_MS; a delivery started without one (by
- * an earlier release) keeps the spec's.
+ * an earlier release) keeps the contract's.
  */
 export interface DeliverySchedule {
   firstRetryMs: number;

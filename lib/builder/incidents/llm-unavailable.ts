@@ -24,7 +24,7 @@ export async function readLlmFailures(db: Queryable, agentId: string): Promise<L
 }
 
 /** The reason of an `llm_unavailable` run from the message lib/llm.ts (`classifyLlmError`) records with it. */
-export function llmFailureReason(error: string | null): LlmFailureReason {
+function llmFailureReason(error: string | null): LlmFailureReason {
   if (!error) return 'other';
   if (/refused the key|no funds/i.test(error)) return 'key_or_funds';
   if (/model does not exist/i.test(error)) return 'model_not_found';

@@ -42,7 +42,7 @@ export function App() {
   return <SignedInApp place={place} />;
 }
 
-export const signInAddress = (next = currentAddress()) =>
+const signInAddress = (next = currentAddress()) =>
   next === '/' || next === '/signin' ? '/signin' : `/signin?next=${encodeURIComponent(next)}`;
 
 type Me = { state: 'loading' } | { state: 'ready'; me: SignedIn } | { state: 'error'; failure: Failure };

@@ -10,7 +10,7 @@ import { useNow } from './use-now';
 import { LIMITS } from '../../shared/contract';
 
 /**
- * `/connect?code=ABCD-EFGH`: the workspace owner approves a builder client that started a pairing (spec, Builder key
+ * `/connect?code=ABCD-EFGH`: the workspace owner approves a builder client that started a pairing (contract, Builder key
  * pairing). The page shows the client's name and code for the owner to compare with the client's own screen; the
  * key goes from the API to the client directly and never reaches this page.
  */

@@ -2,7 +2,7 @@ import { Segmented } from './ui/fields';
 
 /** The reports' period: the last 7, 30 or 90 days, chosen with a row of radio buttons (styles/forms.css .segmented). */
 
-export const PERIODS = [7, 30, 90] as const;
+const PERIODS = [7, 30, 90] as const;
 export type Period = (typeof PERIODS)[number];
 
 /** `?days=` as one of the periods, else 30. */

@@ -25,7 +25,7 @@ addEventListener('popstate', notify);
 /** How many in-app navigations happened since the page loaded (0: the first page; focus stays where it is). */
 export const navigationCount = () => navigations;
 
-export function currentPlace(): Place {
+function currentPlace(): Place {
   return { path: location.pathname.replace(/\/+$/, '') || '/', search: new URLSearchParams(location.search) };
 }
 

@@ -255,7 +255,7 @@ export class Conversation extends Store {
       if (frame.type === 'delta') {
         this.set({ awaitingAnswer: false });
         if (frame.outage) {
-          // A service message (quota, outage): a notice, never a bot reply (spec, ChatResponse `notice`).
+          // A service message (quota, outage): a notice, never a bot reply (contract, ChatResponse `notice`).
           if (outageKey) this.appendText(outageKey, frame.delta);
           else this.notice(frame.delta, 'warning', { key: (outageKey = this.nextKey()) });
         } else if (answerKey) {
@@ -324,7 +324,7 @@ export class Conversation extends Store {
       const item = this.state.items.find((it) => it.key === answerKey);
       if (end.messageId) this.known.add(end.messageId);
       if (!item?.text)
-        this.remove(answerKey); // an empty answer is never shown (spec, ChatResponse)
+        this.remove(answerKey); // an empty answer is never shown (contract, ChatResponse)
       // The escalation confirmation is shown as the bot's words, but it is not an answer to rate.
       else
         this.update(answerKey, {

@@ -15,7 +15,7 @@ function dayStart(ms: number): number {
  * "today at 17:00", "tomorrow at 09:00", "Monday at 09:00", "Monday 14 July at 09:00" (the day and time in the
  * visitor's locale and zone), from the API's `back_at`.
  */
-export function backAtLabel(backAt: number, now = Date.now(), locale?: string): string {
+function backAtLabel(backAt: number, now = Date.now(), locale?: string): string {
   const time = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit' }).format(backAt);
   // Days apart by the calendar, rounded: a change of offset between the two makes a day 23 or 25 hours long.
   const days = Math.round((dayStart(backAt) - dayStart(now)) / DAY_MS);

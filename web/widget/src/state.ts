@@ -50,7 +50,7 @@ export interface State {
   /** The configuration could not be read: the widget cannot work on this page (or right now). */
   unavailable: string | null;
   items: Item[];
-  /** `bot` until a person is asked for; `waiting` and `operator` from the poll (spec, Poll response). */
+  /** `bot` until a person is asked for; `waiting` and `operator` from the poll (contract, Poll response). */
   status: string;
   operatorHere: boolean;
   operatorTyping: boolean;

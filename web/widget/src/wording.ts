@@ -12,7 +12,7 @@ export function teamAway(state: State): boolean {
   return state.status === 'waiting' && !!state.afterHours && (backAt === null || backAt! > Date.now());
 }
 
-/** The line under the title: where the conversation stands with a person (spec, Poll response). */
+/** The line under the title: where the conversation stands with a person (contract, Poll response). */
 export function statusLine(state: State): string {
   if (state.status === 'operator') return 'You are chatting with a person';
   if (state.status === 'waiting' && state.operatorHere) return 'Someone from the team is reading';

@@ -2,7 +2,7 @@ import { type StreamFrame, readFrames } from '../../../shared/sse';
 
 /**
  * The dashboard's one way to call the API: same origin, the session cookie, JSON both ways. Errors are `{error,
- * code}` (spec, Errors); a page branches on `status` and `code` and shows `message` (the API's `error` text) when
+ * code}` (contract, Errors); a page branches on `status` and `code` and shows `message` (the API's `error` text) when
  * nothing better is known. A 401 `unauthorized` (no session, or it ended) is also told to the listener the app
  * installs, which sends the browser to /signin?next=… from the pages that need a session.
  */
@@ -55,7 +55,7 @@ export async function call<T>(
   return failureOf(res, json);
 }
 
-/** A refused request as a `Result` (spec, Errors: `{error, code}`); a 401 also tells the app's listener. */
+/** A refused request as a `Result` (contract, Errors: `{error, code}`); a 401 also tells the app's listener. */
 function failureOf(res: Response, json: Record<string, unknown> | undefined): { ok: false } & Failure {
   const failure: Failure = {
     status: res.status,
@@ -68,7 +68,7 @@ function failureOf(res: Response, json: Record<string, unknown> | undefined): { 
 }
 
 /**
- * POSTs JSON to a chat stream and hands each frame to `onFrame` as it arrives (spec, chat/stream). Resolves once the
+ * POSTs JSON to a chat stream and hands each frame to `onFrame` as it arrives (contract, chat/stream). Resolves once the
  * stream ended: a failure before the stream (auth, validation, limits) is a `Result` failure as `call` gives one; a
  * stream that broke off without its end frame is one with status 0.
  */

@@ -28,7 +28,7 @@ const KINDS: Record<string, { label: string; tone: 'warning' | 'info' | 'success
 };
 
 /** Where a notification can be acted on, from what its data holds. */
-export function targetOf(n: Notification): { href: string; label: string } | undefined {
+function targetOf(n: Notification): { href: string; label: string } | undefined {
   const bot = n.bot_id ?? (typeof n.data?.bot_id === 'string' ? n.data.bot_id : undefined);
   if (!bot) return undefined;
   const b = encodeURIComponent(bot);

@@ -114,26 +114,7 @@ export function ChatTab(props: TabProps) {
       <ol class="chat-log" ref={log} aria-label="Conversation" aria-live="polite">
         {lines.length === 0 && <li class="chat-empty">Ask something your visitors would ask.</li>}
         {lines.map((line) => (
-          <li key={line.id} class={`chat-line chat-${line.author}`}>
-            <span class="visually-hidden">
-              {line.author === 'you' ? 'You' : line.author === 'agent' ? props.bot.name : 'Notice'}:{' '}
-            </span>
-            {line.author === 'agent' ? (
-              <>
-                <MarkdownText text={line.text} />
-                <SourceList sources={line.sources} />
-                {line.read && (
-                  <ReadPassages
-                    botId={props.bot.id}
-                    searchedWith={line.read.searchedWith}
-                    passages={line.read.passages}
-                  />
-                )}
-              </>
-            ) : (
-              line.text
-            )}
-          </li>
+          <ChatLine key={line.id} line={line} botId={props.bot.id} botName={props.bot.name} />
         ))}
         {action.busy && !streaming && (
           <li class="chat-line chat-agent chat-typing" role="status">
@@ -171,5 +152,27 @@ export function ChatTab(props: TabProps) {
         </Button>
       </form>
     </Panel>
+  );
+}
+
+/** One line of the conversation: yours, a notice, or the agent's answer with its sources and the passages it read. */
+function ChatLine({ line, botId, botName }: { line: Line; botId: string; botName: string }) {
+  return (
+    <li class={`chat-line chat-${line.author}`}>
+      <span class="visually-hidden">
+        {line.author === 'you' ? 'You' : line.author === 'agent' ? botName : 'Notice'}:{' '}
+      </span>
+      {line.author === 'agent' ? (
+        <>
+          <MarkdownText text={line.text} />
+          <SourceList sources={line.sources} />
+          {line.read && (
+            <ReadPassages botId={botId} searchedWith={line.read.searchedWith} passages={line.read.passages} />
+          )}
+        </>
+      ) : (
+        line.text
+      )}
+    </li>
   );
 }

@@ -15,7 +15,7 @@ import type { Bot } from '../../api/agents';
 const MAX_TITLE = 200;
 
 /** A question as a source's title: without the `[[…]]` directives a text may carry, on one line, within the limit. */
-export function titleOf(question: string): string {
+function titleOf(question: string): string {
   const plain = question
     .replace(/\[\[[^\]]*\]\]/g, ' ')
     .replace(/\s+/g, ' ')

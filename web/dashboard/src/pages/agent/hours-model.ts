@@ -43,7 +43,7 @@ export function newWindow(days: Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri'])
 }
 
 /** The browser's own time zone, the first guess for the team's. */
-export function browserZone(): string {
+function browserZone(): string {
   try {
     return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
   } catch {

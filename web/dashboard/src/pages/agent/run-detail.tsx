@@ -3,7 +3,7 @@ import { Time, formatNumber } from '../../ui/format';
 import { MarkdownText } from '../../../../shared/markdown-view';
 
 /** What woke the agent, as it came: a webhook's JSON body indented, any other text as it is. */
-export function readableInput(input: string): string {
+function readableInput(input: string): string {
   const trimmed = input.trim();
   if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return input;
   try {

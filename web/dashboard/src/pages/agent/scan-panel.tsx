@@ -14,18 +14,80 @@ import type { TabProps } from './tab';
 /** How often the scan list is read while a scan runs (the crawler updates its counters per page). */
 const SCAN_POLL_MS = 1500;
 
+/** What the scan form holds, as typed. */
+type ScanFields = { url: string; maxPages: string; refreshDays: string; include: string; exclude: string };
+
 export function ScanPanel(props: TabProps & { onFinished: () => void }) {
   const { bot } = props;
-  const scans = useResource(() => agents.scans(bot.id), [bot.id]);
-  const [url, setUrl] = useState('');
-  const [maxPages, setMaxPages] = useState('50');
-  const [refreshDays, setRefreshDays] = useState('0');
-  const [include, setInclude] = useState('');
-  const [exclude, setExclude] = useState('');
+  const [fields, setFields] = useState<ScanFields>({
+    url: '',
+    maxPages: '50',
+    refreshDays: '0',
+    include: '',
+    exclude: '',
+  });
+  const start = useAction();
+  const { scans, list, latest, running, watching, expectNewScan } = useScanWatch(bot.id, props.onFinished);
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    const before = latest?.id;
+    const res = await start.run(() =>
+      agents.startScan(bot.id, {
+        url: fields.url.trim(),
+        max_pages: Number(fields.maxPages) || undefined,
+        refresh_days: Number(fields.refreshDays),
+        include: parsePatterns(fields.include),
+        exclude: parsePatterns(fields.exclude),
+      }),
+    );
+    if (res.ok) {
+      expectNewScan(before);
+      scans.reload();
+    } else if (res.code === 'conflict') {
+      scans.reload();
+    }
+  }
+
+  return (
+    <Panel
+      title="Scan a website"
+      id="scan"
+      description="Reads the pages of a site (those its sitemap lists first, then those its links lead to; honouring robots.txt) and keeps their text."
+    >
+      {watching ? (
+        latest && latest.status === 'scanning' ? (
+          <ScanProgress scan={latest} botId={bot.id} onStopping={() => scans.reload()} />
+        ) : (
+          <Loading label="Starting the scan…" />
+        )
+      ) : (
+        <ScanForm
+          fields={fields}
+          start={start}
+          onChange={(key, value) => setFields((f) => ({ ...f, [key]: value }))}
+          onSubmit={(e) => void submit(e)}
+        />
+      )}
+      <p class="visually-hidden" aria-live="polite">
+        {running ? 'A scan is running.' : latest ? scanSummary(latest) : ''}
+      </p>
+      {scans.state === 'error' && <ErrorBox failure={scans.failure} onRetry={scans.reload} />}
+      {scans.state === 'loading' && !scans.data && <Loading label="Loading scans…" />}
+      {list.length > 0 && <RecentScans scans={running ? list.slice(1) : list} />}
+    </Panel>
+  );
+}
+
+/**
+ * The agent's scans, read again while one runs or is about to show up; `onFinished` when one ended (even one too
+ * quick to be seen running), since it changed the sources.
+ */
+function useScanWatch(botId: string, onFinished: () => void) {
+  const scans = useResource(() => agents.scans(botId), [botId]);
   // From a start until the new scan shows up in the list (its row is written a moment after the 202): the id of
   // the newest scan before it, and when it was asked for.
   const [expecting, setExpecting] = useState<{ after: string | undefined; at: number } | undefined>();
-  const start = useAction();
   const list = scans.data?.scans ?? [];
   const latest = list[0];
   const running = Boolean(scans.data?.running) || latest?.status === 'scanning';
@@ -50,124 +112,97 @@ export function ScanPanel(props: TabProps & { onFinished: () => void }) {
 
   // A scan that ended (even one too quick to be seen running) changed the sources.
   useEffect(() => {
-    if (wasWatching.current && !watching) props.onFinished();
+    if (wasWatching.current && !watching) onFinished();
     wasWatching.current = watching;
   }, [watching]);
 
-  async function submit(event: Event) {
-    event.preventDefault();
-    const before = latest?.id;
-    const res = await start.run(() =>
-      agents.startScan(bot.id, {
-        url: url.trim(),
-        max_pages: Number(maxPages) || undefined,
-        refresh_days: Number(refreshDays),
-        include: parsePatterns(include),
-        exclude: parsePatterns(exclude),
-      }),
-    );
-    if (res.ok) {
-      setExpecting({ after: before, at: Date.now() });
-      scans.reload();
-    } else if (res.code === 'conflict') {
-      scans.reload();
-    }
-  }
+  /** A scan was started after the one with id `before` (the newest then): watch until it shows up. */
+  const expectNewScan = (before: string | undefined) => setExpecting({ after: before, at: Date.now() });
+  return { scans, list, latest, running, watching, expectNewScan };
+}
 
+/** Where to start, how far to go, how often to read again, and which paths to take or skip. */
+function ScanForm(props: {
+  fields: ScanFields;
+  start: Pick<ReturnType<typeof useAction>, 'busy' | 'failure'>;
+  onChange: (key: keyof ScanFields, value: string) => void;
+  onSubmit: (event: Event) => void;
+}) {
+  const { fields, start } = props;
   return (
-    <Panel
-      title="Scan a website"
-      id="scan"
-      description="Reads the pages of a site (those its sitemap lists first, then those its links lead to; honouring robots.txt) and keeps their text."
-    >
-      {watching ? (
-        latest && latest.status === 'scanning' ? (
-          <ScanProgress scan={latest} botId={bot.id} onStopping={() => scans.reload()} />
-        ) : (
-          <Loading label="Starting the scan…" />
-        )
-      ) : (
-        <form onSubmit={(e) => void submit(e)}>
-          <Field id="scan-url" label="Start address">
-            <input
-              id="scan-url"
-              type="url"
-              required
-              placeholder="https://www.example.com/"
-              value={url}
-              onInput={(e) => setUrl(valueOf(e))}
-            />
-          </Field>
-          <div class="form-row">
-            <Field id="scan-max" label="Pages at most" hint="1 to 150">
-              <input
-                id="scan-max"
-                type="number"
-                min={1}
-                max={150}
-                value={maxPages}
-                onInput={(e) => setMaxPages(valueOf(e))}
-              />
-            </Field>
-            <Field id="scan-refresh" label="Read again every" hint="Days; 0 = never">
-              <input
-                id="scan-refresh"
-                type="number"
-                min={0}
-                max={180}
-                value={refreshDays}
-                onInput={(e) => setRefreshDays(valueOf(e))}
-              />
-            </Field>
-          </div>
-          <div class="form-row">
-            <Field
-              id="scan-include"
-              label="Only these paths"
-              optional
-              hint="E.g. /docs/*, /help/* — * matches anything. Empty: the whole site."
-            >
-              <input
-                id="scan-include"
-                type="text"
-                placeholder="/docs/*"
-                value={include}
-                onInput={(e) => setInclude(valueOf(e))}
-              />
-            </Field>
-            <Field id="scan-exclude" label="Skip these paths" optional hint="E.g. /blog/*, /careers">
-              <input
-                id="scan-exclude"
-                type="text"
-                placeholder="/blog/*"
-                value={exclude}
-                onInput={(e) => setExclude(valueOf(e))}
-              />
-            </Field>
-          </div>
-          {start.failure && (
-            <ErrorBox
-              failure={
-                start.failure.code === 'conflict'
-                  ? { ...start.failure, message: 'A scan of this agent is already running.' }
-                  : start.failure
-              }
-            />
-          )}
-          <div class="form-actions">
-            <Button type="submit" variant="primary" busy={Boolean(start.busy)} busyLabel="Starting…">
-              Start scan
-            </Button>
-          </div>
-        </form>
+    <form onSubmit={props.onSubmit}>
+      <Field id="scan-url" label="Start address">
+        <input
+          id="scan-url"
+          type="url"
+          required
+          placeholder="https://www.example.com/"
+          value={fields.url}
+          onInput={(e) => props.onChange('url', valueOf(e))}
+        />
+      </Field>
+      <div class="form-row">
+        <Field id="scan-max" label="Pages at most" hint="1 to 150">
+          <input
+            id="scan-max"
+            type="number"
+            min={1}
+            max={150}
+            value={fields.maxPages}
+            onInput={(e) => props.onChange('maxPages', valueOf(e))}
+          />
+        </Field>
+        <Field id="scan-refresh" label="Read again every" hint="Days; 0 = never">
+          <input
+            id="scan-refresh"
+            type="number"
+            min={0}
+            max={180}
+            value={fields.refreshDays}
+            onInput={(e) => props.onChange('refreshDays', valueOf(e))}
+          />
+        </Field>
+      </div>
+      <div class="form-row">
+        <Field
+          id="scan-include"
+          label="Only these paths"
+          optional
+          hint="E.g. /docs/*, /help/* — * matches anything. Empty: the whole site."
+        >
+          <input
+            id="scan-include"
+            type="text"
+            placeholder="/docs/*"
+            value={fields.include}
+            onInput={(e) => props.onChange('include', valueOf(e))}
+          />
+        </Field>
+        <Field id="scan-exclude" label="Skip these paths" optional hint="E.g. /blog/*, /careers">
+          <input
+            id="scan-exclude"
+            type="text"
+            placeholder="/blog/*"
+            value={fields.exclude}
+            onInput={(e) => props.onChange('exclude', valueOf(e))}
+          />
+        </Field>
+      </div>
+      {start.failure && (
+        <ErrorBox
+          failure={
+            start.failure.code === 'conflict'
+              ? { ...start.failure, message: 'A scan of this agent is already running.' }
+              : start.failure
+          }
+        />
       )}
-      <p class="visually-hidden" aria-live="polite">
-        {running ? 'A scan is running.' : latest ? scanSummary(latest) : ''}
-      </p>
-      {scans.state === 'error' && <ErrorBox failure={scans.failure} onRetry={scans.reload} />}
-      {scans.state === 'loading' && !scans.data && <Loading label="Loading scans…" />}
-      {list.length > 0 && <RecentScans scans={running ? list.slice(1) : list} />}
-    </Panel>
+      <div class="form-actions">
+        <Button type="submit" variant="primary" busy={Boolean(start.busy)} busyLabel="Starting…">
+          Start scan
+        </Button>
+      </div>
+    </form>
   );
 }
 

@@ -1,48 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { type Queryable, preparedStatement } from './db';
-import { isUnavailableError } from './errors';
-import type { Logger } from './logger';
+import { type Queryable, preparedStatement } from '../db';
+import { retrying } from '../retry';
+import {
+  DELTA_CHANNEL,
+  MAX_ITEM_BYTES,
+  MAX_PAYLOAD_BYTES,
+  MAX_PAYLOAD_CHARS,
+  type StreamClaim,
+  StreamTakenOver,
+  claimStreamSql,
+} from './channel';
 
-/**
- * Answers travel from the worker to the API process that holds the visitor's connection (docs/architecture.md, A chat turn,
- * step 4): the LLM activity publishes text fragments with `pg_notify`, and the statement that records a turn's
- * outcome (the answer stored, the hand-over, the failure) also notifies it (delivered at commit, so the outcome is
- * durable before anyone reads it). Each API process LISTENs on one connection and hands messages to the request
- * waiting for that turn. Postgres delivers notifications in commit order, and the publisher sends one at a time, so
- * fragments arrive in order and before the outcome.
- */
-export const DELTA_CHANNEL = 'agent_deltas';
-const MAX_PAYLOAD_CHARS = 3_000; // pg_notify payloads must stay under 8000 bytes, and text may be 2–4 bytes a char
-export const MAX_PAYLOAD_BYTES = 7_900;
-/** One stream's fragment in a flush, JSON-encoded: a batch of several stays under MAX_PAYLOAD_BYTES. */
-const MAX_ITEM_BYTES = 7_000;
-
-/** A text fragment of a turn's answer. */
-export interface DeltaMessage {
-  /** Turn id the API subscribed to (the run id). */
-  t: string;
-  /**
-   * Where `d` starts in the turn's streamed text (UTF-16 units). A retried attempt continues at the offset the
-   * earlier one reached, so a listener appends what is new and never shows a piece twice.
-   */
-  o: number;
-  d: string;
-}
-
-/**
- * A message of the channel for one turn (`t`): a fragment, or the announcement of the turn's outcome
- * (lib/announcements.ts).
- */
-export type TurnMessage = DeltaMessage | { t: string };
-
-/** Another attempt of the same turn claimed its stream: this one must not publish or store anything more. */
-export class StreamTakenOver extends Error {
-  constructor(turnId: string) {
-    super(`stream of turn ${turnId} was taken over by another attempt`);
-    this.name = 'StreamTakenOver';
-  }
-}
+/** The worker's side of the stream channel: each turn's fragments, flushed together across turns. */
 
 /** One attempt's right to stream one step (model call) of a turn. */
 export interface TurnStream {
@@ -72,28 +41,6 @@ export interface DeltaPublisher {
   open(turnId: string, step: number): Promise<TurnStream>;
   /** The stream of a claim made in another statement (`claimStreamSql`, inside a chat turn's startRun). */
   adopt(claim: StreamClaim): TurnStream;
-}
-
-/** A claim of a turn's stream by one attempt, and what the row held when it was claimed. */
-export interface StreamClaim {
-  turnId: string;
-  owner: string;
-  /** The turn_streams row as the claim returned it. */
-  row: { text: string; len: number; step_start: number; complete: boolean };
-}
-
-/**
- * The statement that claims a turn's stream for one attempt of one step, with its parameters' placeholders, typed
- * (so it can be a part of a larger statement; a null turn id claims nothing): it returns the row's text, len,
- * step_start and complete.
- */
-export function claimStreamSql(turnId: string, owner: string, step: string): string {
-  return `INSERT INTO turn_streams (turn_id, owner, step) SELECT ${turnId}, ${owner}, ${step} WHERE ${turnId} IS NOT NULL
-  ON CONFLICT (turn_id) DO UPDATE SET owner = EXCLUDED.owner, claimed_at = now(),
-    step_start = CASE WHEN turn_streams.step = EXCLUDED.step THEN turn_streams.step_start ELSE turn_streams.len END,
-    complete = turn_streams.complete AND turn_streams.step = EXCLUDED.step,
-    step = EXCLUDED.step
-  RETURNING text, len, step_start, complete`;
 }
 
 export interface PublisherOptions {
@@ -362,104 +309,5 @@ export function createDeltaPublisher(db: Queryable, opts: PublisherOptions): Del
       return adopt({ turnId, owner, row: claimed.rows[0] });
     },
     adopt,
-  };
-}
-
-/** Runs `fn` again after a connection failure (Postgres restarting) until it succeeds or `forMs` has passed. */
-export async function retrying<T>(forMs: number, fn: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + forMs;
-  for (let delay = 100; ; delay = Math.min(delay * 2, 2_000)) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (!isUnavailableError(err) || Date.now() + delay > deadline) throw err;
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
-}
-
-/**
- * Wakes whoever subscribed to `key` on any API process's hub: a notification on the stream channel that carries
- * nothing but the key. How one replica tells the one holding a request that it was cancelled (lib/builder/service.ts).
- */
-export async function notifyHolder(db: Queryable, key: string): Promise<void> {
-  await db.query(`SELECT pg_notify('${DELTA_CHANNEL}', $1)`, [JSON.stringify({ t: key })]);
-}
-
-export interface DeltaHub {
-  /** The messages of one turn (by its run id), or the wake-up of `notifyHolder` for another key. */
-  subscribe(turnId: string, onMessage: (msg: TurnMessage) => void): () => void;
-  /** Resolves once LISTEN is active, so a subscriber cannot miss the first fragment. */
-  ready(): Promise<void>;
-  /**
-   * Resolves once every notification committed before the call has been handed to its subscriber: a round trip on
-   * the listening connection, whose answer Postgres sends after the notifications pending for it. Rejects when the
-   * listener is down. (A notification sent while the connection was being replaced is lost: it never arrives.)
-   */
-  sync(): Promise<void>;
-  close(): Promise<void>;
-}
-
-export function createDeltaHub(databaseUrl: string, logger: Logger): DeltaHub {
-  const subscribers = new Map<string, (msg: TurnMessage) => void>();
-  let client: pg.Client | null = null;
-  let connecting: Promise<void> | null = null;
-  let closed = false;
-
-  const connect = (): Promise<void> => {
-    connecting ??= (async () => {
-      const c = new pg.Client({
-        connectionString: databaseUrl,
-        connectionTimeoutMillis: 3_000,
-        application_name: 'agent-platform-stream',
-      });
-      c.on('notification', (n) => {
-        if (!n.payload) return;
-        try {
-          // A flush carries the fragments of several turns (an array); an answer notice is one message.
-          const parsed = JSON.parse(n.payload) as TurnMessage | TurnMessage[];
-          for (const msg of Array.isArray(parsed) ? parsed : [parsed]) subscribers.get(msg.t)?.(msg);
-        } catch {
-          // not ours
-        }
-      });
-      c.on('error', (err) => {
-        logger.warn({ err }, 'stream listener lost its connection; reconnecting');
-        client = null;
-        connecting = null;
-        c.end().catch(() => undefined);
-      });
-      try {
-        await c.connect();
-        await c.query(`LISTEN ${DELTA_CHANNEL}`);
-        client = c;
-      } catch (err) {
-        connecting = null;
-        await c.end().catch(() => undefined);
-        throw err;
-      }
-    })();
-    return connecting;
-  };
-
-  const ready = async () => {
-    if (closed) throw new Error('stream hub closed');
-    if (!client) await connect();
-  };
-
-  return {
-    subscribe(turnId, onMessage) {
-      subscribers.set(turnId, onMessage);
-      return () => subscribers.delete(turnId);
-    },
-    ready,
-    async sync() {
-      await ready();
-      await client!.query('SELECT 1');
-    },
-    async close() {
-      closed = true;
-      await client?.end().catch(() => undefined);
-    },
   };
 }
