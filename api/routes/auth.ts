@@ -53,7 +53,7 @@ function setSessionCookie(ctx: AppContext, deps: AppDeps, token: string): void {
 const sessionCookieName = (deps: AppDeps) => sessionCookie(publicAddress(deps.config)).name;
 
 /**
- * `/v1/auth/*` (spec: login is `POST /v1/auth/login`; the rest is ours, docs/decisions/084-accounts.md):
+ * `/v1/auth/*` (contract: login is `POST /v1/auth/login`; the rest is ours, docs/decisions/084-accounts.md):
  * sign-up, sessions, passwords and invitations.
  */
 export function authRoutes(deps: AppDeps): RouteDef[] {

@@ -52,7 +52,7 @@ interface JsonRpcInput {
 
 /**
  * A spent budget said in the protocol's terms, with `Retry-After`: a request gets its answer — a tool call a tool result
- * with `isError` (spec: the builder's limits are tool results, not 429), anything else a JSON-RPC error —, and input
+ * with `isError` (contract: the builder's limits are tool results, not 429), anything else a JSON-RPC error —, and input
  * that gets no answer (a notification, a response, a batch) is not accepted: 429 with a JSON-RPC error without an id,
  * as Streamable HTTP answers input it cannot accept.
  */

@@ -23,7 +23,7 @@ import {
 import { sessionBot, sessionUser } from '../session';
 import { openEventStream } from '../event-stream';
 
-/** `/v1/dashboard/*`: the dashboard's own API (not a stable contract; spec, "Dashboard calls named as public"). */
+/** `/v1/dashboard/*`: the dashboard's own API (not a stable contract; contract, "Dashboard calls named as public"). */
 export function dashboardRoutes(deps: AppDeps): RouteDef[] {
   return [...botSettingsRoutes(deps), ...testChatRoutes(deps), ...botListRoutes(deps)];
 }
@@ -315,7 +315,7 @@ function botListRoutes(deps: AppDeps): RouteDef[] {
         summary:
           what === 'webhook-secret'
             ? 'Issues a new handoff webhook secret `whsec_`; deliveries are signed with it from now on. Shown only here.'
-            : 'Issues a new builder key `ck_`; every earlier builder key of the workspace stops at once (spec, rule 5). Shown only here.',
+            : 'Issues a new builder key `ck_`; every earlier builder key of the workspace stops at once (Authentication rule 5). Shown only here.',
         responses: { 200: { description: 'New secret', schema: IssuedKey } },
         errors: [...errs],
         handler: async (ctx, { params }) => {

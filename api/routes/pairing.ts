@@ -14,7 +14,7 @@ import { dashboardLinkBase, sessionUser } from '../session';
 import { clientBucket } from '../../lib/client-address';
 
 /**
- * Builder key pairing (spec, Builder key pairing; docs/decisions/067-pairing-flow.md): the client's two calls (no credential: the
+ * Builder key pairing (contract, Builder key pairing; docs/decisions/067-pairing-flow.md): the client's two calls (no credential: the
  * secret of the start answer is the client's proof) and the approval page's two dashboard calls (session).
  */
 export function pairingRoutes(deps: AppDeps, pairing: PairingService): RouteDef[] {

@@ -41,7 +41,7 @@ async function check(
   }
 }
 
-/** Service endpoints (spec, Endpoints → Service). `allRoutes` is read lazily so the document covers every route. */
+/** Service endpoints (contract, Endpoints → Service). `allRoutes` is read lazily so the document covers every route. */
 export function serviceRoutes(deps: AppDeps, allRoutes: () => RouteDef[]): RouteDef[] {
   let openapi: ReturnType<typeof buildOpenApi> | undefined;
   let docsHtml: string | undefined;

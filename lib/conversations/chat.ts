@@ -83,7 +83,7 @@ export async function answer(
 }
 
 /**
- * A visitor's turn (`answer`, `openStream`) as the dashboard's test chat (spec, Visitor identity rule 6): a turn in
+ * A visitor's turn (`answer`, `openStream`) as the dashboard's test chat (contract, Visitor identity confirmation rule 6): a turn in
  * which the signed-in user is confirmed as the bot's administrator, with a confirmation signed by the bot's own
  * identity secret.
  */
@@ -100,7 +100,7 @@ export function asTestChat<R>(turn: (deps: ConversationDeps, botId: string, inpu
 export const testChat = asTestChat(answer);
 
 /**
- * The signed-in person as the bot's administrator for one test-chat turn (spec, Visitor identity rule 6): a visitor
+ * The signed-in person as the bot's administrator for one test-chat turn (contract, Visitor identity confirmation rule 6): a visitor
  * confirmation signed with the bot's identity secret, valid five minutes.
  */
 async function adminConfirmation(

@@ -1,5 +1,5 @@
 /**
- * Detects a visitor explicitly asking for a person (spec, Conversation status: "visitor explicitly asks for an
+ * Detects a visitor explicitly asking for a person (contract, Conversation status: "visitor explicitly asks for an
  * operator in text"). Deliberately narrow: phrases that name a human, an operator or an agent together with a
  * request to talk, in several languages. A question *about* people ("who founded the company?") must not hand
  * the conversation over, so single words like "human" alone do not count.

@@ -5,7 +5,7 @@ import { notify } from '../notifications/service';
 import type { ConversationRow } from './sessions';
 
 /**
- * Events (spec, Message): what a visitor does besides writing — a rating of an answer, a contact left — stored as
+ * Events (contract, Message): what a visitor does besides writing — a rating of an answer, a contact left — stored as
  * messages with `author: "event"`, which operators see in transcripts and visitors never do (polls skip them).
  */
 export interface ContactInput {

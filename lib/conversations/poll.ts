@@ -44,7 +44,7 @@ export interface PollResult {
 }
 
 /**
- * The poll's statement: the public API's (the spec's fields only, the hottest path) and the widget's, which also reads
+ * The poll's statement: the public API's (the contract's fields only, the hottest path) and the widget's, which also reads
  * who of the team wrote an operator's reply and whether to ask how the help went. Two statements rather than one
  * with everything: the public poll would pay for columns it drops (an `author_name` in every message's JSON).
  */

@@ -26,7 +26,7 @@ export type { Page } from './views';
 /**
  * Conversations (docs/architecture.md, Who owns what): chat turns, handoff, polling, typing, the operator's side, and erasing a
  * visitor. Every surface — the HTTP API, the widget, the dashboard's test chat — calls these functions; each owns its
- * SQL and its Temporal calls, and answers failures as `ApiError`s in the spec's shape.
+ * SQL and its Temporal calls, and answers failures as `ApiError`s in the contract's shape.
  *
  * One module per operation or small group, each function taking the same deps (deps.ts) first: chat.ts (a JSON turn,
  * the test chat), stream.ts (a streamed turn), poll.ts, visitor.ts, operator.ts, erase.ts; a turn's mechanics are

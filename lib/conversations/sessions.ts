@@ -35,7 +35,7 @@ export interface ConversationRow {
   created?: boolean;
 }
 
-/** The placeholder answer when the monthly conversation quota is used up (spec: 200, not an error). */
+/** The placeholder answer when the monthly conversation quota is used up (contract: 200, not an error). */
 export const QUOTA_PLACEHOLDER =
   'This chat is not available right now. Please try again later or use another way to contact us.';
 
@@ -53,7 +53,7 @@ export async function loadBot(db: Db, botId: string): Promise<BotRow> {
   return res.rows[0];
 }
 
-/** The conversation of this bot, or null; another bot's session is reported as not found (spec: bound at first use). */
+/** The conversation of this bot, or null; another bot's session is reported as not found (contract: bound at first use). */
 export async function findConversation(db: Db, botId: string, sessionId: string): Promise<ConversationRow | null> {
   const res = await db.query<ConversationRow>(
     `SELECT session_id, bot_id, workspace_id, status FROM conversations WHERE session_id = $1`,
@@ -65,7 +65,7 @@ export async function findConversation(db: Db, botId: string, sessionId: string)
   return row;
 }
 
-/** The conversation of this bot, or 404 `not_found` (also for another bot's session: spec, bound at first use). */
+/** The conversation of this bot, or 404 `not_found` (also for another bot's session: contract, bound at first use). */
 export async function conversationOf(db: Db, botId: string, sessionId: string): Promise<ConversationRow> {
   const conversation = await findConversation(db, botId, sessionId);
   if (!conversation) throw new ApiError('not_found', 'No conversation with this session_id');

@@ -58,7 +58,7 @@ export interface ChatStream {
 /**
  * `/chat/stream`: everything that can fail with an ordinary JSON error (binding, quota, the stream listener) happens
  * here; `run` then writes the frames. It subscribes to the turn's fragments before sending the turn, and always ends
- * with the end frame (spec, chat/stream).
+ * with the end frame (contract, chat/stream).
  */
 export async function openStream(
   deps: ConversationDeps,

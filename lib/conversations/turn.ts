@@ -34,7 +34,7 @@ import {
  * The callers shape the outcome for their surface (a JSON reply, stream frames).
  */
 
-/** A visitor message as every surface passes it (the fields of the spec's ChatRequest). */
+/** A visitor message as every surface passes it (the fields of the contract's ChatRequest). */
 export interface ChatInput {
   session_id?: string;
   message: string;
@@ -157,7 +157,7 @@ export type TurnOutcome = { ok: true; result: TurnResult } | { ok: false; failur
 const TURN_TIMEOUT_RETRY_AFTER = 10;
 
 /**
- * The failure the visitor is told (spec: the `llm_*` codes). A turn the API stopped waiting for, or could not send, is
+ * The failure the visitor is told (contract: the `llm_*` codes). A turn the API stopped waiting for, or could not send, is
  * `llm_overloaded`: the code that says retry, and when.
  */
 export function visitorFailure(failure: TurnFailure): FailureInfo {
@@ -345,7 +345,7 @@ const TEMPORAL_OUTAGE_RESEND_MS = 3_500;
  *   update no worker has accepted lives in the server's memory only, and went with it. It is sent again (the same
  *   update id: Temporal applies it once) every second until 3.5 s after the first send, each send bounded by that
  *   deadline; still out of reach then, the turn fails as one that was never sent (docs/decisions/temporal-outage-bounded-wait.md);
- * - a turn sent when the connection was already down fails at once, as the 503 the spec says may be retried: a new
+ * - a turn sent when the connection was already down fails at once, as the 503 the contract says may be retried: a new
  *   request during an outage is refused in seconds, it does not hang.
  */
 async function sendTurn(

@@ -247,7 +247,7 @@ export async function readTranscript(
       ...(m.event ? { event: m.event } : {}),
       ...(m.attachment ? { attachment: attachmentView(m.attachment, mediaBaseUrl) } : {}),
       ...(m.sources ? { sources: m.sources } : {}),
-      // The dashboard's inbox names who of the team wrote a reply; the operator API's transcript stays the spec's.
+      // The dashboard's inbox names who of the team wrote a reply; the operator API's transcript stays the contract's.
       ...(opts.authorNames && m.author_name ? { author_name: m.author_name } : {}),
     })),
     next_cursor: rows.rows.length > page.limit ? encodeCursor({ seq: Number(messages.at(-1)!.seq) }) : '',

@@ -66,7 +66,7 @@ export async function visitorTyping(deps: ConversationDeps, botId: string, sessi
 }
 
 /**
- * A visitor rates one of the bot's answers (spec, Message: a `rating` event); rating it again replaces the rating.
+ * A visitor rates one of the bot's answers (contract, Message: a `rating` event); rating it again replaces the rating.
  * 404 for an answer that is not the bot's in this conversation.
  */
 export async function rate(
@@ -90,7 +90,7 @@ export async function rateSatisfaction(
 }
 
 /**
- * A visitor leaves a way to reach them (spec, Message: a `contact` event), also a dashboard notification. Accepted
+ * A visitor leaves a way to reach them (contract, Message: a `contact` event), also a dashboard notification. Accepted
  * before any message and with the monthly quota used up: it is how a visitor reaches the team when the chat cannot
  * (docs/decisions/078-ratings-contacts-events.md), so the conversation starts here without the quota check.
  */

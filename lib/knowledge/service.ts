@@ -56,7 +56,7 @@ function cleanName(name: string): string {
 }
 
 /**
- * The knowledge base (spec, Endpoints → Knowledge base): every surface that writes, lists, reads or deletes a source
+ * The knowledge base (contract, Endpoints → Knowledge base): every surface that writes, lists, reads or deletes a source
  * calls these; the SQL and chunking live in ./store (shared with the site scan's indexing).
  */
 export function createKnowledgeService(deps: KnowledgeServiceDeps) {
@@ -158,7 +158,7 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
     },
 
     /**
-     * Oldest first unless asked (the public list's order, spec: Knowledge base); `q` filters by title, id or the
+     * Oldest first unless asked (the public list's order, contract, Knowledge base); `q` filters by title, id or the
      * words of the text, `kind` by kind.
      */
     list(

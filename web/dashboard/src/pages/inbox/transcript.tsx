@@ -177,7 +177,7 @@ function EventRow(props: { m: Message; byId: Map<string, Message>; botName?: str
   return <LineRow m={m} />;
 }
 
-/** A message or event this page does not know, shown as its text line (spec, Message). */
+/** A message or event this page does not know, shown as its text line (contract, Message). */
 function LineRow(props: { m: Message }) {
   return (
     <li class="line-row" data-testid="line">
