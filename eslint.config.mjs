@@ -226,6 +226,16 @@ export default tseslint.config(
     },
   },
   {
+    // Sizes a reader takes in at once: a module of a few hundred lines, a function on a screen or two. Tests are
+    // exempt: a describe block is a list of cases, not a unit to read at once.
+    files: ['**/*.ts', '**/*.tsx'],
+    ignores: ['test/**'],
+    rules: {
+      'max-lines': ['error', { max: 500, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': ['error', { max: 150, skipBlankLines: false, skipComments: false }],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-non-null-assertion': 'off',

@@ -176,6 +176,158 @@ async function latencyAt(
   };
 }
 
+/** Quality: the set through the public API, one source a document, ranked beside bm25s's ranking of it. */
+async function measureQuality(
+  db: Db,
+  stack: Awaited<ReturnType<typeof startBenchStack>>,
+  set: ReturnType<typeof readSet>,
+  reference: NonNullable<ReturnType<typeof bm25sRanking>>,
+) {
+  // Quality: the set through the public API, one source a document.
+  const bot = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
+  const api = stack.platform.apiUrl;
+  const loadStarted = performance.now();
+  // A document without any text cannot be a source (the API refuses it: 400); bm25s indexes it as an empty one.
+  const writable = set.docs.filter((d) => (d.title + d.text).trim());
+  let next = 0;
+  const failures: string[] = [];
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < writable.length) {
+        const doc = writable[next++];
+        const res = await fetch(`${api}/v1/admin/sources`, {
+          method: 'POST',
+          headers: { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ source_id: doc.id, title: doc.title, text: doc.text || doc.title }),
+        });
+        if (res.status !== 202) failures.push(`${doc.id}: ${res.status} ${await res.text()}`);
+      }
+    }),
+  );
+  if (failures.length) throw new Error(`${failures.length} documents refused: ${failures.slice(0, 3).join('; ')}`);
+  const loadSeconds = (performance.now() - loadStarted) / 1000;
+  const platform = await platformRanking(db, bot.bot_id, set.queries);
+
+  const ids = set.queries.map((q) => q.id);
+  const halves = { odd: ids.filter((_, i) => i % 2 === 0), even: ids.filter((_, i) => i % 2 === 1) };
+  const scored = Object.fromEntries(
+    Object.entries({ all: ids, ...halves }).map(([part, qs]) => {
+      const ours = evaluate(platform, set.qrels, qs);
+      const theirs = evaluate(reference.ranked, set.qrels, qs);
+      return [part, { platform: ours, bm25s: theirs, ratio: ratio(ours, theirs) }];
+    }),
+  );
+  const all = scored.all;
+  console.log(
+    `\n${set.name}: ${writable.length} documents (${set.docs.length - writable.length} empty ones left out; loaded in ${loadSeconds.toFixed(1)} s), ${all.platform.queries} judged queries`,
+  );
+  console.log('              nDCG@10  Recall@5  Recall@10');
+  for (const [label, s] of [
+    ['platform', all.platform],
+    [`bm25s ${reference.version}`, all.bm25s],
+    ['ratio', all.ratio],
+  ] as const) {
+    console.log(
+      `${label.padEnd(14)}${s.ndcg_at_10.toFixed(3).padStart(7)}${s.recall_at_5.toFixed(3).padStart(10)}${s.recall_at_10.toFixed(3).padStart(11)}`,
+    );
+  }
+  for (const part of ['odd', 'even'] as const) {
+    const r = scored[part].ratio;
+    console.log(
+      `  ${part} half ratio: nDCG@10 ${r.ndcg_at_10}, Recall@5 ${r.recall_at_5}, Recall@10 ${r.recall_at_10}`,
+    );
+  }
+  return {
+    set: { name: set.name, documents: set.docs.length, queries: set.queries.length },
+    bm25s: { version: reference.version, seconds: reference.seconds },
+    quality: scored,
+  };
+}
+
+/** Latency: the statement at each size of a corpus of real text, and its agreement with exact BM25. */
+async function measureLatency(
+  db: Db,
+  stack: Awaited<ReturnType<typeof startBenchStack>>,
+  latencySets: ReturnType<typeof readSet>[],
+  proseRoots: string[],
+  sizes: number[],
+  repeat: number,
+) {
+  const corpus = latencyCorpus(latencySets, proseRoots, Math.max(...sizes));
+  const d = corpus.description;
+  console.log(
+    `\nLatency corpus: ${Object.entries(d.judged)
+      .map(([name, j]) => `${name} ${j.documents} documents`)
+      .join(
+        ', ',
+      )}; ${d.prose.files} documentation files of this machine (${d.prose.mib} MiB, ${d.prose.passages} passages); ${d.passages} passages, ${corpus.queries.length} questions`,
+  );
+  const big = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
+  const client = new pg.Client({ connectionString: stack.platform.env.DATABASE_URL });
+  await client.connect();
+  const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  const speed: Awaited<ReturnType<typeof latencyAt>>[] = [];
+  const writes: { fragments: number; seconds: number; fragments_per_second: number }[] = [];
+  let inCorpus: Record<string, unknown> | undefined;
+  try {
+    let fragments = 0;
+    let next = 0;
+    console.log('\nfragments   p50 ms   p99 ms   Postgres CPU ms   top 10 as exact   overlap   load');
+    for (const size of sizes) {
+      const started = performance.now();
+      const before = fragments;
+      // The last size takes the rest of the corpus: every judged document is in when its questions are scored.
+      const last = size === sizes[sizes.length - 1];
+      while ((last || fragments < size) && next < corpus.sources.length) {
+        const s = corpus.sources[next++];
+        const res = await upsertSource(db, { botId: big.bot_id, sourceId: s.id, title: s.title, text: s.text });
+        fragments += res.fragments;
+      }
+      const seconds = (performance.now() - started) / 1000;
+      writes.push({
+        fragments: fragments - before,
+        seconds: Math.round(seconds * 10) / 10,
+        fragments_per_second: Math.round((fragments - before) / seconds),
+      });
+      // What autovacuum does after such a load: statistics, and the visibility map index-only scans rely on.
+      await db.query('VACUUM (ANALYZE) knowledge_postings, knowledge_terms, knowledge_fragments, knowledge_sources');
+      const questions = corpus.queries.map((q) => q.text);
+      const s = await latencyAt(db, client, pid, big.bot_id, questions, fragments, repeat);
+      speed.push(s);
+      console.log(
+        `${String(s.fragments).padStart(9)}${s.retrieval_ms.p50.toFixed(1).padStart(9)}${s.retrieval_ms.p99.toFixed(1).padStart(9)}${s.postgres_cpu_ms_per_retrieval.toFixed(1).padStart(18)}${s.top10_identical_to_exact.toFixed(3).padStart(18)}${s.top10_overlap_with_exact.toFixed(3).padStart(10)}   ${s.passes.map((p) => p.load).join('/')}`,
+      );
+    }
+    if (next === corpus.sources.length) {
+      // Every judged document is in: each set's judged questions, ranked among all of it, as returned and exactly.
+      const fast = await platformRanking(db, big.bot_id, corpus.queries);
+      const exact = await platformRanking(db, big.bot_id, corpus.queries, true);
+      inCorpus = Object.fromEntries(
+        latencySets.map((ls) => {
+          const ids = corpus.queries.filter((q) => q.set === ls.name).map((q) => q.id);
+          const ours = evaluate(fast, corpus.qrels, ids);
+          const full = evaluate(exact, corpus.qrels, ids);
+          return [ls.name, { returned: ours, exact: full, ratio: ratio(ours, full) }];
+        }),
+      );
+      console.log(`\nJudged questions among all ${fragments} passages: nDCG@10 / Recall@5 as returned (exact BM25)`);
+      for (const [name, q] of Object.entries(inCorpus) as [string, { returned: Scores; exact: Scores }][]) {
+        console.log(
+          `  ${name.padEnd(10)} ${q.returned.ndcg_at_10.toFixed(3)} (${q.exact.ndcg_at_10.toFixed(3)})   ${q.returned.recall_at_5.toFixed(3)} (${q.exact.recall_at_5.toFixed(3)})`,
+        );
+      }
+    }
+  } finally {
+    await client.end();
+  }
+  return {
+    latency_corpus: corpus.description,
+    latency: speed,
+    writes,
+    ...(inCorpus ? { quality_in_latency_corpus: inCorpus } : {}),
+  };
+}
+
 async function main() {
   const arg = benchOptions(HELP);
   if (!arg) return;
@@ -203,143 +355,8 @@ async function main() {
     machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, load_average_at_start: os.loadavg() },
   };
   try {
-    if (quality && reference) {
-      // Quality: the set through the public API, one source a document.
-      const bot = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
-      const api = stack.platform.apiUrl;
-      const loadStarted = performance.now();
-      // A document without any text cannot be a source (the API refuses it: 400); bm25s indexes it as an empty one.
-      const writable = set.docs.filter((d) => (d.title + d.text).trim());
-      let next = 0;
-      const failures: string[] = [];
-      await Promise.all(
-        Array.from({ length: 4 }, async () => {
-          while (next < writable.length) {
-            const doc = writable[next++];
-            const res = await fetch(`${api}/v1/admin/sources`, {
-              method: 'POST',
-              headers: { 'X-Bot-Key': bot.keys.secret_key, 'Content-Type': 'application/json' },
-              body: JSON.stringify({ source_id: doc.id, title: doc.title, text: doc.text || doc.title }),
-            });
-            if (res.status !== 202) failures.push(`${doc.id}: ${res.status} ${await res.text()}`);
-          }
-        }),
-      );
-      if (failures.length) throw new Error(`${failures.length} documents refused: ${failures.slice(0, 3).join('; ')}`);
-      const loadSeconds = (performance.now() - loadStarted) / 1000;
-      const platform = await platformRanking(db, bot.bot_id, set.queries);
-
-      const ids = set.queries.map((q) => q.id);
-      const halves = { odd: ids.filter((_, i) => i % 2 === 0), even: ids.filter((_, i) => i % 2 === 1) };
-      const scored = Object.fromEntries(
-        Object.entries({ all: ids, ...halves }).map(([part, qs]) => {
-          const ours = evaluate(platform, set.qrels, qs);
-          const theirs = evaluate(reference.ranked, set.qrels, qs);
-          return [part, { platform: ours, bm25s: theirs, ratio: ratio(ours, theirs) }];
-        }),
-      );
-      const all = scored.all;
-      console.log(
-        `\n${set.name}: ${writable.length} documents (${set.docs.length - writable.length} empty ones left out; loaded in ${loadSeconds.toFixed(1)} s), ${all.platform.queries} judged queries`,
-      );
-      console.log('              nDCG@10  Recall@5  Recall@10');
-      for (const [label, s] of [
-        ['platform', all.platform],
-        [`bm25s ${reference.version}`, all.bm25s],
-        ['ratio', all.ratio],
-      ] as const) {
-        console.log(
-          `${label.padEnd(14)}${s.ndcg_at_10.toFixed(3).padStart(7)}${s.recall_at_5.toFixed(3).padStart(10)}${s.recall_at_10.toFixed(3).padStart(11)}`,
-        );
-      }
-      for (const part of ['odd', 'even'] as const) {
-        const r = scored[part].ratio;
-        console.log(
-          `  ${part} half ratio: nDCG@10 ${r.ndcg_at_10}, Recall@5 ${r.recall_at_5}, Recall@10 ${r.recall_at_10}`,
-        );
-      }
-      results.set = { name: set.name, documents: set.docs.length, queries: set.queries.length };
-      results.bm25s = { version: reference.version, seconds: reference.seconds };
-      results.quality = scored;
-    }
-
-    if (latency) {
-      const corpus = latencyCorpus(latencySets, proseRoots, Math.max(...sizes));
-      const d = corpus.description;
-      console.log(
-        `\nLatency corpus: ${Object.entries(d.judged)
-          .map(([name, j]) => `${name} ${j.documents} documents`)
-          .join(
-            ', ',
-          )}; ${d.prose.files} documentation files of this machine (${d.prose.mib} MiB, ${d.prose.passages} passages); ${d.passages} passages, ${corpus.queries.length} questions`,
-      );
-      const big = await benchBot(db, stack.platform.env.SECRET_ENCRYPTION_KEY);
-      const client = new pg.Client({ connectionString: stack.platform.env.DATABASE_URL });
-      await client.connect();
-      const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
-      const speed: Awaited<ReturnType<typeof latencyAt>>[] = [];
-      const writes: { fragments: number; seconds: number; fragments_per_second: number }[] = [];
-      let inCorpus: Record<string, unknown> | undefined;
-      try {
-        let fragments = 0;
-        let next = 0;
-        console.log('\nfragments   p50 ms   p99 ms   Postgres CPU ms   top 10 as exact   overlap   load');
-        for (const size of sizes) {
-          const started = performance.now();
-          const before = fragments;
-          // The last size takes the rest of the corpus: every judged document is in when its questions are scored.
-          const last = size === sizes[sizes.length - 1];
-          while ((last || fragments < size) && next < corpus.sources.length) {
-            const s = corpus.sources[next++];
-            const res = await upsertSource(db, { botId: big.bot_id, sourceId: s.id, title: s.title, text: s.text });
-            fragments += res.fragments;
-          }
-          const seconds = (performance.now() - started) / 1000;
-          writes.push({
-            fragments: fragments - before,
-            seconds: Math.round(seconds * 10) / 10,
-            fragments_per_second: Math.round((fragments - before) / seconds),
-          });
-          // What autovacuum does after such a load: statistics, and the visibility map index-only scans rely on.
-          await db.query(
-            'VACUUM (ANALYZE) knowledge_postings, knowledge_terms, knowledge_fragments, knowledge_sources',
-          );
-          const questions = corpus.queries.map((q) => q.text);
-          const s = await latencyAt(db, client, pid, big.bot_id, questions, fragments, repeat);
-          speed.push(s);
-          console.log(
-            `${String(s.fragments).padStart(9)}${s.retrieval_ms.p50.toFixed(1).padStart(9)}${s.retrieval_ms.p99.toFixed(1).padStart(9)}${s.postgres_cpu_ms_per_retrieval.toFixed(1).padStart(18)}${s.top10_identical_to_exact.toFixed(3).padStart(18)}${s.top10_overlap_with_exact.toFixed(3).padStart(10)}   ${s.passes.map((p) => p.load).join('/')}`,
-          );
-        }
-        if (next === corpus.sources.length) {
-          // Every judged document is in: each set's judged questions, ranked among all of it, as returned and exactly.
-          const fast = await platformRanking(db, big.bot_id, corpus.queries);
-          const exact = await platformRanking(db, big.bot_id, corpus.queries, true);
-          inCorpus = Object.fromEntries(
-            latencySets.map((ls) => {
-              const ids = corpus.queries.filter((q) => q.set === ls.name).map((q) => q.id);
-              const ours = evaluate(fast, corpus.qrels, ids);
-              const full = evaluate(exact, corpus.qrels, ids);
-              return [ls.name, { returned: ours, exact: full, ratio: ratio(ours, full) }];
-            }),
-          );
-          console.log(
-            `\nJudged questions among all ${fragments} passages: nDCG@10 / Recall@5 as returned (exact BM25)`,
-          );
-          for (const [name, q] of Object.entries(inCorpus) as [string, { returned: Scores; exact: Scores }][]) {
-            console.log(
-              `  ${name.padEnd(10)} ${q.returned.ndcg_at_10.toFixed(3)} (${q.exact.ndcg_at_10.toFixed(3)})   ${q.returned.recall_at_5.toFixed(3)} (${q.exact.recall_at_5.toFixed(3)})`,
-            );
-          }
-        }
-      } finally {
-        await client.end();
-      }
-      results.latency_corpus = corpus.description;
-      results.latency = speed;
-      results.writes = writes;
-      if (inCorpus) results.quality_in_latency_corpus = inCorpus;
-    }
+    if (quality && reference) Object.assign(results, await measureQuality(db, stack, set, reference));
+    if (latency) Object.assign(results, await measureLatency(db, stack, latencySets, proseRoots, sizes, repeat));
 
     results.load_average_at_end = os.loadavg();
     mkdirSync(path.join(__dirname, 'results'), { recursive: true });
