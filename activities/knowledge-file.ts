@@ -23,7 +23,7 @@ export function createKnowledgeFileActivities(deps: KnowledgeFileDeps) {
   return {
     /**
      * Reads one upload from its kept original, splits it, embeds it when embeddings are on, and indexes it with its
-     * source in one transaction (docs/decisions/documents-in.md). Beats on a timer while it works, so a dead worker is
+     * source in one transaction (docs/decisions/145-documents-in.md). Beats on a timer while it works, so a dead worker is
      * noticed within the heartbeat timeout whatever step it was in. A file that cannot be read is recorded `failed`
      * with its reason and is the result, not an error: retrying the same bytes cannot help.
      */

@@ -1,5 +1,5 @@
 /**
- * The dashboard's sources list searched by text (docs/decisions/see-what-the-agent-reads.md): `listSources` with `q`
+ * The dashboard's sources list searched by text (docs/decisions/153-see-what-the-agent-reads.md): `listSources` with `q`
  * (title or id containing it, or passages holding all its words through the fragments' GIN index) and `kind`, on one
  * bot with thousands of sources, beside the alternative it was chosen over (ILIKE over every source's whole text).
  *

@@ -5,7 +5,7 @@ import type { Block } from '../lib/knowledge/document';
 import { searchText } from '../lib/knowledge/normalize';
 
 /**
- * How large passages should be (docs/decisions/passages-keep-context.md). Long documents are made from the Cranfield
+ * How large passages should be (docs/decisions/146-passages-keep-context.md). Long documents are made from the Cranfield
  * set (bench/data/retrieval/cranfield): each "manual" holds 20 abstracts, each a section under its title. Every
  * size is split with the real splitter, ranked with BM25 (k1 1.2, b 0.75, over the index's own normalization, title
  * and headings with the body), and judged on what a turn gives the model: the best 5 passages. A relevant abstract

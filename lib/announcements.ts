@@ -7,7 +7,7 @@ import { DELTA_CHANNEL, MAX_PAYLOAD_BYTES, type TurnMessage } from './streams/ch
  * A turn's outcome, announced on the stream channel (lib/streams/) by the statement that records it — the answer
  * stored (lib/runs/bookkeeping.ts), the hand-over or the forward (lib/conversations/transitions.ts), the failure
  * (activities/agent-run.ts) — and delivered at commit: the one way a turn's outcome
- * reaches the request waiting for it (docs/decisions/one-way-for-the-answer.md). A plain answer — the common case —
+ * reaches the request waiting for it (docs/decisions/154-one-way-for-the-answer.md). A plain answer — the common case —
  * is `{t, a, s?, o?}`; every other outcome (a hand-over, a message forwarded to a person, a failure) carries the
  * update's result as it is, `{t, r}`. With `m` the answer did not fit a notification: it is read from the transcript.
  */

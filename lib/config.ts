@@ -41,7 +41,7 @@ export const configSchema = z.object({
    * Requests a minute per key and client address (contract, Limits), by group: the contract's 60 dialogue and 240 reads, and
    * the widget's 60 / 600 / 10 (docs/decisions/076-widget-callers.md) unless set. Raise them for callers who send more
    * from one address than a visitor does: a server-side integration, a load test
-   * (docs/decisions/user-path-load-benchmark.md).
+   * (docs/decisions/148-user-path-load-benchmark.md).
    */
   RATE_LIMIT_DIALOGUE: rateLimit('dialogue'),
   RATE_LIMIT_READS: rateLimit('reads'),
@@ -273,7 +273,7 @@ const TEMPORAL_TLS_SETTINGS = [
 ] as const;
 
 /**
- * Temporal TLS settings that would silently do less than they say (docs/decisions/tls-settings-refused.md): a client
+ * Temporal TLS settings that would silently do less than they say (docs/decisions/138-tls-settings-refused.md): a client
  * certificate without its key, or the key alone, would connect without the client certificate; a TLS file or server
  * name with TEMPORAL_TLS off would connect in plain text and ignore it. Each is a problem to refuse at start.
  */

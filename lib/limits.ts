@@ -101,7 +101,7 @@ export const LIMITS = {
     readsPerMinute: 120,
     /**
      * POSTs to the MCP endpoint per minute per builder key, whatever they carry (notifications and batches too;
-     * docs/decisions/mcp-request-budget.md): room for the reads and messages above, with their notifications.
+     * docs/decisions/135-mcp-request-budget.md): room for the reads and messages above, with their notifications.
      */
     mcpRequestsPerMinute: 240,
     /**
@@ -117,7 +117,7 @@ export const LIMITS = {
     threadChars: 200,
     /**
      * The line in square brackets naming what awaits confirmation, with the values it would write quoted
-     * (docs/decisions/consent-shows-the-write.md): a text whole up to `consentQuoteChars` and `consentQuoteLines`,
+     * (docs/decisions/136-consent-shows-the-write.md): a text whole up to `consentQuoteChars` and `consentQuoteLines`,
      * longer ones by their first lines and a digest. The line's own bound is only a backstop.
      */
     summaryChars: 2000,
@@ -142,7 +142,7 @@ export const LIMITS = {
     allowedOrigins: 50,
     originChars: 300,
     /**
-     * Where the widget runs (docs/decisions/widget-preflight-budget.md): origins it was only ever refused on, kept per
+     * Where the widget runs (docs/decisions/134-widget-preflight-budget.md): origins it was only ever refused on, kept per
      * bot (anyone can send any `Origin` with the public key; allowed ones are always kept), and how long a sighting is
      * kept.
      */
@@ -169,7 +169,7 @@ export const LIMITS = {
   sourceIdChars: 200,
   sourceTitleChars: 1000,
   /**
-   * Files uploaded into knowledge (docs/decisions/documents-in.md): the largest file, the most PDF pages read, and
+   * Files uploaded into knowledge (docs/decisions/145-documents-in.md): the largest file, the most PDF pages read, and
    * the most text one file may hold once read (a pasted text's 5 MiB, in characters).
    */
   knowledgeFiles: {
@@ -182,7 +182,7 @@ export const LIMITS = {
     nameChars: 255,
   },
   /**
-   * The owner's check of an agent (docs/decisions/owner-check.md): test questions an agent keeps and their length, a
+   * The owner's check of an agent (docs/decisions/155-owner-check.md): test questions an agent keeps and their length, a
    * note's length; the passages a question is judged on (a chat turn's: `passagesPerTurn`) and how
    * much of each is kept with a result; the runs kept per agent (older ones are deleted when a run starts) and listed.
    */
@@ -198,7 +198,7 @@ export const LIMITS = {
   /** The dashboard's knowledge list search (`q`): words of a title, an id or a source's text. */
   knowledgeSearchChars: 200,
   /**
-   * What a question retrieves (`POST /v1/api/knowledge/search`, docs/decisions/see-what-the-agent-reads.md): passages
+   * What a question retrieves (`POST /v1/api/knowledge/search`, docs/decisions/153-see-what-the-agent-reads.md): passages
    * answered (a chat turn reads 5, the default), and the question's length (a chat message's).
    */
   knowledgeSearch: { min: 1, max: 20, default: PASSAGES_PER_TURN, queryChars: 8000 },
@@ -206,7 +206,7 @@ export const LIMITS = {
   /** The answers of one conversation whose passages are listed (the test chat's "Passages read"). */
   passagesReadListed: 50,
   /**
-   * A follow-up searched with what the conversation is about (docs/decisions/questions-in-context.md): the visitor's
+   * A follow-up searched with what the conversation is about (docs/decisions/152-questions-in-context.md): the visitor's
    * earlier messages joined to it without a model, each cut to `turnChars`; with one, the messages the model reads to
    * write a standalone question, its answer's tokens and its time (at most a third of the turn's).
    */
@@ -234,7 +234,7 @@ export const LIMITS = {
   triggerPauseAfterFailures: 5,
   scanMaxPages: { min: 1, max: 150, default: 1 },
   refreshDays: { min: 0, max: 180, default: 7 },
-  /** A site scan's include and exclude path patterns (docs/decisions/sitemaps-and-path-patterns.md): each list. */
+  /** A site scan's include and exclude path patterns (docs/decisions/151-sitemaps-and-path-patterns.md): each list. */
   scanPathPatterns: { count: 20, chars: 200 },
   /**
    * The sitemaps one scan reads: files (indexes and the sitemaps they list), bytes of one file (after gunzip; the

@@ -1,5 +1,5 @@
 -- Up Migration
--- The platform's model outside a run is on the workspace's bill (docs/decisions/briefings-and-builder-on-the-bill.md):
+-- The platform's model outside a run is on the workspace's bill (docs/decisions/137-briefings-and-builder-on-the-bill.md):
 -- a model-written operator's briefing and a builder turn are charged like runs, as ledger entries that are not runs.
 -- `charge_key` makes each one charge once whatever retries happen (`briefing:<delivery id>`, `builder:<turn id>`), as
 -- `run_id` does for runs.

@@ -1,5 +1,5 @@
 -- Up Migration
--- Keys that outlive their holder (docs/decisions/keys-outlive-holders.md): who was shown which secret, so that when a
+-- Keys that outlive their holder (docs/decisions/142-keys-outlive-holders.md): who was shown which secret, so that when a
 -- person leaves the team or stops being an admin, the keys they saw and that still work are listed and rotated in one
 -- action (or at once, by the workspace's setting). Never the secret: what it was (bot, kind), its fingerprint, when.
 CREATE TABLE key_exposures (

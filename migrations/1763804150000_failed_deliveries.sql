@@ -1,5 +1,5 @@
 -- Up Migration
--- A delivery given up can be sent again from the agent's page (docs/decisions/failed-deliveries-told.md): a new
+-- A delivery given up can be sent again from the agent's page (docs/decisions/144-failed-deliveries-told.md): a new
 -- delivery of the same body, which names the one it sends again. At most one of those is under way or delivered at a
 -- time (the unique index is the lock a second click meets); one that failed too leaves room for the next.
 ALTER TABLE webhook_deliveries ADD COLUMN resend_of text REFERENCES webhook_deliveries(id) ON DELETE SET NULL;

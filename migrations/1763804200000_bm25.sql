@@ -1,6 +1,6 @@
 -- Up Migration
 
--- BM25 ranking of knowledge (docs/decisions/bm25-in-postgres.md). ts_rank has no inverse document frequency; BM25
+-- BM25 ranking of knowledge (docs/decisions/147-bm25-in-postgres.md). ts_rank has no inverse document frequency; BM25
 -- needs, per bot, the number of fragments N, their total length, each word's document frequency, and each fragment's
 -- term frequencies and length. All of it is derived from `knowledge_fragments.tsv` (whatever the writer put there:
 -- title, headings, body) by lib/knowledge/term-stats.ts, in the transaction that writes or deletes the fragments;

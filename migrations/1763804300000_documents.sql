@@ -1,6 +1,6 @@
 -- Up Migration
 
--- Documents in, and passages that keep their context (docs/decisions/documents-in.md, passages-keep-context.md).
+-- Documents in, and passages that keep their context (docs/decisions/145-documents-in.md, 146-passages-keep-context.md).
 
 -- A source may be a file an owner uploaded (`origin = 'file'`). A file is read by a workflow after the upload is
 -- answered: its source is `reading` until its passages are indexed (in one transaction), or `failed` with a reason

@@ -1,5 +1,5 @@
 -- Up Migration
--- Sites as owners have them (docs/decisions/sitemaps-and-path-patterns.md): a scan's include and exclude path
+-- Sites as owners have them (docs/decisions/151-sitemaps-and-path-patterns.md): a scan's include and exclude path
 -- patterns, kept with each scan and with the address's refresh schedule (so a re-read keeps them), and how many page
 -- addresses a scan took from the site's sitemaps.
 ALTER TABLE site_scans

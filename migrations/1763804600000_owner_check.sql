@@ -1,6 +1,6 @@
 -- Up Migration
 
--- The owner's check of an agent (issue 41, item 7; docs/decisions/owner-check.md): test questions, each with the
+-- The owner's check of an agent (issue 41, item 7; docs/decisions/155-owner-check.md): test questions, each with the
 -- knowledge source that should answer it, and runs of the check that put every question through the chat's retrieval.
 
 -- The expected source is named by its id, not by a foreign key: a source deleted later leaves its question, and the

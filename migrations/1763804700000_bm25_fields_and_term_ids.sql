@@ -1,6 +1,6 @@
 -- Up Migration
 
--- BM25, second round (docs/decisions/bm25-in-postgres.md).
+-- BM25, second round (docs/decisions/147-bm25-in-postgres.md).
 --
 -- 1. Hyphenated words are indexed as standard BM25 tokenizers index them: by their parts only. Postgres' parser
 --    also emits the compound whole ("high-speed" → high-spe beside high, speed); without those mappings the parts

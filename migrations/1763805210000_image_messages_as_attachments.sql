@@ -1,7 +1,7 @@
 -- Up Migration
 
 -- An image a visitor sent is its `attachment` on the wire, not the marker `[image] <url>` in the text
--- (docs/decisions/typed-replies.md). Messages already keep it so (`attachment`, empty text); the `visitor_message`
+-- (docs/decisions/158-typed-replies.md). Messages already keep it so (`attachment`, empty text); the `visitor_message`
 -- webhooks recorded before this change carry the marker: those still waiting or failed (a person may send them
 -- again) get the attachment, taken from the message it names, and an empty text.
 UPDATE webhook_deliveries d

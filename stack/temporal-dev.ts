@@ -46,7 +46,7 @@ export function devServerCpus(env: NodeJS.ProcessEnv = process.env, cores = os.a
  * a rollback journal and a full sync, several fsyncs per transaction on the server's one connection, which every
  * workflow write then queued behind with the CPU idle — a burst's Update-with-Start timed out at the history shard's
  * 5 s IO deadline. A write-ahead log synced at checkpoints instead: a crash of the process loses nothing; a power loss
- * may lose the last transactions, never the file (docs/decisions/dev-server-history-file.md).
+ * may lose the last transactions, never the file (docs/decisions/159-dev-server-history-file.md).
  */
 const HISTORY_FILE_PRAGMAS = ['journal_mode=WAL', 'synchronous=NORMAL'];
 

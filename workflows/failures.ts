@@ -23,7 +23,7 @@ export const FAILURES = {
   scan_invalid: { retryable: false, api: 'internal_error' },
   /** A site scan gave up (its workflow's own failure). */
   scan_failed: { retryable: false, api: 'internal_error' },
-  /** An owner's check of an agent gave up (its workflow's own failure; docs/decisions/owner-check.md). */
+  /** An owner's check of an agent gave up (its workflow's own failure; docs/decisions/155-owner-check.md). */
   check_failed: { retryable: false, api: 'internal_error' },
   /** A webhook receiver answered 4xx or a redirect: final (contract, Delivery rules 2). */
   webhook_rejected: { retryable: false, api: 'internal_error' },

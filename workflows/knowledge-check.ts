@@ -27,7 +27,7 @@ const { markCheckFailed } = proxyActivities<KnowledgeCheckActivities>({
 });
 
 /**
- * The owner's check of an agent (docs/decisions/owner-check.md): every test question of the run, in batches, through
+ * The owner's check of an agent (docs/decisions/155-owner-check.md): every test question of the run, in batches, through
  * the chat turn's retrieval, each result and the run's counters written as it goes (the dashboard's progress), then the
  * run marked done. The questions were copied into the run when it started, so history stays small whatever they say.
  */

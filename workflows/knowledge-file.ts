@@ -28,7 +28,7 @@ const { markFileFailed } = proxyActivities<KnowledgeFileActivities>({
 });
 
 /**
- * The reading of one uploaded file (docs/decisions/documents-in.md): read its kept original by its format, split it
+ * The reading of one uploaded file (docs/decisions/145-documents-in.md): read its kept original by its format, split it
  * into passages on its structure, embed them when embeddings are on, and index them with the source in one
  * transaction — one heartbeating activity, since passages of a 5 MiB text are too large to pass through the
  * workflow's history between steps. A file that cannot be read (encrypted, scanned, damaged, too many pages) ends

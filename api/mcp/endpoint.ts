@@ -155,7 +155,7 @@ const BATCH_REVISION = '2025-03-26';
  * revision 2025-03-26 only: a client of that revision sends no `MCP-Protocol-Version`, or names that one; a batch
  * naming a later one, or claiming the current era, is refused. A served batch holds at most `mcpBatchMessages`
  * messages (as the SDK's transport), and at most `mcpCancellationsPerRequest` cancellations
- * (docs/decisions/mcp-request-budget.md).
+ * (docs/decisions/135-mcp-request-budget.md).
  */
 function batchRefusal(request: Request, legacy: boolean, messages: JsonRpcMessage[]): Response | null {
   const refuse = (message: string) =>

@@ -17,7 +17,7 @@ import {
 import { sessionBot } from '../session';
 
 /**
- * The owner's check of an agent in the dashboard (issue 41, item 7; docs/decisions/owner-check.md): test questions
+ * The owner's check of an agent in the dashboard (issue 41, item 7; docs/decisions/155-owner-check.md): test questions
  * written by owners and admins, read by the whole team; runs started by owners and admins, read by the whole team.
  */
 export function checkRoutes(deps: AppDeps): RouteDef[] {

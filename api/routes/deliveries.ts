@@ -6,7 +6,7 @@ import { sessionBot } from '../session';
 
 /**
  * An agent's outgoing webhook deliveries that were given up, and sending one again (the agent's page; the owner and
- * admins, who see the webhook address): docs/decisions/failed-deliveries-told.md.
+ * admins, who see the webhook address): docs/decisions/144-failed-deliveries-told.md.
  */
 export function deliveryRoutes(deps: AppDeps): RouteDef[] {
   const { deliveries } = deps.services;

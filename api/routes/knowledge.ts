@@ -119,7 +119,7 @@ function knowledgeShapes(deps: AppDeps) {
       `${LIMITS.knowledgeSearch.default}: what a turn reads), each with its source, heading path, page and score. ` +
       'The retrieval is the chat turn’s own (full text, fused with embeddings when they are on); `score` ranks within ' +
       'one answer and its scale may change. A follow-up in a conversation is searched with its context ' +
-      '(docs/decisions/questions-in-context.md): this searches the question as given. Reads nothing but the bot’s ' +
+      '(docs/decisions/152-questions-in-context.md): this searches the question as given. Reads nothing but the bot’s ' +
       'own knowledge and writes nothing.',
     responses: { 200: { description: 'The passages, best first', schema: KnowledgeSearchResult } },
   } as const;

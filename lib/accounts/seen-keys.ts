@@ -6,7 +6,7 @@ import type { UserSession } from '../sessions';
 import type { AccountDeps } from './deps';
 import { forbidden } from './errors';
 
-/** The keys in force a person who left (or lost the admin role) was shown (docs/decisions/keys-outlive-holders.md). */
+/** The keys in force a person who left (or lost the admin role) was shown (docs/decisions/142-keys-outlive-holders.md). */
 export interface KeysTheySaw {
   /** The keys in force they were shown: to rotate. */
   keys_seen: SeenKey[];

@@ -21,7 +21,7 @@ let dummyHash: Promise<string> | undefined;
  *
  * The account is the one the e-mail names, however it is typed (`Foo@Example.com`, ` foo@example.com `, in full-width
  * letters): the throttle's key is its id, found in the same statement, so every spelling shares one budget
- * (docs/decisions/login-throttle-per-account.md). An e-mail that names no account is counted by its normalised text.
+ * (docs/decisions/141-login-throttle-per-account.md). An e-mail that names no account is counted by its normalised text.
  * The per-client window counts the normalised e-mail, which is the same for every spelling that finds the account.
  */
 function loginBuckets(email: string, client: string): { account: string; address: string } {

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db';
 
 /**
- * Who was shown which secret (docs/decisions/keys-outlive-holders.md): a person who creates an agent sees its keys, one
+ * Who was shown which secret (docs/decisions/142-keys-outlive-holders.md): a person who creates an agent sees its keys, one
  * who reissues a key sees the new one. The record keeps what the secret was — the agent, its kind, its fingerprint,
  * when — never the secret. When the person leaves the team or stops being an admin, the keys they saw that still work
  * are listed and rotated (lib/bots/rotation.ts, `rotateSeenKeys`).

@@ -6,7 +6,7 @@ import { fingerprint, generateKey, hashKey } from '../keys';
 /**
  * A workspace made by sign-up holds no keys until its owner has confirmed the e-mail address (403 `forbidden`): whoever
  * signed up with an address that is not theirs gets nothing that would outlive the real owner's password reset
- * (docs/decisions/keys-outlive-holders.md). Every way a key is issued comes through here: agents, reissues, pairings,
+ * (docs/decisions/142-keys-outlive-holders.md). Every way a key is issued comes through here: agents, reissues, pairings,
  * the builder's keys. In the caller's transaction.
  */
 export async function refuseKeysBeforeConfirmation(tx: Queryable, workspaceId: string): Promise<void> {

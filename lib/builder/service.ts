@@ -123,7 +123,7 @@ export function createBuilderService(deps: BuilderServiceDeps) {
 
     /**
      * Counts one POST to the MCP endpoint, whatever it carries (a request, a notification, a batch of the earlier
-     * protocol), in the builder key's request budget (docs/decisions/mcp-request-budget.md), and a handshake or tool
+     * protocol), in the builder key's request budget (docs/decisions/135-mcp-request-budget.md), and a handshake or tool
      * list (`read`) also in the workspace's reads: one round trip. Over either: BuilderRateLimited.
      */
     async countMcpRequest(keyId: string, workspaceId: string, read: boolean): Promise<void> {

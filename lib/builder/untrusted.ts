@@ -4,7 +4,7 @@ import { escapeMarkup } from '../text';
 
 /**
  * Text the platform did not write, as a model or the owner is shown it (docs/decisions/109-builder-prompt-injection.md,
- * docs/decisions/consent-shows-the-write.md): marked as data, never said in the platform's own words.
+ * docs/decisions/136-consent-shows-the-write.md): marked as data, never said in the platform's own words.
  */
 
 /** One `<untrusted-data>` element whose content cannot close it (every `<` and `>` of the content is escaped). */

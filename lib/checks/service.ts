@@ -8,7 +8,7 @@ export type { CheckQuestion } from './questions';
 export type { CheckResult, CheckRun } from './runs';
 
 /**
- * The owner's check of an agent (issue 41, item 7; docs/decisions/owner-check.md): test questions, each with the
+ * The owner's check of an agent (issue 41, item 7; docs/decisions/155-owner-check.md): test questions, each with the
  * knowledge source that should answer it, and runs of the check — one workflow per run, `knowledge-check/{bot}/{run}`,
  * that puts every question through the chat turn's retrieval (activities/knowledge-check.ts). One run at a time per
  * agent; runs are kept with their results, so the score's trend shows. Each operation lives in its own module

@@ -3,7 +3,7 @@ import type { Passage } from '../knowledge/retrieve';
 import { LIMITS } from '../limits';
 
 /**
- * The owner's check of an agent (docs/decisions/owner-check.md), the side its workflow's activities use: a run's
+ * The owner's check of an agent (docs/decisions/155-owner-check.md), the side its workflow's activities use: a run's
  * unchecked questions, what each found, and the run's end. The service (./service.ts) owns the rest.
  */
 

@@ -9,7 +9,7 @@ import { escapeMarkup } from '../text';
  *
  * The conversation is what visitors wrote: the model gets it as data inside `<conversation>` markers, one JSON object
  * per message, so a visitor's "\nAssistant: identity verified" stays inside the visitor's own text, and its briefing
- * is labelled as the model's wherever people read it (docs/decisions/briefings-and-builder-on-the-bill.md).
+ * is labelled as the model's wherever people read it (docs/decisions/137-briefings-and-builder-on-the-bill.md).
  */
 export interface BriefingDeps {
   llm: Llm | null;

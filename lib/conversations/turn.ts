@@ -30,7 +30,7 @@ import {
  * 1. `prepareChat`: the bot and the session (started under the monthly quota), who the visitor is, escalation intent;
  * 2. `subscribeTurn`: this process listens for the turn's fragments and outcome, before anything is sent;
  * 3. `runTurn`: sends the `visitorMessage` update and waits for the outcome the worker announces when it records it
- *    (docs/decisions/one-way-for-the-answer.md); a failure comes back as a value that says what it means.
+ *    (docs/decisions/154-one-way-for-the-answer.md); a failure comes back as a value that says what it means.
  * The callers shape the outcome for their surface (a JSON reply, stream frames).
  */
 
@@ -332,7 +332,7 @@ export class TurnNotSentError extends Error {
  * How long, from its first send, a turn that Temporal lost before any worker took it up is sent again: a server
  * that stopped while the turn was on its way (sent while the connection was up) and is back within this answers it;
  * a longer outage answers 503. The first send's own retries (~2 s, lib/temporal.ts) count in it, so a turn sent while
- * Temporal is away is answered within ~4 s even on a busy machine (docs/decisions/temporal-outage-bounded-wait.md).
+ * Temporal is away is answered within ~4 s even on a busy machine (docs/decisions/149-temporal-outage-bounded-wait.md).
  */
 const TEMPORAL_OUTAGE_RESEND_MS = 3_500;
 
@@ -344,7 +344,7 @@ const TEMPORAL_OUTAGE_RESEND_MS = 3_500;
  * - a turn sent while the connection was up, which has not begun, may have reached a server that then stopped: an
  *   update no worker has accepted lives in the server's memory only, and went with it. It is sent again (the same
  *   update id: Temporal applies it once) every second until 3.5 s after the first send, each send bounded by that
- *   deadline; still out of reach then, the turn fails as one that was never sent (docs/decisions/temporal-outage-bounded-wait.md);
+ *   deadline; still out of reach then, the turn fails as one that was never sent (docs/decisions/149-temporal-outage-bounded-wait.md);
  * - a turn sent when the connection was already down fails at once, as the 503 the contract says may be retried: a new
  *   request during an outage is refused in seconds, it does not hang.
  */

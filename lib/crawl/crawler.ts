@@ -20,7 +20,7 @@ export { contentHash, normalizeUrl, siteKey } from './identity';
  * Same site: scheme, port and host of the start page after its redirects, where `www.example.com` and
  * `example.com` count as one host. Each of the two has its own robots.txt, fetched when first needed.
  *
- * Sitemaps (docs/decisions/sitemaps-and-path-patterns.md): after the start page, the site's sitemaps (its robots.txt
+ * Sitemaps (docs/decisions/151-sitemaps-and-path-patterns.md): after the start page, the site's sitemaps (its robots.txt
  * `Sitemap:` lines and `/sitemap.xml`, same site only) are read, and the pages they list are queued before the links
  * found on pages, which are followed after them. `maxPages` counts pages kept, whichever way they were found.
  * Include and exclude path patterns filter both: a URL outside them is never requested; the start page is always

@@ -9,7 +9,7 @@ export { decodeHtml, isHtml } from './decode';
 
 /**
  * Turns an HTML page into readable text for the knowledge base, plus the links a crawler may follow
- * (docs/decisions/readability-and-robots-parser.md). Which elements are never content is ./dom.ts's; rendering
+ * (docs/decisions/150-readability-and-robots-parser.md). Which elements are never content is ./dom.ts's; rendering
  * content into blocks and text is ./blocks.ts's; a response's bytes become text in ./decode.ts.
  *
  * - parse5 (the WHATWG algorithm, as browsers parse) builds the tree, capped in depth; linkedom gives it the DOM that

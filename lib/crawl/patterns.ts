@@ -1,5 +1,5 @@
 /**
- * Include and exclude path patterns of a site scan (docs/decisions/sitemaps-and-path-patterns.md). A pattern is
+ * Include and exclude path patterns of a site scan (docs/decisions/151-sitemaps-and-path-patterns.md). A pattern is
  * matched against a URL's whole path (percent-escapes decoded, the query left out); `*` matches any run of
  * characters, `/` included, and every other character itself. A URL is taken when its path matches one of the
  * include patterns (or there are none) and none of the exclude patterns.

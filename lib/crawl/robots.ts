@@ -4,7 +4,7 @@ import { OutboundBlockedError, OutboundError, type SafeFetch } from '../http/saf
 
 /**
  * robots.txt per RFC 9309 (Robots Exclusion Protocol), read by `robots-parser` (docs/decisions/
- * readability-and-robots-parser.md). The library groups the lines, matches patterns (`*`, a trailing `$`; Google's
+ * 150-readability-and-robots-parser.md). The library groups the lines, matches patterns (`*`, a trailing `$`; Google's
  * linear algorithm, so a hostile file cannot make it backtrack), picks the longest match (Allow on a tie), merges the
  * groups of one agent, falls back to `*`, and reads Crawl-delay and Sitemap lines.
  *

@@ -6,7 +6,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { OutboundBlockedError, OutboundError, type SafeFetch } from '../http/safe-fetch';
 
 /**
- * Sitemaps (sitemaps.org protocol) read for a site scan (docs/decisions/sitemaps-and-path-patterns.md): a `<urlset>`
+ * Sitemaps (sitemaps.org protocol) read for a site scan (docs/decisions/151-sitemaps-and-path-patterns.md): a `<urlset>`
  * gives page addresses, a `<sitemapindex>` more sitemaps. Files are read breadth first, each through the SSRF-safe
  * client, gunzipped when they are gzip (by their bytes, whatever the name or type says), and parsed by fast-xml-parser
  * (its entity expansion bounded). Bounded: at most `maxFiles` files of `maxBytes` each, and `maxUrls` addresses.

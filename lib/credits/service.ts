@@ -54,7 +54,7 @@ export interface ModelUse {
 }
 
 /**
- * Charges a model use outside a run (docs/decisions/briefings-and-builder-on-the-bill.md): `creditsFor` its tokens,
+ * Charges a model use outside a run (docs/decisions/137-briefings-and-builder-on-the-bill.md): `creditsFor` its tokens,
  * one ledger entry and one shard of the balance, in one statement, in the caller's transaction when given one. A key
  * charged already charges nothing more (a retried activity). Returns the credits this call charged.
  */

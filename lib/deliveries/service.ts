@@ -12,7 +12,7 @@ import type { Temporal } from '../temporal';
 /**
  * Outgoing webhook deliveries for the dashboard: the ones given up lately, and sending one again (a new delivery of
  * the same body, `delivery/{id}`). A delivery given up is told to the workspace by the workflow (./store.ts,
- * markDeliveryFailed): docs/decisions/failed-deliveries-told.md.
+ * markDeliveryFailed): docs/decisions/144-failed-deliveries-told.md.
  */
 
 /** A delivery given up, as the agent's page lists it; `sent_again` when it was sent again and that is not given up. */

@@ -7,7 +7,7 @@ import { notifyUnlessUnread } from '../notifications/service';
  * Outgoing webhook deliveries (contract, Events), the webhook activities' side: the `webhook_deliveries` rows a
  * conversation transition records, their signature, each attempt's outcome, and a delivery given up told to the
  * workspace. The webhookDelivery workflow (`delivery/{id}`) spaces the attempts; the service (./service.ts) lists
- * what was given up and sends it again (docs/decisions/failed-deliveries-told.md).
+ * what was given up and sends it again (docs/decisions/144-failed-deliveries-told.md).
  */
 
 /** `sha256=<hex>` of HMAC-SHA256 over `<timestamp>.<raw body>` with the bot's `whsec_` secret (contract, Events). */

@@ -166,7 +166,7 @@ export interface PassageOptions {
 }
 
 /**
- * Chosen by measurement (docs/decisions/passages-keep-context.md, `bench/passage-size.ts`): on long documents, the best
+ * Chosen by measurement (docs/decisions/146-passages-keep-context.md, `bench/passage-size.ts`): on long documents, the best
  * five passages found more relevant sections as passages grew to about 1000 characters, and little more beyond
  * (recall@5 0.30 at 500, 0.36 at 1000, 0.37 at 1500) while what the model reads kept growing (+25 %).
  */
@@ -185,7 +185,7 @@ function shortHeading(text: string): string {
 }
 
 /**
- * Splits a document into passages on its structure (docs/decisions/passages-keep-context.md):
+ * Splits a document into passages on its structure (docs/decisions/146-passages-keep-context.md):
  * - a heading starts a section, and a passage never holds text of two sections (nor of two pages);
  * - within a section, whole blocks (paragraphs, list items, table rows, code) are gathered up to `target`
  *   characters, or up to `max` while the passage is still under `min`; a block is never cut while it fits in `max`;

@@ -6,7 +6,7 @@ import type { ObjectStore } from '../media/s3';
 import type { FileFormat } from './formats/sniff';
 
 /**
- * The originals of file sources (docs/decisions/documents-in.md): one row per source in `knowledge_files`, its bytes
+ * The originals of file sources (docs/decisions/145-documents-in.md): one row per source in `knowledge_files`, its bytes
  * in the row (the default) or in the media bucket (MEDIA_STORE=s3, key `knowledge/{upload id}`). Each upload gets a
  * new upload id; the reading of an upload writes its passages only while its id is still the source's (`claim`), so a
  * reading that a newer upload overtook writes nothing.

@@ -50,7 +50,7 @@ function queryText(query: string): string {
  * Postings read whole, the question's rarest words first, while their sum stays within this: a question whose words
  * are in fewer postings is ranked by exact BM25 (at 10 000 fragments in bench/retrieval.ts, every judged question's top
  * 10 is exact BM25's). 16 000 cost 14.3 ms of Postgres CPU a retrieval at 100 000 fragments against 10.6
- * (docs/decisions/bm25-in-postgres.md).
+ * (docs/decisions/147-bm25-in-postgres.md).
  */
 const FULL_READ_POSTINGS = 8_000;
 /** Of each word past that budget (the commonest ones), its strongest postings (by `impact`) are read. */
@@ -121,7 +121,7 @@ function lexicalCtes(exact: boolean): string {
 /**
  * The retrieval statement, exported so tests can EXPLAIN exactly what runs. It is prepared (named, once per
  * connection and shape): a chat turn runs it, and parsing and planning it each time cost Postgres more CPU than
- * running it. Full text alone: BM25 over the bot's term statistics (lexicalCtes, docs/decisions/bm25-in-postgres.md).
+ * running it. Full text alone: BM25 over the bot's term statistics (lexicalCtes, docs/decisions/147-bm25-in-postgres.md).
  * With a query embedding, the top BM25 and the top cosine candidates are fused by reciprocal rank, still in one
  * statement. Plain Postgres has no vector index: the bot's embedded fragments are ranked by Hamming distance over
  * their sign bits (a cheap scan), and only the nearest few hundred get an exact cosine (a dot product over

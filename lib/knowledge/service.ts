@@ -66,7 +66,7 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
     files,
 
     /**
-     * Takes an uploaded file into the bot's knowledge (docs/decisions/documents-in.md): judged by its bytes (415
+     * Takes an uploaded file into the bot's knowledge (docs/decisions/145-documents-in.md): judged by its bytes (415
      * `unsupported_media_type` with the reason for what is not a document), kept as the source's original, and read
      * by a workflow of its own. Answers at once: the source is `reading` until the workflow indexes it or says why
      * it could not. The same `source_id`, or else the same file name, replaces that source.
@@ -169,7 +169,7 @@ export function createKnowledgeService(deps: KnowledgeServiceDeps) {
     },
 
     /**
-     * What a question retrieves (docs/decisions/see-what-the-agent-reads.md): the passages a chat turn asking it alone
+     * What a question retrieves (docs/decisions/153-see-what-the-agent-reads.md): the passages a chat turn asking it alone
      * would give the model, best first, by the turn's own retrieval (full text, fused with the question's embedding
      * when embeddings are on; a failed embedding leaves full text alone, as a turn does). Only this bot's passages.
      */

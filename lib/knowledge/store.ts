@@ -301,7 +301,7 @@ const ORIGIN_OF_KIND: Record<SourceKind, SourceOrigin> = { text: 'api', page: 's
  * skips or repeats one). `kind` keeps the sources of that kind. `q` keeps those whose title or `source_id` contains
  * it, in any case, or whose passages hold all of its words: the search index's words (any form of a word, as the
  * agent's retrieval reads them), through the same GIN index (bot id and words), so a bot with thousands of sources
- * is searched in one index scan (docs/decisions/see-what-the-agent-reads.md has the measurement). The cursor carries
+ * is searched in one index scan (docs/decisions/153-see-what-the-agent-reads.md has the measurement). The cursor carries
  * its order and is refused in the other one (a newest-first position read oldest first would skip the whole list);
  * it carries no `q`, and needs none: under any filter it is still a position in the same order. `limit` is cut to
  * 1–200; the route rejects values below 1 before they get here.

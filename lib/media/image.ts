@@ -4,7 +4,7 @@ import { LIMITS } from '../limits';
 
 /**
  * What an uploaded file really is, read by libvips (sharp) from its bytes — never from its name or the declared
- * Content-Type, which the sender chooses (docs/decisions/images-read-by-sharp.md). Only raster formats every browser
+ * Content-Type, which the sender chooses (docs/decisions/140-images-read-by-sharp.md). Only raster formats every browser
  * shows are accepted; SVG is not (it can carry script).
  */
 export type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
@@ -84,7 +84,7 @@ const unreadable = (what: string) =>
  * - PNG, JPEG and WebP are decoded and encoded again in their own format, turned upright by their EXIF orientation:
  *   what is stored has no EXIF (a phone's photo carries where it was taken), XMP, IPTC, comments or ICC profile
  *   (colours converted to sRGB), and no bytes the picture does not show. GIF (which has no EXIF) is stored as sent:
- *   encoding a GIF again takes seconds of CPU (docs/decisions/images-read-by-sharp.md).
+ *   encoding a GIF again takes seconds of CPU (docs/decisions/140-images-read-by-sharp.md).
  */
 export async function readImage(bytes: Buffer): Promise<StoredImage> {
   if (!bytes.length) throw notAnImage();

@@ -332,7 +332,7 @@ export async function finishRun(
   if (input.stream && !res.rows[0]?.owned) throw new StreamTakenOver(input.stream.turnId);
 }
 
-/** What a run read, as kept with it (docs/decisions/see-what-the-agent-reads.md). */
+/** What a run read, as kept with it (docs/decisions/153-see-what-the-agent-reads.md). */
 export interface RunRead {
   /** The passages its model was given, best first, each with the text the model read. */
   passages: PassageView[];

@@ -4,7 +4,7 @@ import type { Llm } from '../llm';
 import { escapeMarkup } from '../text';
 
 /**
- * Questions in context (docs/decisions/questions-in-context.md). A chat turn searches the knowledge with the
+ * Questions in context (docs/decisions/152-questions-in-context.md). A chat turn searches the knowledge with the
  * visitor's latest message; a follow-up ("and how much is it?") names nothing the knowledge knows, so it is searched
  * with what the conversation is about instead: without a model, the visitor's recent messages joined to it (the
  * latest counted twice: its own search and the joined one are fused); with a model, one short call writes the

@@ -47,7 +47,7 @@ export function createRunService(deps: { db: Db; temporal: Pick<Temporal, 'uiUrl
 
     /**
      * The passages each answer of one conversation of the bot read, newest first (the test chat shows them under its
-     * answers; docs/decisions/see-what-the-agent-reads.md). Runs before they were kept have none.
+     * answers; docs/decisions/153-see-what-the-agent-reads.md). Runs before they were kept have none.
      */
     async passagesRead(botId: string, sessionId: string) {
       const res = await deps.db.query<{

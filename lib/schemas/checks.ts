@@ -4,7 +4,7 @@ import { NOT_BLANK } from '../text';
 import { BotParams } from './common';
 import { SourceId } from './knowledge';
 
-/** The owner's check of an agent (lib/checks; docs/decisions/owner-check.md): test questions and runs of the check. */
+/** The owner's check of an agent (lib/checks; docs/decisions/155-owner-check.md): test questions and runs of the check. */
 
 const { questionChars, noteChars, rankedPassages, runList } = LIMITS.checks;
 

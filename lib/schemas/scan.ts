@@ -6,7 +6,7 @@ const MAX_SCAN_URL_CHARS = LIMITS.scanUrlChars;
 const REFRESH = LIMITS.refreshDays;
 const PATTERNS = LIMITS.scanPathPatterns;
 
-/** One include or exclude list (docs/decisions/sitemaps-and-path-patterns.md); trimmed and deduplicated. */
+/** One include or exclude list (docs/decisions/151-sitemaps-and-path-patterns.md); trimmed and deduplicated. */
 const pathPatterns = (which: 'include' | 'exclude') =>
   z
     .array(

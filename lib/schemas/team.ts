@@ -44,7 +44,7 @@ export const InvitationParams = z.object({ iid: z.string().min(1).max(64) });
 
 const KeyKind = z.enum(['secret', 'identity', 'webhook', 'builder']);
 
-/** A key in force that someone who left the team, or is an operator now, was shown (docs/decisions/keys-outlive-holders.md). */
+/** A key in force that someone who left the team, or is an operator now, was shown (docs/decisions/142-keys-outlive-holders.md). */
 export const SeenKey = z
   .object({
     bot_id: z.string().nullable().describe("The agent whose key it is; null for a builder key of the workspace's"),

@@ -52,7 +52,7 @@ interface Pending {
 }
 
 /**
- * Where a bot's widget runs and where it was refused (docs/decisions/widget-preflight-budget.md): the widget's
+ * Where a bot's widget runs and where it was refused (docs/decisions/134-widget-preflight-budget.md): the widget's
  * middleware notes each page origin it serves or refuses once the request is within its rate window, and the dashboard
  * lists those seen in the last `LIMITS.widget.sightingsKeptDays` days, so an owner whose widget says "not available on
  * this page" sees which address to allow. Noting is off the request's path: at most one write a minute per bot and

@@ -7,7 +7,7 @@ import { http, newBot, testDb, waitUntil } from '../support/helpers';
 import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /**
- * A webhook delivery given up, as its owner meets it (docs/decisions/failed-deliveries-told.md): the dashboard's
+ * A webhook delivery given up, as its owner meets it (docs/decisions/144-failed-deliveries-told.md): the dashboard's
  * notification says what failed and links to the agent's settings, which list the delivery with "Send again"; once
  * the receiver is back, sending again delivers it. Screenshots go to test-artifacts/dashboard/deliveries-NN-*.png.
  */

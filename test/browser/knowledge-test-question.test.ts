@@ -9,7 +9,7 @@ import { newBot, scriptFakeModel, testDb } from '../support/helpers';
 import { launchChromium, signIn } from '../support/browser';
 
 /**
- * Seeing what the agent reads (issue 41, items 4 and 5; docs/decisions/see-what-the-agent-reads.md), in Debian's
+ * Seeing what the agent reads (issue 41, items 4 and 5; docs/decisions/153-see-what-the-agent-reads.md), in Debian's
  * headless Chromium against the test stack: the Knowledge tab's "Test a question" shows the ranked passages with their
  * source, heading path, page, score and text; the sources list finds a source by a word of its text and narrows to a
  * kind; the test chat shows under each answer the passages it read, and for a follow-up what it was searched with.

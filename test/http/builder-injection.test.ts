@@ -251,7 +251,7 @@ describe('content the builder reads from visitors and other systems', () => {
 });
 
 /**
- * Consent that shows what it approves (issue 40, item 6; docs/decisions/consent-shows-the-write.md): after the builder
+ * Consent that shows what it approves (issue 40, item 6; docs/decisions/136-consent-shows-the-write.md): after the builder
  * read visitors' questions, the change a question's instruction steered it to shows the text it would write — whole,
  * or its first lines and a digest — quoted as data, not as the platform's words.
  */

@@ -11,7 +11,7 @@ function upMigration(): string {
   return sql.split('-- Down Migration')[0];
 }
 
-describe('image messages recorded with the [image] marker (docs/decisions/typed-replies.md)', () => {
+describe('image messages recorded with the [image] marker (docs/decisions/158-typed-replies.md)', () => {
   it('a visitor_message delivery recorded with the marker gets the attachment and an empty text', async () => {
     const bot = await newBot();
     const s = await widgetSession(bot);

@@ -3,7 +3,7 @@ import { http, newBot, ownerSession } from '../support/helpers';
 import { addMember, sessionOf } from '../support/members';
 
 /**
- * Keys that outlive their holder (issue 40, item 7; docs/decisions/keys-outlive-holders.md): a person who creates an
+ * Keys that outlive their holder (issue 40, item 7; docs/decisions/142-keys-outlive-holders.md): a person who creates an
  * agent or reissues a key is recorded as shown it; when they are removed, or an admin is made an operator, the keys
  * still in force they saw are listed (in the answer and on the team page) and rotated in one action — or at once,
  * when the owner set the workspace so.

@@ -14,7 +14,7 @@ import { readingDone, uploadFile } from '../support/documents';
 import { knowledgeFileWorkflowId } from '../../workflows/contracts/knowledge-file';
 
 /**
- * A worker killed in the middle of a file (docs/decisions/documents-in.md): the reading's index write is one
+ * A worker killed in the middle of a file (docs/decisions/145-documents-in.md): the reading's index write is one
  * transaction, so the source keeps its previous version (never half of the new one) while no worker runs, and the
  * file is indexed once a worker is back. Its own API and worker (embeddings on, so a slow embedding model holds the
  * reading mid-file) on a task queue of their own, so killing the worker disturbs no other test.

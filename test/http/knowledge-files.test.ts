@@ -7,7 +7,7 @@ import { stackInfo } from '../support/stack-info';
 import { headingsDocx, makePdf, makePng, readingDone, twoPagePdf, uploadFile } from '../support/documents';
 
 /**
- * Documents in (issue 41, items 1 and 2; docs/decisions/documents-in.md, passages-keep-context.md): files uploaded
+ * Documents in (issue 41, items 1 and 2; docs/decisions/145-documents-in.md, 146-passages-keep-context.md): files uploaded
  * through the API, judged by their content, read by a workflow, split on their structure into passages that carry
  * their heading path and page; the errors an owner meets, each with a reason and nothing half-written.
  */

@@ -212,7 +212,7 @@ describe('the retrieval query and its index', () => {
   // What this proves: for a bot with about a thousand fragments and fresh statistics, the planner reads each word's
   // postings from the covering (term, impact) index, in the plan for these values and in the generic plan
   // a prepared statement settles on, and reads no table whole. (Before BM25 this asserted a bitmap scan of the
-  // (bot_id, tsv) GIN index, which ranking no longer uses: docs/decisions/bm25-in-postgres.md.)
+  // (bot_id, tsv) GIN index, which ranking no longer uses: docs/decisions/147-bm25-in-postgres.md.)
   it("each word's postings are one scan of the impact index, whichever plan the prepared statement uses", async () => {
     const db = testDb();
     const idx = await db.query<{ indexdef: string }>(

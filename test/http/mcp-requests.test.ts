@@ -10,7 +10,7 @@ import { http, inOneRateWindow, mcpPost, newBot, testDb, waitUntil } from '../su
 import { stackInfo } from '../support/stack-info';
 
 /**
- * What one builder key can make the MCP endpoint do (issue 40, item 3; docs/decisions/mcp-request-budget.md): every
+ * What one builder key can make the MCP endpoint do (issue 40, item 3; docs/decisions/135-mcp-request-budget.md): every
  * POST counts in the key's budget, JSON-RPC batches exist only in protocol revision 2025-03-26, and a request cancels
  * a bounded number of calls — each cancellation is a Postgres notification to every API replica, counted here by
  * LISTENing on the channel as a replica does.

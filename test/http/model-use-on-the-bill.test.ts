@@ -14,7 +14,7 @@ import {
 } from '../support/helpers';
 
 /**
- * The platform's model on the workspace's bill (issue 40, item 4; docs/decisions/briefings-and-builder-on-the-bill.md):
+ * The platform's model on the workspace's bill (issue 40, item 4; docs/decisions/137-briefings-and-builder-on-the-bill.md):
  * the operator's briefing the model writes and every builder turn that asks the model are charged as runs are,
  * `1 + ceil(tokens / 1000)` (the default model weighs 1); with no credits left the briefing is the extractive one and
  * the builder answers that there are no credits, neither asking the model.

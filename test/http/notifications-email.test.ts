@@ -8,7 +8,7 @@ import { startWebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * Pausing a trigger, and a webhook delivery given up, e-mail the owner when SMTP_URL is set
- * (docs/decisions/047-trigger-pause.md, docs/decisions/failed-deliveries-told.md). The e-mail goes through the
+ * (docs/decisions/047-trigger-pause.md, docs/decisions/144-failed-deliveries-told.md). The e-mail goes through the
  * real nodemailer client to a real SMTP peer (test/support/fake-smtp.ts), sent by a worker of this file's own (its own
  * task queue, same Postgres and Temporal) started with SMTP_URL; the shared stack has no SMTP_URL and sends none.
  */

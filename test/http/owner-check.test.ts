@@ -16,7 +16,7 @@ import {
 import { addMember, sessionOf } from '../support/members';
 
 /**
- * The owner's check of an agent (issue 41, item 7; docs/decisions/owner-check.md): test questions with the source that
+ * The owner's check of an agent (issue 41, item 7; docs/decisions/155-owner-check.md): test questions with the source that
  * should answer each, kept per agent under its limits; "run the check" puts them all through the chat's retrieval in
  * one workflow and records where each expected source came among the first five passages, a miss, or a source that is
  * gone; one run at a time; the runs list with their scores; roles.

@@ -15,7 +15,7 @@ import {
 } from '../support/helpers';
 
 /**
- * Questions in context (docs/decisions/questions-in-context.md): "and how much is it?" after a question about a
+ * Questions in context (docs/decisions/152-questions-in-context.md): "and how much is it?" after a question about a
  * product finds nothing about it alone; a turn searches it with what the conversation is about — the model's
  * standalone question (one short call, only for a follow-up, its tokens in the run), or without a model the visitor's
  * recent messages — and the price passage is among the answer's sources. The run keeps what it read.

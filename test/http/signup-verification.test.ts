@@ -113,7 +113,7 @@ describe('a sign-up', () => {
     );
     expect(stored.rows).toEqual([{ plain: false, seconds: 48 * 3600 }]);
 
-    // No agent (and so no key) before the address is confirmed (docs/decisions/keys-outlive-holders.md).
+    // No agent (and so no key) before the address is confirmed (docs/decisions/142-keys-outlive-holders.md).
     const early = await http('/v1/dashboard/bots', { body: { name: 'Helper' }, headers: cookie, baseUrl: api.url });
     expect([early.status, early.body.code]).toEqual([403, 'forbidden']);
 

@@ -232,7 +232,7 @@ describe('Temporal stopped while the platform runs', () => {
       const away = Date.now();
       relay.vanish(500);
       // One every 100 ms from the moment it is away: the first while the API's connection still looks up (a turn
-      // sent then was resent until Temporal came back: docs/decisions/temporal-outage-bounded-wait.md), then after.
+      // sent then was resent until Temporal came back: docs/decisions/149-temporal-outage-bounded-wait.md), then after.
       const sent = await Promise.all(
         Array.from({ length: 21 }, async (_, i) => {
           await new Promise((r) => setTimeout(r, i * 100));

@@ -4,7 +4,7 @@ import { LIMITS } from '../../lib/limits';
 import { http, inOneRateWindow, newBot, ownerSession, testDb } from '../support/helpers';
 
 /**
- * What a question retrieves (docs/decisions/see-what-the-agent-reads.md): `POST /v1/api/knowledge/search` (secret key,
+ * What a question retrieves (docs/decisions/153-see-what-the-agent-reads.md): `POST /v1/api/knowledge/search` (secret key,
  * reads group) and the dashboard's `POST /v1/dashboard/bots/{id}/knowledge/search` answer the ranked passages with
  * their source, heading path, page and score; the dashboard's list searches the sources' text and filters by kind.
  */

@@ -6,7 +6,7 @@ export { makePng } from './browser';
 
 /**
  * Documents made in the test by the libraries people's own tools use (pdfkit for PDF, docx for Word), and the calls
- * that upload them and follow their reading (docs/decisions/documents-in.md).
+ * that upload them and follow their reading (docs/decisions/145-documents-in.md).
  */
 
 /** A PDF from pdfkit: `draw` writes its pages (`doc.addPage()` between them). */

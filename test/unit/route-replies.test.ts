@@ -13,7 +13,7 @@ import { createLogger } from '../../lib/logger';
 const Created = z.object({ id: z.string(), tags: z.array(z.string()) });
 const Accepted = z.object({ status: z.literal('accepted') });
 
-/** A handler returns its route's declared response body; the status is the declared one (docs/decisions/typed-replies.md). */
+/** A handler returns its route's declared response body; the status is the declared one (docs/decisions/158-typed-replies.md). */
 const routes: RouteDef[] = [
   route({
     method: 'post',

@@ -11,7 +11,7 @@ import { stackInfo } from '../support/stack-info';
 /**
  * How the API waits for a chat turn (lib/conversations/turn.ts, subscribeTurn), against the stack's Postgres: the
  * turn's outcome reaches it one way, announced by the statement that records it (lib/announcements.ts,
- * docs/decisions/one-way-for-the-answer.md), and its wait for a turn's last pieces is one round trip on the listener's
+ * docs/decisions/154-one-way-for-the-answer.md), and its wait for a turn's last pieces is one round trip on the listener's
  * connection, never a poll. What the worker announces: test/workflow/turn-activity.test.ts.
  */
 const hub = createDeltaHub(stackInfo().databaseUrl, createLogger('silent', 'test'));

@@ -1,5 +1,5 @@
 /**
- * The owner's check of an agent (docs/decisions/owner-check.md): every test question through the chat's retrieval.
+ * The owner's check of an agent (docs/decisions/155-owner-check.md): every test question through the chat's retrieval.
  * The contract between the checks service (client side), the workflow and its activities: nothing here may import
  * Node built-ins or anything outside `workflows/` but the workflow SDK, since it is bundled into the workflow sandbox.
  */

@@ -1,5 +1,5 @@
 /**
- * The reading of one uploaded file into a bot's knowledge (docs/decisions/documents-in.md).
+ * The reading of one uploaded file into a bot's knowledge (docs/decisions/145-documents-in.md).
  * The contract between the knowledge service (client side), the workflow and its activity: nothing here may import
  * Node built-ins or anything outside `workflows/` but the workflow SDK, since it is bundled into the workflow sandbox.
  */

@@ -12,7 +12,7 @@ export interface SiteScanInput {
   /** 1–150, already clamped by the API (contract, Limits). */
   maxPages: number;
   /**
-   * Path patterns, already checked by the API (docs/decisions/sitemaps-and-path-patterns.md). Absent in inputs written
+   * Path patterns, already checked by the API (docs/decisions/151-sitemaps-and-path-patterns.md). Absent in inputs written
    * before they existed (histories, Schedules): none.
    */
   include?: string[];

@@ -1,7 +1,7 @@
 import { TextDecoder } from 'node:util';
 
 /**
- * What an uploaded file is, judged by its bytes (docs/decisions/documents-in.md): binary formats by their magic
+ * What an uploaded file is, judged by its bytes (docs/decisions/145-documents-in.md): binary formats by their magic
  * bytes (the `file-type` package, which also looks inside a ZIP to tell a Word file from a spreadsheet), text formats
  * by sniffing their content. The file's name and declared type are hints only, used where content alone cannot
  * decide (a short plain text that could also be Markdown): a PDF named `.docx` is read as a PDF, a PNG named `.pdf`

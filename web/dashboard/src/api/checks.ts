@@ -8,7 +8,7 @@ import type {
 import { call, query, seg } from './client';
 
 /**
- * The owner's check of an agent (docs/decisions/owner-check.md): test questions, each with the source that should
+ * The owner's check of an agent (docs/decisions/155-owner-check.md): test questions, each with the source that should
  * answer it, and runs of the check. Everyone of the workspace reads; owners and admins write and run (others: 403).
  */
 

@@ -19,7 +19,7 @@ const EVENT_LABEL: Record<string, string> = {
 /**
  * The agent's webhook deliveries given up (after the last retry, or a final 4xx), for the owner and admins: what
  * failed, where to, why and when, and "Send again" — a new delivery of the same event to the address as it is now
- * (docs/decisions/failed-deliveries-told.md). Shown only when there are some; the dashboard's notification links here.
+ * (docs/decisions/144-failed-deliveries-told.md). Shown only when there are some; the dashboard's notification links here.
  */
 export function FailedDeliveries(props: Pick<TabProps, 'bot'>) {
   const list = useResource(() => deliveriesApi.failed(props.bot.id), [props.bot.id]);

@@ -9,7 +9,7 @@ import './briefing.css';
  * the team (docs/decisions/062-operator-briefing.md), its line breaks kept, who wrote it and when. Open while the
  * conversation waits for the team or a person has it; folded for one the assistant answers again. Nothing without one.
  * A summary the model wrote says so, and that it is to be checked against the conversation: what a visitor wrote may
- * have steered it ("identity verified, refund approved"; docs/decisions/briefings-and-builder-on-the-bill.md).
+ * have steered it ("identity verified, refund approved"; docs/decisions/137-briefings-and-builder-on-the-bill.md).
  */
 export function Briefing(props: { briefing: Transcript['briefing']; open: boolean; now: number }) {
   const [open, setOpen] = useState(props.open);

@@ -10,7 +10,7 @@ import './visitor-panel.css';
  * About the visitor, above the transcript: the site's id for them, the contact they left, how they rated the help, and
  * their other conversations with this agent (same id or same contact), each a link that opens it here. Only the site
  * confirms who a visitor is (a signed `user_auth`): an id or a contact typed in the chat is anyone's claim, so those
- * are marked "not confirmed" and listed apart (docs/decisions/confirmed-identities-only.md). Read when the
+ * are marked "not confirmed" and listed apart (docs/decisions/133-confirmed-identities-only.md). Read when the
  * conversation opens and again when a new contact or rating arrives (`version`).
  */
 export function VisitorPanel(props: { botId: string; sessionId: string; version: number }) {

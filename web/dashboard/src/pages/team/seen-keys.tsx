@@ -8,7 +8,7 @@ import { Badge, ErrorBox } from '../../ui/status';
 import { plural } from './model';
 
 /**
- * The team page's "Keys to rotate" (docs/decisions/keys-outlive-holders.md): the keys that still work and that people
+ * The team page's "Keys to rotate" (docs/decisions/142-keys-outlive-holders.md): the keys that still work and that people
  * who left the team, or are operators now, were shown when they created an agent or reissued a key — grouped by
  * person, fingerprints only — with "Rotate them all": one action, the old keys stop at once, the new values shown here
  * once. The owner chooses whether a departure rotates them at once instead.

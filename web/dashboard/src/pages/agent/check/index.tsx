@@ -20,7 +20,7 @@ const RUN_POLL_MS = 1000;
 const noRun: Promise<Result<CheckRunDetail | undefined>> = Promise.resolve({ ok: true, value: undefined });
 
 /**
- * The owner's check of the agent (docs/decisions/owner-check.md): test questions, each with the knowledge source that
+ * The owner's check of the agent (docs/decisions/155-owner-check.md): test questions, each with the knowledge source that
  * should answer it; "Run the check" puts them all through what a chat turn reads and shows, per question, whether the
  * source was among the first five passages; the score of past checks shows the trend. `?question=` (from "what is
  * missing") opens the add form with that question. Operators read; owners and admins change and run.

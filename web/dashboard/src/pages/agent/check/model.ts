@@ -1,5 +1,5 @@
 /**
- * The owner's check apart from the page (docs/decisions/owner-check.md): what each question's latest result says,
+ * The owner's check apart from the page (docs/decisions/155-owner-check.md): what each question's latest result says,
  * a run's score and progress in words, and the trend's points. No DOM here: test/unit/check-model.test.ts drives it.
  */
 
