@@ -167,6 +167,15 @@ export function route<
 }
 
 /** Every role: pages and reads every member of a workspace may use. */
+/** What every route of the dashboard's own API has in common: a session, and no promise of stability. */
+export const DASHBOARD_ROUTE = { tag: 'Dashboard', session: true, unstable: true } as const;
+
+/**
+ * What a dashboard route about one agent can answer besides its success: no session, a role without the right,
+ * another workspace's agent (or none), bad input, a dependency out of reach.
+ */
+export const SESSION_ERRORS = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
+
 export const ALL_ROLES: readonly Role[] = ['owner', 'admin', 'operator'];
 /** The default of session routes: the people who manage agents. */
 export const MANAGERS: readonly Role[] = ['owner', 'admin'];

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import { ALL_ROLES, type RouteDef, route } from '../route';
+import { ALL_ROLES, type RouteDef, route, DASHBOARD_ROUTE, SESSION_ERRORS } from '../route';
 import { BotParams } from '../../lib/schemas/common';
 import {
   CheckQuestion,
@@ -22,8 +22,8 @@ import { sessionBot } from '../session';
  */
 export function checkRoutes(deps: AppDeps): RouteDef[] {
   const { checks } = deps.services;
-  const common = { tag: 'Dashboard', session: true, unstable: true } as const;
-  const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
+  const common = DASHBOARD_ROUTE;
+  const errs = SESSION_ERRORS;
   return [
     route({
       ...common,

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import { ALL_ROLES, type RouteDef, SENT_BY_HANDLER, route } from '../route';
+import { ALL_ROLES, type RouteDef, SENT_BY_HANDLER, route, DASHBOARD_ROUTE, SESSION_ERRORS } from '../route';
 import { ChatResponse, OkResponse, StreamFrame } from '../../lib/schemas/conversation';
 import { StatusResponse } from '../../lib/schemas/auth';
 import {
@@ -31,8 +31,8 @@ export function dashboardRoutes(deps: AppDeps): RouteDef[] {
 /** An agent's settings, keys, widget sites, runs and stored state. */
 function botSettingsRoutes(deps: AppDeps): RouteDef[] {
   const { bots, runs, widget } = deps.services;
-  const common = { tag: 'Dashboard', session: true, unstable: true, params: BotParams };
-  const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
+  const common = { ...DASHBOARD_ROUTE, params: BotParams };
+  const errs = SESSION_ERRORS;
   return [
     route({
       tag: 'Dashboard',
@@ -169,8 +169,8 @@ function botSettingsRoutes(deps: AppDeps): RouteDef[] {
 /** The test chat: the signed-in user talks to the agent as its administrator. */
 function testChatRoutes(deps: AppDeps): RouteDef[] {
   const { conversations } = deps.services;
-  const common = { tag: 'Dashboard', session: true, unstable: true, params: BotParams };
-  const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
+  const common = { ...DASHBOARD_ROUTE, params: BotParams };
+  const errs = SESSION_ERRORS;
   return [
     route({
       ...common,
@@ -221,8 +221,8 @@ function testChatRoutes(deps: AppDeps): RouteDef[] {
 /** The notifications, and the agent list: create, delete, rotate a secret. */
 function botListRoutes(deps: AppDeps): RouteDef[] {
   const { bots, notifications } = deps.services;
-  const common = { tag: 'Dashboard', session: true, unstable: true, params: BotParams };
-  const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
+  const common = { ...DASHBOARD_ROUTE, params: BotParams };
+  const errs = SESSION_ERRORS;
   return [
     route({
       method: 'get',

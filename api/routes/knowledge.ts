@@ -1,7 +1,7 @@
 import { type ErrorCode, errors } from '../../lib/errors';
 import { LIMITS } from '../../lib/limits';
 import type { AppDeps } from '../deps';
-import { ALL_ROLES, AUTH_ERRORS, type RouteDef, SENT_BY_HANDLER, route } from '../route';
+import { ALL_ROLES, AUTH_ERRORS, type RouteDef, SENT_BY_HANDLER, route, DASHBOARD_ROUTE } from '../route';
 import { BotParams } from '../../lib/schemas/common';
 import { SessionId } from '../../lib/schemas/conversation';
 import {
@@ -87,7 +87,7 @@ function knowledgeShapes(deps: AppDeps) {
       return await knowledge.write(keyBot(ctx).botId, body);
     },
   } satisfies Partial<RouteDef<typeof KnowledgeWriteRequest>>;
-  const dashboard = { tag: 'Dashboard', session: true, unstable: true, params: BotParams } as const;
+  const dashboard = { ...DASHBOARD_ROUTE, params: BotParams } as const;
   const dashboardErrors = ['unauthorized', 'forbidden', 'bad_request', 'not_found', 'service_unavailable'] as const;
   const writeErrors: ErrorCode[] = [
     'bad_request',

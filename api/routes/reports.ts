@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import { type RouteDef, route } from '../route';
+import { type RouteDef, route, DASHBOARD_ROUTE, SESSION_ERRORS } from '../route';
 import { BotParams } from '../../lib/schemas/common';
 import {
   GapAnswer,
@@ -18,8 +18,8 @@ import { sessionBot, sessionUser } from '../session';
  */
 export function reportRoutes(deps: AppDeps): RouteDef[] {
   const { reports } = deps.services;
-  const common = { tag: 'Dashboard', session: true, unstable: true } as const;
-  const errs = ['unauthorized', 'forbidden', 'not_found', 'bad_request', 'service_unavailable'] as const;
+  const common = DASHBOARD_ROUTE;
+  const errs = SESSION_ERRORS;
   return [
     route({
       ...common,
