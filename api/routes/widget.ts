@@ -39,6 +39,18 @@ const KEY_ERRORS = [
   'internal_error',
 ] as const satisfies readonly ErrorCode[];
 
+/** What every route of the widget's own API has in common: a public key, the widget's CORS, no promise of stability. */
+const WIDGET_ROUTE = { tag: 'Widget', widget: true, keys: ['public' as const], unstable: true };
+
+/** The bot of the key, once the request has shown the session's visitor token. */
+function visitorBotOf(widget: AppDeps['services']['widget']) {
+  return (ctx: AppContext, sessionId: string): string => {
+    const { botId } = keyBot(ctx);
+    widget.assertVisitor(botId, sessionId, ctx.get('X-Visitor-Token') || undefined);
+    return botId;
+  };
+}
+
 /**
  * `/v1/widget/*` (docs/widget.md): the visitor's browser, on the bot's public key, from the bot's allowed origins. The
  * same conversation service as `/v1/api/*`; what is the widget's own is the visitor's session (a token proves it is
@@ -51,14 +63,8 @@ export function widgetRoutes(deps: AppDeps, script: WidgetScript = createWidgetS
 /** The script, the configuration, a session, and a visitor message answered. */
 function widgetChatRoutes(deps: AppDeps, script: WidgetScript): RouteDef[] {
   const { conversations, widget } = deps.services;
-  const common = { tag: 'Widget', widget: true, keys: ['public' as const], unstable: true };
-
-  /** The bot of the key, once the request has shown the session's visitor token. */
-  const visitorBot = (ctx: AppContext, sessionId: string): string => {
-    const { botId } = keyBot(ctx);
-    widget.assertVisitor(botId, sessionId, ctx.get('X-Visitor-Token') || undefined);
-    return botId;
-  };
+  const common = WIDGET_ROUTE;
+  const visitorBot = visitorBotOf(widget);
 
   return [
     route({
@@ -170,14 +176,8 @@ function widgetChatRoutes(deps: AppDeps, script: WidgetScript): RouteDef[] {
 /** What the visitor reads and sends besides a message: new messages, handoff, typing, images. */
 function widgetVisitorRoutes(deps: AppDeps): RouteDef[] {
   const { conversations, widget } = deps.services;
-  const common = { tag: 'Widget', widget: true, keys: ['public' as const], unstable: true };
-
-  /** The bot of the key, once the request has shown the session's visitor token. */
-  const visitorBot = (ctx: AppContext, sessionId: string): string => {
-    const { botId } = keyBot(ctx);
-    widget.assertVisitor(botId, sessionId, ctx.get('X-Visitor-Token') || undefined);
-    return botId;
-  };
+  const common = WIDGET_ROUTE;
+  const visitorBot = visitorBotOf(widget);
 
   return [
     route({
@@ -270,14 +270,8 @@ function widgetVisitorRoutes(deps: AppDeps): RouteDef[] {
 /** What the visitor says of the help: ratings, contact, satisfaction. */
 function widgetFeedbackRoutes(deps: AppDeps): RouteDef[] {
   const { conversations, widget } = deps.services;
-  const common = { tag: 'Widget', widget: true, keys: ['public' as const], unstable: true };
-
-  /** The bot of the key, once the request has shown the session's visitor token. */
-  const visitorBot = (ctx: AppContext, sessionId: string): string => {
-    const { botId } = keyBot(ctx);
-    widget.assertVisitor(botId, sessionId, ctx.get('X-Visitor-Token') || undefined);
-    return botId;
-  };
+  const common = WIDGET_ROUTE;
+  const visitorBot = visitorBotOf(widget);
 
   return [
     route({
