@@ -90,6 +90,7 @@ const START_RUN = preparedStatement(
               FROM (SELECT seq, author, text FROM messages
                      WHERE session_id = $6 AND author IN ('visitor', 'bot', 'operator') AND ($15::text IS NULL OR id <> $15)
                      ORDER BY seq DESC LIMIT ${HISTORY_MESSAGES}) h) AS history,
+           EXISTS (SELECT 1 FROM knowledge_stats ks WHERE ks.bot_id = $2 AND ks.fragments > 0) AS has_knowledge,
            $16::bytea IS NOT NULL AND EXISTS (SELECT 1 FROM answer_cache ac
                                                WHERE ac.bot_id = $2 AND ac.question_key = $16 AND ac.expires_at > now()) AS may_be_cached,
            (SELECT json_build_object('text', text, 'len', len, 'step_start', step_start, 'complete', complete) FROM claim) AS stream_claim
@@ -173,6 +174,7 @@ export async function startRun(
       instructions: string;
       model: string | null;
       knowledge_version: number;
+      has_knowledge: boolean;
       handoff_enabled: boolean;
       when_unanswered: WhenUnanswered;
       plan: string;
@@ -233,9 +235,10 @@ export async function startRun(
   // A model the plan no longer allows (a downgrade, a model taken out) falls back to the default.
   const model = deps.models.resolve(bot.model, bot.plan);
   // A chat turn's follow-up is searched with what the conversation is about (lib/runs/question.ts): after the
-  // statement above, which read the history. A turn already answered searches nothing again.
+  // statement above, which read the history. A turn already answered searches nothing again, nor does an agent
+  // without knowledge (its first search found nothing, and a second could not either).
   const searched =
-    input.triggerKind === 'message' && !finished
+    input.triggerKind === 'message' && !finished && bot.has_knowledge
       ? await searchInContext(
           { retrieve: deps.retrieve, llm: deps.llm },
           {

@@ -145,6 +145,25 @@ describe('a follow-up, with a model', () => {
     expect(read.body.answers[1].message_id).toMatch(/^msg_/);
   });
 
+  it('an agent without knowledge asks the model no standalone question: there is nothing to search', async () => {
+    const bot = await newBot();
+    const key = bot.keys.secret_key;
+    const { marker, tag } = await scriptFakeModel(
+      [{ text: 'Hello! What can I do for you?' }, { text: 'I do not know the price, sorry.' }],
+      'no-knowledge',
+    );
+    const session = randomUUID();
+    const ask = (message: string) => http('/v1/api/chat', { key, body: { session_id: session, message } });
+    expect((await ask(`${FIRST} ${marker}`)).status).toBe(200);
+    const second = await ask(FOLLOW_UP);
+    expect(second.body.answer).toBe('I do not know the price, sorry.');
+    // One call a turn: no rewrite was asked for (nor charged), and no second search recorded.
+    expect(await fakeRequests(tag)).toHaveLength(2);
+    const runs = await runsOf(session);
+    expect(runs[1].searched_with).toBeNull();
+    expect(runs[1].credits).toBe(creditsFor(runs[1].prompt_tokens, runs[1].completion_tokens, 1));
+  });
+
   it('a model that fails the rewrite leaves the recent messages: the turn still finds the price', async () => {
     const bot = await shop();
     const { marker, tag } = await scriptFakeModel(
