@@ -8,8 +8,11 @@
  *   character bigrams (as Lucene's CJK analyzer does) lets a question match any two-character piece of it.
  */
 
-/** Bumped whenever the output of `searchText` (or the chunker) changes, so unchanged sources are re-indexed. */
-export const SEARCH_TEXT_VERSION = 2;
+/**
+ * Bumped whenever the output of `searchText` (or the chunker, or what of a source is indexed) changes, so unchanged
+ * sources are re-indexed. 3: a derived title is no longer indexed as a title.
+ */
+export const SEARCH_TEXT_VERSION = 3;
 
 // Runs of scripts written without spaces between words (Hangul has spaces but glues particles to words).
 const BIGRAM_RUN = /[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}]+/gu;

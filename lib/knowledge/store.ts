@@ -133,7 +133,8 @@ async function insertFragments(
   tx: DbClient,
   botId: string,
   sourceId: string,
-  title: string,
+  /** The title its words are ranked under: the given one, '' for a derived one. */
+  indexedTitle: string,
   passages: SplitPassage[],
   embeddings: number[][] | null,
 ): Promise<void> {
@@ -152,7 +153,7 @@ async function insertFragments(
       [
         botId,
         sourceId,
-        searchText(title),
+        searchText(indexedTitle),
         batch.map((_, j) => i + j),
         batch.map((p) => p.text),
         batch.map((p) => searchText(p.text)),
@@ -192,12 +193,14 @@ export async function upsertSource(
   const sourceId = input.sourceId ?? newId('src');
   const text = input.text.replace(/\u0000/g, '');
   // Only the head of the text can hold its first line: no need to clean 5 MiB for a title.
-  const title =
-    (input.title ?? '').replace(/\u0000/g, '').trim() ||
-    deriveTitle(cleanText(text.trimStart().slice(0, 4 * TITLE_CHARS)));
+  const given = (input.title ?? '').replace(/\u0000/g, '').trim();
+  const title = given || deriveTitle(cleanText(text.trimStart().slice(0, 4 * TITLE_CHARS)));
+  // A derived title is a label for lists, not a field: its words are the text's first line, already in the body, and
+  // ranked as a title they would count three times (BM25F weight 2, decision 147). Only a given title is indexed.
+  const indexedTitle = given ? title : '';
   const origin = input.origin ?? 'api';
   const url = input.url ?? null;
-  const hash = contentHash(title, text);
+  const hash = contentHash(indexedTitle, text);
 
   if (input.sourceId !== undefined) {
     const existing = await db.query<{ content_hash: Buffer; fragment_count: number; embedded: boolean }>(
@@ -248,7 +251,7 @@ export async function upsertSource(
       [input.botId, sourceId, title, text, origin, url, hash, passages.length],
     );
     await tx.query(`DELETE FROM knowledge_fragments WHERE bot_id = $1 AND source_id = $2`, [input.botId, sourceId]);
-    await insertFragments(tx, input.botId, sourceId, title, passages, embeddings);
+    await insertFragments(tx, input.botId, sourceId, indexedTitle, passages, embeddings);
     await indexFragments(tx, input.botId, sourceId);
   });
   return { sourceId, fragments: passages.length };

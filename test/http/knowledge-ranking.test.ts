@@ -208,6 +208,24 @@ describe('BM25 ranking', () => {
     expect(warranty.slice(0, 2).map((p) => p.sourceId)).toEqual(['c-warranty', 'd-returns']);
   });
 
+  it('ranks a source written without a title on its text alone: the first line it is listed under is no title', async () => {
+    const bot = await newBot();
+    expect(
+      (await write(bot, { source_id: 'untitled', text: 'Warranty claims\nSend the form within a year.' })).status,
+    ).toBe(202);
+    await write(bot, { source_id: 'titled', title: 'Warranty', text: 'Claims are answered within a week.' });
+    const listed = await http('/v1/api/knowledge/untitled', { key: bot.keys.secret_key });
+    expect(listed.body.title).toBe('Warranty claims');
+    // Each word of the untitled source once (its body), where a given title's words count TITLE_WEIGHT times more.
+    const tf = (await stored(bot.bot_id)).postings
+      .filter((p) => p.lexeme === 'warranti')
+      .map((p) => [p.source_id, p.tf]);
+    expect(tf).toEqual([
+      ['titled', TITLE_WEIGHT],
+      ['untitled', 1],
+    ]);
+  });
+
   it('indexes a hyphenated word by its parts, as with or without the hyphen', async () => {
     const bot = await newBot();
     await write(bot, { source_id: 'a', text: 'Trains on the high-speed line run every hour.' });
