@@ -19,6 +19,9 @@ async function main() {
     WORKER_MAX_CACHED_WORKFLOWS: setting('WORKER_MAX_CACHED_WORKFLOWS'),
   } as Config);
   const answer = 'x'.repeat(Number(chars));
+  // The answer begins with when the activity started (ms since the epoch, to the microsecond: both processes read
+  // the same clock), so the client can tell the update's way to the activity from the activity's own time.
+  const startedAt = () => (performance.timeOrigin + performance.now()).toFixed(3);
   const connection = await NativeConnection.connect({
     address,
     grpcCompression: { codec: setting('TEMPORAL_GRPC_COMPRESSION') },
@@ -27,7 +30,12 @@ async function main() {
     connection,
     taskQueue,
     workflowsPath: require.resolve('./workflow'),
-    activities: { model: (ms: number) => new Promise<string>((resolve) => setTimeout(() => resolve(answer), ms)) },
+    activities: {
+      model: (ms: number) => {
+        const started = startedAt();
+        return new Promise<string>((resolve) => setTimeout(() => resolve(`${started} ${answer}`), ms));
+      },
+    },
     ...capacity,
   });
   process.once('SIGTERM', () => worker.shutdown());
