@@ -73,6 +73,7 @@ export async function startTemporalDev(opts: {
     namespace: string;
     logLevel: string;
     dynamicConfig: Record<string, unknown>;
+    singleProcessDynamicConfig: Record<string, unknown>;
   };
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--namespace', cfg.namespace];
   args.push('--log-level', cfg.logLevel);
@@ -81,7 +82,7 @@ export async function startTemporalDev(opts: {
   if (opts.headless) args.push('--headless');
   else if (opts.uiPort) args.push('--ui-port', String(opts.uiPort));
   for (const [name, type] of Object.entries(searchAttributes())) args.push('--search-attribute', `${name}=${type}`);
-  for (const [key, value] of Object.entries(cfg.dynamicConfig)) {
+  for (const [key, value] of Object.entries({ ...cfg.dynamicConfig, ...cfg.singleProcessDynamicConfig })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   const proc: ManagedProcess = startProcess('temporal', findTemporalCli(), args, {
