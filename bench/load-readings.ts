@@ -123,6 +123,8 @@ export interface FloorRow {
   cpu_ms_per_update: Record<string, number>;
   floor_cpu_ms_per_turn: number;
   update_over_model_ms: ReturnType<typeof summarize>;
+  update_to_activity_start_ms: ReturnType<typeof summarize>;
+  burst_update_to_activity_start_ms: ReturnType<typeof summarize>;
 }
 
 /** Runs `npm run bench -- floor` with these options in a process of its own (its own dev server), and reads its row. */

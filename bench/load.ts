@@ -58,7 +58,9 @@ conversations), then run for --warmup seconds, then --seconds are measured:
                      client's application name>: the worker, the API, the stream listener; or a background process)
   floor              with --floor, after each level: npm run bench -- floor at the same load (a bare workflow's
                      update and local activity, the least a turn costs through Temporal) and the platform's CPU
-                     per turn over it: the machine's hour moves both, so compare the difference across runs
+                     per turn over it: the machine's hour moves both, so compare the difference across runs; and
+                     the platform's update -> turn start over the floor's update -> local activity (p50, p99),
+                     steady and in the burst
 
   stream integrity   every turn's streamed text against the answer its conversation stored: answered turns whose
                      text differs must be 0; turns with an error frame, and whether an answer was stored after all
@@ -305,19 +307,32 @@ async function levelRow(run: Run, count: number, level: Awaited<ReturnType<typeo
 }
 
 /** The floor at the same load, right after: the machine's hour shows in both, so the difference is comparable. */
-async function floorAtSameLoad(o: LoadOptions, count: number, platformCpu: number) {
+async function floorAtSameLoad(o: LoadOptions, count: number, platformCpu: number, row: Record<string, unknown>) {
   const floor = await runFloor([
     ...['--visitors', String(count), '--seconds', String(o.seconds), '--warmup', String(o.warmup)],
     ...['--total-ms', String(o.totalMs), '--read-ms', String(o.readMs), '--read-jitter', String(o.jitter)],
     ...['--chars', String(o.chars)],
   ]);
+  // The platform's update -> turn start (the update sent, the turn's first statement) beside the floor's update ->
+  // local activity: what the platform adds on the way to its worker, steady and in the burst.
+  type Summary = ReturnType<typeof summarize>;
+  const platformHop = row.update_to_turn_start_ms as Summary | undefined;
+  const burstHop = (row.burst_hops_ms as { update_to_turn_start_ms?: Summary } | undefined)?.update_to_turn_start_ms;
+  const minus = (a: Summary | undefined, b: Summary) =>
+    a?.p50 != null && b.p50 != null && a.p99 != null && b.p99 != null
+      ? { p50: Math.round((a.p50 - b.p50) * 10) / 10, p99: Math.round((a.p99 - b.p99) * 10) / 10 }
+      : null;
   return {
     floor: {
       cpu_ms_per_update: floor.cpu_ms_per_update,
       cpu_ms_per_turn: floor.floor_cpu_ms_per_turn,
       update_over_model_ms: floor.update_over_model_ms,
+      update_to_activity_start_ms: floor.update_to_activity_start_ms,
+      burst_update_to_activity_start_ms: floor.burst_update_to_activity_start_ms,
     },
     platform_cpu_over_floor_ms: Math.round((platformCpu - floor.floor_cpu_ms_per_turn) * 10) / 10,
+    update_to_turn_start_over_floor_ms: minus(platformHop, floor.update_to_activity_start_ms),
+    burst_update_to_turn_start_over_floor_ms: minus(burstHop, floor.burst_update_to_activity_start_ms),
   };
 }
 
@@ -381,7 +396,7 @@ async function main() {
     for (const count of o.levels) {
       const { platformCpu, ...row } = await levelRow(run, count, await runLevel(run, count));
       await sleep(3000); // let the last turns' work settle before the next level
-      if (o.withFloor) Object.assign(row, await floorAtSameLoad(o, count, platformCpu));
+      if (o.withFloor) Object.assign(row, await floorAtSameLoad(o, count, platformCpu, row));
       results.push(row);
       console.log(JSON.stringify(row));
     }

@@ -30,16 +30,18 @@ describe("the dev server's task queues (npm start and the tests: stack/temporal-
     try {
       // Sixteen pollers, as a worker's are: with four partitions the server spreads them over all four.
       await Promise.all(
-        Array.from({ length: 16 }, (_, i) =>
-          connection
-            .withDeadline(Date.now() + 3_000, () =>
-              connection.workflowService.pollWorkflowTaskQueue({
-                namespace: 'default',
-                taskQueue: { name: taskQueue, kind: NORMAL },
-                identity: `probe-${i}`,
-              }),
-            )
-            .catch(() => undefined), // no task comes: the poll ends at its deadline (the server asks for at least 2 s)
+        Array.from(
+          { length: 16 },
+          (_, i) =>
+            connection
+              .withDeadline(Date.now() + 3_000, () =>
+                connection.workflowService.pollWorkflowTaskQueue({
+                  namespace: 'default',
+                  taskQueue: { name: taskQueue, kind: NORMAL },
+                  identity: `probe-${i}`,
+                }),
+              )
+              .catch(() => undefined), // no task comes: the poll ends at its deadline (the server asks for at least 2 s)
         ),
       );
       expect((await pollersOn(connection, taskQueue, 0)).length).toBeGreaterThan(0);
