@@ -9,7 +9,7 @@ import { benchOptions, summarize, visitorsTakingTurns } from './measure';
 import { endSignal, floorConversation, turnUpdate } from './floor/workflow';
 
 const HELP = `Usage: npm run bench -- floor [--visitors 150] [--seconds 30] [--warmup 10] [--total-ms 2000] [--read-ms 1000]
-                              [--chars 480]
+                              [--chars 480] [--prestarted]
 
 The least CPU a chat turn can cost through Temporal on this machine, the baseline of the load benchmark's CPU per
 turn: the same pattern as the platform's turn (an update to a conversation workflow whose handler runs a local
@@ -23,7 +23,9 @@ is the client (as the API is, through the same @temporalio/client). Reports upda
 per update of the Temporal server, the worker and the client, how long an update took over the model's time and
 how long it took to reach the local activity (the floor of the load benchmark's "update → turn start"); and the
 same for the burst: every visitor's first update starts its workflow (Update-with-Start, as a new
-conversation does), all in the same second. Results: bench/results/floor.json.`;
+conversation does), all in the same second. --prestarted starts every visitor's workflow before the burst, whose
+first updates are then plain ones: what a new conversation would cost if its workflow were waiting for it.
+Results: bench/results/floor.json.`;
 
 async function main() {
   const arg = benchOptions(HELP);
@@ -35,6 +37,7 @@ async function main() {
   const readMs = Number(arg('--read-ms', '1000'));
   const chars = Number(arg('--chars', '480'));
   const jitter = Number(arg('--read-jitter', '0.5'));
+  const prestarted = process.argv.includes('--prestarted');
   const taskQueue = 'floor';
 
   const temporal = await startTemporalDev({ port: await freePort(), headless: true, quiet: true });
@@ -68,18 +71,31 @@ async function main() {
     );
     const turns: { endedAt: number; overMs: number; toActivityMs: number }[] = [];
     const burst: { overMs: number; toActivityMs: number }[] = [];
-    const t0 = performance.now();
     const workflowIds = Array.from({ length: visitors }, (_, i) => `floor-${i}`);
     for (const id of workflowIds) handles.push(client.workflow.getHandle<typeof floorConversation>(id));
+    if (prestarted) {
+      // Every visitor's workflow started ahead of the burst (twenty at a time), and a few seconds for the worker to
+      // run their first tasks: the burst's first updates are then plain ones.
+      for (let i = 0; i < workflowIds.length; i += 20) {
+        await Promise.all(
+          workflowIds
+            .slice(i, i + 20)
+            .map((workflowId) => client.workflow.start(floorConversation, { taskQueue, workflowId })),
+        );
+      }
+      await new Promise((r) => setTimeout(r, 5_000));
+    }
+    const t0 = performance.now();
     // Every visitor's first update starts its workflow (Update-with-Start, as a new conversation's first message
     // does), all in the same second: the burst of new conversations. Later ones are plain updates.
     const audience = visitorsTakingTurns(
       visitors,
       async (i, first) => {
         const sent = performance.now();
-        const answer = first
-          ? await updateWithStart(workflowIds[i], totalMs)
-          : await client.workflow.getHandle(workflowIds[i]).executeUpdate(turnUpdate, { args: [totalMs] });
+        const answer =
+          first && !prestarted
+            ? await updateWithStart(workflowIds[i], totalMs)
+            : await client.workflow.getHandle(workflowIds[i]).executeUpdate(turnUpdate, { args: [totalMs] });
         const ended = performance.now();
         // The worker's answer starts with when its local activity began (bench/floor/worker.ts), on the same clock.
         const toActivityMs = Number(answer.slice(0, answer.indexOf(' '))) - (performance.timeOrigin + sent);
