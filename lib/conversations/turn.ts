@@ -334,7 +334,7 @@ export class TurnNotSentError extends Error {
  * a longer outage answers 503. The first send's own retries (~2 s, lib/temporal.ts) count in it, so a turn sent while
  * Temporal is away is answered within ~4 s even on a busy machine (docs/decisions/149-temporal-outage-bounded-wait.md).
  */
-const TEMPORAL_OUTAGE_RESEND_MS = 3_500;
+const TEMPORAL_OUTAGE_RESEND_MS = 3_000;
 
 /**
  * Sends the turn (Update-with-Start) and waits for the update's result. When Temporal becomes unreachable
@@ -343,7 +343,7 @@ const TEMPORAL_OUTAGE_RESEND_MS = 3_500;
  *   the outcome announced through Postgres comes first;
  * - a turn sent while the connection was up, which has not begun, may have reached a server that then stopped: an
  *   update no worker has accepted lives in the server's memory only, and went with it. It is sent again (the same
- *   update id: Temporal applies it once) every second until 3.5 s after the first send, each send bounded by that
+ *   update id: Temporal applies it once) every second until 3 s after the first send, each send bounded by that
  *   deadline; still out of reach then, the turn fails as one that was never sent (docs/decisions/149-temporal-outage-bounded-wait.md);
  * - a turn sent when the connection was already down fails at once, as the 503 the contract says may be retried: a new
  *   request during an outage is refused in seconds, it does not hang.
