@@ -87,7 +87,8 @@ async function main() {
     }
     const t0 = performance.now();
     // Every visitor's first update starts its workflow (Update-with-Start, as a new conversation's first message
-    // does), all in the same second: the burst of new conversations. Later ones are plain updates.
+    // does; with --prestarted a plain update to the waiting one), all in the same second: the burst of new
+    // conversations. Later ones are plain updates.
     const audience = visitorsTakingTurns(
       visitors,
       async (i, first) => {
